@@ -1,0 +1,133 @@
+/** Public types of entity definitions. Plugins extend the empty interfaces by declaration merging. */
+
+export const FIELD_TYPES = [
+  'varchar',
+  'text',
+  'int',
+  'float',
+  'bool',
+  'date',
+  'datetime',
+  'enum',
+  'multiEnum',
+  'jsonObject',
+  'link',
+  'linkMultiple',
+] as const;
+export type FieldType = (typeof FIELD_TYPES)[number];
+
+/** Options a plugin may add to every field (for example `isMultilang`). */
+// eslint-disable-next-line @typescript-eslint/no-empty-interface
+export interface FieldAttributes {}
+
+/** Options a plugin may add to every entity. */
+// eslint-disable-next-line @typescript-eslint/no-empty-interface
+export interface EntityAttributes {}
+
+export interface FieldDefinition extends FieldAttributes {
+  type: FieldType;
+  /** Must be present and non-empty on create; cannot be cleared. */
+  required?: boolean;
+  /** Unique among live (not deleted) records. Upsert looks records up by it. */
+  unique?: boolean;
+  /** Value used on create when the field is absent. */
+  default?: unknown;
+  /** varchar only; default 255. */
+  maxLength?: number;
+  /** int and float bounds. */
+  min?: number;
+  max?: number;
+  /** Not writable through the public API. */
+  readOnly?: boolean;
+  /** Accepted on write, never returned (passwords). */
+  writeOnly?: boolean;
+  /** enum and multiEnum: the allowed values. */
+  options?: readonly string[];
+  /** link and linkMultiple: the target entity type. */
+  entity?: string;
+  /**
+   * linkMultiple: the field on the target that points back. When it is a `link`, this is a
+   * has-many (no join table); when it is a `linkMultiple` or absent, a join table holds the pairs.
+   */
+  foreign?: string;
+  /** linkMultiple many-to-many: the join table name (both sides must agree). */
+  relationName?: string;
+  /** Link to ExtensibleEnumOption: the code of the list the options come from. */
+  extensibleEnum?: string;
+  /** Shown in metadata and OpenAPI. */
+  label?: string;
+  description?: string;
+}
+
+export interface EntityDefinition extends EntityAttributes {
+  /** PascalCase name: the path segment of its routes. */
+  name: string;
+  fields: Record<string, FieldDefinition>;
+  /** Unique indexes over several fields, by name. Link fields are named by the link. */
+  uniqueIndexes?: Record<string, readonly string[]>;
+  /** Enables attributes (virtual fields) for this entity. */
+  hasAttributes?: boolean;
+  /** Database table name; default: the snake_case of the name. */
+  table?: string;
+  label?: string;
+  description?: string;
+}
+
+type ValueOf<F extends FieldDefinition> = F['type'] extends 'int' | 'float'
+  ? number
+  : F['type'] extends 'bool'
+    ? boolean
+    : F['type'] extends 'multiEnum'
+      ? string[]
+      : F['type'] extends 'jsonObject'
+        ? Record<string, unknown>
+        : F['type'] extends 'enum'
+          ? F['options'] extends readonly (infer O)[]
+            ? O
+            : string
+          : string;
+
+type PlainFields<TFields extends Record<string, FieldDefinition>> = {
+  [K in keyof TFields as TFields[K]['type'] extends 'link' | 'linkMultiple'
+    ? never
+    : TFields[K]['writeOnly'] extends true
+      ? never
+      : K]: TFields[K]['required'] extends true ? ValueOf<TFields[K]> : ValueOf<TFields[K]> | null;
+};
+type LinkFields<TFields extends Record<string, FieldDefinition>> = {
+  [K in keyof TFields as TFields[K]['type'] extends 'link' ? `${K & string}Id` : never]: string | null;
+} & {
+  [K in keyof TFields as TFields[K]['type'] extends 'link' ? `${K & string}Name` : never]?: string | null;
+} & {
+  [K in keyof TFields as TFields[K]['type'] extends 'linkMultiple' ? `${K & string}Ids` : never]: string[];
+} & {
+  [K in keyof TFields as TFields[K]['type'] extends 'linkMultiple'
+    ? `${K & string}Names`
+    : never]?: Record<string, string>;
+};
+
+/** The fields every record has. */
+export interface SystemFields {
+  id: string;
+  createdAt: string;
+  modifiedAt: string;
+  createdById: string | null;
+  modifiedById: string | null;
+  createdByName?: string | null;
+  modifiedByName?: string | null;
+}
+
+export type RecordOf<$Definition extends EntityDefinition> = SystemFields &
+  PlainFields<$Definition['fields']> &
+  LinkFields<$Definition['fields']>;
+
+/** A definition carrying its record type. */
+export type DefinedEntity<$Definition extends EntityDefinition> = $Definition & {
+  readonly _type?: RecordOf<$Definition>;
+};
+
+/** The record type of a definition made with `defineEntity`. */
+export type InferRecord<TEntity extends { _type?: unknown }> = NonNullable<TEntity['_type']>;
+
+/** Any stored record as the API shows it. */
+export type ApiRecord = Record<string, unknown> & { id: string };

@@ -1,0 +1,16 @@
+import type { DefinedEntity, EntityDefinition } from '../declarations';
+
+/**
+ * Declares an entity type. The definition is returned as it is, typed, so that
+ * `InferRecord<typeof Product>` gives the record type without writing it twice.
+ *
+ * @example
+ * const Brand = defineEntity({ name: 'Brand', fields: { name: { type: 'varchar', required: true, unique: true } } })
+ * type BrandRecord = InferRecord<typeof Brand> // { id: string; name: string; ... }
+ * @see docs/reference/entities.md
+ */
+export function defineEntity<const $Definition extends EntityDefinition>(
+  definition: $Definition,
+): DefinedEntity<$Definition> {
+  return definition;
+}

@@ -1,0 +1,104 @@
+/**
+ * One error class for everything the API can answer with, string codes prefixed by package,
+ * and one table from code to HTTP status. A code without a status does not compile.
+ */
+
+export const ERROR_STATUS = {
+  CORE_INVALID_JSON: 400,
+  CORE_VALIDATION_FAILED: 400,
+  CORE_UNKNOWN_FIELD: 400,
+  CORE_INVALID_QUERY: 400,
+  CORE_INVALID_ID: 400,
+  CORE_INVALID_LINK: 400,
+  CORE_READ_ONLY_FIELD: 400,
+  CORE_UNAUTHORIZED: 401,
+  CORE_FORBIDDEN: 403,
+  CORE_NOT_FOUND: 404,
+  CORE_ROUTE_NOT_FOUND: 404,
+  CORE_UNIQUE_VIOLATION: 409,
+  CORE_CONFLICT: 409,
+  CORE_PAYLOAD_TOO_LARGE: 413,
+  CORE_UNSUPPORTED_MEDIA_TYPE: 415,
+  CORE_TOO_MANY_REQUESTS: 429,
+  CORE_INTERNAL: 500,
+  CORE_DATABASE_UNAVAILABLE: 503,
+} as const satisfies Record<string, number>;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+/** Codes that are raised while the instance starts; they never reach HTTP. */
+export const BOOT_ERROR_CODES = [
+  'CORE_DEFINITION_INVALID',
+  'CORE_PLUGIN_INVALID',
+  'CORE_HOOK_NOT_SUPPORTED',
+  'CORE_CONFIG_INVALID',
+] as const;
+export type BootErrorCode = (typeof BOOT_ERROR_CODES)[number];
+
+export interface ValidationIssue {
+  path: (string | number)[];
+  code: string;
+  message: string;
+}
+
+export interface ApiErrorOptions {
+  details?: Record<string, unknown>;
+  cause?: unknown;
+  headers?: Record<string, string>;
+}
+
+export class ApiError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly details?: Record<string, unknown>;
+  readonly headers?: Record<string, string>;
+
+  constructor(code: ErrorCode, message: string, options: ApiErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'ApiError';
+    this.code = code;
+    this.status = ERROR_STATUS[code];
+    this.details = options.details;
+    this.headers = options.headers;
+  }
+
+  /** The body sent to clients. The cause (a driver error with SQL text) is never part of it. */
+  toJSON(): { error: { code: ErrorCode; message: string; details?: Record<string, unknown> } } {
+    const error: { code: ErrorCode; message: string; details?: Record<string, unknown> } = {
+      code: this.code,
+      message: this.message,
+    };
+    if (this.details !== undefined) error.details = this.details;
+    return { error };
+  }
+}
+
+/** Thrown at start-up for a bad definition, plugin or configuration. */
+export class BootError extends Error {
+  readonly code: BootErrorCode;
+  constructor(code: BootErrorCode, message: string) {
+    super(`${code}: ${message}`);
+    this.name = 'BootError';
+    this.code = code;
+  }
+}
+
+export function createError(
+  code: ErrorCode,
+  message: string,
+  options?: ApiErrorOptions,
+): ApiError {
+  return new ApiError(code, message, options);
+}
+
+export const notFound = (entity: string, id: string): ApiError =>
+  new ApiError('CORE_NOT_FOUND', `${entity} '${id}' not found`, { details: { entity, id } });
+
+export const validationFailed = (message: string, issues: ValidationIssue[]): ApiError =>
+  new ApiError('CORE_VALIDATION_FAILED', message, { details: { issues } });
+
+/** Anything thrown becomes an ApiError; unknown values become CORE_INTERNAL with their cause. */
+export function toApiError(value: unknown): ApiError {
+  if (value instanceof ApiError) return value;
+  return new ApiError('CORE_INTERNAL', 'Internal server error', { cause: value });
+}

@@ -1,0 +1,44 @@
+import type { Knex } from 'knex';
+import type { FieldType } from '../../declarations';
+import type { ApiError } from '../../errors';
+
+/** What is known about a table in the database. */
+export interface TableInfo {
+  columns: Set<string>;
+}
+
+export interface Introspection {
+  tables: Map<string, TableInfo>;
+  indexes: Set<string>;
+}
+
+/** Context a translated database error can name (entity, unique index → fields). */
+export interface ErrorContext {
+  entity?: string;
+  /** Index name or column list → API field names. */
+  uniqueFields?: (indexOrColumns: string) => string[] | undefined;
+}
+
+/**
+ * Everything that differs between databases, in one object per dialect. Nothing else sniffs the
+ * client name.
+ */
+export interface Dialect {
+  readonly name: 'sqlite' | 'postgres';
+  /** The case-insensitive LIKE operator. */
+  readonly likeOperator: 'like' | 'ilike';
+  /** Column type for a field type that knex has no portable builder for. */
+  columnType(type: FieldType, maxLength?: number): string;
+  /** Value read from the driver → API value. */
+  fromDb(type: FieldType, value: unknown): unknown;
+  /** API value → value bound in SQL. */
+  toDb(type: FieldType, value: unknown): unknown;
+  /** SQL that is true when the JSON array column holds any of the bound values (one `?` each). */
+  jsonArrayAnyOf(column: string, count: number): string;
+  /** Reads tables, columns and index names of the current schema. */
+  introspect(db: Knex | Knex.Transaction): Promise<Introspection>;
+  /** Runs schema changes under a lock so that several processes can start at once. */
+  withSchemaLock<T>(db: Knex, fn: (trx: Knex.Transaction) => Promise<T>): Promise<T>;
+  /** Driver error → ApiError, or undefined when it is not a known database condition. */
+  translateError(error: unknown, context: ErrorContext): ApiError | undefined;
+}

@@ -1,0 +1,86 @@
+import type { Dialect, Introspection } from './dialect';
+import { databaseUnavailable, uniqueViolation } from './shared';
+
+/** An arbitrary fixed key for the advisory lock taken while the schema is synced. */
+const SCHEMA_LOCK_KEY = 482_113_907;
+
+/** SQLSTATE classes that mean the server is gone or refusing, not that the query is wrong. */
+const UNAVAILABLE_STATES = new Set(['57P01', '57P02', '57P03', '53300', '08000', '08001', '08003', '08006']);
+
+export const postgresDialect: Dialect = {
+  name: 'postgres',
+  likeOperator: 'ilike',
+
+  columnType(type, maxLength) {
+    switch (type) {
+      case 'int':
+        return 'integer';
+      case 'float':
+        return 'double precision';
+      case 'bool':
+        return 'boolean';
+      case 'varchar':
+      case 'enum':
+        return `varchar(${maxLength ?? 255})`;
+      case 'link':
+        return 'varchar(64)';
+      case 'date':
+        return 'date';
+      case 'datetime':
+        return 'timestamp(0)';
+      case 'multiEnum':
+      case 'jsonObject':
+        return 'jsonb';
+      default:
+        return 'text';
+    }
+  },
+
+  fromDb(_type, value) {
+    return value ?? null;
+  },
+
+  toDb(type, value) {
+    if (value === null || value === undefined) return null;
+    if (type === 'multiEnum' || type === 'jsonObject') return JSON.stringify(value);
+    return value;
+  },
+
+  jsonArrayAnyOf(column, count) {
+    const marks = Array.from({ length: count }, () => '?').join(', ');
+    return `${column} \\?| array[${marks}]::text[]`;
+  },
+
+  async introspect(db) {
+    const result: Introspection = { tables: new Map(), indexes: new Set() };
+    const columns = await db.raw(
+      'select table_name, column_name from information_schema.columns where table_schema = current_schema()',
+    );
+    for (const row of columns.rows as { table_name: string; column_name: string }[]) {
+      let table = result.tables.get(row.table_name);
+      if (!table) result.tables.set(row.table_name, (table = { columns: new Set() }));
+      table.columns.add(row.column_name);
+    }
+    const indexes = await db.raw('select indexname from pg_indexes where schemaname = current_schema()');
+    for (const row of indexes.rows as { indexname: string }[]) result.indexes.add(row.indexname);
+    return result;
+  },
+
+  async withSchemaLock(db, fn) {
+    return db.transaction(async (trx) => {
+      await trx.raw('select pg_advisory_xact_lock(?)', [SCHEMA_LOCK_KEY]);
+      return fn(trx);
+    });
+  },
+
+  translateError(error, context) {
+    const code = (error as { code?: string } | null)?.code;
+    if (typeof code !== 'string') return undefined;
+    if (code === '23505') {
+      const constraint = (error as { constraint?: string }).constraint ?? '';
+      return uniqueViolation(context, constraint, error);
+    }
+    if (UNAVAILABLE_STATES.has(code)) return databaseUnavailable(error);
+    return undefined;
+  },
+};

@@ -1,0 +1,80 @@
+import type { FieldType } from '../../declarations';
+import type { Dialect, Introspection } from './dialect';
+import { databaseUnavailable, parseJson, uniqueViolation } from './shared';
+
+const JSON_TYPES: ReadonlySet<FieldType> = new Set(['multiEnum', 'jsonObject']);
+
+export const sqliteDialect: Dialect = {
+  name: 'sqlite',
+  likeOperator: 'like',
+
+  columnType(type, maxLength) {
+    switch (type) {
+      case 'int':
+        return 'integer';
+      case 'float':
+        return 'real';
+      case 'bool':
+        return 'boolean';
+      case 'varchar':
+      case 'enum':
+        return `varchar(${maxLength ?? 255})`;
+      case 'link':
+        return 'varchar(64)';
+      default:
+        return 'text';
+    }
+  },
+
+  fromDb(type, value) {
+    if (value === null || value === undefined) return null;
+    if (type === 'bool') return value === 1 || value === true;
+    if (JSON_TYPES.has(type)) return parseJson(value);
+    return value;
+  },
+
+  toDb(type, value) {
+    if (value === null || value === undefined) return null;
+    if (type === 'bool') return value ? 1 : 0;
+    if (JSON_TYPES.has(type)) return JSON.stringify(value);
+    return value;
+  },
+
+  jsonArrayAnyOf(column, count) {
+    const marks = Array.from({ length: count }, () => '?').join(', ');
+    return `exists (select 1 from json_each(${column}) where json_each.value in (${marks}))`;
+  },
+
+  async introspect(db) {
+    const result: Introspection = { tables: new Map(), indexes: new Set() };
+    const objects: { type: string; name: string }[] = await db.raw(
+      "select type, name from sqlite_master where type in ('table', 'index') and name not like 'sqlite_%'",
+    );
+    for (const o of objects) {
+      if (o.type === 'index') result.indexes.add(o.name);
+    }
+    for (const o of objects.filter((x) => x.type === 'table')) {
+      const columns: { name: string }[] = await db.raw(`pragma table_info("${o.name.replaceAll('"', '""')}")`);
+      result.tables.set(o.name, { columns: new Set(columns.map((c) => c.name)) });
+    }
+    return result;
+  },
+
+  async withSchemaLock(db, fn) {
+    return db.transaction(fn);
+  },
+
+  translateError(error, context) {
+    const code = (error as { code?: string } | null)?.code;
+    if (typeof code !== 'string') return undefined;
+    if (code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY') {
+      const message = (error as Error).message;
+      const index = /index '([^']+)'/.exec(message)?.[1];
+      const columns = /constraint failed: (.+)$/.exec(message)?.[1];
+      const key = index ?? (columns ?? '').split(', ').map((c) => c.split('.').pop()).join(',');
+      return uniqueViolation(context, key, error);
+    }
+    if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED' || code === 'SQLITE_CANTOPEN') return databaseUnavailable(error);
+    return undefined;
+  },
+};

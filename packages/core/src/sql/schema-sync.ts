@@ -1,0 +1,163 @@
+import { createHash } from 'node:crypto';
+import type { Knex } from 'knex';
+import type { EntityModel, FieldModel, SchemaModel } from '../definition/normalize';
+import type { Database } from './database';
+import type { Dialect, Introspection } from './dialects/dialect';
+
+/** One statement schema sync would run, with what it is for. */
+export interface SchemaStep {
+  description: string;
+  sql: string;
+}
+
+/** Extra tables a part of core or a plugin owns (tokens, jobs…), given as column lists. */
+export interface AuxiliaryTable {
+  name: string;
+  /** Column name → full SQL column definition (after the name). */
+  columns: Record<string, string>;
+  primaryKey: string[];
+  indexes?: { name: string; columns: string[]; unique?: boolean }[];
+}
+
+const q = (name: string) => `"${name.replaceAll('"', '""')}"`;
+
+/** Index names fit PostgreSQL's 63 characters; long ones end in a short hash. */
+export function indexName(prefix: string, table: string, suffix: string): string {
+  const name = `${prefix}_${table}_${suffix}`;
+  if (name.length <= 63) return name;
+  return `${name.slice(0, 52)}_${createHash('sha1').update(name).digest('hex').slice(0, 10)}`;
+}
+
+function columnSql(dialect: Dialect, field: FieldModel): string {
+  if (field.name === 'id') return 'varchar(64) not null primary key';
+  return dialect.columnType(field.type, field.def.maxLength);
+}
+
+export function uniqueIndexNames(model: EntityModel): { name: string; fields: string[]; columns: string[] }[] {
+  return [
+    ...model.uniqueFields.map((f) => ({
+      name: indexName('uq', model.table, f.column as string),
+      fields: [f.name],
+      columns: [f.column as string],
+    })),
+    ...model.uniqueIndexes.map((u) => ({ ...u, name: indexName('uq', model.table, u.name) })),
+  ];
+}
+
+function liveRows(dialect: Dialect): string {
+  return dialect.name === 'postgres' ? 'deleted = false' : 'deleted = 0';
+}
+
+function entitySteps(model: EntityModel, dialect: Dialect, current: Introspection): SchemaStep[] {
+  const steps: SchemaStep[] = [];
+  const stored = model.fields.filter((f) => f.column);
+  const existing = current.tables.get(model.table);
+  const deletedSql = `boolean not null default ${dialect.name === 'postgres' ? 'false' : '0'}`;
+  if (!existing) {
+    const cols = [...stored.map((f) => `${q(f.column as string)} ${columnSql(dialect, f)}`), `"deleted" ${deletedSql}`];
+    steps.push({ description: `create table ${model.table}`, sql: `create table ${q(model.table)} (${cols.join(', ')})` });
+  } else {
+    for (const f of stored) {
+      if (existing.columns.has(f.column as string)) continue;
+      steps.push({
+        description: `add column ${model.table}.${f.column}`,
+        sql: `alter table ${q(model.table)} add column ${q(f.column as string)} ${columnSql(dialect, f)}`,
+      });
+    }
+    if (!existing.columns.has('deleted')) {
+      steps.push({ description: `add column ${model.table}.deleted`, sql: `alter table ${q(model.table)} add column "deleted" ${deletedSql}` });
+    }
+  }
+  for (const u of uniqueIndexNames(model)) {
+    if (current.indexes.has(u.name)) continue;
+    steps.push({
+      description: `unique index ${u.name} on ${model.table} (${u.fields.join(', ')}), live rows`,
+      sql: `create unique index ${q(u.name)} on ${q(model.table)} (${u.columns.map(q).join(', ')}) where ${liveRows(dialect)}`,
+    });
+  }
+  for (const f of stored.filter((x) => x.type === 'link' && !x.system)) {
+    const name = indexName('ix', model.table, f.column as string);
+    if (current.indexes.has(name)) continue;
+    steps.push({ description: `index ${name}`, sql: `create index ${q(name)} on ${q(model.table)} (${q(f.column as string)})` });
+  }
+  return steps;
+}
+
+function joinSteps(schema: SchemaModel, current: Introspection): SchemaStep[] {
+  const steps: SchemaStep[] = [];
+  const seen = new Set<string>();
+  for (const model of schema.entities.values()) {
+    for (const f of model.fields) {
+      if (!f.join || seen.has(f.join.table)) continue;
+      seen.add(f.join.table);
+      const { table, ownColumn, targetColumn } = f.join;
+      if (current.tables.has(table)) continue;
+      const cols = [ownColumn, targetColumn].sort();
+      steps.push({
+        description: `create join table ${table}`,
+        sql: `create table ${q(table)} (${cols.map((c) => `${q(c)} varchar(64) not null`).join(', ')}, primary key (${cols.map(q).join(', ')}))`,
+      });
+      for (const c of cols) {
+        const name = indexName('ix', table, c);
+        steps.push({ description: `index ${name}`, sql: `create index ${q(name)} on ${q(table)} (${q(c)})` });
+      }
+    }
+  }
+  return steps;
+}
+
+function auxiliarySteps(tables: readonly AuxiliaryTable[], current: Introspection): SchemaStep[] {
+  const steps: SchemaStep[] = [];
+  for (const t of tables) {
+    const existing = current.tables.get(t.name);
+    if (!existing) {
+      const cols = Object.entries(t.columns).map(([c, sql]) => `${q(c)} ${sql}`);
+      steps.push({
+        description: `create table ${t.name}`,
+        sql: `create table ${q(t.name)} (${cols.join(', ')}, primary key (${t.primaryKey.map(q).join(', ')}))`,
+      });
+    } else {
+      for (const [c, sql] of Object.entries(t.columns)) {
+        if (!existing.columns.has(c)) {
+          steps.push({ description: `add column ${t.name}.${c}`, sql: `alter table ${q(t.name)} add column ${q(c)} ${sql}` });
+        }
+      }
+    }
+    for (const ix of t.indexes ?? []) {
+      if (current.indexes.has(ix.name)) continue;
+      steps.push({
+        description: `index ${ix.name}`,
+        sql: `create ${ix.unique ? 'unique ' : ''}index ${q(ix.name)} on ${q(t.name)} (${ix.columns.map(q).join(', ')})`,
+      });
+    }
+  }
+  return steps;
+}
+
+/** What schema sync would do now: nothing is ever dropped. */
+export async function planSchema(
+  db: Knex | Knex.Transaction,
+  dialect: Dialect,
+  schema: SchemaModel,
+  auxiliary: readonly AuxiliaryTable[] = [],
+): Promise<SchemaStep[]> {
+  const current = await dialect.introspect(db);
+  return [
+    ...[...schema.entities.values()].flatMap((m) => entitySteps(m, dialect, current)),
+    ...joinSteps(schema, current),
+    ...auxiliarySteps(auxiliary, current),
+  ];
+}
+
+/** Brings the database in step with the definitions; safe to run from several processes at once. */
+export async function syncSchema(
+  database: Database,
+  schema: SchemaModel,
+  auxiliary: readonly AuxiliaryTable[] = [],
+): Promise<SchemaStep[]> {
+  return database.dialect.withSchemaLock(database.knex, async (trx) => {
+    const steps = await planSchema(trx, database.dialect, schema, auxiliary);
+    for (const step of steps) await trx.raw(step.sql);
+    return steps;
+  });
+}
