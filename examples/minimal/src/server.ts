@@ -1,0 +1,23 @@
+import { createEntityApi, defineEntity } from '@entity-records/core';
+import express from 'express';
+
+/** The smallest embedding: one entity, the router mounted in an existing Express app. */
+const Note = defineEntity({
+  name: 'Note',
+  fields: { title: { type: 'varchar', required: true }, body: { type: 'text' } },
+});
+
+const api = createEntityApi({
+  database: process.env.DATABASE_URL ?? 'sqlite::memory:',
+  entities: [Note],
+  admin: { userName: 'admin', password: process.env.ADMIN_PASSWORD ?? 'change-me-now' },
+});
+
+const app = express();
+app.get('/health', (_req, res) => {
+  res.json({ ok: true });
+});
+app.use(api.router);
+
+const port = Number(process.env.PORT ?? 3001);
+api.ready().then(() => app.listen(port, '127.0.0.1', () => console.log(`http://127.0.0.1:${port}/api/Note`)));

@@ -1,0 +1,34 @@
+import path from 'node:path';
+
+/** The example's settings, from the environment (CONTRACT.md §13). */
+export interface PimConfig {
+  port: number;
+  host: string;
+  databaseUrl: string;
+  storageDir: string;
+  publicUrl: string;
+  adminUserName: string;
+  adminPassword?: string;
+  languages: string[];
+  fileUrlAllowedHosts: string[];
+}
+
+const list = (value: string | undefined, fallback: string[]) =>
+  value === undefined ? fallback : value.split(',').map((s) => s.trim()).filter(Boolean);
+
+export function readConfig(env: NodeJS.ProcessEnv = process.env): PimConfig {
+  const dataDir = path.resolve(__dirname, '..', 'data');
+  const port = Number(env.PORT ?? 3000);
+  const host = env.HOST ?? '127.0.0.1';
+  return {
+    port,
+    host,
+    databaseUrl: env.DATABASE_URL || `sqlite:${path.join(dataDir, 'pim.sqlite')}`,
+    storageDir: env.STORAGE_DIR || path.join(dataDir, 'files'),
+    publicUrl: (env.PUBLIC_URL || `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, ''),
+    adminUserName: env.ADMIN_USERNAME || 'admin',
+    adminPassword: env.ADMIN_PASSWORD || undefined,
+    languages: list(env.LANGUAGES, ['en_US', 'de_DE']),
+    fileUrlAllowedHosts: list(env.FILE_URL_ALLOWED_HOSTS, []),
+  };
+}

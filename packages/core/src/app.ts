@@ -1,0 +1,224 @@
+import { randomBytes } from 'node:crypto';
+import type { Router } from 'express';
+import { AuthService, type AuthOptions } from './auth/auth-service';
+import { hashPassword } from './auth/password';
+import { UserEntity } from './auth/user-entity';
+import { ExtensibleEnumEntity, ExtensibleEnumOptionEntity } from './builtin-entities';
+import { systemContext, type ContextUser } from './context';
+import type { ApiRecord, EntityDefinition } from './declarations';
+import { buildMetadata } from './definition/metadata';
+import { normalizeDefinitions, type EntityModel, type SchemaModel } from './definition/normalize';
+import { ApiError, BootError } from './errors';
+import { HookRegistry } from './hooks';
+import { consoleLogger, type Logger } from './http/error-handler';
+import { createRouter } from './http/router';
+import { buildOpenApi } from './openapi/build-document';
+import { registerPlugins, type OpenApiFragment, type PluginApi, type PluginEntry, type RouteInstaller } from './plugin';
+import { AuthStore, TOKEN_TABLE } from './sql/auth-store';
+import { openDatabase, type Database } from './sql/database';
+import { Repository } from './sql/repository';
+import { planSchema, syncSchema, type AuxiliaryTable, type SchemaStep } from './sql/schema-sync';
+
+export interface EntityApiOptions {
+  /** `sqlite::memory:`, `sqlite:<path>` or `postgres://…`. */
+  database: string;
+  /** The host's entity definitions. */
+  entities: readonly EntityDefinition[];
+  plugins?: readonly PluginEntry[];
+  auth?: AuthOptions;
+  /** Created on start when no user of that name exists. */
+  admin?: { userName: string; password: string };
+  /** Default page size of lists; default 200. */
+  defaultListSize?: number;
+  /** Largest `maxSize`; default 1000. */
+  maxListSize?: number;
+  /** Largest JSON body; default `32mb`. */
+  maxBodySize?: string | number;
+  /** The address clients reach the instance at (links in responses). */
+  publicUrl?: string;
+  /** Languages of the instance, main first (shown in metadata). */
+  languages?: string[];
+  openapi?: { title?: string; version?: string; description?: string };
+  logger?: Logger;
+  /** PostgreSQL pool size; default 10. */
+  poolSize?: number;
+}
+
+/** A running instance: the router to mount, repositories for server-side code, and its life cycle. */
+export interface EntityApi {
+  /** Mount with `app.use(api.router)`: serves `/api`, `/api/v1` and `/apidocs`. */
+  readonly router: Router;
+  readonly schema: SchemaModel;
+  readonly database: Database;
+  readonly auth: AuthService;
+  readonly options: Readonly<EntityApiOptions>;
+  /** Syncs the schema and creates the admin; requests wait for it. Idempotent. */
+  ready(): Promise<void>;
+  /** The repository of an entity type (404 error for an unknown one). */
+  repository<TRecord extends ApiRecord = ApiRecord>(entity: string): Repository<TRecord>;
+  /** The OpenAPI 3.1 document. */
+  openapi(): Record<string, unknown>;
+  /** What schema sync would do now, without doing it. */
+  schemaDiff(): Promise<SchemaStep[]>;
+  close(): Promise<void>;
+}
+
+/** Gathers what plugins register; the instance is built from it. */
+class Registry implements PluginApi {
+  entities: EntityDefinition[] = [];
+  entityCallbacks: ((model: EntityModel) => void)[] = [];
+  hooks = new HookRegistry();
+  routes: RouteInstaller[] = [];
+  publicRoutes: RouteInstaller[] = [];
+  tables: AuxiliaryTable[] = [TOKEN_TABLE];
+  fragments: OpenApiFragment[] = [];
+  readyCallbacks: (() => Promise<void> | void)[] = [];
+  closeCallbacks: (() => Promise<void> | void)[] = [];
+  addEntity = (d: EntityDefinition) => void this.entities.push(d);
+  onEntity = (fn: (model: EntityModel) => void) => void this.entityCallbacks.push(fn);
+  onRecord: PluginApi['onRecord'] = (name, entity, hook) => this.hooks.add(name, entity, hook);
+  addRoutes = (install: RouteInstaller) => void this.routes.push(install);
+  addPublicRoutes = (install: RouteInstaller) => void this.publicRoutes.push(install);
+  addTable = (table: AuxiliaryTable) => void this.tables.push(table);
+  addOpenApi = (fragment: OpenApiFragment) => void this.fragments.push(fragment);
+  onReady = (fn: () => Promise<void> | void) => void this.readyCallbacks.push(fn);
+  onClose = (fn: () => Promise<void> | void) => void this.closeCallbacks.push(fn);
+}
+
+/** Password writes on User are hashed; a changed password revokes the user's tokens. */
+function installUserHooks(registry: Registry, auth: () => AuthService): void {
+  const hashInBody = async ({ data }: { data?: Record<string, unknown> }) => {
+    if (!data || data.password === undefined || data.password === null) return;
+    if (typeof data.password !== 'string' || data.password.length === 0 || data.password.length > 1000) {
+      throw new ApiError('CORE_VALIDATION_FAILED', 'password must be a non-empty string', {
+        details: { issues: [{ path: ['password'], code: 'invalid_type', message: 'password must be a non-empty string' }] },
+      });
+    }
+    data.password = await hashPassword(data.password);
+  };
+  registry.onRecord('beforeCreate', 'User', hashInBody);
+  registry.onRecord('beforeUpdate', 'User', hashInBody);
+  registry.onRecord('afterUpdate', 'User', async ({ id, existing, record }) => {
+    auth().forgetUser(id as string);
+    if (existing && record && existing.isActive !== record.isActive) await auth().revokeUser(id as string);
+  });
+  registry.onRecord('beforeUpdate', 'User', async ({ id, data }) => {
+    if (data?.password !== undefined) await auth().revokeUser(id as string);
+  });
+  registry.onRecord('afterDelete', 'User', ({ id }) => auth().revokeUser(id as string));
+}
+
+/**
+ * Builds an instance from definitions and plugins.
+ *
+ * @example
+ * const api = createEntityApi({ database: 'sqlite:data/app.db', entities: [Brand, Product] })
+ * app.use(api.router)
+ * await api.ready()
+ * @see docs/guide/getting-started.md
+ */
+export function createEntityApi(options: EntityApiOptions): EntityApi {
+  const registry = new Registry();
+  registry.addEntity(UserEntity);
+  registry.addEntity(ExtensibleEnumEntity);
+  registry.addEntity(ExtensibleEnumOptionEntity);
+  for (const def of options.entities) registry.addEntity(def);
+  registerPlugins(options.plugins ?? [], registry);
+  const schema = normalizeDefinitions(registry.entities);
+  for (const model of schema.entities.values()) for (const fn of registry.entityCallbacks) fn(model);
+
+  const database = openDatabase({ url: options.database, poolSize: options.poolSize });
+  const env = {
+    database,
+    schema,
+    hooks: registry.hooks,
+    maxListSize: options.maxListSize ?? 1000,
+    defaultListSize: options.defaultListSize ?? 200,
+  };
+  const repositories = new Map([...schema.entities.values()].map((m) => [m.name, new Repository(env, m)]));
+  const auth = new AuthService(new AuthStore(database, schema.entity('User') as EntityModel), options.auth);
+  installUserHooks(registry, () => auth);
+  const logger = options.logger ?? consoleLogger;
+
+  let openapiDocument: Record<string, unknown> | undefined;
+  const openapi = () =>
+    (openapiDocument ??= buildOpenApi({ schema, fragments: registry.fragments, info: options.openapi, publicUrl: options.publicUrl }));
+
+  let readyPromise: Promise<void> | undefined;
+  const ready = () =>
+    (readyPromise ??= (async () => {
+      await syncSchema(database, schema, registry.tables);
+      if (options.admin) await ensureAdmin({ repository: () => repositories.get('User') as never }, options.admin);
+      for (const fn of registry.readyCallbacks) await fn();
+    })());
+
+  const acl = (user: ContextUser) =>
+    Object.fromEntries(
+      [...schema.entities.keys()].map((name) => [
+        name,
+        user.isAdmin || name !== 'User'
+          ? { create: true, read: 'all', edit: 'all', delete: 'all', stream: true }
+          : { create: false, read: 'all', edit: 'no', delete: 'no', stream: false },
+      ]),
+    );
+
+  const router = createRouter({
+    ready,
+    auth,
+    acl,
+    repository: (name) => repositories.get(name),
+    metadata: () => buildMetadata(schema, { languages: options.languages }),
+    openapi,
+    routes: registry.routes,
+    publicRoutes: registry.publicRoutes,
+    maxBodySize: options.maxBodySize ?? '32mb',
+    logger,
+  });
+
+  return {
+    router,
+    schema,
+    database,
+    auth,
+    options,
+    ready,
+    openapi,
+    repository<TRecord extends ApiRecord = ApiRecord>(entity: string) {
+      const repository = repositories.get(entity);
+      if (!repository) throw new BootError('CORE_CONFIG_INVALID', `unknown entity type '${entity}'`);
+      return repository as unknown as Repository<TRecord>;
+    },
+    schemaDiff: () => planSchema(database.knex, database.dialect, schema, registry.tables),
+    async close() {
+      for (const fn of [...registry.closeCallbacks].reverse()) await fn();
+      await database.close();
+    },
+  };
+}
+
+/**
+ * Creates an admin user when no user of that name exists; never changes an existing one. Without
+ * a password, one is generated and returned (print it once; it is not stored in clear anywhere).
+ */
+export async function ensureAdmin(
+  api: Pick<EntityApi, 'repository'>,
+  admin: { userName: string; password?: string },
+): Promise<{ created: boolean; password?: string }> {
+  const users = api.repository('User');
+  const ctx = systemContext();
+  const found = await users.find(ctx, {
+    where: [{ type: 'equals', attribute: 'userName', value: admin.userName }],
+    maxSize: 1,
+    collectionOnly: true,
+  });
+  if (found.list?.length) return { created: false };
+  const password = admin.password ?? randomBytes(18).toString('base64url');
+  try {
+    await users.create(ctx, { userName: admin.userName, name: 'Administrator', password, isAdmin: true, isActive: true });
+  } catch (error) {
+    // Another process starting at the same moment created it first.
+    if (error instanceof ApiError && error.code === 'CORE_UNIQUE_VIOLATION') return { created: false };
+    throw error;
+  }
+  return { created: true, ...(admin.password === undefined && { password }) };
+}

@@ -1,0 +1,145 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { ContextUser } from '../context';
+import { ApiError } from '../errors';
+import type { AuthStore, StoredUser } from '../sql/auth-store';
+import { uuidv7 } from '../util/uuid';
+import { verifyPassword } from './password';
+
+export interface AuthOptions {
+  /** Hours a token lives; 0 = no limit. Default 0. */
+  tokenLifetimeHours?: number;
+  /** Hours of inactivity after which a token is refused; 0 = no limit. Default 0. */
+  tokenIdleHours?: number;
+  /**
+   * Seconds a checked token is trusted without asking the database again. Revocation through this
+   * process takes effect at once; through another process within this many seconds. Default 5.
+   */
+  tokenCacheSeconds?: number;
+}
+
+export interface TokenTimes {
+  lifetimeHours?: number;
+  idleHours?: number;
+}
+
+interface CachedToken {
+  user: ContextUser;
+  tokenId: string;
+  expiresAt: number | null;
+  idleMs: number | null;
+  lastUsedAt: number;
+  checkedAt: number;
+}
+
+/** last_used_at is written at most this often per token, so a request does not cost a write. */
+const TOUCH_INTERVAL_MS = 60_000;
+
+export const hashToken = (token: string): string => createHash('sha256').update(token).digest('hex');
+
+export const unauthorized = (message = 'Authentication required'): ApiError => new ApiError('CORE_UNAUTHORIZED', message);
+
+const toContextUser = (u: StoredUser): ContextUser => ({
+  id: u.id,
+  userName: u.userName,
+  name: u.name,
+  isAdmin: u.isAdmin,
+  rolesIds: u.rolesIds,
+});
+
+/** Sign-in with a password, opaque tokens (256 random bits; only their hash is stored), revocation. */
+export class AuthService {
+  private readonly cache = new Map<string, CachedToken>();
+  private readonly cacheMs: number;
+
+  constructor(
+    private readonly store: AuthStore,
+    private readonly options: AuthOptions = {},
+  ) {
+    this.cacheMs = (options.tokenCacheSeconds ?? 5) * 1000;
+  }
+
+  /** Checks a user name and password; 401 for a wrong pair or an inactive user. */
+  async verifyCredentials(userName: string, password: string): Promise<ContextUser> {
+    const user = await this.store.userByName(userName);
+    const ok = await verifyPassword(password, user?.passwordHash);
+    if (!user || !ok || !user.isActive) throw unauthorized('Wrong user name or password');
+    return toContextUser(user);
+  }
+
+  /** Issues a new token for a user. */
+  async issueToken(user: ContextUser, times: TokenTimes = {}): Promise<string> {
+    const token = randomBytes(32).toString('base64url');
+    const now = Date.now();
+    const lifetime = times.lifetimeHours ?? this.options.tokenLifetimeHours ?? 0;
+    const idle = times.idleHours ?? this.options.tokenIdleHours ?? 0;
+    await this.store.insertToken({
+      id: uuidv7(),
+      hash: hashToken(token),
+      userId: user.id,
+      createdAt: now,
+      lastUsedAt: now,
+      expiresAt: lifetime > 0 ? now + lifetime * 3_600_000 : null,
+      idleMs: idle > 0 ? idle * 3_600_000 : null,
+    });
+    return token;
+  }
+
+  /** The user a token acts for; 401 when it is unknown, expired, idle too long or revoked. */
+  async authenticate(token: string): Promise<ContextUser> {
+    const hash = hashToken(token);
+    const now = Date.now();
+    let entry = this.cache.get(hash);
+    if (!entry || now - entry.checkedAt > this.cacheMs) {
+      entry = await this.load(hash, now);
+    }
+    if (entry.expiresAt !== null && now >= entry.expiresAt) throw this.drop(hash, 'Token expired');
+    if (entry.idleMs !== null && now - entry.lastUsedAt >= entry.idleMs) throw this.drop(hash, 'Token expired');
+    if (now - entry.lastUsedAt >= Math.min(TOUCH_INTERVAL_MS, entry.idleMs ?? TOUCH_INTERVAL_MS)) {
+      entry.lastUsedAt = now;
+      await this.store.touchToken(entry.tokenId, now);
+    }
+    return entry.user;
+  }
+
+  private async load(hash: string, now: number): Promise<CachedToken> {
+    this.cache.delete(hash);
+    const row = await this.store.tokenByHash(hash);
+    if (!row) throw unauthorized('Invalid or revoked token');
+    const user = await this.store.userById(row.userId);
+    if (!user || !user.isActive) throw this.drop(hash, 'Invalid or revoked token');
+    const entry: CachedToken = {
+      user: toContextUser(user),
+      tokenId: row.id,
+      expiresAt: row.expiresAt,
+      idleMs: row.idleMs,
+      lastUsedAt: row.lastUsedAt,
+      checkedAt: now,
+    };
+    if (this.cache.size > 10_000) this.cache.clear();
+    this.cache.set(hash, entry);
+    return entry;
+  }
+
+  private drop(hash: string, message: string): ApiError {
+    this.cache.delete(hash);
+    return unauthorized(message);
+  }
+
+  /** Revokes one token. */
+  async revoke(token: string): Promise<void> {
+    const hash = hashToken(token);
+    this.cache.delete(hash);
+    await this.store.deleteToken(hash);
+  }
+
+  /** Revokes every token of a user (password change, deactivation). */
+  async revokeUser(userId: string): Promise<void> {
+    for (const [hash, entry] of this.cache) if (entry.user.id === userId) this.cache.delete(hash);
+    await this.store.deleteUserTokens(userId);
+  }
+
+  /** Forgets cached users after a change to a user record (name, admin flag, activity). */
+  forgetUser(userId: string): void {
+    for (const [hash, entry] of this.cache) if (entry.user.id === userId) this.cache.delete(hash);
+  }
+}

@@ -1,0 +1,23 @@
+/** Values plugins add to the request context, by declaration merging. */
+// eslint-disable-next-line @typescript-eslint/no-empty-interface
+export interface RequestContextVariables {}
+
+/** The user a request acts for. */
+export interface ContextUser {
+  id: string;
+  userName: string;
+  name: string | null;
+  isAdmin: boolean;
+  rolesIds: string[];
+}
+
+/** What a repository call knows about its caller. A context without user acts as the system. */
+export interface RequestContext {
+  user?: ContextUser;
+  /** Path generation of the request: A (`/api/`) or B (`/api/v1/`). */
+  generation?: 'A' | 'B';
+  variables: Partial<RequestContextVariables>;
+}
+
+/** The context of trusted server-side work: no user, no permission checks. */
+export const systemContext = (): RequestContext => ({ variables: {} });

@@ -1,0 +1,49 @@
+import { FIELD_TYPES } from '../declarations';
+import type { EntityModel, SchemaModel } from './normalize';
+
+/** What each field type is, for clients that build forms from metadata. */
+const FIELD_CATALOGUE: Record<string, { json: string; params: string[] }> = {
+  varchar: { json: 'string', params: ['required', 'unique', 'default', 'maxLength', 'readOnly'] },
+  text: { json: 'string', params: ['required', 'default', 'readOnly'] },
+  int: { json: 'integer', params: ['required', 'unique', 'default', 'min', 'max', 'readOnly'] },
+  float: { json: 'number', params: ['required', 'unique', 'default', 'min', 'max', 'readOnly'] },
+  bool: { json: 'boolean', params: ['default', 'readOnly'] },
+  date: { json: 'string (YYYY-MM-DD)', params: ['required', 'unique', 'default', 'readOnly'] },
+  datetime: { json: 'string (YYYY-MM-DD HH:MM:SS, UTC)', params: ['required', 'unique', 'default', 'readOnly'] },
+  enum: { json: 'string', params: ['required', 'unique', 'default', 'options', 'readOnly'] },
+  multiEnum: { json: 'array of string', params: ['required', 'default', 'options', 'readOnly'] },
+  jsonObject: { json: 'object', params: ['required', 'default', 'readOnly'] },
+  link: { json: 'string id in <name>Id; name in <name>Name', params: ['required', 'entity', 'readOnly'] },
+  linkMultiple: { json: 'array of ids in <name>Ids; names in <name>Names', params: ['entity', 'foreign', 'relationName', 'readOnly'] },
+};
+
+function entityDefs(model: EntityModel) {
+  const fields: Record<string, Record<string, unknown>> = {};
+  const links: Record<string, Record<string, unknown>> = {};
+  for (const f of model.fields) {
+    const { label, description, ...def } = f.def;
+    fields[f.name] = { ...def, ...(label && { label }), ...(description && { description }), ...(f.system && { system: true }) };
+    if (f.linkKind) {
+      links[f.name] = { type: f.linkKind, entity: f.target, ...(f.def.foreign && { foreign: f.def.foreign }), ...(f.join && { relationName: f.join.table }) };
+    }
+  }
+  return { fields, links, uniqueIndexes: Object.fromEntries(model.uniqueIndexes.map((u) => [u.name, u.fields])) };
+}
+
+export interface MetadataOptions {
+  languages?: string[];
+  thumbnailTypes?: Record<string, number>;
+  /** Entity types to show; default all. */
+  visible?: (entity: EntityModel) => boolean;
+}
+
+/** The instance's metadata (CONTRACT.md §12). */
+export function buildMetadata(schema: SchemaModel, options: MetadataOptions = {}) {
+  const models = [...schema.entities.values()].filter((m) => options.visible?.(m) ?? true);
+  return {
+    entityDefs: Object.fromEntries(models.map((m) => [m.name, entityDefs(m)])),
+    scopes: Object.fromEntries(models.map((m) => [m.name, { entity: true, hasAttributes: m.def.hasAttributes === true }])),
+    fields: Object.fromEntries(FIELD_TYPES.map((t) => [t, FIELD_CATALOGUE[t]])),
+    app: { languages: options.languages ?? [], thumbnailTypes: options.thumbnailTypes ?? {} },
+  };
+}

@@ -1,0 +1,130 @@
+import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
+import type { FieldDefinition } from '../declarations';
+import { ApiError, validationFailed, type ValidationIssue } from '../errors';
+import { isValidDate, normalizeDateTime } from '../time';
+import type { EntityModel, FieldModel } from './normalize';
+
+export const ID_PATTERN = '^[A-Za-z0-9_-]{1,64}$';
+const ID_RE = new RegExp(ID_PATTERN);
+const INT_LIMIT = 2 ** 31 - 1;
+
+/** Keys a client may send back from a read that are not written (derived or system values). */
+export function isDerivedKey(model: EntityModel, key: string): boolean {
+  if (key === '_meta' || key === 'deleted') return true;
+  const field = model.byKey.get(key);
+  if (field?.system) return true;
+  if (key.endsWith('Name') || key.endsWith('Names')) {
+    const base = model.field.get(key.replace(/Names?$/, ''));
+    return !!base && (base.type === 'link' || base.type === 'linkMultiple');
+  }
+  return false;
+}
+
+export const isValidId = (value: unknown): value is string => typeof value === 'string' && ID_RE.test(value);
+
+/** The JSON schema of one writable value; null is allowed, `required` is checked apart. */
+export function valueSchema(field: FieldModel): Record<string, unknown> {
+  const def: FieldDefinition = field.def;
+  const nullable = (t: string) => [t, 'null'];
+  switch (field.type) {
+    case 'varchar':
+      return { type: nullable('string'), maxLength: def.maxLength ?? 255 };
+    case 'text':
+      return { type: nullable('string'), maxLength: 10_000_000 };
+    case 'int':
+      return { type: nullable('integer'), minimum: Math.max(def.min ?? -INT_LIMIT, -INT_LIMIT), maximum: Math.min(def.max ?? INT_LIMIT, INT_LIMIT) };
+    case 'float':
+      return { type: nullable('number'), ...(def.min !== undefined && { minimum: def.min }), ...(def.max !== undefined && { maximum: def.max }) };
+    case 'bool':
+      return { type: nullable('boolean') };
+    case 'date':
+      return { type: nullable('string'), format: 'date' };
+    case 'datetime':
+      return { type: nullable('string'), format: 'date-time' };
+    case 'enum':
+      return { enum: [...(def.options ?? []), null] };
+    case 'multiEnum':
+      return { type: nullable('array'), items: { enum: [...(def.options ?? [])] }, uniqueItems: true };
+    case 'jsonObject':
+      return { type: nullable('object') };
+    case 'link':
+      return { type: nullable('string'), pattern: ID_PATTERN };
+    case 'linkMultiple':
+      return { type: nullable('array'), items: { type: 'string', pattern: ID_PATTERN }, maxItems: 10_000 };
+  }
+}
+
+const ajv = new Ajv({ allErrors: true, strict: false });
+ajv.addFormat('date', { type: 'string', validate: isValidDate });
+ajv.addFormat('date-time', { type: 'string', validate: (v: string) => normalizeDateTime(v) !== undefined });
+
+const ISSUE_CODES: Record<string, string> = {
+  type: 'invalid_type',
+  maxLength: 'too_long',
+  minimum: 'too_small',
+  maximum: 'too_big',
+  enum: 'invalid_enum_value',
+  format: 'invalid_format',
+  pattern: 'invalid_format',
+  uniqueItems: 'not_unique',
+  maxItems: 'too_big',
+};
+
+function toIssue(error: ErrorObject): ValidationIssue {
+  const path = error.instancePath.split('/').slice(1).map((p) => (/^\d+$/.test(p) ? Number(p) : p));
+  const allowed = error.keyword === 'enum' ? `: ${(error.params as { allowedValues: unknown[] }).allowedValues.filter((v) => v !== null).join(', ')}` : '';
+  return { path, code: ISSUE_CODES[error.keyword] ?? error.keyword, message: `${path.join('.')} ${error.message}${allowed}` };
+}
+
+/** One compiled validator per entity, for the writable keys. */
+export interface RecordValidator {
+  /**
+   * Checks a create or update body and returns the values by field name, normalized
+   * (date-times in UTC). Unknown keys, wrong types and missing required fields are 400.
+   */
+  (body: unknown, mode: 'create' | 'update'): Map<FieldModel, unknown>;
+}
+
+export function compileRecordValidator(model: EntityModel, extraKeys: ReadonlySet<string> = new Set()): RecordValidator {
+  const writable = model.fields.filter((f) => !f.system);
+  const properties = Object.fromEntries(writable.map((f) => [f.key, valueSchema(f)]));
+  const validate: ValidateFunction = ajv.compile({ type: 'object', properties });
+
+  return (body, mode) => {
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+      throw new ApiError('CORE_VALIDATION_FAILED', 'The body must be a JSON object', { details: { issues: [] } });
+    }
+    const input = body as Record<string, unknown>;
+    const unknown = Object.keys(input).filter(
+      (k) => !model.byKey.has(k) && !isDerivedKey(model, k) && !extraKeys.has(k) && !(k === 'id' && mode === 'create'),
+    );
+    if (unknown.length) {
+      throw new ApiError('CORE_UNKNOWN_FIELD', `Unknown field${unknown.length > 1 ? 's' : ''} for ${model.name}: ${unknown.join(', ')}`, {
+        details: { issues: unknown.map((k) => ({ path: [k], code: 'unknown_field', message: `${k} is not a field of ${model.name}` })) },
+      });
+    }
+    const issues: ValidationIssue[] = validate(input) ? [] : (validate.errors ?? []).map(toIssue);
+    const values = new Map<FieldModel, unknown>();
+    for (const field of writable) {
+      if (!(field.key in input)) {
+        if (mode === 'create' && field.def.default !== undefined) values.set(field, field.def.default);
+        continue;
+      }
+      let value = input[field.key];
+      if (field.type === 'datetime' && typeof value === 'string') value = normalizeDateTime(value) ?? value;
+      if (field.type === 'linkMultiple' && value === null) value = [];
+      values.set(field, value);
+    }
+    for (const field of writable) {
+      if (!field.def.required || field.type === 'linkMultiple') continue;
+      const present = values.has(field);
+      const value = values.get(field);
+      const empty = value === null || value === '' || (Array.isArray(value) && value.length === 0);
+      if ((mode === 'create' && (!present || empty)) || (mode === 'update' && present && empty)) {
+        issues.push({ path: [field.key], code: 'required', message: `${field.key} is required` });
+      }
+    }
+    if (issues.length) throw validationFailed(`Invalid ${model.name}: ${issues.map((i) => i.message).join('; ')}`, issues);
+    return values;
+  };
+}

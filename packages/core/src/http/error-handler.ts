@@ -1,0 +1,66 @@
+import { randomUUID } from 'node:crypto';
+import type { ErrorRequestHandler } from 'express';
+import { ApiError, toApiError } from '../errors';
+
+export interface Logger {
+  info(message: string, meta?: Record<string, unknown>): void;
+  warn(message: string, meta?: Record<string, unknown>): void;
+  error(message: string, meta?: Record<string, unknown>): void;
+}
+
+export const consoleLogger: Logger = {
+  info: () => undefined,
+  warn: (message, meta) => console.warn(message, meta ?? ''),
+  error: (message, meta) => console.error(message, meta ?? ''),
+};
+
+/** body-parser's errors by type → our codes. */
+function fromBodyParser(error: { type?: string; status?: number }): ApiError | undefined {
+  switch (error.type) {
+    case 'entity.parse.failed':
+      return new ApiError('CORE_INVALID_JSON', 'The body is not valid JSON');
+    case 'entity.too.large':
+      return new ApiError('CORE_PAYLOAD_TOO_LARGE', 'The body is larger than allowed');
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+      return new ApiError('CORE_UNSUPPORTED_MEDIA_TYPE', 'Unsupported body encoding');
+    case 'request.aborted':
+    case 'request.size.invalid':
+    case 'stream.encoding.set':
+      return new ApiError('CORE_INVALID_JSON', 'The body could not be read');
+    default:
+      return undefined;
+  }
+}
+
+/** Header values are ASCII on one line. */
+const headerSafe = (text: string) => text.replace(/[^\x20-\x7e]/g, '?').slice(0, 500);
+
+/**
+ * The one error middleware: `{error: {code, message, details}}`, the message again in
+ * `X-Status-Reason`, never a stack trace or SQL. Status ≥ 500 is logged with a request id.
+ */
+export function errorHandler(logger: Logger = consoleLogger): ErrorRequestHandler {
+  return (err, req, res, next) => {
+    if (res.headersSent) {
+      next(err);
+      return;
+    }
+    let error = err instanceof ApiError ? err : (fromBodyParser(err ?? {}) ?? toApiError(err));
+    if (error.status >= 500) {
+      const requestId = randomUUID();
+      logger.error(`${req.method} ${req.originalUrl} failed (request ${requestId})`, {
+        error: err instanceof Error ? err.stack : String(err),
+        cause: error.cause instanceof Error ? error.cause.stack : undefined,
+      });
+      if (error.code === 'CORE_INTERNAL') {
+        error = new ApiError('CORE_INTERNAL', `Internal server error (request ${requestId})`, { details: { requestId } });
+      }
+    } else {
+      logger.info(`${req.method} ${req.originalUrl} → ${error.status} ${error.code}`);
+    }
+    for (const [name, value] of Object.entries(error.headers ?? {})) res.setHeader(name, value);
+    res.setHeader('X-Status-Reason', headerSafe(error.message));
+    res.status(error.status).json(error.toJSON());
+  };
+}

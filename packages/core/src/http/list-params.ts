@@ -1,0 +1,88 @@
+import qs from 'qs';
+import { ApiError } from '../errors';
+import type { FindParams } from '../sql/repository';
+
+const bad = (message: string) => new ApiError('CORE_INVALID_QUERY', message);
+
+/**
+ * Parses a raw query string with bracket notation (`where[0][type]=equals`), which Express 5's
+ * default parser does not read.
+ */
+export function parseQueryString(url: string): Record<string, unknown> {
+  const at = url.indexOf('?');
+  if (at < 0) return {};
+  return qs.parse(url.slice(at + 1), { depth: 10, arrayLimit: 1000, parameterLimit: 5000, allowPrototypes: false });
+}
+
+function bool(value: unknown, name: string): boolean | undefined {
+  if (value === undefined) return undefined;
+  if (value === 'true' || value === '1') return true;
+  if (value === 'false' || value === '0') return false;
+  throw bad(`${name} must be true or false`);
+}
+
+function int(value: unknown, name: string): number | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || !/^-?\d+$/.test(value)) throw bad(`${name} must be an integer`);
+  const n = Number(value);
+  if (n < 0) throw bad(`${name} must not be negative`);
+  if (!Number.isSafeInteger(n)) throw bad(`${name} is too large`);
+  return n;
+}
+
+function list(value: unknown, name: string): string[] | undefined {
+  if (value === undefined || value === '') return undefined;
+  const parts = Array.isArray(value) ? value : [value];
+  if (!parts.every((p) => typeof p === 'string')) throw bad(`${name} must be a comma-separated list`);
+  return (parts as string[]).flatMap((p) => p.split(',')).map((p) => p.trim()).filter(Boolean);
+}
+
+/** Objects with numeric keys (qs past its array limit) become arrays, recursively. */
+function normalizeWhere(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(normalizeWhere);
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>);
+    if (entries.length > 0 && entries.every(([k]) => /^\d+$/.test(k))) {
+      return entries.sort(([a], [b]) => Number(a) - Number(b)).map(([, v]) => normalizeWhere(v));
+    }
+    return Object.fromEntries(entries.map(([k, v]) => [k, normalizeWhere(v)]));
+  }
+  return value;
+}
+
+/** `where` in bracket form or as a JSON string; a single item object is accepted as a list of one. */
+export function parseWhere(value: unknown): unknown[] | undefined {
+  if (value === undefined || value === '') return undefined;
+  let parsed: unknown = value;
+  if (typeof value === 'string') {
+    try {
+      parsed = JSON.parse(value);
+    } catch {
+      throw bad('where must be a list of conditions (bracket form or JSON)');
+    }
+  }
+  parsed = normalizeWhere(parsed);
+  if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) parsed = [parsed];
+  if (!Array.isArray(parsed)) throw bad('where must be a list of conditions');
+  return parsed;
+}
+
+/** The list parameters of the spec and CONTRACT.md §5. Unknown parameters are ignored. */
+export function parseListParams(query: Record<string, unknown>): FindParams {
+  const params: FindParams = {
+    select: list(query.select, 'select'),
+    where: parseWhere(query.where),
+    offset: int(query.offset, 'offset'),
+    maxSize: int(query.maxSize, 'maxSize'),
+    sortBy: typeof (query.sortBy ?? query.orderBy) === 'string' ? ((query.sortBy ?? query.orderBy) as string) : undefined,
+    asc: bool(query.asc, 'asc'),
+    totalOnly: bool(query.totalOnly, 'totalOnly'),
+    collectionOnly: bool(query.collectionOnly, 'collectionOnly'),
+  };
+  if (query.sortBy !== undefined && typeof query.sortBy !== 'string') throw bad('sortBy must be a field name');
+  if (params.asc === undefined && typeof query.order === 'string') {
+    if (query.order !== 'asc' && query.order !== 'desc') throw bad('order must be asc or desc');
+    params.asc = query.order === 'asc';
+  }
+  return params;
+}

@@ -1,0 +1,80 @@
+import type { Request, Router } from 'express';
+import type { ApiRecord } from '../declarations';
+import { ApiError } from '../errors';
+import type { Repository } from '../sql/repository';
+import { parseListParams, parseQueryString } from './list-params';
+import { requestContext } from './request-context';
+import { toHandler } from './to-handler';
+
+export type RepositoryLookup = (entity: string) => Repository<ApiRecord> | undefined;
+
+/** The repository named by `:entity`, or 404. */
+export function repositoryFor(lookup: RepositoryLookup, name: unknown): Repository<ApiRecord> {
+  const repository = typeof name === 'string' ? lookup(name) : undefined;
+  if (!repository) {
+    throw new ApiError('CORE_NOT_FOUND', `Unknown entity type '${String(name)}'`, { details: { entity: String(name) } });
+  }
+  return repository;
+}
+
+const bodyObject = (req: Request): Record<string, unknown> => {
+  const body: unknown = req.body;
+  if (body === undefined) return {};
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw new ApiError('CORE_VALIDATION_FAILED', 'The body must be a JSON object', { details: { issues: [] } });
+  }
+  return body as Record<string, unknown>;
+};
+
+/** List, read, create, update (PATCH and PUT), delete and restore of records. */
+export function mountRecordRoutes(router: Router, lookup: RepositoryLookup): void {
+  router.post(
+    '/entityRestore',
+    toHandler(async (req, res) => {
+      const { entityName, ids } = bodyObject(req);
+      if (!Array.isArray(ids) || !ids.every((id) => typeof id === 'string')) {
+        throw new ApiError('CORE_VALIDATION_FAILED', 'ids must be a list of record ids', {
+          details: { issues: [{ path: ['ids'], code: 'invalid_type', message: 'ids must be an array of strings' }] },
+        });
+      }
+      res.json(await repositoryFor(lookup, entityName).restore(requestContext(req), ids as string[]));
+    }),
+  );
+  router.get(
+    '/:entity',
+    toHandler(async (req, res) => {
+      const repository = repositoryFor(lookup, req.params.entity);
+      res.json(await repository.find(requestContext(req), parseListParams(parseQueryString(req.originalUrl))));
+    }),
+  );
+  router.get(
+    '/:entity/:id',
+    toHandler(async (req, res) => {
+      const repository = repositoryFor(lookup, req.params.entity);
+      const { select } = parseListParams(parseQueryString(req.originalUrl));
+      res.json(await repository.get(requestContext(req), req.params.id as string, { select }));
+    }),
+  );
+  router.post(
+    '/:entity',
+    toHandler(async (req, res) => {
+      const repository = repositoryFor(lookup, req.params.entity);
+      res.json(await repository.create(requestContext(req), bodyObject(req)));
+    }),
+  );
+  const update = toHandler(async (req, res) => {
+    const repository = repositoryFor(lookup, req.params.entity);
+    res.json(await repository.update(requestContext(req), req.params.id as string, bodyObject(req)));
+  });
+  router.patch('/:entity/:id', update);
+  router.put('/:entity/:id', update);
+  router.delete(
+    '/:entity/:id',
+    toHandler(async (req, res) => {
+      const repository = repositoryFor(lookup, req.params.entity);
+      const permanently = ['true', '1'].includes(String(req.get('permanently') ?? '').toLowerCase());
+      await repository.delete(requestContext(req), req.params.id as string, { permanently });
+      res.json(true);
+    }),
+  );
+}

@@ -1,0 +1,73 @@
+import express, { type Router } from 'express';
+import swaggerUi from 'swagger-ui-express';
+import type { AuthService } from '../auth/auth-service';
+import { ApiError } from '../errors';
+import type { RouteInstaller } from '../plugin';
+import { mountSessionRoutes, requireToken, type AclProvider } from './auth-routes';
+import { jsonBody } from './body';
+import { errorHandler, type Logger } from './error-handler';
+import { mountRecordRoutes, type RepositoryLookup } from './record-routes';
+import { requestContext } from './request-context';
+import { toHandler } from './to-handler';
+
+export interface RouterParts {
+  ready: () => Promise<void>;
+  auth: AuthService;
+  acl: AclProvider;
+  repository: RepositoryLookup;
+  metadata: (req: express.Request) => unknown;
+  openapi: () => Record<string, unknown>;
+  routes: RouteInstaller[];
+  publicRoutes: RouteInstaller[];
+  maxBodySize: string | number;
+  /** Paths (below the base) whose bodies another parser reads (multipart). */
+  rawBodyPaths?: (path: string) => boolean;
+  logger?: Logger;
+}
+
+/** One generation's routes; mounted at `/api` (A) and `/api/v1` (B) from the same code. */
+function generationRouter(generation: 'A' | 'B', parts: RouterParts): Router {
+  const router = express.Router();
+  router.use((req, _res, next) => {
+    requestContext(req).generation = generation;
+    next();
+  });
+  router.use(jsonBody({ generation, limit: parts.maxBodySize, exempt: parts.rawBodyPaths }));
+  for (const install of parts.publicRoutes) install(router, { generation });
+  const sessionPaths = generation === 'B' ? ['/userSession', '/App/user'] : ['/userSession'];
+  mountSessionRoutes(router, sessionPaths, parts.auth, parts.acl);
+  router.use(requireToken(parts.auth));
+  const metadata = toHandler((req, res) => res.json(parts.metadata(req)));
+  router.get('/metadata', metadata);
+  if (generation === 'B') router.get('/Metadata', metadata);
+  for (const install of parts.routes) install(router, { generation });
+  mountRecordRoutes(router, parts.repository);
+  router.use((req, _res, next) => {
+    next(new ApiError('CORE_ROUTE_NOT_FOUND', `No route ${req.method} ${req.baseUrl}${req.path}`));
+  });
+  return router;
+}
+
+/**
+ * The whole API as one Express router: `/api/…`, `/api/v1/…`, `/apidocs/` (Swagger UI) and
+ * `/apidocs/openapi.json`. Requests wait until the instance is ready.
+ */
+export function createRouter(parts: RouterParts): Router {
+  const root = express.Router();
+  root.use(toHandler(async (_req, _res, next) => {
+    await parts.ready();
+    next();
+  }));
+  root.get('/apidocs/openapi.json', (_req, res) => {
+    res.json(parts.openapi());
+  });
+  root.use(
+    '/apidocs',
+    swaggerUi.serveFiles(undefined, { swaggerOptions: { url: './openapi.json' } }),
+    swaggerUi.setup(undefined, { swaggerOptions: { url: './openapi.json' } }),
+  );
+  root.use('/api/v1', generationRouter('B', parts));
+  root.use('/api', generationRouter('A', parts));
+  root.use(errorHandler(parts.logger));
+  return root;
+}

@@ -1,0 +1,85 @@
+import type { Router } from 'express';
+import type { EntityDefinition } from './declarations';
+import type { EntityModel } from './definition/normalize';
+import { BootError } from './errors';
+import type { RecordHook, RecordHookName } from './hooks';
+import type { AuxiliaryTable } from './sql/schema-sync';
+
+/** A route-mounting function; it runs once per path generation. */
+export type RouteInstaller = (router: Router, info: { generation: 'A' | 'B' }) => void;
+
+/** What a plugin's `setup` may do. Everything is registered before the instance starts. */
+export interface PluginApi {
+  /** Adds an entity type, as if the host had defined it. */
+  addEntity(definition: EntityDefinition): void;
+  /** Runs for every entity type once the definitions are resolved (the host's and plugins'). */
+  onEntity(fn: (model: EntityModel) => void): void;
+  /** Adds a record hook for one entity type, or `*` for all. Unknown hook names throw at start-up. */
+  onRecord(name: RecordHookName, entity: string, hook: RecordHook): void;
+  /** Adds routes under both `/api/` and `/api/v1/`, behind token authentication, before the record routes. */
+  addRoutes(install: RouteInstaller): void;
+  /** Adds routes that need no token (public links), under both bases. */
+  addPublicRoutes(install: RouteInstaller): void;
+  /** A table the plugin owns outside the entity definitions; schema sync creates it. */
+  addTable(table: AuxiliaryTable): void;
+  /** Merges paths, schemas or tags into the OpenAPI document. */
+  addOpenApi(fragment: OpenApiFragment): void;
+  /** Runs after schema sync, before the first request is served. */
+  onReady(fn: () => Promise<void> | void): void;
+  /** Runs when the instance closes, in reverse order of registration. */
+  onClose(fn: () => Promise<void> | void): void;
+}
+
+export interface OpenApiFragment {
+  paths?: Record<string, unknown>;
+  components?: { schemas?: Record<string, unknown> };
+  tags?: { name: string; description?: string }[];
+}
+
+export interface Plugin<TOptions = unknown> {
+  name: string;
+  /** Names of plugins that must be registered first. */
+  dependencies?: string[];
+  setup(api: PluginApi, options: TOptions): void;
+}
+
+/**
+ * Declares a plugin: metadata plus one `setup` function.
+ *
+ * @example
+ * export default definePlugin({ name: 'audit-log', setup(api) { api.onRecord('afterCreate', '*', log) } })
+ * @see docs/guide/writing-a-plugin.md
+ */
+export function definePlugin<TOptions = void>(plugin: Plugin<TOptions>): Plugin<TOptions> {
+  return plugin;
+}
+
+/** A plugin with its options, as the host lists it. */
+export type PluginEntry = Plugin<unknown> | [Plugin<unknown>, unknown];
+
+function checkShape(plugin: Plugin<unknown>): void {
+  if (!plugin || typeof plugin.name !== 'string' || typeof plugin.setup !== 'function') {
+    throw new BootError('CORE_PLUGIN_INVALID', 'a plugin needs a name and a setup function');
+  }
+}
+
+function checkDependencies(plugin: Plugin<unknown>, registered: Set<string>): void {
+  for (const dep of plugin.dependencies ?? []) {
+    if (dep !== '@entity-records/core' && !registered.has(dep)) {
+      throw new BootError('CORE_PLUGIN_INVALID', `plugin '${plugin.name}' needs '${dep}' registered before it`);
+    }
+  }
+}
+
+/** Runs each plugin's setup in order, after its checks. */
+export function registerPlugins(entries: readonly PluginEntry[], api: PluginApi): void {
+  const registered = new Set<string>();
+  for (const entry of entries) {
+    const [plugin, options] = Array.isArray(entry) ? entry : [entry, undefined];
+    checkShape(plugin);
+    if (registered.has(plugin.name)) throw new BootError('CORE_PLUGIN_INVALID', `plugin '${plugin.name}' is registered twice`);
+    checkDependencies(plugin, registered);
+    plugin.setup(api, options);
+    registered.add(plugin.name);
+  }
+}

@@ -1,0 +1,111 @@
+import type { ContextUser } from '../context';
+import type { EntityModel } from '../definition/normalize';
+import type { Database } from './database';
+import { live } from './read-query';
+import type { AuxiliaryTable } from './schema-sync';
+
+/** Tokens: only the SHA-256 of a token is stored. Times are Unix milliseconds. */
+export const TOKEN_TABLE: AuxiliaryTable = {
+  name: 'auth_token',
+  columns: {
+    id: 'varchar(64) not null',
+    token_hash: 'varchar(64) not null',
+    user_id: 'varchar(64) not null',
+    created_at: 'bigint not null',
+    last_used_at: 'bigint not null',
+    expires_at: 'bigint',
+    idle_ms: 'bigint',
+  },
+  primaryKey: ['id'],
+  indexes: [
+    { name: 'uq_auth_token_hash', columns: ['token_hash'], unique: true },
+    { name: 'ix_auth_token_user', columns: ['user_id'] },
+  ],
+};
+
+export interface TokenRow {
+  id: string;
+  userId: string;
+  createdAt: number;
+  lastUsedAt: number;
+  expiresAt: number | null;
+  idleMs: number | null;
+}
+
+export interface StoredUser extends ContextUser {
+  isActive: boolean;
+  passwordHash: string | null;
+}
+
+/** The SQL of sign-in: users by name or id with their hash, and the token table. */
+export class AuthStore {
+  constructor(
+    private readonly database: Database,
+    private readonly users: EntityModel,
+  ) {}
+
+  private userQuery() {
+    const { knex, dialect } = this.database;
+    const t = this.users.table;
+    return knex(t)
+      .select({ id: 'id', userName: 'user_name', name: 'name', isAdmin: 'is_admin', isActive: 'is_active', passwordHash: 'password' })
+      .where('deleted', live(dialect) as never);
+  }
+
+  private decode(row: Record<string, unknown> | undefined): StoredUser | undefined {
+    if (!row) return undefined;
+    const { dialect } = this.database;
+    return {
+      id: row.id as string,
+      userName: row.userName as string,
+      name: (row.name as string | null) ?? null,
+      isAdmin: dialect.fromDb('bool', row.isAdmin) === true,
+      isActive: dialect.fromDb('bool', row.isActive) !== false,
+      passwordHash: (row.passwordHash as string | null) ?? null,
+      rolesIds: [],
+    };
+  }
+
+  async userByName(userName: string): Promise<StoredUser | undefined> {
+    return this.decode(await this.userQuery().where('user_name', userName).first());
+  }
+
+  async userById(id: string): Promise<StoredUser | undefined> {
+    return this.decode(await this.userQuery().where('id', id).first());
+  }
+
+  async insertToken(row: TokenRow & { hash: string }): Promise<void> {
+    await this.database.knex(TOKEN_TABLE.name).insert({
+      id: row.id,
+      token_hash: row.hash,
+      user_id: row.userId,
+      created_at: row.createdAt,
+      last_used_at: row.lastUsedAt,
+      expires_at: row.expiresAt,
+      idle_ms: row.idleMs,
+    });
+  }
+
+  async tokenByHash(hash: string): Promise<TokenRow | undefined> {
+    const row = await this.database
+      .knex(TOKEN_TABLE.name)
+      .select({ id: 'id', userId: 'user_id', createdAt: 'created_at', lastUsedAt: 'last_used_at', expiresAt: 'expires_at', idleMs: 'idle_ms' })
+      .where('token_hash', hash)
+      .first();
+    if (!row) return undefined;
+    const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
+    return { ...row, createdAt: Number(row.createdAt), lastUsedAt: Number(row.lastUsedAt), expiresAt: num(row.expiresAt), idleMs: num(row.idleMs) };
+  }
+
+  async touchToken(id: string, at: number): Promise<void> {
+    await this.database.knex(TOKEN_TABLE.name).update({ last_used_at: at }).where('id', id);
+  }
+
+  async deleteToken(hash: string): Promise<void> {
+    await this.database.knex(TOKEN_TABLE.name).delete().where('token_hash', hash);
+  }
+
+  async deleteUserTokens(userId: string): Promise<void> {
+    await this.database.knex(TOKEN_TABLE.name).delete().where('user_id', userId);
+  }
+}

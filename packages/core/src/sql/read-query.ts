@@ -1,0 +1,123 @@
+import type { Knex } from 'knex';
+import type { ApiRecord } from '../declarations';
+import type { EntityModel, FieldModel, SchemaModel } from '../definition/normalize';
+import type { Dialect } from './dialects/dialect';
+
+/** The field whose value names a record of an entity in `<link>Name` (name, else code, else id). */
+export function nameColumn(model: EntityModel): string {
+  const f = model.field.get('name') ?? model.field.get('code') ?? model.field.get('userName');
+  return f?.column ?? 'id';
+}
+
+export const live = (dialect: Dialect): boolean | number => dialect.toDb('bool', false) as boolean | number;
+
+/** Alias of the joined table that names a belongsTo link. */
+const linkAlias = (field: FieldModel) => `l_${field.name}`;
+
+/**
+ * Builds the select of a list or read: stored columns aliased to their record keys, and one
+ * left join per single link for its name, so that names cost no extra query.
+ */
+export function selectRecords(
+  db: Knex | Knex.Transaction,
+  schema: SchemaModel,
+  dialect: Dialect,
+  model: EntityModel,
+  fields: readonly FieldModel[],
+): Knex.QueryBuilder {
+  const qb = db(model.table);
+  const columns: Record<string, string> = {};
+  for (const field of fields) {
+    if (!field.column) continue;
+    columns[field.key] = `${model.table}.${field.column}`;
+    if (field.type === 'link') {
+      const target = schema.entity(field.target as string) as EntityModel;
+      const alias = linkAlias(field);
+      columns[`${field.name}Name`] = `${alias}.${nameColumn(target)}`;
+      qb.leftJoin({ [alias]: target.table }, (j) =>
+        j.on(`${alias}.id`, '=', `${model.table}.${field.column}`).andOn(`${alias}.deleted`, '=', db.raw('?', [live(dialect)])),
+      );
+    }
+  }
+  return qb.select(columns).where(`${model.table}.deleted`, live(dialect) as never);
+}
+
+/** The column expression to order by for a field (a link sorts by its target's name). */
+export function sortColumn(schema: SchemaModel, model: EntityModel, field: FieldModel): string {
+  if (field.type === 'link') {
+    const target = schema.entity(field.target as string) as EntityModel;
+    return `${linkAlias(field)}.${nameColumn(target)}`;
+  }
+  return `${model.table}.${field.column}`;
+}
+
+/** Converts driver values to API values in place. */
+export function decodeRows(dialect: Dialect, fields: readonly FieldModel[], rows: Record<string, unknown>[]): void {
+  const converted = fields.filter((f) => f.column && (f.type === 'bool' || f.type === 'multiEnum' || f.type === 'jsonObject'));
+  if (dialect.name === 'postgres' || converted.length === 0) return;
+  for (const row of rows) for (const f of converted) row[f.key] = dialect.fromDb(f.type, row[f.key]);
+}
+
+/** Loads `<link>Ids` and `<link>Names` of multiple links: one query per link field, whatever the page size. */
+export async function loadMultipleLinks(
+  db: Knex | Knex.Transaction,
+  schema: SchemaModel,
+  dialect: Dialect,
+  fields: readonly FieldModel[],
+  records: ApiRecord[],
+): Promise<void> {
+  if (records.length === 0) return;
+  const ids = records.map((r) => r.id);
+  for (const field of fields) {
+    if (field.type !== 'linkMultiple') continue;
+    const target = schema.entity(field.target as string) as EntityModel;
+    let rows: { o: string; id: string; n: string | null }[];
+    if (field.linkKind === 'hasMany') {
+      rows = await db(target.table)
+        .select({ o: field.foreignColumn as string, id: 'id', n: nameColumn(target) })
+        .whereIn(field.foreignColumn as string, ids)
+        .andWhere('deleted', live(dialect) as never)
+        .orderBy('id');
+    } else {
+      const join = field.join as NonNullable<FieldModel['join']>;
+      rows = await db({ j: join.table })
+        .join({ t: target.table }, 't.id', `j.${join.targetColumn}`)
+        .select({ o: `j.${join.ownColumn}`, id: 't.id', n: `t.${nameColumn(target)}` })
+        .whereIn(`j.${join.ownColumn}`, ids)
+        .andWhere('t.deleted', live(dialect) as never)
+        .orderBy('t.id');
+    }
+    const byOwner = new Map<string, { ids: string[]; names: Record<string, string | null> }>();
+    for (const r of records) {
+      const entry = { ids: [] as string[], names: {} as Record<string, string | null> };
+      byOwner.set(r.id, entry);
+      r[field.key] = entry.ids;
+      r[`${field.name}Names`] = entry.names;
+    }
+    for (const row of rows) {
+      const entry = byOwner.get(row.o);
+      if (!entry) continue;
+      entry.ids.push(row.id);
+      entry.names[row.id] = row.n;
+    }
+  }
+}
+
+/** Record keys in output order for the chosen fields. */
+export function outputKeys(fields: readonly FieldModel[]): string[] {
+  const keys: string[] = [];
+  for (const f of fields) {
+    if (f.def.writeOnly) continue;
+    keys.push(f.key);
+    if (f.type === 'link') keys.push(`${f.name}Name`);
+    if (f.type === 'linkMultiple') keys.push(`${f.name}Names`);
+  }
+  return keys;
+}
+
+/** Orders a record's keys as the definition does (JSON output is stable and readable). */
+export function shapeRecord(keys: readonly string[], row: Record<string, unknown>): ApiRecord {
+  const out: Record<string, unknown> = {};
+  for (const k of keys) out[k] = row[k] ?? null;
+  return out as ApiRecord;
+}

@@ -1,0 +1,256 @@
+import type { Knex } from 'knex';
+import type { EntityModel, FieldModel, SchemaModel } from '../definition/normalize';
+import type { Dialect } from './dialects/dialect';
+import { addDays, isValidTimeZone, localDate, nowDateTime, startOfLocalDay } from '../time';
+import { asList, asNonNegativeInt, coerceScalar, escapeLike, invalidQuery } from './where-values';
+
+/** One condition of a list query, as the API receives it. */
+export interface WhereItem {
+  type: string;
+  attribute?: string;
+  value?: unknown;
+  isAttribute?: boolean;
+  timeZone?: string;
+}
+
+export interface WhereContext {
+  schema: SchemaModel;
+  dialect: Dialect;
+  model: EntityModel;
+  /** Called for every field a condition reads (permission checks); throws to refuse. */
+  onField?: (field: FieldModel) => void;
+}
+
+type Builder = Knex.QueryBuilder;
+type Apply = (qb: Builder, field: FieldModel, item: WhereItem, ctx: WhereContext) => void;
+
+const COMPARE: Record<string, string> = {
+  equals: '=',
+  notEquals: '<>',
+  greaterThan: '>',
+  lessThan: '<',
+  greaterThanOrEquals: '>=',
+  lessThanOrEquals: '<=',
+};
+const STRING_TYPES = new Set(['varchar', 'text', 'enum', 'link']);
+const ORDERED_TYPES = new Set(['varchar', 'text', 'enum', 'int', 'float', 'date', 'datetime', 'link']);
+const SCALAR_TYPES = new Set([...ORDERED_TYPES, 'bool']);
+const DATE_TYPES = new Set(['date', 'datetime']);
+
+const col = (ctx: WhereContext, field: FieldModel) => `${ctx.model.table}.${field.column}`;
+const rawCol = (ctx: WhereContext, field: FieldModel) => `"${ctx.model.table}"."${field.column}"`;
+
+function requireTypes(field: FieldModel, item: WhereItem, types: Set<string>): void {
+  if (!types.has(field.type) || (field.type === 'link' && field.linkKind !== 'belongsTo')) {
+    throw invalidQuery(`Operator '${item.type}' does not apply to field '${field.name}' (${field.type})`);
+  }
+}
+
+const scalar = (field: FieldModel, item: WhereItem, ctx: WhereContext) =>
+  ctx.dialect.toDb(field.type, coerceScalar(field, item.value));
+
+function compare(op: string): Apply {
+  return (qb, field, item, ctx) => {
+    requireTypes(field, item, op === '=' || op === '<>' ? SCALAR_TYPES : ORDERED_TYPES);
+    if (item.value === undefined || item.value === null) throw invalidQuery(`Operator '${item.type}' needs a value`);
+    const value = scalar(field, item, ctx);
+    if (op === '<>') qb.where((w) => w.where(col(ctx, field), '<>', value as never).orWhereNull(col(ctx, field)));
+    else qb.where(col(ctx, field), op, value as never);
+  };
+}
+
+function like(pattern: (v: string) => string, negate: boolean): Apply {
+  return (qb, field, item, ctx) => {
+    requireTypes(field, item, STRING_TYPES);
+    if (typeof item.value !== 'string') throw invalidQuery(`Operator '${item.type}' needs a text value`);
+    const sql = `${rawCol(ctx, field)} ${negate ? 'not ' : ''}${ctx.dialect.likeOperator} ? escape '\\'`;
+    const bound = pattern(item.value);
+    if (negate) qb.where((w) => w.whereRaw(sql, [bound]).orWhereNull(col(ctx, field)));
+    else qb.whereRaw(sql, [bound]);
+  };
+}
+
+function inList(negate: boolean): Apply {
+  return (qb, field, item, ctx) => {
+    requireTypes(field, item, SCALAR_TYPES);
+    const values = asList(item.value).map((v) => ctx.dialect.toDb(field.type, coerceScalar(field, v)));
+    if (!negate) {
+      if (values.length === 0) qb.whereRaw('1 = 0');
+      else qb.whereIn(col(ctx, field), values as never[]);
+    } else if (values.length > 0) {
+      qb.where((w) => w.whereNotIn(col(ctx, field), values as never[]).orWhereNull(col(ctx, field)));
+    }
+  };
+}
+
+function dateRange(item: WhereItem, field: FieldModel): [string | null, string | null, boolean] {
+  const tz = item.timeZone ?? 'UTC';
+  if (!isValidTimeZone(tz)) throw invalidQuery(`Unknown time zone '${tz}'`);
+  const today = localDate(tz);
+  const isDate = field.type === 'date';
+  const dayStart = (d: string) => (isDate ? d : startOfLocalDay(tz, d));
+  const now = isDate ? today : nowDateTime();
+  const days = () => asNonNegativeInt(item.value, `Operator '${item.type}' value`);
+  // [lower bound inclusive, upper bound, upper bound inclusive]
+  switch (item.type) {
+    case 'today':
+      return isDate ? [today, today, true] : [dayStart(today), dayStart(addDays(today, 1)), false];
+    case 'past':
+      return [null, now, false];
+    case 'future':
+      return isDate ? [addDays(today, 1), null, true] : [now, null, true];
+    case 'lastXDays':
+      return [dayStart(addDays(today, -days())), now, true];
+    default: // nextXDays
+      return isDate ? [today, addDays(today, days()), true] : [now, dayStart(addDays(today, days() + 1)), false];
+  }
+}
+
+const dateOp: Apply = (qb, field, item, ctx) => {
+  requireTypes(field, item, DATE_TYPES);
+  const [from, to, toInclusive] = dateRange(item, field);
+  if (from !== null) qb.where(col(ctx, field), '>=', from);
+  if (to !== null) qb.where(col(ctx, field), toInclusive ? '<=' : '<', to);
+};
+
+/** SQL selecting the ids of this entity's records linked (to any of `ids`, when given). */
+function linkSubquery(ctx: WhereContext, field: FieldModel, ids: unknown[] | null): string {
+  const target = ctx.schema.entity(field.target as string) as EntityModel;
+  if (field.linkKind === 'hasMany') {
+    return `select "${field.foreignColumn}" from "${target.table}" where deleted = ${ctx.dialect.name === 'postgres' ? 'false' : '0'}${
+      ids ? ` and id in (${ids.map(() => '?').join(', ')})` : ''
+    } and "${field.foreignColumn}" is not null`;
+  }
+  const join = field.join as NonNullable<FieldModel['join']>;
+  return `select j."${join.ownColumn}" from "${join.table}" j join "${target.table}" t on t.id = j."${join.targetColumn}" where t.deleted = ${
+    ctx.dialect.name === 'postgres' ? 'false' : '0'
+  }${ids ? ` and j."${join.targetColumn}" in (${ids.map(() => '?').join(', ')})` : ''}`;
+}
+
+function linkOp(kind: 'linkedWith' | 'notLinkedWith' | 'isLinked' | 'isNotLinked'): Apply {
+  return (qb, field, item, ctx) => {
+    if (field.type !== 'link' && field.type !== 'linkMultiple') {
+      throw invalidQuery(`Operator '${item.type}' does not apply to field '${field.name}' (${field.type})`);
+    }
+    const withIds = kind === 'linkedWith' || kind === 'notLinkedWith';
+    const ids = withIds ? asList(item.value).map((v) => coerceScalar({ ...field, type: 'varchar' }, v)) : null;
+    const negate = kind === 'notLinkedWith' || kind === 'isNotLinked';
+    if (field.linkKind === 'belongsTo') {
+      const c = col(ctx, field);
+      if (!ids) qb[negate ? 'whereNull' : 'whereNotNull'](c);
+      else if (!negate) ids.length ? qb.whereIn(c, ids as string[]) : qb.whereRaw('1 = 0');
+      else if (ids.length) qb.where((w) => w.whereNotIn(c, ids as string[]).orWhereNull(c));
+      return;
+    }
+    if (ids && ids.length === 0) {
+      if (!negate) qb.whereRaw('1 = 0');
+      return;
+    }
+    const sub = linkSubquery(ctx, field, ids);
+    qb.whereRaw(`"${ctx.model.table}".id ${negate ? 'not in' : 'in'} (${sub})`, (ids ?? []) as string[]);
+  };
+}
+
+function arrayOp(negate: boolean): Apply {
+  return (qb, field, item, ctx) => {
+    if (field.type !== 'multiEnum') throw invalidQuery(`Operator '${item.type}' applies to multiEnum fields only`);
+    const values = asList(item.value).map((v) => coerceScalar({ ...field, type: 'varchar' }, v));
+    if (values.length === 0) {
+      if (!negate) qb.whereRaw('1 = 0');
+      return;
+    }
+    const sql = ctx.dialect.jsonArrayAnyOf(rawCol(ctx, field), values.length);
+    if (negate) qb.where((w) => w.whereNull(col(ctx, field)).orWhereRaw(`not (${sql})`, values as string[]));
+    else qb.whereRaw(sql, values as string[]);
+  };
+}
+
+const OPERATORS: Record<string, Apply> = {
+  ...Object.fromEntries(Object.entries(COMPARE).map(([name, op]) => [name, compare(op)])),
+  between(qb, field, item, ctx) {
+    requireTypes(field, item, ORDERED_TYPES);
+    const pair = asList(item.value);
+    if (pair.length !== 2) throw invalidQuery(`Operator 'between' needs a value of two items`);
+    const [a, b] = pair.map((v) => ctx.dialect.toDb(field.type, coerceScalar(field, v)));
+    qb.where(col(ctx, field), '>=', a as never).where(col(ctx, field), '<=', b as never);
+  },
+  in: inList(false),
+  notIn: inList(true),
+  isNull: (qb, field, _item, ctx) => void qb.whereNull(col(ctx, field)),
+  isNotNull: (qb, field, _item, ctx) => void qb.whereNotNull(col(ctx, field)),
+  isTrue(qb, field, item, ctx) {
+    requireTypes(field, item, new Set(['bool']));
+    qb.where(col(ctx, field), ctx.dialect.toDb('bool', true) as never);
+  },
+  isFalse(qb, field, item, ctx) {
+    requireTypes(field, item, new Set(['bool']));
+    qb.where(col(ctx, field), ctx.dialect.toDb('bool', false) as never);
+  },
+  like: like((v) => v, false),
+  notLike: like((v) => v, true),
+  contains: like((v) => `%${escapeLike(v)}%`, false),
+  notContains: like((v) => `%${escapeLike(v)}%`, true),
+  startsWith: like((v) => `${escapeLike(v)}%`, false),
+  endsWith: like((v) => `%${escapeLike(v)}`, false),
+  today: dateOp,
+  past: dateOp,
+  future: dateOp,
+  lastXDays: dateOp,
+  nextXDays: dateOp,
+  linkedWith: linkOp('linkedWith'),
+  notLinkedWith: linkOp('notLinkedWith'),
+  isLinked: linkOp('isLinked'),
+  isNotLinked: linkOp('isNotLinked'),
+  arrayAnyOf: arrayOp(false),
+  arrayNoneOf: arrayOp(true),
+};
+
+const GROUPS = new Set(['and', 'or', 'not']);
+const LINK_OPERATORS = new Set(['linkedWith', 'notLinkedWith', 'isLinked', 'isNotLinked']);
+
+/** Every operator name the compiler knows, for docs and OpenAPI. */
+export const WHERE_OPERATORS = [...GROUPS, ...Object.keys(OPERATORS)];
+
+/** Resolves a condition's attribute through the definition only; unknown names are 400. */
+export function resolveField(ctx: WhereContext, attribute: unknown, operator: string): FieldModel {
+  if (typeof attribute !== 'string' || attribute === '') throw invalidQuery(`Operator '${operator}' needs an attribute`);
+  const { model } = ctx;
+  let field = model.byKey.get(attribute) ?? model.field.get(attribute);
+  if (field && !field.column && !LINK_OPERATORS.has(operator)) field = undefined;
+  if (!field || field.def.writeOnly) {
+    throw invalidQuery(`Unknown field '${attribute}' for ${model.name}`, { field: attribute });
+  }
+  ctx.onField?.(field);
+  return field;
+}
+
+function applyItem(qb: Builder, item: unknown, ctx: WhereContext): void {
+  if (typeof item !== 'object' || item === null || Array.isArray(item)) throw invalidQuery('A where item must be an object');
+  const w = item as WhereItem;
+  if (typeof w.type !== 'string') throw invalidQuery('A where item needs a type');
+  if (GROUPS.has(w.type)) {
+    const children = asList(w.value);
+    if (children.length === 0) throw invalidQuery(`Operator '${w.type}' needs a list of items`);
+    if (w.type === 'or') {
+      qb.where((outer) => {
+        for (const child of children) outer.orWhere((inner) => applyItem(inner, child, ctx));
+      });
+    } else if (w.type === 'and') {
+      qb.where((inner) => children.forEach((child) => applyItem(inner, child, ctx)));
+    } else {
+      qb.whereNot((inner) => children.forEach((child) => applyItem(inner, child, ctx)));
+    }
+    return;
+  }
+  const op = OPERATORS[w.type];
+  if (!op) throw invalidQuery(`Unknown operator '${w.type}'`, { operator: w.type });
+  if (w.isAttribute === true || (w.isAttribute as unknown) === 'true') {
+    throw invalidQuery(`${ctx.model.name} has no attribute '${String(w.attribute)}'`);
+  }
+  op(qb, resolveField(ctx, w.attribute, w.type), w, ctx);
+}
+
+/** Applies a list of where items (ANDed) to a query of the context's entity. */
+export function applyWhere(qb: Builder, items: readonly unknown[], ctx: WhereContext): void {
+  for (const item of items) applyItem(qb, item, ctx);
+}

@@ -1,0 +1,88 @@
+/** Date-time helpers: the API speaks UTC `YYYY-MM-DD HH:MM:SS` and dates `YYYY-MM-DD`. */
+
+const pad = (n: number, width = 2) => String(n).padStart(width, '0');
+
+export function formatDateTime(date: Date): string {
+  return (
+    `${pad(date.getUTCFullYear(), 4)}-${pad(date.getUTCMonth() + 1)}-${pad(date.getUTCDate())} ` +
+    `${pad(date.getUTCHours())}:${pad(date.getUTCMinutes())}:${pad(date.getUTCSeconds())}`
+  );
+}
+
+export const nowDateTime = (): string => formatDateTime(new Date());
+
+const DATE_RE = /^(\d{4})-(\d{2})-(\d{2})$/;
+const DATETIME_RE = /^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?$/;
+
+export function isValidDate(value: string): boolean {
+  const m = DATE_RE.exec(value);
+  if (!m) return false;
+  const d = new Date(Date.UTC(+m[1], +m[2] - 1, +m[3]));
+  return d.getUTCFullYear() === +m[1] && d.getUTCMonth() === +m[2] - 1 && d.getUTCDate() === +m[3];
+}
+
+/**
+ * Accepts `YYYY-MM-DD HH:MM[:SS]` (UTC) and ISO 8601 with an offset; returns the UTC form or
+ * undefined when the value is not a valid date-time.
+ */
+export function normalizeDateTime(value: string): string | undefined {
+  const m = DATETIME_RE.exec(value);
+  if (!m || !isValidDate(`${m[1]}-${m[2]}-${m[3]}`)) return undefined;
+  const [h, min, s] = [+m[4], +m[5], +(m[6] ?? 0)];
+  if (h > 23 || min > 59 || s > 59) return undefined;
+  let ms = Date.UTC(+m[1], +m[2] - 1, +m[3], h, min, s);
+  const zone = m[7];
+  if (zone && zone !== 'Z') {
+    const sign = zone.startsWith('-') ? -1 : 1;
+    const digits = zone.slice(1).replace(':', '');
+    ms -= sign * (+digits.slice(0, 2) * 60 + +digits.slice(2)) * 60_000;
+  }
+  return formatDateTime(new Date(ms));
+}
+
+/** Throws RangeError for an unknown zone. */
+function zoneOffsetMs(timeZone: string, at: Date): number {
+  const parts = new Intl.DateTimeFormat('en-US', {
+    timeZone,
+    hourCycle: 'h23',
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+  }).formatToParts(at);
+  const get = (type: string) => Number(parts.find((p) => p.type === type)?.value);
+  const wall = Date.UTC(get('year'), get('month') - 1, get('day'), get('hour'), get('minute'), get('second'));
+  return wall - Math.floor(at.getTime() / 1000) * 1000;
+}
+
+/** The calendar date in a time zone at an instant. */
+export function localDate(timeZone: string, at: Date = new Date()): string {
+  const shifted = new Date(at.getTime() + zoneOffsetMs(timeZone, at));
+  return formatDateTime(shifted).slice(0, 10);
+}
+
+/** Adds days to a `YYYY-MM-DD` date. */
+export function addDays(date: string, days: number): string {
+  const [y, m, d] = date.split('-').map(Number);
+  return formatDateTime(new Date(Date.UTC(y, m - 1, d + days))).slice(0, 10);
+}
+
+/** The UTC date-time at which a local calendar date starts in a time zone. */
+export function startOfLocalDay(timeZone: string, date: string): string {
+  const [y, m, d] = date.split('-').map(Number);
+  const midnight = Date.UTC(y, m - 1, d);
+  let guess = midnight - zoneOffsetMs(timeZone, new Date(midnight));
+  guess = midnight - zoneOffsetMs(timeZone, new Date(guess));
+  return formatDateTime(new Date(guess));
+}
+
+export function isValidTimeZone(timeZone: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone });
+    return true;
+  } catch {
+    return false;
+  }
+}
