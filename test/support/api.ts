@@ -1,0 +1,61 @@
+import { createEntityApi, type EntityApi, type EntityApiOptions } from '@entity-records/core';
+import express from 'express';
+import request from 'supertest';
+import { createTestDatabase, type TestDatabase } from './databases';
+
+export const ADMIN = { userName: 'admin', password: 'admin-test-password' };
+
+export interface TestApi {
+  api: EntityApi;
+  app: express.Express;
+  db: TestDatabase;
+  /** A token of the admin user. */
+  token: string;
+  /** supertest request with the admin token set, for a path under `/api/` or `/api/v1/`. */
+  get(path: string): request.Test;
+  post(path: string, body?: unknown): request.Test;
+  patch(path: string, body?: unknown): request.Test;
+  put(path: string, body?: unknown): request.Test;
+  del(path: string): request.Test;
+  close(): Promise<void>;
+}
+
+/** Starts an instance on a fresh database of the given kind, mounted in an Express app, with an admin token. */
+export async function startTestApi(
+  kind: 'sqlite' | 'postgres',
+  options: Omit<EntityApiOptions, 'database'>,
+): Promise<TestApi> {
+  const db = await createTestDatabase(kind);
+  const api = createEntityApi({ admin: ADMIN, logger: { info() {}, warn() {}, error() {} }, ...options, database: db.url });
+  await api.ready();
+  const app = express();
+  app.use(api.router);
+  const login = await request(app)
+    .get('/api/userSession')
+    .auth(ADMIN.userName, ADMIN.password)
+    .set('Authorization-Token-Only', 'true');
+  if (login.status !== 200) throw new Error(`admin login failed: ${login.status} ${JSON.stringify(login.body)}`);
+  const token: string = login.body.authorizationToken;
+  const withToken = (test: request.Test) => test.set('Authorization-Token', token).set('Accept', 'application/json');
+  return {
+    api,
+    app,
+    db,
+    token,
+    get: (path) => withToken(request(app).get(path)),
+    post: (path, body) => withToken(request(app).post(path)).send(body as object),
+    patch: (path, body) => withToken(request(app).patch(path)).send(body as object),
+    put: (path, body) => withToken(request(app).put(path)).send(body as object),
+    del: (path) => withToken(request(app).delete(path)),
+    async close() {
+      await api.close();
+      await db.drop();
+    },
+  };
+}
+
+/** Both path generations, for `describe.each`. */
+export const GENERATIONS = [
+  ['A', '/api'],
+  ['B', '/api/v1'],
+] as const;
