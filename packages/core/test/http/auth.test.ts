@@ -1,0 +1,100 @@
+import request from 'supertest';
+import { ADMIN, startTestApi, type TestApi } from '../../../../test/support/api';
+import { TEST_DBS } from '../../../../test/support/databases';
+import { testEntities } from '../../../../test/support/fixtures';
+
+const SESSION_PATHS = ['/api/userSession', '/api/v1/App/user', '/api/v1/userSession'];
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe.each(TEST_DBS)('authentication on %s', (kind) => {
+  let t: TestApi;
+  const http = () => request(t.app);
+  const login = (path = '/api/userSession', headers: Record<string, string> = {}) =>
+    http().get(path).auth(ADMIN.userName, ADMIN.password).set({ 'Authorization-Token-Only': 'true', ...headers });
+
+  beforeAll(async () => {
+    t = await startTestApi(kind, { entities: testEntities });
+  });
+  afterAll(() => t.close());
+
+  it.each(SESSION_PATHS)('%s gives a token with Basic credentials', async (path) => {
+    const res = await login(path).expect(200);
+    expect(Object.keys(res.body)).toEqual(['authorizationToken']);
+    expect(res.body.authorizationToken).toMatch(/^[A-Za-z0-9_-]{43,}$/);
+    await http().get('/api/v1/Brand').set('Authorization-Token', res.body.authorizationToken).expect(200);
+  });
+
+  it('answers the full session without Authorization-Token-Only', async () => {
+    const res = await http().get('/api/v1/App/user').auth(ADMIN.userName, ADMIN.password).expect(200);
+    expect(res.body.user).toMatchObject({ userName: 'admin', isAdmin: true, rolesIds: [] });
+    expect(res.body.user.password).toBeUndefined();
+    expect(res.body.acl.Product).toMatchObject({ create: true, read: 'all' });
+  });
+
+  it('refuses wrong credentials with 401 and no browser prompt', async () => {
+    const res = await http().get('/api/userSession').auth(ADMIN.userName, 'wrong').expect(401);
+    expect(res.headers['www-authenticate']).toBeUndefined();
+    expect(res.body.error.code).toBe('CORE_UNAUTHORIZED');
+    await http().get('/api/userSession').auth('nobody', 'x').expect(401);
+    await http().get('/api/userSession').set('Authorization', 'Basic !!!').expect(401);
+  });
+
+  it('requires a token on every other route and refuses Basic there', async () => {
+    for (const base of ['/api', '/api/v1']) {
+      await http().get(`${base}/Brand`).expect(401);
+      await http().get(`${base}/metadata`).expect(401);
+      await http().get(`${base}/Brand`).set('Authorization-Token', 'made-up').expect(401);
+      const basic = await http().get(`${base}/Brand`).auth(ADMIN.userName, ADMIN.password).expect(401);
+      expect(basic.headers['www-authenticate']).toBeUndefined();
+    }
+  });
+
+  it('revokes the presented token with DELETE', async () => {
+    const token = (await login().expect(200)).body.authorizationToken;
+    const other = (await login().expect(200)).body.authorizationToken;
+    await http().delete('/api/v1/App/user').set('Authorization-Token', token).expect(200);
+    await http().get('/api/Brand').set('Authorization-Token', token).expect(401);
+    await http().get('/api/Brand').set('Authorization-Token', other).expect(200);
+  });
+
+  it('stores only the SHA-256 of a token', async () => {
+    const token = (await login().expect(200)).body.authorizationToken;
+    const rows = await t.api.database.knex('auth_token').select('token_hash');
+    expect(rows.some((r: { token_hash: string }) => r.token_hash === token)).toBe(false);
+    expect(rows.every((r: { token_hash: string }) => /^[0-9a-f]{64}$/.test(r.token_hash))).toBe(true);
+  });
+
+  it('honours Authorization-Token-Lifetime and -Idletime (hours)', async () => {
+    const short = (await login('/api/userSession', { 'Authorization-Token-Lifetime': String(0.6 / 3600) }).expect(200)).body.authorizationToken;
+    await http().get('/api/Brand').set('Authorization-Token', short).expect(200);
+    await sleep(700);
+    await http().get('/api/Brand').set('Authorization-Token', short).expect(401);
+    await login('/api/userSession', { 'Authorization-Token-Idletime': 'soon' }).expect(400);
+  });
+
+  it('revokes a user’s tokens when the password changes, and never returns the password', async () => {
+    const user = await t.post('/api/User', { userName: 'alice', name: 'Alice', password: 'alice-pass-1' }).expect(200);
+    expect(user.body.password).toBeUndefined();
+    const alice = (await http().get('/api/userSession').auth('alice', 'alice-pass-1').set('Authorization-Token-Only', 'true').expect(200)).body
+      .authorizationToken;
+    await http().get('/api/Brand').set('Authorization-Token', alice).expect(200);
+    await t.patch(`/api/User/${user.body.id}`, { password: 'alice-pass-2' }).expect(200);
+    await http().get('/api/Brand').set('Authorization-Token', alice).expect(401);
+    await http().get('/api/userSession').auth('alice', 'alice-pass-1').expect(401);
+    await http().get('/api/userSession').auth('alice', 'alice-pass-2').expect(200);
+    const list = await t.get('/api/User').expect(200);
+    expect(list.body.list.every((u: Record<string, unknown>) => !('password' in u))).toBe(true);
+    await t.get('/api/User?select=password').expect(400);
+    const stored = await t.api.database.knex('user').select('password').where('id', user.body.id).first();
+    expect(stored.password).toMatch(/^scrypt\$/);
+  });
+
+  it('refuses an inactive user', async () => {
+    const user = await t.post('/api/User', { userName: 'bob', password: 'bob-pass-1' }).expect(200);
+    const bob = (await http().get('/api/userSession').auth('bob', 'bob-pass-1').set('Authorization-Token-Only', 'true').expect(200)).body
+      .authorizationToken;
+    await t.patch(`/api/User/${user.body.id}`, { isActive: false }).expect(200);
+    await http().get('/api/Brand').set('Authorization-Token', bob).expect(401);
+    await http().get('/api/userSession').auth('bob', 'bob-pass-1').expect(401);
+  });
+});
