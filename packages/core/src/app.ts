@@ -16,6 +16,7 @@ import { buildOpenApi } from './openapi/build-document';
 import { registerPlugins, type OpenApiFragment, type PluginApi, type PluginEntry, type RouteInstaller } from './plugin';
 import { AuthStore, TOKEN_TABLE } from './sql/auth-store';
 import { openDatabase, type Database } from './sql/database';
+import { translateOutage } from './sql/dialects/shared';
 import { Repository } from './sql/repository';
 import { planSchema, syncSchema, type AuxiliaryTable, type SchemaStep } from './sql/schema-sync';
 
@@ -173,6 +174,7 @@ export function createEntityApi(options: EntityApiOptions): EntityApi {
     publicRoutes: registry.publicRoutes,
     maxBodySize: options.maxBodySize ?? '32mb',
     logger,
+    translateError: translateOutage,
   });
 
   return {

@@ -40,13 +40,16 @@ const headerSafe = (text: string) => text.replace(/[^\x20-\x7e]/g, '?').slice(0,
  * The one error middleware: `{error: {code, message, details}}`, the message again in
  * `X-Status-Reason`, never a stack trace or SQL. Status ≥ 500 is logged with a request id.
  */
-export function errorHandler(logger: Logger = consoleLogger): ErrorRequestHandler {
+export function errorHandler(
+  logger: Logger = consoleLogger,
+  translate: (error: unknown) => ApiError | undefined = () => undefined,
+): ErrorRequestHandler {
   return (err, req, res, next) => {
     if (res.headersSent) {
       next(err);
       return;
     }
-    let error = err instanceof ApiError ? err : (fromBodyParser(err ?? {}) ?? toApiError(err));
+    let error = err instanceof ApiError ? err : (fromBodyParser(err ?? {}) ?? translate(err) ?? toApiError(err));
     if (error.status >= 500) {
       const requestId = randomUUID();
       logger.error(`${req.method} ${req.originalUrl} failed (request ${requestId})`, {

@@ -23,6 +23,8 @@ export interface RouterParts {
   /** Paths (below the base) whose bodies another parser reads (multipart). */
   rawBodyPaths?: (path: string) => boolean;
   logger?: Logger;
+  /** Database errors met outside repositories (sign-in, plugins) → API errors. */
+  translateError?: (error: unknown) => ApiError | undefined;
 }
 
 /** One generation's routes; mounted at `/api` (A) and `/api/v1` (B) from the same code. */
@@ -68,6 +70,6 @@ export function createRouter(parts: RouterParts): Router {
   );
   root.use('/api/v1', generationRouter('B', parts));
   root.use('/api', generationRouter('A', parts));
-  root.use(errorHandler(parts.logger));
+  root.use(errorHandler(parts.logger, parts.translateError));
   return root;
 }

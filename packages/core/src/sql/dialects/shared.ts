@@ -14,12 +14,14 @@ const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EP
 
 /** Lost or refused connections and pool time-outs: the database is unavailable, not broken. */
 export function isConnectionError(error: unknown): boolean {
-  if (!(error instanceof Error)) return false;
-  const code = (error as { code?: string }).code;
-  if (code && CONNECTION_CODES.has(code)) return true;
-  if (error.name === 'KnexTimeoutError') return true;
-  return /Connection terminated|connection (?:was )?closed|Client has encountered a connection error/i.test(
-    error.message,
+  // Duck-typed: errors made by Node's own modules may come from another realm than `Error`.
+  if (typeof error !== 'object' || error === null) return false;
+  const { code, name, message } = error as { code?: unknown; name?: unknown; message?: unknown };
+  if (typeof code === 'string' && CONNECTION_CODES.has(code)) return true;
+  if (name === 'KnexTimeoutError') return true;
+  return (
+    typeof message === 'string' &&
+    /Connection terminated|connection (?:was )?closed|Client has encountered a connection error|Connection ended unexpectedly/i.test(message)
   );
 }
 
@@ -34,3 +36,7 @@ export function parseJson(value: unknown): unknown {
     return null;
   }
 }
+
+/** A database error seen outside a repository: only outages are recognised (503). */
+export const translateOutage = (error: unknown): ApiError | undefined =>
+  isConnectionError(error) ? databaseUnavailable(error) : undefined;
