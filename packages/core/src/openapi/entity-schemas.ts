@@ -1,6 +1,23 @@
 import type { EntityModel, FieldModel } from '../definition/normalize';
 import { valueSchema } from '../definition/validate-record';
 
+/**
+ * Date-times go over the wire as UTC `YYYY-MM-DD HH:MM:SS`, which is not an RFC 3339 `date-time`
+ * (no `T`, no offset), so a pattern describes them instead of `format`: a client that checks
+ * formats would otherwise reject every record.
+ */
+export const DATETIME_READ = {
+  type: 'string',
+  pattern: '^\\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2}:\\d{2}$',
+  description: 'UTC, YYYY-MM-DD HH:MM:SS',
+} as const;
+
+/** What writes accept: `YYYY-MM-DD HH:MM[:SS]` (UTC) or ISO 8601 with `T` and an offset. */
+const DATETIME_WRITE = {
+  pattern: '^\\d{4}-\\d{2}-\\d{2}[ T]\\d{2}:\\d{2}(:\\d{2}(\\.\\d+)?)?(Z|[+-]\\d{2}:?\\d{2})?$',
+  description: 'UTC YYYY-MM-DD HH:MM:SS, or ISO 8601 with an offset (stored as UTC)',
+} as const;
+
 /** JSON Schema (2020-12, as OpenAPI 3.1 uses it) of a value that may be null. */
 function nullable(schema: Record<string, unknown>): Record<string, unknown> {
   const type = schema.type;
@@ -9,22 +26,47 @@ function nullable(schema: Record<string, unknown>): Record<string, unknown> {
   return schema;
 }
 
+/** A required field refuses null and the empty string (and, for lists, the empty list). */
+function notEmpty(field: FieldModel, schema: Record<string, unknown>): Record<string, unknown> {
+  const out = { ...schema };
+  if (Array.isArray(out.type)) {
+    const types = (out.type as string[]).filter((t) => t !== 'null');
+    out.type = types.length === 1 ? types[0] : types;
+  }
+  if (Array.isArray(out.enum)) out.enum = (out.enum as unknown[]).filter((v) => v !== null);
+  if (out.type === 'string' && field.type !== 'date' && field.type !== 'datetime') out.minLength = 1;
+  if (out.type === 'array') out.minItems = 1;
+  return out;
+}
+
 function describe(field: FieldModel, schema: Record<string, unknown>): Record<string, unknown> {
   const out = { ...schema };
   const text = field.def.description ?? field.def.label;
   if (text) out.description = text;
   if (field.def.readOnly) out.readOnly = true;
+  if (field.def.writeOnly) out.writeOnly = true;
   if (field.def.default !== undefined) out.default = field.def.default;
   return out;
 }
 
 const SYSTEM_READ: Record<string, Record<string, unknown>> = {
   id: { type: 'string', readOnly: true },
-  createdAt: { type: 'string', description: 'UTC, YYYY-MM-DD HH:MM:SS', readOnly: true },
-  modifiedAt: { type: 'string', description: 'UTC, YYYY-MM-DD HH:MM:SS', readOnly: true },
+  createdAt: { ...DATETIME_READ, readOnly: true },
+  modifiedAt: { ...DATETIME_READ, readOnly: true },
   createdById: { type: ['string', 'null'], readOnly: true },
   modifiedById: { type: ['string', 'null'], readOnly: true },
 };
+
+/** The schema of a value as reads return it. */
+function readValueSchema(field: FieldModel): Record<string, unknown> {
+  if (field.type === 'linkMultiple') return { type: 'array', items: { type: 'string' } };
+  if (field.type === 'datetime') return { ...DATETIME_READ, type: ['string', 'null'] };
+  const schema = valueSchema(field);
+  // Reads show what is stored, whatever limits a later definition puts on new writes.
+  delete schema.maxLength;
+  delete schema.pattern;
+  return nullable(schema);
+}
 
 /** The record as reads return it. */
 export function readSchema(model: EntityModel): Record<string, unknown> {
@@ -36,10 +78,7 @@ export function readSchema(model: EntityModel): Record<string, unknown> {
       if (f.type === 'link') properties[`${f.name}Name`] = { type: ['string', 'null'], readOnly: true };
       continue;
     }
-    const schema = valueSchema(f);
-    if (f.type === 'date') schema.format = 'date';
-    if (f.type === 'datetime') schema.description = 'UTC, YYYY-MM-DD HH:MM:SS';
-    properties[f.key] = describe(f, f.type === 'linkMultiple' ? { type: 'array', items: { type: 'string' } } : nullable(schema));
+    properties[f.key] = describe(f, readValueSchema(f));
     if (f.type === 'link') properties[`${f.name}Name`] = { type: ['string', 'null'], readOnly: true };
     if (f.type === 'linkMultiple') {
       properties[`${f.name}Names`] = { type: 'object', additionalProperties: { type: ['string', 'null'] }, readOnly: true };
@@ -53,14 +92,27 @@ export function readSchema(model: EntityModel): Record<string, unknown> {
   };
 }
 
-/** The body of a create (required fields required) or an update (every field optional). */
+/** The schema of a value as writes accept it. */
+function writeValueSchema(field: FieldModel): Record<string, unknown> {
+  const schema = valueSchema(field);
+  if (field.type === 'datetime') {
+    delete schema.format;
+    Object.assign(schema, DATETIME_WRITE);
+  }
+  return field.def.required && field.type !== 'linkMultiple' ? notEmpty(field, schema) : schema;
+}
+
+/**
+ * The body of a create (required fields required) or an update (every field optional; a
+ * required field cannot be cleared).
+ */
 export function writeSchema(model: EntityModel, mode: 'create' | 'update'): Record<string, unknown> {
   const properties: Record<string, unknown> = {};
   const required: string[] = [];
   if (mode === 'create') properties.id = { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$', description: 'Optional; a UUIDv7 is made when absent.' };
   for (const f of model.fields) {
     if (f.system || f.def.readOnly) continue;
-    properties[f.key] = describe(f, valueSchema(f));
+    properties[f.key] = describe(f, writeValueSchema(f));
     if (mode === 'create' && f.def.required && f.def.default === undefined && f.type !== 'linkMultiple') required.push(f.key);
   }
   return { type: 'object', properties, ...(required.length && { required }), additionalProperties: false };

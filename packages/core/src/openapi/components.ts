@@ -1,0 +1,188 @@
+import type { SchemaModel } from '../definition/normalize';
+import { ERROR_STATUS } from '../errors';
+import type { OpenApiFragment } from '../plugin';
+import { WHERE_OPERATORS } from '../sql/where';
+import { readSchema, writeSchema } from './entity-schemas';
+
+export const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+export const json = (schema: unknown) => ({ content: { 'application/json': { schema } } });
+
+/** List sizes shown in the `maxSize` parameter. */
+export interface ListSizes {
+  defaultListSize?: number;
+  maxListSize?: number;
+}
+
+const ERROR_BODY = {
+  type: 'object',
+  required: ['error'],
+  properties: {
+    error: {
+      type: 'object',
+      required: ['code', 'message'],
+      properties: {
+        code: { type: 'string', description: 'See docs/reference/errors.md.', examples: Object.keys(ERROR_STATUS) },
+        message: { type: 'string' },
+        details: { type: 'object', description: 'Validation failures carry `issues: [{path, code, message}]`.' },
+      },
+    },
+  },
+};
+
+const SESSION = {
+  type: 'object',
+  required: ['authorizationToken'],
+  properties: {
+    authorizationToken: { type: 'string' },
+    user: {
+      type: 'object',
+      properties: {
+        id: { type: 'string' },
+        userName: { type: 'string' },
+        name: { type: ['string', 'null'] },
+        isAdmin: { type: 'boolean' },
+        rolesIds: { type: 'array', items: { type: 'string' } },
+      },
+    },
+    acl: { type: 'object', description: 'Per entity type: `{create, read, edit, delete, stream}`.' },
+  },
+};
+
+const RESTORE_RESULT = {
+  type: 'object',
+  required: ['restored', 'errors'],
+  properties: {
+    restored: { type: 'integer' },
+    errors: {
+      type: 'array',
+      items: { type: 'object', properties: { id: { type: 'string' }, code: { type: 'string' }, message: { type: 'string' } } },
+    },
+  },
+};
+
+const METADATA = {
+  type: 'object',
+  required: ['entityDefs', 'scopes', 'fields', 'app'],
+  properties: {
+    entityDefs: {
+      type: 'object',
+      additionalProperties: {
+        type: 'object',
+        properties: { fields: { type: 'object' }, links: { type: 'object' }, uniqueIndexes: { type: 'object' } },
+      },
+    },
+    scopes: { type: 'object', additionalProperties: { type: 'object' } },
+    fields: { type: 'object', description: 'The field type catalogue.' },
+    app: {
+      type: 'object',
+      properties: { languages: { type: 'array', items: { type: 'string' } }, thumbnailTypes: { type: 'object' } },
+    },
+  },
+};
+
+const WHERE_ITEM = {
+  type: 'object',
+  required: ['type'],
+  properties: {
+    type: { type: 'string', enum: WHERE_OPERATORS },
+    attribute: { type: 'string', description: 'A field name (`name`, `brandId`, `categories`).' },
+    value: { description: 'A value, a list of values, or for `and`, `or` and `not` a list of conditions.' },
+    isAttribute: { type: 'boolean' },
+    timeZone: { type: 'string', description: 'IANA time zone of the date operators; default UTC.' },
+  },
+};
+
+function entitySchemas(schema: SchemaModel): Record<string, unknown> {
+  const schemas: Record<string, unknown> = {};
+  for (const model of schema.entities.values()) {
+    schemas[model.name] = readSchema(model);
+    schemas[`${model.name}Create`] = writeSchema(model, 'create');
+    schemas[`${model.name}Update`] = writeSchema(model, 'update');
+    schemas[`${model.name}List`] = {
+      type: 'object',
+      description: '`total` is absent with `collectionOnly=true`, `list` with `totalOnly=true`.',
+      properties: { total: { type: 'integer' }, list: { type: 'array', items: ref(model.name) } },
+    };
+  }
+  return schemas;
+}
+
+const header = (name: string, description: string, values?: string[]) => ({
+  name,
+  in: 'header',
+  required: false,
+  description,
+  schema: values ? { type: 'string', enum: values } : { type: 'string' },
+});
+const query = (name: string, description: string, schema: Record<string, unknown>) => ({
+  name,
+  in: 'query',
+  required: false,
+  description,
+  schema,
+});
+
+function parameters(sizes: ListSizes) {
+  const max = sizes.maxListSize ?? 1000;
+  const size = sizes.defaultListSize ?? 200;
+  return {
+    WithMeta: header('With-Meta', '`true` or `1` asks for `_meta` on every record of the response. Core does not add `_meta` yet: the header is accepted and has no effect.', ['true', '1']),
+    Language: header('language', 'A language code of the instance, for multilingual fields. Core has no multilingual fields yet: the header is accepted and has no effect.'),
+    FlattenAttributes: header('Flatten-Attributes', '`true` turns attribute values into fields of the record. Core has no attributes yet: the header is accepted and has no effect.', ['true']),
+    Permanently: header('permanently', '`true` (or `1`) removes the row instead of soft-deleting it.', ['true', '1']),
+    select: query('select', 'Comma-separated field names to return (`id` is always returned).', { type: 'string' }),
+    offset: query('offset', 'Records to skip; default 0.', { type: 'integer', minimum: 0 }),
+    maxSize: query('maxSize', `Records to return; default ${size}, at most ${max}.`, { type: 'integer', minimum: 0, maximum: max }),
+    sortBy: query('sortBy', 'Field to sort by; default `id` (creation order). A link sorts by the linked name. `orderBy` is an alias.', { type: 'string' }),
+    asc: query('asc', 'Ascending (default) or descending.', { type: 'boolean' }),
+    order: query('order', '`asc` or `desc`; read when `asc` is absent.', { type: 'string', enum: ['asc', 'desc'] }),
+    where: {
+      name: 'where',
+      in: 'query',
+      required: false,
+      description:
+        'Conditions, ANDed: a JSON array (as here), or the bracket form `where[0][type]=equals&where[0][attribute]=name&where[0][value]=x`.',
+      content: { 'application/json': { schema: { type: 'array', items: ref('WhereItem') } } },
+    },
+    totalOnly: query('totalOnly', 'Answer `{total}` only.', { type: 'boolean' }),
+    collectionOnly: query('collectionOnly', 'Answer `{list}` only, without counting.', { type: 'boolean' }),
+    id: { name: 'id', in: 'path', required: true, schema: { type: 'string' } },
+  };
+}
+
+/** Error responses carry the message again in `X-Status-Reason`, which AtroCore clients read. */
+const errorResponse = (description: string) => ({
+  description,
+  headers: { 'X-Status-Reason': { description: 'The error message.', schema: { type: 'string' } } },
+  ...json(ref('Error')),
+});
+
+/** Every reusable part of the document; plugin schemas are merged last. */
+export function components(schema: SchemaModel, fragments: readonly OpenApiFragment[], sizes: ListSizes = {}) {
+  const schemas: Record<string, unknown> = {
+    Error: ERROR_BODY,
+    Session: SESSION,
+    RestoreResult: RESTORE_RESULT,
+    Metadata: METADATA,
+    WhereItem: WHERE_ITEM,
+    ...entitySchemas(schema),
+  };
+  for (const f of fragments) Object.assign(schemas, f.components?.schemas ?? {});
+  return {
+    securitySchemes: {
+      tokenAuth: { type: 'apiKey', in: 'header', name: 'Authorization-Token', description: 'A token from GET /api/userSession.' },
+      basicAuth: { type: 'http', scheme: 'basic', description: 'Only for obtaining a token.' },
+    },
+    parameters: parameters(sizes),
+    responses: {
+      BadRequest: errorResponse('Malformed JSON, a wrong type, an unknown field or a bad query parameter'),
+      Unauthorized: errorResponse('Missing, unknown, expired or revoked token'),
+      NotFound: errorResponse('Unknown entity type or record'),
+      Conflict: errorResponse('A unique field or index already holds the value'),
+      PayloadTooLarge: errorResponse('The body is larger than the instance allows'),
+      UnsupportedMediaType: errorResponse('Generation A: a body that is not application/json'),
+      Error: errorResponse('Any other error (500 with a request id, 503 when the database is unavailable)'),
+    },
+    schemas,
+  };
+}

@@ -1,0 +1,173 @@
+import type { SchemaModel } from '../definition/normalize';
+import type { OpenApiFragment } from '../plugin';
+import { json, ref } from './components';
+
+export type Operation = Record<string, unknown>;
+export type PathItem = Record<string, unknown>;
+export type Generation = 'A' | 'B';
+
+export const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
+
+const param = (name: string) => ({ $ref: `#/components/parameters/${name}` });
+const response = (name: string) => ({ $ref: `#/components/responses/${name}` });
+const ok = (description: string, schema: unknown) => ({ description, ...json(schema) });
+
+/** Every operation answers errors in one shape; the codes are listed in docs/reference/errors.md. */
+const errorResponses = {
+  '400': response('BadRequest'),
+  '401': response('Unauthorized'),
+  '404': response('NotFound'),
+  default: response('Error'),
+};
+
+/** What a request with a JSON body may also get: too large, and in generation A a wrong content type. */
+const bodyResponses = (generation: Generation) => ({
+  '413': response('PayloadTooLarge'),
+  ...(generation === 'A' && { '415': response('UnsupportedMediaType') }),
+});
+
+const LIST_PARAMS = ['select', 'offset', 'maxSize', 'sortBy', 'asc', 'order', 'where', 'totalOnly', 'collectionOnly'];
+const READ_HEADERS = ['WithMeta', 'Language', 'FlattenAttributes'];
+
+/** List, create, read, update (PATCH and PUT) and delete of one entity type. */
+function entityPaths(name: string, op: (id: string) => string, generation: Generation): Record<string, PathItem> {
+  const tags = [name];
+  const readHeaders = READ_HEADERS.map(param);
+  const body = (schema: string) => ({ required: true, ...json(ref(schema)) });
+  const list: Operation = {
+    operationId: op(`list${name}`),
+    tags,
+    summary: `List ${name} records`,
+    parameters: [...LIST_PARAMS.map(param), ...readHeaders],
+    responses: { '200': ok(`A page of ${name} records`, ref(`${name}List`)), ...errorResponses },
+  };
+  const create: Operation = {
+    operationId: op(`create${name}`),
+    tags,
+    summary: `Create a ${name}`,
+    parameters: readHeaders,
+    requestBody: body(`${name}Create`),
+    responses: { '200': ok(`The created ${name}`, ref(name)), '409': response('Conflict'), ...bodyResponses(generation), ...errorResponses },
+  };
+  const read: Operation = {
+    operationId: op(`get${name}`),
+    tags,
+    summary: `Read one ${name}`,
+    parameters: [param('id'), param('select'), ...readHeaders],
+    responses: { '200': ok(`The ${name}`, ref(name)), ...errorResponses },
+  };
+  const native = generation === 'A' ? 'patch' : 'put';
+  const update = (verb: 'patch' | 'put'): Operation => ({
+    operationId: op(`${verb === 'patch' ? 'update' : 'replace'}${name}`),
+    tags,
+    summary: `Update a ${name} (fields not sent stay unchanged)${verb === native ? '' : `; same as ${native.toUpperCase()}`}`,
+    parameters: [param('id'), ...readHeaders],
+    requestBody: body(`${name}Update`),
+    responses: { '200': ok(`The updated ${name}`, ref(name)), '409': response('Conflict'), ...bodyResponses(generation), ...errorResponses },
+  });
+  const remove: Operation = {
+    operationId: op(`delete${name}`),
+    tags,
+    summary: `Delete a ${name} (soft unless the permanently header is sent)`,
+    parameters: [param('id'), param('Permanently')],
+    responses: { '200': ok('Deleted', { type: 'boolean', const: true }), ...errorResponses },
+  };
+  return {
+    [`/${name}`]: { get: list, post: create },
+    [`/${name}/{id}`]: { get: read, patch: update('patch'), put: update('put'), delete: remove },
+  };
+}
+
+function sessionPath(op: (id: string) => string, suffix: string): PathItem {
+  const hoursHeader = (name: string) => ({ name, in: 'header', schema: { type: 'number', minimum: 0 }, description: 'Hours; 0 = no limit.' });
+  return {
+    get: {
+      operationId: op(`signIn${suffix}`),
+      tags: ['Auth'],
+      summary: 'Obtain a token with Basic credentials (or read the session of a token)',
+      security: [{ basicAuth: [] }, { tokenAuth: [] }],
+      parameters: [
+        { name: 'Authorization-Token-Only', in: 'header', schema: { type: 'string', enum: ['true'] }, description: 'Answer `{authorizationToken}` only.' },
+        hoursHeader('Authorization-Token-Lifetime'),
+        hoursHeader('Authorization-Token-Idletime'),
+      ],
+      responses: {
+        '200': ok('The token (and the user with its rights)', ref('Session')),
+        '400': response('BadRequest'),
+        '401': response('Unauthorized'),
+        default: response('Error'),
+      },
+    },
+    delete: {
+      operationId: op(`signOut${suffix}`),
+      tags: ['Auth'],
+      summary: 'Revoke the token presented',
+      responses: { '200': ok('Revoked', { type: 'boolean', const: true }), '401': response('Unauthorized'), default: response('Error') },
+    },
+  };
+}
+
+function metadataPath(op: (id: string) => string, suffix: string): PathItem {
+  return {
+    get: {
+      operationId: op(`metadata${suffix}`),
+      tags: ['Metadata'],
+      summary: 'The instance metadata',
+      responses: { '200': ok('Metadata', ref('Metadata')), '401': response('Unauthorized'), default: response('Error') },
+    },
+  };
+}
+
+function restorePath(op: (id: string) => string, generation: Generation): PathItem {
+  const body = { type: 'object', required: ['entityName', 'ids'], properties: { entityName: { type: 'string' }, ids: { type: 'array', items: { type: 'string' } } } };
+  return {
+    post: {
+      operationId: op('entityRestore'),
+      tags: ['Records'],
+      summary: 'Restore soft-deleted records',
+      requestBody: { required: true, ...json(body) },
+      responses: { '200': ok('Restored count and errors', ref('RestoreResult')), ...bodyResponses(generation), ...errorResponses },
+    },
+  };
+}
+
+/** A plugin operation with its id made generation-specific and responses guaranteed. */
+function fragmentOperation(path: string, method: string, operation: Operation, op: (id: string) => string): Operation {
+  const given = typeof operation.operationId === 'string' && operation.operationId !== '' ? operation.operationId : undefined;
+  const derived = `${method}${path.replace(/[^A-Za-z0-9]+/g, '_')}`;
+  return {
+    ...operation,
+    operationId: op(given ?? derived),
+    responses: operation.responses ?? { default: response('Error') },
+  };
+}
+
+function fragmentPathItem(path: string, item: PathItem, op: (id: string) => string): PathItem {
+  return Object.fromEntries(
+    Object.entries(item).map(([key, value]) =>
+      (HTTP_METHODS as readonly string[]).includes(key) && value && typeof value === 'object'
+        ? [key, fragmentOperation(path, key, value as Operation, op)]
+        : [key, value],
+    ),
+  );
+}
+
+/**
+ * The paths of one generation, relative to its base. Plugin fragments come last and replace an
+ * operation of the same path and method, as plugin routes are mounted before the record routes.
+ */
+export function generationPaths(schema: SchemaModel, fragments: readonly OpenApiFragment[], generation: Generation): Record<string, PathItem> {
+  const op = (id: string) => (generation === 'B' ? `v1_${id}` : id);
+  const paths: Record<string, PathItem> = { '/userSession': sessionPath(op, ''), '/metadata': metadataPath(op, '') };
+  if (generation === 'B') Object.assign(paths, { '/App/user': sessionPath(op, 'AppUser'), '/Metadata': metadataPath(op, 'Metadata') });
+  paths['/entityRestore'] = restorePath(op, generation);
+  for (const name of schema.entities.keys()) Object.assign(paths, entityPaths(name, op, generation));
+  for (const fragment of fragments) {
+    for (const [path, item] of Object.entries(fragment.paths ?? {})) {
+      if (!item || typeof item !== 'object') continue;
+      const relative = path.startsWith('/') ? path : `/${path}`;
+      paths[relative] = { ...paths[relative], ...fragmentPathItem(relative, item as PathItem, op) };
+    }
+  }
+  return paths;
+}

@@ -1,0 +1,317 @@
+import SwaggerParser from '@apidevtools/swagger-parser';
+import { definePlugin } from '@entity-records/core';
+import Ajv2020 from 'ajv/dist/2020';
+import request from 'supertest';
+import { GENERATIONS, startTestApi, type TestApi } from '../../../../test/support/api';
+import { TEST_DBS } from '../../../../test/support/databases';
+import { testEntities } from '../../../../test/support/fixtures';
+
+type Doc = {
+  openapi: string;
+  paths: Record<string, Record<string, Operation | unknown>>;
+  components: { securitySchemes: Record<string, unknown>; parameters: Record<string, { name: string; in: string }> };
+  security?: unknown[];
+  tags?: { name: string }[];
+};
+type Operation = { operationId?: string; responses?: Record<string, unknown>; parameters?: ({ $ref?: string; name?: string; in?: string })[] };
+
+const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
+const BASES = ['/api', '/api/v1'];
+
+/** Every operation of the document with its path and method. */
+function operations(doc: Doc): { path: string; method: string; op: Operation }[] {
+  return Object.entries(doc.paths).flatMap(([path, item]) =>
+    Object.entries(item)
+      .filter(([method]) => METHODS.includes(method))
+      .map(([method, op]) => ({ path, method, op: op as Operation })),
+  );
+}
+
+/** Header names an operation documents, with `$ref` parameters resolved. */
+function headerNames(doc: Doc, op: Operation): string[] {
+  return (op.parameters ?? [])
+    .map((p) => (p.$ref ? doc.components.parameters[p.$ref.replace('#/components/parameters/', '')] : p))
+    .filter((p) => p?.in === 'header')
+    .map((p) => String(p.name).toLowerCase());
+}
+
+async function fetchDocument(t: TestApi): Promise<Doc> {
+  const res = await request(t.app).get('/apidocs/openapi.json').expect(200).expect('Content-Type', /application\/json/);
+  return res.body as Doc;
+}
+
+describe('OpenAPI document', () => {
+  let t: TestApi;
+  let doc: Doc;
+  beforeAll(async () => {
+    t = await startTestApi('sqlite', { entities: testEntities });
+    doc = await fetchDocument(t);
+  });
+  afterAll(() => t.close());
+
+  it('is served without a token and validates as OpenAPI 3.1', async () => {
+    expect(doc.openapi).toMatch(/^3\.1\.\d+$/);
+    await expect(SwaggerParser.validate(structuredClone(doc) as never)).resolves.toBeDefined();
+  });
+
+  it('is the same document api.openapi() returns', () => {
+    expect(doc).toEqual(JSON.parse(JSON.stringify(t.api.openapi())));
+  });
+
+  it('gives every operation a unique operationId and responses', () => {
+    const ops = operations(doc);
+    expect(ops.length).toBeGreaterThan(50);
+    const ids = ops.map(({ op }) => op.operationId);
+    for (const { path, method, op } of ops) {
+      expect({ path, method, operationId: typeof op.operationId }).toEqual({ path, method, operationId: 'string' });
+      expect({ path, method, responses: Object.keys(op.responses ?? {}).length > 0 }).toEqual({ path, method, responses: true });
+    }
+    const duplicates = ids.filter((id, i) => ids.indexOf(id) !== i);
+    expect(duplicates).toEqual([]);
+  });
+
+  it.each(BASES)('describes list, read, create, PATCH, PUT and delete of every entity under %s', (base) => {
+    const entities = [...t.api.schema.entities.keys()];
+    expect(entities).toEqual(expect.arrayContaining(['Brand', 'Category', 'Product', 'User']));
+    for (const name of entities) {
+      const collection = doc.paths[`${base}/${name}`] as Record<string, Operation>;
+      const item = doc.paths[`${base}/${name}/{id}`] as Record<string, Operation>;
+      expect({ name, collection: Object.keys(collection ?? {}).sort() }).toEqual({ name, collection: ['get', 'post'] });
+      expect({ name, item: Object.keys(item ?? {}).sort() }).toEqual({ name, item: ['delete', 'get', 'patch', 'put'] });
+    }
+  });
+
+  it('has the generation B names /api/v1/App/user and /api/v1/Metadata, and the shared names under both bases', () => {
+    expect(Object.keys(doc.paths['/api/v1/App/user'] ?? {}).sort()).toEqual(['delete', 'get']);
+    expect(Object.keys(doc.paths['/api/v1/Metadata'] ?? {})).toEqual(['get']);
+    for (const base of BASES) {
+      expect(doc.paths[`${base}/userSession`]).toBeDefined();
+      expect(doc.paths[`${base}/metadata`]).toBeDefined();
+      expect(doc.paths[`${base}/entityRestore`]).toBeDefined();
+    }
+    expect(doc.paths['/api/App/user']).toBeUndefined();
+  });
+
+  it('only documents paths that exist under one of the two bases', () => {
+    for (const path of Object.keys(doc.paths)) expect(path).toMatch(/^\/api\/(v1\/)?[A-Za-z]/);
+  });
+
+  it('declares the token as an apiKey scheme in the Authorization-Token header and requires it by default', () => {
+    expect(doc.components.securitySchemes.tokenAuth).toMatchObject({ type: 'apiKey', in: 'header', name: 'Authorization-Token' });
+    expect(doc.security).toEqual([{ tokenAuth: [] }]);
+  });
+
+  it.each(BASES)('documents With-Meta, language and Flatten-Attributes on list and read under %s', (base) => {
+    for (const name of ['Brand', 'Product']) {
+      for (const op of [doc.paths[`${base}/${name}`].get, doc.paths[`${base}/${name}/{id}`].get] as Operation[]) {
+        expect(headerNames(doc, op)).toEqual(expect.arrayContaining(['with-meta', 'language', 'flatten-attributes']));
+      }
+    }
+  });
+
+  it('documents the list parameters on lists', () => {
+    const list = doc.paths['/api/Product'].get as Operation;
+    const names = (list.parameters ?? []).map((p) => (p.$ref ? doc.components.parameters[p.$ref.split('/').pop() as string].name : p.name));
+    expect(names).toEqual(expect.arrayContaining(['select', 'offset', 'maxSize', 'sortBy', 'asc', 'where', 'totalOnly', 'collectionOnly']));
+  });
+
+  it('describes records with the keys reads return', () => {
+    const schemas = (doc.components as unknown as { schemas: Record<string, { properties: Record<string, unknown>; required?: string[] }> }).schemas;
+    expect(Object.keys(schemas.Product.properties)).toEqual(
+      expect.arrayContaining(['id', 'name', 'brandId', 'brandName', 'categoriesIds', 'categoriesNames', 'createdAt', 'createdById', 'createdByName']),
+    );
+    expect(schemas.User.properties.password).toBeUndefined();
+    expect(schemas.UserCreate.properties.password).toMatchObject({ writeOnly: true });
+    expect(schemas.ProductCreate.required).toEqual(['name']);
+  });
+
+  it('answers a read with a record that matches its schema (date-times are not RFC 3339)', async () => {
+    const created = await t.post('/api/Product', { name: 'Chair', availableAt: '2024-05-01T10:00:00Z' }).expect(200);
+    expect(created.body.availableAt).toBe('2024-05-01 10:00:00');
+    const schemas = (doc.components as unknown as { schemas: Record<string, { properties: Record<string, { format?: string; pattern?: string }> }> }).schemas;
+    for (const key of ['availableAt', 'createdAt', 'modifiedAt']) {
+      expect(schemas.Product.properties[key].format).not.toBe('date-time');
+      expect(created.body[key]).toMatch(new RegExp(schemas.Product.properties[key].pattern as string));
+    }
+  });
+
+  it('serves Swagger UI at /apidocs/', async () => {
+    const res = await request(t.app).get('/apidocs/').expect(200).expect('Content-Type', /text\/html/);
+    expect(res.text).toMatch(/swagger-ui/i);
+    const init = await request(t.app).get('/apidocs/swagger-ui-init.js').expect(200);
+    expect(init.text).toContain('openapi.json');
+  });
+});
+
+describe('OpenAPI fragments of plugins', () => {
+  let t: TestApi;
+  let doc: Doc;
+  const plugin = definePlugin({
+    name: 'x',
+    setup(api) {
+      api.addOpenApi({
+        paths: { '/Thing/ping': { get: { operationId: 'pingThing', responses: { '200': { description: 'ok' } } } } },
+        tags: [{ name: 'Thing', description: 'Things' }],
+      });
+    },
+  });
+  const overriding = definePlugin({
+    name: 'y',
+    setup(api) {
+      api.addOpenApi({
+        paths: {
+          '/Brand/{id}': { get: { operationId: 'readBrandSpecially', parameters: [{ $ref: '#/components/parameters/id' }], responses: { '200': { description: 'special' } } } },
+          '/Thing/again': { post: { operationId: 'pingThing', responses: { '200': { description: 'ok' } } } },
+          '/Thing/bare': { get: { summary: 'no id, no responses' } },
+        },
+        tags: [{ name: 'Brand', description: 'Makers' }],
+      });
+    },
+  });
+  beforeAll(async () => {
+    t = await startTestApi('sqlite', { entities: testEntities, plugins: [plugin, overriding] });
+    doc = await fetchDocument(t);
+  });
+  afterAll(() => t.close());
+
+  it('appear under both bases with unique operationIds', async () => {
+    const a = doc.paths['/api/Thing/ping']?.get as Operation;
+    const b = doc.paths['/api/v1/Thing/ping']?.get as Operation;
+    expect(a.responses).toEqual({ '200': { description: 'ok' } });
+    expect(b.responses).toEqual({ '200': { description: 'ok' } });
+    expect(a.operationId).toBe('pingThing');
+    expect(b.operationId).not.toBe(a.operationId);
+    const ids = operations(doc).map(({ op }) => op.operationId);
+    expect(ids.filter((id) => id === a.operationId || id === b.operationId)).toHaveLength(2);
+    expect(ids.filter((id, i) => ids.indexOf(id) !== i)).toEqual([]);
+    await expect(SwaggerParser.validate(structuredClone(doc) as never)).resolves.toBeDefined();
+  });
+
+  it('replace the operation of the same path and method, keeping the others', () => {
+    for (const base of BASES) {
+      const item = doc.paths[`${base}/Brand/{id}`] as Record<string, Operation>;
+      expect(item.get.responses).toEqual({ '200': { description: 'special' } });
+      expect(Object.keys(item).sort()).toEqual(['delete', 'get', 'patch', 'put']);
+    }
+  });
+
+  it('get an operationId and responses when they lack them, and a reused id is made unique', () => {
+    for (const base of BASES) {
+      const bare = doc.paths[`${base}/Thing/bare`]?.get as Operation;
+      expect(typeof bare.operationId).toBe('string');
+      expect(Object.keys(bare.responses ?? {}).length).toBeGreaterThan(0);
+    }
+    expect((doc.paths['/api/Thing/again'].post as Operation).operationId).toBe('pingThing_2');
+  });
+
+  it('merge tags of the same name', () => {
+    expect(doc.tags?.filter((tag) => tag.name === 'Brand')).toEqual([{ name: 'Brand', description: 'Makers' }]);
+    expect(doc.tags?.filter((tag) => tag.name === 'Thing')).toEqual([{ name: 'Thing', description: 'Things' }]);
+  });
+});
+
+/** Validates bodies against the schemas the document gives for an operation's request and responses. */
+function schemaChecker(doc: Doc) {
+  const ajv = new Ajv2020({ strict: false, allErrors: true });
+  ajv.addFormat('date', /^\d{4}-\d{2}-\d{2}$/);
+  // RFC 3339, as JSON Schema defines `date-time`: a client that checks formats would do the same.
+  ajv.addFormat('date-time', /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/);
+  const local = (schema: unknown) => JSON.parse(JSON.stringify(schema).replaceAll('"#/components/', '"openapi#/components/'));
+  ajv.addSchema(local({ $id: 'openapi', components: doc.components }));
+  const resolve = <T>(value: T & { $ref?: string }): T =>
+    (value.$ref ? value.$ref.split('/').slice(1).reduce<unknown>((o, k) => (o as Record<string, unknown>)[k], doc) : value) as T;
+  const check = (schema: unknown, body: unknown, what: string) => {
+    const validate = ajv.compile(local(schema));
+    const valid = validate(body);
+    expect({ what, errors: valid ? [] : validate.errors }).toEqual({ what, errors: [] });
+  };
+  return {
+    response(path: string, method: string, res: request.Response) {
+      const op = doc.paths[path]?.[method] as Operation | undefined;
+      expect({ path, method, documented: !!op }).toEqual({ path, method, documented: true });
+      const responses = (op as Operation).responses as Record<string, { $ref?: string }>;
+      const documented = responses[String(res.status)] ?? responses.default;
+      expect({ path, method, status: res.status, documented: !!documented }).toEqual({ path, method, status: res.status, documented: true });
+      const schema = resolve(documented as { content?: Record<string, { schema: unknown }> }).content?.['application/json']?.schema;
+      check(schema, res.body, `${res.status} of ${method.toUpperCase()} ${path}`);
+    },
+    requestBody(path: string, method: string, body: unknown) {
+      const op = doc.paths[path]?.[method] as { requestBody: { content: Record<string, { schema: unknown }> } };
+      check(op.requestBody.content['application/json'].schema, body, `body of ${method.toUpperCase()} ${path}`);
+    },
+  };
+}
+
+describe.each(TEST_DBS)('responses on %s match the document', (kind) => {
+  let t: TestApi;
+  let checker: ReturnType<typeof schemaChecker>;
+  beforeAll(async () => {
+    t = await startTestApi(kind, { entities: testEntities });
+    checker = schemaChecker(await fetchDocument(t));
+  });
+  afterAll(() => t.close());
+
+  describe.each(GENERATIONS)('generation %s (%s)', (_gen, base) => {
+    /** Sends a request, checks its body against the request schema and the answer against the response schema. */
+    async function call(method: 'get' | 'post' | 'patch' | 'put' | 'delete', path: string, template: string, body?: unknown, valid = true) {
+      if (body !== undefined && valid) checker.requestBody(`${base}${template}`, method, body);
+      const res = await (method === 'delete' ? t.del(`${base}${path}`) : t[method](`${base}${path}`, body as object));
+      checker.response(`${base}${template}`, method, res);
+      return res;
+    }
+
+    it('for records of every field type, lists, updates, deletes and errors', async () => {
+      const brand = await call('post', '/Brand', '/Brand', { name: `Maker ${base}`, code: 'MK' });
+      expect(brand.status).toBe(200);
+      const category = await call('post', '/Category', '/Category', { name: 'Chairs', code: `chairs-${base}` });
+      const product = {
+        name: 'Chair',
+        sku: `CH-${base}`,
+        mpn: base,
+        description: 'A chair',
+        price: 12.5,
+        quantity: 3,
+        isActive: false,
+        releaseDate: '2024-02-29',
+        availableAt: '2024-05-01T12:30:00+02:00',
+        color: 'red',
+        labels: ['new', 'eco'],
+        specs: { legs: 4 },
+        brandId: brand.body.id,
+        categoriesIds: [category.body.id],
+      };
+      const created = await call('post', '/Product', '/Product', product);
+      expect(created.status).toBe(200);
+      expect(created.body).toMatchObject({ availableAt: '2024-05-01 10:30:00', brandName: `Maker ${base}` });
+      const id = created.body.id as string;
+      await call('post', '/Product', '/Product', { name: 'Bare', mpn: base });
+
+      const mine = `where[0][type]=equals&where[0][attribute]=mpn&where[0][value]=${encodeURIComponent(base)}`;
+      expect((await call('get', `/Product/${id}`, '/Product/{id}')).status).toBe(200);
+      expect((await call('get', `/Product?${mine}&maxSize=5&sortBy=brand&asc=false`, '/Product')).body.list.length).toBe(2);
+      expect((await call('get', `/Product?${mine}&totalOnly=true`, '/Product')).body).toEqual({ total: 2 });
+      expect((await call('get', `/Product?${mine}&collectionOnly=true&select=name`, '/Product')).body.total).toBeUndefined();
+      const where = encodeURIComponent(JSON.stringify([{ type: 'linkedWith', attribute: 'categories', value: [category.body.id] }]));
+      expect((await call('get', `/Product?where=${where}`, '/Product')).body.total).toBe(1);
+      expect((await call('get', `/Brand/${brand.body.id}`, '/Brand/{id}')).body.productsIds).toEqual([id]);
+      expect((await call('get', '/User', '/User')).body.list[0].password).toBeUndefined();
+
+      expect((await call('patch', `/Product/${id}`, '/Product/{id}', { quantity: 4, labels: [] })).status).toBe(200);
+      expect((await call('put', `/Product/${id}`, '/Product/{id}', { availableAt: null })).status).toBe(200);
+      expect((await call('post', '/Product', '/Product', { name: 'Again', sku: `CH-${base}` })).status).toBe(409);
+      expect((await call('post', '/Product', '/Product', { name: 'Bad', quantity: 'x' }, false)).status).toBe(400);
+      expect((await call('get', '/Product/nope', '/Product/{id}')).status).toBe(404);
+      expect((await call('delete', `/Product/${id}`, '/Product/{id}')).body).toBe(true);
+      const restored = await call('post', '/entityRestore', '/entityRestore', { entityName: 'Product', ids: [id] });
+      expect(restored.body).toEqual({ restored: 1, errors: [] });
+      expect((await call('get', '/metadata', '/metadata')).status).toBe(200);
+    });
+  });
+
+  it('for generation B names and sign-in', async () => {
+    checker.response('/api/v1/Metadata', 'get', await t.get('/api/v1/Metadata').expect(200));
+    const session = await request(t.app).get('/api/v1/App/user').auth('admin', 'admin-test-password').expect(200);
+    checker.response('/api/v1/App/user', 'get', session);
+    checker.response('/api/userSession', 'get', await request(t.app).get('/api/userSession').expect(401));
+  });
+});
