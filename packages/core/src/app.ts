@@ -3,6 +3,10 @@ import type { Router } from 'express';
 import { AuthService, type AuthOptions } from './auth/auth-service';
 import { hashPassword } from './auth/password';
 import { UserEntity } from './auth/user-entity';
+import { RoleEntity } from './auth/role-entity';
+import { assertRoleShape } from './auth/role-validation';
+import { AccessService } from './auth/access-service';
+import type { RoleData } from './auth/access-control';
 import { ExtensibleEnumEntity, ExtensibleEnumOptionEntity } from './builtin-entities';
 import { systemContext, type ContextUser } from './context';
 import type { ApiRecord, EntityDefinition } from './declarations';
@@ -121,6 +125,7 @@ function installUserHooks(registry: Registry, auth: () => AuthService): void {
 export function createEntityApi(options: EntityApiOptions): EntityApi {
   const registry = new Registry();
   registry.addEntity(UserEntity);
+  registry.addEntity(RoleEntity);
   registry.addEntity(ExtensibleEnumEntity);
   registry.addEntity(ExtensibleEnumOptionEntity);
   for (const def of options.entities) registry.addEntity(def);
@@ -129,16 +134,30 @@ export function createEntityApi(options: EntityApiOptions): EntityApi {
   for (const model of schema.entities.values()) for (const fn of registry.entityCallbacks) fn(model);
 
   const database = openDatabase({ url: options.database, poolSize: options.poolSize });
+  const repositories = new Map<string, Repository>();
+  const accessService = new AccessService(async (ids) => {
+    const found = await (repositories.get('Role') as Repository).find(systemContext(), {
+      where: [{ type: 'in', attribute: 'id', value: [...ids] }],
+      collectionOnly: true,
+      maxSize: 1000,
+    });
+    return (found.list ?? []).map((r) => ({ id: r.id, scopes: (r.scopes ?? {}) as RoleData['scopes'], fields: (r.fields ?? {}) as RoleData['fields'] }));
+  }, (options.auth?.tokenCacheSeconds ?? 5) * 1000);
   const env = {
     database,
     schema,
     hooks: registry.hooks,
     maxListSize: options.maxListSize ?? 1000,
     defaultListSize: options.defaultListSize ?? 200,
+    accessFor: (user: ContextUser | undefined) => accessService.forUser(user),
   };
-  const repositories = new Map([...schema.entities.values()].map((m) => [m.name, new Repository(env, m)]));
-  const auth = new AuthService(new AuthStore(database, schema.entity('User') as EntityModel), options.auth);
+  for (const m of schema.entities.values()) repositories.set(m.name, new Repository(env, m));
+  const auth = new AuthService(new AuthStore(database, schema.entity('User') as EntityModel, schema.entity('Role') as EntityModel), options.auth);
   installUserHooks(registry, () => auth);
+  const checkRole = ({ data }: { data?: Record<string, unknown> }) => assertRoleShape(data ?? {});
+  registry.onRecord('beforeCreate', 'Role', checkRole);
+  registry.onRecord('beforeUpdate', 'Role', checkRole);
+  for (const hook of ['afterUpdate', 'afterDelete'] as const) registry.onRecord(hook, 'Role', ({ id }) => accessService.forgetRole(id as string));
   const logger = options.logger ?? consoleLogger;
 
   let openapiDocument: Record<string, unknown> | undefined;
@@ -153,22 +172,21 @@ export function createEntityApi(options: EntityApiOptions): EntityApi {
       for (const fn of registry.readyCallbacks) await fn();
     })());
 
-  const acl = (user: ContextUser) =>
-    Object.fromEntries(
-      [...schema.entities.keys()].map((name) => [
-        name,
-        user.isAdmin || name !== 'User'
-          ? { create: true, read: 'all', edit: 'all', delete: 'all', stream: true }
-          : { create: false, read: 'all', edit: 'no', delete: 'no', stream: false },
-      ]),
-    );
+  const acl = async (user: ContextUser) => (await accessService.forUser(user)).acl(schema.entities.keys());
 
   const router = createRouter({
     ready,
     auth,
     acl,
     repository: (name) => repositories.get(name),
-    metadata: () => buildMetadata(schema, { languages: options.languages }),
+    metadata: async (ctx) => {
+      const access = (ctx.access ??= await accessService.forUser(ctx.user));
+      return buildMetadata(schema, {
+        languages: options.languages,
+        visible: (m) => access.scope(m.name).read !== 'no',
+        visibleField: (m, f) => f.system || access.field(m.name, f.name).read,
+      });
+    },
     openapi,
     routes: registry.routes,
     publicRoutes: registry.publicRoutes,

@@ -1,3 +1,5 @@
+import type { UserAccess } from './auth/access-control';
+
 /** Values plugins add to the request context, by declaration merging. */
 // eslint-disable-next-line @typescript-eslint/no-empty-interface
 export interface RequestContextVariables {}
@@ -17,6 +19,10 @@ export interface RequestContext {
   /** Path generation of the request: A (`/api/`) or B (`/api/v1/`). */
   generation?: 'A' | 'B';
   variables: Partial<RequestContextVariables>;
+  /** The user's rights, resolved once per request (by the token check, or on first use). */
+  access?: UserAccess;
+  /** In a delegated session: the admin acting for `user`. */
+  actor?: ContextUser;
 }
 
 /** The context of trusted server-side work: no user, no permission checks. */

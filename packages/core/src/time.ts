@@ -40,18 +40,31 @@ export function normalizeDateTime(value: string): string | undefined {
   return formatDateTime(new Date(ms));
 }
 
-/** Throws RangeError for an unknown zone. */
+const formatters = new Map<string, Intl.DateTimeFormat>();
+
+/** One formatter per zone (building one is costly). Throws RangeError for an unknown zone. */
+function formatter(timeZone: string): Intl.DateTimeFormat {
+  let f = formatters.get(timeZone);
+  if (!f) {
+    f = new Intl.DateTimeFormat('en-US', {
+      timeZone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+    });
+    if (formatters.size > 500) formatters.clear();
+    formatters.set(timeZone, f);
+  }
+  return f;
+}
+
+/** Local wall time minus UTC at an instant, in ms. Throws RangeError for an unknown zone. */
 function zoneOffsetMs(timeZone: string, at: Date): number {
-  const parts = new Intl.DateTimeFormat('en-US', {
-    timeZone,
-    hourCycle: 'h23',
-    year: 'numeric',
-    month: '2-digit',
-    day: '2-digit',
-    hour: '2-digit',
-    minute: '2-digit',
-    second: '2-digit',
-  }).formatToParts(at);
+  const parts = formatter(timeZone).formatToParts(at);
   const get = (type: string) => Number(parts.find((p) => p.type === type)?.value);
   const wall = Date.UTC(get('year'), get('month') - 1, get('day'), get('hour'), get('minute'), get('second'));
   return wall - Math.floor(at.getTime() / 1000) * 1000;
@@ -69,18 +82,30 @@ export function addDays(date: string, days: number): string {
   return formatDateTime(new Date(Date.UTC(y, m - 1, d + days))).slice(0, 10);
 }
 
-/** The UTC date-time at which a local calendar date starts in a time zone. */
+/**
+ * The UTC date-time at which a local calendar date starts in a time zone: the first second whose
+ * local date is `date`. That is local midnight, or later where a clock change skips midnight
+ * (America/Havana, America/Santiago): then the day starts at 01:00.
+ */
 export function startOfLocalDay(timeZone: string, date: string): string {
   const [y, m, d] = date.split('-').map(Number);
   const midnight = Date.UTC(y, m - 1, d);
-  let guess = midnight - zoneOffsetMs(timeZone, new Date(midnight));
-  guess = midnight - zoneOffsetMs(timeZone, new Date(guess));
-  return formatDateTime(new Date(guess));
+  // UTC offsets lie within ±14 h, so the day starts within 15 h of midnight UTC; the local date
+  // only grows with time, so a binary search over seconds finds the first second of `date`.
+  let lo = midnight / 1000 - 15 * 3600; // local date before `date`
+  let hi = midnight / 1000 + 15 * 3600; // local date `date` or later
+  while (hi - lo > 1) {
+    const mid = Math.floor((lo + hi) / 2);
+    if (localDate(timeZone, new Date(mid * 1000)) < date) lo = mid;
+    else hi = mid;
+  }
+  return formatDateTime(new Date(hi * 1000));
 }
 
 export function isValidTimeZone(timeZone: string): boolean {
+  if (typeof timeZone !== 'string' || timeZone === '') return false;
   try {
-    new Intl.DateTimeFormat('en-US', { timeZone });
+    formatter(timeZone);
     return true;
   } catch {
     return false;

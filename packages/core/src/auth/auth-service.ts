@@ -63,7 +63,7 @@ export class AuthService {
     const user = await this.store.userByName(userName);
     const ok = await verifyPassword(password, user?.passwordHash);
     if (!user || !ok || !user.isActive) throw unauthorized('Wrong user name or password');
-    return toContextUser(user);
+    return toContextUser((await this.store.userById(user.id)) ?? user);
   }
 
   /** Issues a new token for a user. */

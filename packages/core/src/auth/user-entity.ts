@@ -9,5 +9,6 @@ export const UserEntity = defineEntity({
     password: { type: 'varchar', writeOnly: true, maxLength: 255 },
     isAdmin: { type: 'bool', default: false },
     isActive: { type: 'bool', default: true },
+    roles: { type: 'linkMultiple', entity: 'Role' },
   },
 });

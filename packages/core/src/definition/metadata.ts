@@ -1,5 +1,5 @@
 import { FIELD_TYPES } from '../declarations';
-import type { EntityModel, SchemaModel } from './normalize';
+import type { EntityModel, FieldModel, SchemaModel } from './normalize';
 
 /** What each field type is, for clients that build forms from metadata. */
 const FIELD_CATALOGUE: Record<string, { json: string; params: string[] }> = {
@@ -17,10 +17,11 @@ const FIELD_CATALOGUE: Record<string, { json: string; params: string[] }> = {
   linkMultiple: { json: 'array of ids in <name>Ids; names in <name>Names', params: ['entity', 'foreign', 'relationName', 'readOnly'] },
 };
 
-function entityDefs(model: EntityModel) {
+function entityDefs(model: EntityModel, show: (f: FieldModel) => boolean) {
   const fields: Record<string, Record<string, unknown>> = {};
   const links: Record<string, Record<string, unknown>> = {};
   for (const f of model.fields) {
+    if (!show(f)) continue;
     const { label, description, ...def } = f.def;
     fields[f.name] = { ...def, ...(label && { label }), ...(description && { description }), ...(f.system && { system: true }) };
     if (f.linkKind) {
@@ -35,13 +36,15 @@ export interface MetadataOptions {
   thumbnailTypes?: Record<string, number>;
   /** Entity types to show; default all. */
   visible?: (entity: EntityModel) => boolean;
+  /** Fields to show; default all. */
+  visibleField?: (entity: EntityModel, field: FieldModel) => boolean;
 }
 
 /** The instance's metadata (CONTRACT.md §12). */
 export function buildMetadata(schema: SchemaModel, options: MetadataOptions = {}) {
   const models = [...schema.entities.values()].filter((m) => options.visible?.(m) ?? true);
   return {
-    entityDefs: Object.fromEntries(models.map((m) => [m.name, entityDefs(m)])),
+    entityDefs: Object.fromEntries(models.map((m) => [m.name, entityDefs(m, (f) => options.visibleField?.(m, f) ?? true)])),
     scopes: Object.fromEntries(models.map((m) => [m.name, { entity: true, hasAttributes: m.def.hasAttributes === true }])),
     fields: Object.fromEntries(FIELD_TYPES.map((t) => [t, FIELD_CATALOGUE[t]])),
     app: { languages: options.languages ?? [], thumbnailTypes: options.thumbnailTypes ?? {} },

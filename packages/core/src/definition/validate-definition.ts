@@ -1,6 +1,10 @@
-import Ajv from 'ajv';
-import { FIELD_TYPES, type EntityDefinition } from '../declarations';
+import Ajv, { type ErrorObject } from 'ajv';
+import { FIELD_TYPES, type EntityDefinition, type FieldDefinition } from '../declarations';
 import { BootError } from '../errors';
+import { isValidDate, normalizeDateTime } from '../time';
+// normalize.ts imports this module too; snakeCase is only used inside functions, so the cycle is safe.
+import { snakeCase, type FieldModel } from './normalize';
+import { valueSchema } from './validate-record';
 
 /** Names every record has; a definition may not declare them. */
 export const SYSTEM_FIELD_NAMES = [
@@ -16,6 +20,13 @@ export const SYSTEM_FIELD_NAMES = [
   'modifiedByName',
 ] as const;
 
+/** Columns every entity table has. */
+const SYSTEM_COLUMNS = ['id', 'deleted', 'created_at', 'modified_at', 'created_by_id', 'modified_by_id'];
+
+const ENTITY_NAME = '^[A-Z][A-Za-z0-9]{0,62}$';
+const FIELD_NAME = '^[a-z][A-Za-z0-9]{0,59}$';
+const INDEX_NAME = '^[a-zA-Z][A-Za-z0-9_]{0,40}$';
+
 const fieldSchema = {
   type: 'object',
   required: ['type'],
@@ -30,7 +41,7 @@ const fieldSchema = {
     readOnly: { type: 'boolean' },
     writeOnly: { type: 'boolean' },
     options: { type: 'array', items: { type: 'string' }, uniqueItems: true },
-    entity: { type: 'string', pattern: '^[A-Z][A-Za-z0-9]*$' },
+    entity: { type: 'string', pattern: ENTITY_NAME },
     foreign: { type: 'string' },
     relationName: { type: 'string', pattern: '^[a-z][a-z0-9_]*$' },
     extensibleEnum: { type: 'string' },
@@ -43,29 +54,119 @@ const entitySchema = {
   type: 'object',
   required: ['name', 'fields'],
   properties: {
-    name: { type: 'string', pattern: '^[A-Z][A-Za-z0-9]{0,62}$' },
+    name: { type: 'string', pattern: ENTITY_NAME },
     table: { type: 'string', pattern: '^[a-z][a-z0-9_]{0,62}$' },
     label: { type: 'string' },
     description: { type: 'string' },
     hasAttributes: { type: 'boolean' },
     fields: {
       type: 'object',
-      propertyNames: { pattern: '^[a-z][A-Za-z0-9]{0,59}$' },
+      propertyNames: { pattern: FIELD_NAME },
       additionalProperties: fieldSchema,
     },
     uniqueIndexes: {
       type: 'object',
-      propertyNames: { pattern: '^[a-zA-Z][A-Za-z0-9_]{0,40}$' },
+      propertyNames: { pattern: INDEX_NAME },
       additionalProperties: { type: 'array', minItems: 1, items: { type: 'string' } },
     },
   },
 } as const;
 
-const ajv = new Ajv({ allErrors: true, strict: false });
+const ajv = new Ajv({ allErrors: true, strict: false, verbose: true });
+ajv.addFormat('date', { type: 'string', validate: isValidDate });
+ajv.addFormat('date-time', { type: 'string', validate: (v: string) => normalizeDateTime(v) !== undefined });
 const validateShape = ajv.compile(entitySchema);
 
-function fail(entity: string, message: string): never {
-  throw new BootError('CORE_DEFINITION_INVALID', `entity '${entity}': ${message}`);
+const NAME_RULES: Record<string, string> = {
+  [ENTITY_NAME]: 'PascalCase: a capital letter, then letters and digits, at most 63',
+  [FIELD_NAME]: 'a lower-case letter, then letters and digits, at most 60',
+  [INDEX_NAME]: 'a letter, then letters, digits and _, at most 41',
+};
+
+function fail(entity: string, message: string, field?: string): never {
+  const where = field === undefined ? `entity '${entity}'` : `entity '${entity}', field '${field}'`;
+  throw new BootError('CORE_DEFINITION_INVALID', `${where}: ${message}`);
+}
+
+type Problem = [field: string | undefined, text: string];
+
+/** One schema error as a sentence, with the field it is about. */
+function describe(error: ErrorObject): Problem | undefined {
+  if (error.keyword === 'propertyNames') return undefined; // the pattern error beside it says more
+  const path = error.instancePath.split('/').slice(1).map((p) => p.replaceAll('~1', '/').replaceAll('~0', '~'));
+  const rule = NAME_RULES[(error.params as { pattern?: string }).pattern ?? ''];
+  const problem = rule ? `must match ${(error.params as { pattern: string }).pattern} (${rule})` : (error.message ?? 'is invalid');
+  const [section, key, ...rest] = path;
+  if (error.propertyName !== undefined) {
+    return section === 'fields'
+      ? [error.propertyName, `the field name ${problem}`]
+      : [undefined, `unique index name '${error.propertyName}' ${problem}`];
+  }
+  if (section === 'fields' && key !== undefined) {
+    if (rest[0] === 'type' && error.keyword === 'enum') {
+      return [key, `type ${JSON.stringify(error.data)} is unknown (one of ${FIELD_TYPES.join(', ')})`];
+    }
+    return [key, `${rest.length ? rest.join('.') : 'the definition'} ${problem}`];
+  }
+  if (section === 'uniqueIndexes' && key !== undefined) return [undefined, `unique index '${key}': ${rest.join('.') || 'list'} ${problem}`];
+  if (section === 'name') return [undefined, `the entity name ${JSON.stringify(error.data)} ${problem}`];
+  return [undefined, `${path.length ? path.join('.') : 'the definition'} ${problem}`];
+}
+
+/** Up to five problems in one message; `entity 'E', field 'f': …` when they concern one field. */
+function failShape(entity: string, errors: readonly ErrorObject[]): never {
+  const problems = (errors.map(describe).filter(Boolean) as Problem[]).filter(
+    ([f, t], i, all) => all.findIndex(([g, u]) => g === f && u === t) === i,
+  );
+  const fields = new Set(problems.map(([f]) => f));
+  if (problems.length && fields.size === 1) fail(entity, problems.slice(0, 5).map(([, t]) => t).join('; '), problems[0][0]);
+  const text = problems.slice(0, 5).map(([f, t]) => (f === undefined ? t : `field '${f}': ${t}`));
+  fail(entity, text.join('; ') || 'is invalid');
+}
+
+const isLink = (f: FieldDefinition) => f.type === 'link' || f.type === 'linkMultiple';
+const NOT_INDEXABLE = new Set(['linkMultiple', 'multiEnum', 'jsonObject']);
+
+/** The record keys and the column a field takes; two fields may not share any. */
+function storageNames(name: string, field: FieldDefinition): { keys: string[]; column?: string } {
+  if (field.type === 'link') return { keys: [`${name}Id`, `${name}Name`], column: `${snakeCase(name)}_id` };
+  if (field.type === 'linkMultiple') return { keys: [`${name}Ids`, `${name}Names`] };
+  return { keys: [name], column: snakeCase(name) };
+}
+
+function checkStorageNames(def: EntityDefinition): void {
+  const keys = new Map<string, string>(SYSTEM_FIELD_NAMES.map((k) => [k, 'a system field']));
+  const columns = new Map<string, string>(SYSTEM_COLUMNS.map((c) => [c, 'a system field']));
+  for (const [fieldName, field] of Object.entries(def.fields)) {
+    const { keys: own, column } = storageNames(fieldName, field);
+    for (const key of own) {
+      const other = keys.get(key);
+      if (other) fail(def.name, `its record key '${key}' is already taken by ${other}`, fieldName);
+      keys.set(key, `field '${fieldName}'`);
+    }
+    if (column === undefined) continue;
+    const other = columns.get(column);
+    if (other) fail(def.name, `its column '${column}' is already taken by ${other}`, fieldName);
+    columns.set(column, `field '${fieldName}'`);
+  }
+}
+
+function checkField(entity: string, fieldName: string, field: FieldDefinition): void {
+  const bad = (message: string): never => fail(entity, message, fieldName);
+  if ((SYSTEM_FIELD_NAMES as readonly string[]).includes(fieldName)) bad('is a system field name');
+  if ((field.type === 'enum' || field.type === 'multiEnum') && !field.options?.length) bad(`type ${field.type} needs options`);
+  if (isLink(field) && !field.entity) bad(`type ${field.type} needs entity`);
+  if (!isLink(field) && field.entity) bad('entity is only for link fields');
+  if (!isLink(field) && field.foreign !== undefined) bad('foreign is only for link fields');
+  if (field.relationName !== undefined && field.type !== 'linkMultiple') bad('relationName is only for linkMultiple fields');
+  if (field.unique && NOT_INDEXABLE.has(field.type)) bad(`type ${field.type} cannot be unique`);
+  if (field.maxLength !== undefined && field.type !== 'varchar') bad('maxLength is for varchar');
+  if (field.min !== undefined && field.max !== undefined && field.min > field.max) bad(`min ${field.min} is above max ${field.max}`);
+  if (field.default !== undefined && field.default !== null) {
+    const schema = valueSchema({ type: field.type, def: field } as FieldModel);
+    const check = ajv.compile(schema);
+    if (!check(field.default)) bad(`default ${JSON.stringify(field.default)} ${check.errors?.[0]?.message ?? 'is invalid'}`);
+  }
 }
 
 /** Checks one definition on its own (shape, names, per-type options). */
@@ -75,61 +176,78 @@ export function validateDefinition(definition: unknown): asserts definition is E
       ? String((definition as { name: unknown }).name)
       : '(unnamed)';
   if (!validateShape(definition)) {
-    const first = validateShape.errors?.[0];
-    const where = first?.instancePath ? first.instancePath.slice(1).replaceAll('/', '.') : 'definition';
-    fail(name, `${where} ${first?.message ?? 'is invalid'}`);
+    failShape(name, validateShape.errors ?? []);
   }
   const def = definition as EntityDefinition;
-  for (const [fieldName, field] of Object.entries(def.fields)) {
-    const at = `field '${fieldName}'`;
-    if ((SYSTEM_FIELD_NAMES as readonly string[]).includes(fieldName)) fail(name, `${at} is a system field name`);
-    if ((field.type === 'enum' || field.type === 'multiEnum') && !field.options?.length) {
-      fail(name, `${at} of type ${field.type} needs options`);
+  for (const [fieldName, field] of Object.entries(def.fields)) checkField(name, fieldName, field);
+  checkStorageNames(def);
+}
+
+/** A link's `foreign` must name a field of the target that links back, and both sides must agree. */
+function checkForeign(def: EntityDefinition, fieldName: string, field: FieldDefinition, target: EntityDefinition): void {
+  const bad = (message: string): never => fail(def.name, message, fieldName);
+  const foreign = field.foreign as string;
+  const back = target.fields[foreign];
+  if (!back || !back.entity || back.entity !== def.name) bad(`'${target.name}.${foreign}' is not a link back to ${def.name}`);
+  if (field.type === 'link' && back.type !== 'linkMultiple') bad('the foreign side of a link must be a linkMultiple');
+  if (target.name === def.name && foreign === fieldName) bad('a link to its own entity cannot name itself as foreign');
+  if (field.type === 'linkMultiple' && back.type === 'linkMultiple') {
+    // Both sides of a many-to-many describe one join table; they must name each other.
+    if (back.foreign !== fieldName) bad(`'${target.name}.${foreign}' must name '${fieldName}' as its foreign`);
+    if (back.relationName !== field.relationName) {
+      bad(`relationName '${field.relationName ?? ''}' differs from '${target.name}.${foreign}' ('${back.relationName ?? ''}')`);
     }
-    if ((field.type === 'link' || field.type === 'linkMultiple') && !field.entity) {
-      fail(name, `${at} of type ${field.type} needs entity`);
-    }
-    if (field.type !== 'link' && field.type !== 'linkMultiple' && field.entity) {
-      fail(name, `${at}: entity is only for link fields`);
-    }
-    if (field.unique && (field.type === 'linkMultiple' || field.type === 'multiEnum' || field.type === 'jsonObject')) {
-      fail(name, `${at} of type ${field.type} cannot be unique`);
-    }
-    if (field.maxLength !== undefined && field.type !== 'varchar') fail(name, `${at}: maxLength is for varchar`);
   }
 }
 
-/** Checks what needs every definition: link targets, back references, index fields. */
-export function validateDefinitions(definitions: readonly EntityDefinition[]): void {
-  const byName = new Map<string, EntityDefinition>();
+function checkUniqueIndexes(def: EntityDefinition): void {
+  const table = def.table ?? snakeCase(def.name);
+  const fieldIndexes = new Map(
+    Object.entries(def.fields)
+      .filter(([, f]) => f.unique)
+      .map(([n, f]) => [storageNames(n, f).column as string, n]),
+  );
+  for (const [indexName, fields] of Object.entries(def.uniqueIndexes ?? {})) {
+    const at = `unique index '${indexName}'`;
+    for (const f of fields) {
+      const field = def.fields[f];
+      if (!field) fail(def.name, `${at} names an unknown field`, f);
+      if (NOT_INDEXABLE.has(field.type)) fail(def.name, `${at} cannot hold a ${field.type} field`, f);
+    }
+    // Both become `uq_<table>_<name>`; only an index over that very field may share the name.
+    const sameName = fieldIndexes.get(indexName);
+    if (sameName && !(fields.length === 1 && fields[0] === sameName)) {
+      fail(def.name, `${at} has the name of the index of unique field '${sameName}' (uq_${table}_${indexName})`, sameName);
+    }
+  }
+}
+
+export interface ValidateDefinitionsOptions {
+  /** Definitions already checked elsewhere: link targets and taken names, not checked again. */
+  known?: readonly EntityDefinition[];
+}
+
+/** Checks what needs every definition: link targets, back references, index fields, table names. */
+export function validateDefinitions(definitions: readonly EntityDefinition[], options: ValidateDefinitionsOptions = {}): void {
+  const known = options.known ?? [];
+  const byName = new Map<string, EntityDefinition>(known.map((d) => [d.name, d]));
+  const tables = new Map<string, string>(known.map((d) => [d.table ?? snakeCase(d.name), d.name]));
   for (const def of definitions) {
     validateDefinition(def);
     if (byName.has(def.name)) fail(def.name, 'is defined twice');
     byName.set(def.name, def);
+    const table = def.table ?? snakeCase(def.name);
+    const other = tables.get(table);
+    if (other) fail(def.name, `its table '${table}' is already the table of entity '${other}'`);
+    tables.set(table, def.name);
   }
   for (const def of definitions) {
     for (const [fieldName, field] of Object.entries(def.fields)) {
       if (!field.entity) continue;
       const target = byName.get(field.entity);
-      if (!target) fail(def.name, `field '${fieldName}' links to unknown entity '${field.entity}'`);
-      if (field.foreign !== undefined) {
-        const back = target.fields[field.foreign];
-        if (!back || !back.entity || back.entity !== def.name) {
-          fail(def.name, `field '${fieldName}': '${field.entity}.${field.foreign}' is not a link back to ${def.name}`);
-        }
-        if (field.type === 'link' && back.type !== 'linkMultiple') {
-          fail(def.name, `field '${fieldName}': the foreign side of a link must be a linkMultiple`);
-        }
-      }
+      if (!target) fail(def.name, `links to unknown entity '${field.entity}'`, fieldName);
+      if (field.foreign !== undefined) checkForeign(def, fieldName, field, target);
     }
-    for (const [indexName, fields] of Object.entries(def.uniqueIndexes ?? {})) {
-      for (const f of fields) {
-        const field = def.fields[f];
-        if (!field) fail(def.name, `unique index '${indexName}' names unknown field '${f}'`);
-        if (field.type === 'linkMultiple' || field.type === 'multiEnum' || field.type === 'jsonObject') {
-          fail(def.name, `unique index '${indexName}' cannot hold ${field.type} field '${f}'`);
-        }
-      }
-    }
+    checkUniqueIndexes(def);
   }
 }

@@ -1,6 +1,7 @@
 import express, { type Router } from 'express';
 import swaggerUi from 'swagger-ui-express';
 import type { AuthService } from '../auth/auth-service';
+import type { RequestContext } from '../context';
 import { ApiError } from '../errors';
 import type { RouteInstaller } from '../plugin';
 import { mountSessionRoutes, requireToken, type AclProvider } from './auth-routes';
@@ -15,7 +16,7 @@ export interface RouterParts {
   auth: AuthService;
   acl: AclProvider;
   repository: RepositoryLookup;
-  metadata: (req: express.Request) => unknown;
+  metadata: (ctx: RequestContext) => Promise<unknown>;
   openapi: () => Record<string, unknown>;
   routes: RouteInstaller[];
   publicRoutes: RouteInstaller[];
@@ -39,7 +40,7 @@ function generationRouter(generation: 'A' | 'B', parts: RouterParts): Router {
   const sessionPaths = generation === 'B' ? ['/userSession', '/App/user'] : ['/userSession'];
   mountSessionRoutes(router, sessionPaths, parts.auth, parts.acl);
   router.use(requireToken(parts.auth));
-  const metadata = toHandler((req, res) => res.json(parts.metadata(req)));
+  const metadata = toHandler(async (req, res) => res.json(await parts.metadata(requestContext(req))));
   router.get('/metadata', metadata);
   if (generation === 'B') router.get('/Metadata', metadata);
   for (const install of parts.routes) install(router, { generation });

@@ -42,6 +42,7 @@ export class AuthStore {
   constructor(
     private readonly database: Database,
     private readonly users: EntityModel,
+    private readonly roles: EntityModel,
   ) {}
 
   private userQuery() {
@@ -70,8 +71,21 @@ export class AuthStore {
     return this.decode(await this.userQuery().where('user_name', userName).first());
   }
 
+  /** A user with the ids of their (live) roles. */
   async userById(id: string): Promise<StoredUser | undefined> {
-    return this.decode(await this.userQuery().where('id', id).first());
+    const user = this.decode(await this.userQuery().where('id', id).first());
+    const join = this.users.field.get('roles')?.join;
+    if (user && join) {
+      const rows = await this.database
+        .knex({ j: join.table })
+        .join({ r: this.roles.table }, 'r.id', `j.${join.targetColumn}`)
+        .select({ id: 'r.id' })
+        .where(`j.${join.ownColumn}`, id)
+        .andWhere('r.deleted', live(this.database.dialect) as never)
+        .orderBy('r.id');
+      user.rolesIds = rows.map((r: { id: string }) => r.id);
+    }
+    return user;
   }
 
   async insertToken(row: TokenRow & { hash: string }): Promise<void> {

@@ -4,6 +4,7 @@ import type { ApiRecord } from '../declarations';
 import type { EntityModel, FieldModel, SchemaModel } from '../definition/normalize';
 import { compileRecordValidator, isValidId, type RecordValidator } from '../definition/validate-record';
 import { ApiError, notFound } from '../errors';
+import { forbidden, type UserAccess } from '../auth/access-control';
 import type { HookRegistry } from '../hooks';
 import { nowDateTime } from '../time';
 import { uuidv7 } from '../util/uuid';
@@ -46,6 +47,8 @@ export interface RepositoryEnvironment {
   /** Largest `maxSize`; default 1000. */
   maxListSize: number;
   defaultListSize: number;
+  /** Resolves a user's rights; a context without user is the system and unrestricted. */
+  accessFor: (user: RequestContext['user']) => Promise<UserAccess>;
 }
 
 /**
@@ -69,6 +72,82 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
       this.uniqueByKey.set(u.name, u.fields);
       this.uniqueByKey.set(u.columns.join(','), u.fields);
     }
+  }
+
+  /** The caller's rights, resolved once per context. */
+  private async access(ctx: RequestContext): Promise<UserAccess> {
+    return (ctx.access ??= await this.env.accessFor(ctx.user));
+  }
+
+  /** Refuses an action the role does not allow on this entity type at all (403). */
+  private async scopeFor(ctx: RequestContext, action: 'read' | 'edit' | 'delete' | 'create') {
+    const access = await this.access(ctx);
+    const scope = access.scope(this.model.name);
+    if (action === 'create' ? !scope.create : scope[action] === 'no') {
+      throw forbidden(`Not allowed to ${action} ${this.model.name}`);
+    }
+    return { access, scope };
+  }
+
+  private canRead(access: UserAccess, field: FieldModel): boolean {
+    return field.system || access.field(this.model.name, field.name).read;
+  }
+
+  /** Whether the record belongs to the user: created by them or assigned to them. */
+  private isOwn(ctx: RequestContext, record: ApiRecord): boolean {
+    const id = ctx.user?.id;
+    return !!id && (record.createdById === id || record.assignedUserId === id);
+  }
+
+  /** Restricts a query to the user's own records. */
+  private ownOnly(ctx: RequestContext, qb: Knex.QueryBuilder): void {
+    const t = this.model.table;
+    const assigned = this.model.field.get('assignedUser');
+    qb.where((w) => {
+      w.where(`${t}.created_by_id`, ctx.user?.id ?? '');
+      if (assigned?.column) w.orWhere(`${t}.${assigned.column}`, ctx.user?.id ?? '');
+    });
+  }
+
+  /** Readable fields, or 403 when the select names one the user may not read. */
+  private readableFields(access: UserAccess, select: readonly string[] | undefined): FieldModel[] {
+    const fields = this.selectFields(select);
+    if (select?.length) {
+      const hidden = fields.find((f) => !this.canRead(access, f));
+      if (hidden) throw forbidden(`Not allowed to read ${this.model.name}.${hidden.name}`);
+      return fields;
+    }
+    return fields.filter((f) => this.canRead(access, f));
+  }
+
+  /** 403 when the body changes a field the user may not edit. */
+  private assertEditable(access: UserAccess, values: Map<FieldModel, unknown>, existing: ApiRecord | undefined): void {
+    for (const [field, value] of values) {
+      if (access.field(this.model.name, field.name).edit) continue;
+      if (existing && sameValue(field, existing[field.key], value)) {
+        values.delete(field);
+        continue;
+      }
+      throw forbidden(`Not allowed to edit ${this.model.name}.${field.name}`);
+    }
+  }
+
+  /** A record the caller may see, else 404 (no existence oracle for `own`). */
+  private async visible(ctx: RequestContext, id: string, fields?: FieldModel[]): Promise<ApiRecord> {
+    const { scope } = await this.scopeFor(ctx, 'read');
+    const record = await this.findById(this.db, id, fields);
+    if (!record || (scope.read === 'own' && !this.isOwn(ctx, record))) throw notFound(this.model.name, id);
+    return record;
+  }
+
+  /** Drops fields the user may not read from a record about to be returned. */
+  private async present(ctx: RequestContext, record: ApiRecord): Promise<ApiRecord> {
+    const access = await this.access(ctx);
+    if (access.unrestricted) return record;
+    const out: Record<string, unknown> = {};
+    const allowed = new Set(outputKeys(this.readable.filter((f) => this.canRead(access, f))));
+    for (const [k, v] of Object.entries(record)) if (allowed.has(k)) out[k] = v;
+    return out as ApiRecord;
   }
 
   private get db(): Knex {
@@ -137,10 +216,20 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
     const offset = params.offset ?? 0;
     if (maxSize > maxListSize) throw invalidQuery(`maxSize must not exceed ${maxListSize}`);
     asNonNegativeInt(offset, 'offset');
-    const fields = this.selectFields(params.select);
+    const { access, scope } = await this.scopeFor(ctx, 'read');
+    const fields = this.readableFields(access, params.select);
     const sort = this.sortField(params.sortBy);
-    const whereCtx = this.whereContext();
-    const filter = (qb: Knex.QueryBuilder) => applyWhere(qb, params.where ?? [], whereCtx);
+    if (!this.canRead(access, sort)) throw forbidden(`Not allowed to sort by ${this.model.name}.${sort.name}`);
+    const whereCtx: WhereContext = {
+      ...this.whereContext(),
+      onField: (field) => {
+        if (!this.canRead(access, field)) throw forbidden(`Not allowed to filter by ${this.model.name}.${field.name}`);
+      },
+    };
+    const filter = (qb: Knex.QueryBuilder) => {
+      applyWhere(qb, params.where ?? [], whereCtx);
+      if (scope.read === 'own') this.ownOnly(ctx, qb);
+    };
     return this.guard(async () => {
       const result: FindResult<TRecord> = {};
       if (!params.collectionOnly) {
@@ -168,8 +257,8 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
 
   /** One live record; 404 when it does not exist or is deleted. */
   async get(ctx: RequestContext, id: string, options: { select?: readonly string[] } = {}): Promise<TRecord> {
-    const record = await this.findById(this.db, id, this.selectFields(options.select));
-    if (!record) throw notFound(this.model.name, id);
+    const { access } = await this.scopeFor(ctx, 'read');
+    const record = await this.visible(ctx, id, this.readableFields(access, options.select));
     await this.env.hooks.run('afterRead', { ctx, model: this.model, id, record });
     return record as TRecord;
   }
@@ -198,6 +287,7 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
 
   /** Creates a record; the body may carry an `id` of 1 to 64 characters `[A-Za-z0-9_-]`. */
   async create(ctx: RequestContext, body: Record<string, unknown>): Promise<TRecord> {
+    const { access } = await this.scopeFor(ctx, 'create');
     const data = { ...body };
     await this.env.hooks.run('beforeCreate', { ctx, model: this.model, data });
     const id = data.id === undefined || data.id === null || data.id === '' ? uuidv7() : data.id;
@@ -206,6 +296,7 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
     }
     const values = this.validate(data, 'create');
     this.assertWritable(values, undefined);
+    this.assertEditable(access, new Map([...values].filter(([f]) => f.key in data)), undefined);
     const { row, links } = this.toRow(values);
     const now = nowDateTime();
     const userId = ctx.user?.id ?? null;
@@ -219,7 +310,7 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
     );
     const record = (await this.findById(this.db, id)) as ApiRecord;
     await this.env.hooks.run('afterCreate', { ctx, model: this.model, id, record });
-    return record as TRecord;
+    return (await this.present(ctx, record)) as TRecord;
   }
 
   /** Read-only fields may be sent back unchanged, never changed. */
@@ -239,8 +330,9 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
 
   /** Changes the fields present in the body; an update that changes nothing writes nothing. */
   async update(ctx: RequestContext, id: string, body: Record<string, unknown>): Promise<TRecord> {
-    const existing = await this.findById(this.db, id);
-    if (!existing) throw notFound(this.model.name, id);
+    const existing = await this.visible(ctx, id);
+    const { access, scope } = await this.scopeFor(ctx, 'edit');
+    if (scope.edit === 'own' && !this.isOwn(ctx, existing)) throw forbidden(`Not allowed to edit this ${this.model.name}`);
     const data = { ...body };
     if (data.id !== undefined && data.id !== id) {
       throw new ApiError('CORE_READ_ONLY_FIELD', 'id cannot be changed', {
@@ -251,6 +343,7 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
     await this.env.hooks.run('beforeUpdate', { ctx, model: this.model, id, data, existing });
     const values = this.validate(data, 'update');
     this.assertWritable(values, existing);
+    this.assertEditable(access, values, existing);
     const changed = new Map([...values].filter(([field, value]) => !sameValue(field, existing[field.key], value)));
     if (changed.size > 0) {
       const { row, links } = this.toRow(changed);
@@ -269,13 +362,14 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
     }
     const record = (await this.findById(this.db, id)) as ApiRecord;
     await this.env.hooks.run('afterUpdate', { ctx, model: this.model, id, record, existing });
-    return record as TRecord;
+    return (await this.present(ctx, record)) as TRecord;
   }
 
   /** Soft-deletes (the row stays, invisible, and frees its unique values) or removes the row. */
   async delete(ctx: RequestContext, id: string, options: { permanently?: boolean } = {}): Promise<void> {
-    const existing = await this.findById(this.db, id);
-    if (!existing) throw notFound(this.model.name, id);
+    const existing = await this.visible(ctx, id);
+    const { scope } = await this.scopeFor(ctx, 'delete');
+    if (scope.delete === 'own' && !this.isOwn(ctx, existing)) throw forbidden(`Not allowed to delete this ${this.model.name}`);
     await this.env.hooks.run('beforeDelete', { ctx, model: this.model, id, existing });
     const { dialect } = this.env.database;
     await this.guard(() =>
@@ -295,15 +389,18 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
 
   /** Brings soft-deleted records back; one that would collide with a live unique value is an error. */
   async restore(ctx: RequestContext, ids: readonly string[]): Promise<RestoreResult> {
+    const { scope } = await this.scopeFor(ctx, 'delete');
     const result: RestoreResult = { restored: 0, errors: [] };
     const { dialect } = this.env.database;
     for (const id of ids) {
       try {
-        const count = await this.guard(() =>
-          this.db(this.model.table)
+        const count = await this.guard(() => {
+          const qb = this.db(this.model.table)
             .update({ deleted: live(dialect), modified_at: nowDateTime(), modified_by_id: ctx.user?.id ?? null })
-            .where({ id: String(id), deleted: dialect.toDb('bool', true) }),
-        );
+            .where({ id: String(id), deleted: dialect.toDb('bool', true) });
+          if (scope.delete === 'own') this.ownOnly(ctx, qb);
+          return qb;
+        });
         if (count === 0) throw notFound(this.model.name, String(id));
         result.restored += 1;
       } catch (error) {

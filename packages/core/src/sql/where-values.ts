@@ -2,6 +2,13 @@ import type { FieldModel } from '../definition/normalize';
 import { ApiError } from '../errors';
 import { isValidDate, normalizeDateTime } from '../time';
 
+/** Longest text a filter value may have. */
+const MAX_TEXT = 10_000;
+/** Largest day count of `lastXDays` / `nextXDays` (about 270 years), so that dates stay in range. */
+export const MAX_DAYS = 100_000;
+/** A decimal number as text: `12`, `-3.5`, `1e3`; no hex, no blanks, no `Infinity`. */
+const NUMBER_RE = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
+
 export const invalidQuery = (message: string, details?: Record<string, unknown>): ApiError =>
   new ApiError('CORE_INVALID_QUERY', message, { details });
 
@@ -18,7 +25,7 @@ export function coerceScalar(field: FieldModel, value: unknown): string | number
   switch (field.type) {
     case 'int':
     case 'float': {
-      const n = typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : NaN;
+      const n = typeof value === 'number' ? value : typeof value === 'string' && NUMBER_RE.test(value) ? Number(value) : NaN;
       if (!Number.isFinite(n) || (field.type === 'int' && !Number.isInteger(n))) bad();
       if (field.type === 'int' && Math.abs(n) > 2 ** 31 - 1) bad();
       return n;
@@ -37,10 +44,17 @@ export function coerceScalar(field: FieldModel, value: unknown): string | number
     }
     default:
       if (typeof value === 'number' || typeof value === 'boolean') return String(value);
-      if (typeof value !== 'string') bad();
-      if ((value as string).length > 10_000) bad();
+      if (!isFilterText(value)) bad();
       return value as string;
   }
+}
+
+/**
+ * Text a filter may bind: a string of at most 10,000 characters without NUL (PostgreSQL refuses
+ * NUL in text, so such a value could never match and would fail in the driver).
+ */
+export function isFilterText(value: unknown): value is string {
+  return typeof value === 'string' && value.length <= MAX_TEXT && !value.includes('\u0000');
 }
 
 /** A list value: an array, or a comma-free single value. */
@@ -51,10 +65,20 @@ export function asList(value: unknown): unknown[] {
   return [value];
 }
 
-export function asNonNegativeInt(value: unknown, what: string): number {
+export function asNonNegativeInt(value: unknown, what: string, max?: number): number {
   const n = typeof value === 'number' ? value : typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : NaN;
   if (!Number.isSafeInteger(n) || n < 0) throw invalidQuery(`${what} must be a non-negative integer`);
+  if (max !== undefined && n > max) throw invalidQuery(`${what} must not exceed ${max}`);
   return n;
 }
 
 export const escapeLike = (value: string): string => value.replace(/[\\%_]/g, '\\$&');
+
+/**
+ * A client's own `like` pattern (`%` and `_` wildcards, `\` escapes the next character). A
+ * trailing lone `\` stands for itself: PostgreSQL would refuse the pattern, SQLite match nothing.
+ */
+export function likePattern(value: string): string {
+  const trailing = /\\+$/.exec(value)?.[0].length ?? 0;
+  return trailing % 2 === 1 ? `${value}\\` : value;
+}

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import type { EntityModel, FieldModel, SchemaModel } from '../definition/normalize';
 import type { Dialect } from './dialects/dialect';
 import { addDays, isValidTimeZone, localDate, nowDateTime, startOfLocalDay } from '../time';
-import { asList, asNonNegativeInt, coerceScalar, escapeLike, invalidQuery } from './where-values';
+import { MAX_DAYS, asList, asNonNegativeInt, coerceScalar, escapeLike, invalidQuery, isFilterText, likePattern } from './where-values';
 
 /** One condition of a list query, as the API receives it. */
 export interface WhereItem {
@@ -62,7 +62,9 @@ function compare(op: string): Apply {
 function like(pattern: (v: string) => string, negate: boolean): Apply {
   return (qb, field, item, ctx) => {
     requireTypes(field, item, STRING_TYPES);
-    if (typeof item.value !== 'string') throw invalidQuery(`Operator '${item.type}' needs a text value`);
+    if (!isFilterText(item.value)) {
+      throw invalidQuery(`Operator '${item.type}' needs a text value (at most 10000 characters, no NUL)`, { field: field.name });
+    }
     const sql = `${rawCol(ctx, field)} ${negate ? 'not ' : ''}${ctx.dialect.likeOperator} ? escape '\\'`;
     const bound = pattern(item.value);
     if (negate) qb.where((w) => w.whereRaw(sql, [bound]).orWhereNull(col(ctx, field)));
@@ -84,13 +86,13 @@ function inList(negate: boolean): Apply {
 }
 
 function dateRange(item: WhereItem, field: FieldModel): [string | null, string | null, boolean] {
-  const tz = item.timeZone ?? 'UTC';
-  if (!isValidTimeZone(tz)) throw invalidQuery(`Unknown time zone '${tz}'`);
+  const tz: unknown = item.timeZone ?? 'UTC';
+  if (typeof tz !== 'string' || !isValidTimeZone(tz)) throw invalidQuery(`Unknown time zone '${String(tz)}'`, { timeZone: tz });
   const today = localDate(tz);
   const isDate = field.type === 'date';
   const dayStart = (d: string) => (isDate ? d : startOfLocalDay(tz, d));
   const now = isDate ? today : nowDateTime();
-  const days = () => asNonNegativeInt(item.value, `Operator '${item.type}' value`);
+  const days = () => asNonNegativeInt(item.value, `Operator '${item.type}' value`, MAX_DAYS);
   // [lower bound inclusive, upper bound, upper bound inclusive]
   switch (item.type) {
     case 'today':
@@ -165,7 +167,7 @@ function arrayOp(negate: boolean): Apply {
   };
 }
 
-const OPERATORS: Record<string, Apply> = {
+const OPERATORS: Readonly<Record<string, Apply>> = {
   ...Object.fromEntries(Object.entries(COMPARE).map(([name, op]) => [name, compare(op)])),
   between(qb, field, item, ctx) {
     requireTypes(field, item, ORDERED_TYPES);
@@ -186,8 +188,8 @@ const OPERATORS: Record<string, Apply> = {
     requireTypes(field, item, new Set(['bool']));
     qb.where(col(ctx, field), ctx.dialect.toDb('bool', false) as never);
   },
-  like: like((v) => v, false),
-  notLike: like((v) => v, true),
+  like: like(likePattern, false),
+  notLike: like(likePattern, true),
   contains: like((v) => `%${escapeLike(v)}%`, false),
   notContains: like((v) => `%${escapeLike(v)}%`, true),
   startsWith: like((v) => `${escapeLike(v)}%`, false),
@@ -215,10 +217,12 @@ export const WHERE_OPERATORS = [...GROUPS, ...Object.keys(OPERATORS)];
 export function resolveField(ctx: WhereContext, attribute: unknown, operator: string): FieldModel {
   if (typeof attribute !== 'string' || attribute === '') throw invalidQuery(`Operator '${operator}' needs an attribute`);
   const { model } = ctx;
-  let field = model.byKey.get(attribute) ?? model.field.get(attribute);
-  if (field && !field.column && !LINK_OPERATORS.has(operator)) field = undefined;
+  const field = model.byKey.get(attribute) ?? model.field.get(attribute);
   if (!field || field.def.writeOnly) {
     throw invalidQuery(`Unknown field '${attribute}' for ${model.name}`, { field: attribute });
+  }
+  if (!field.column && !LINK_OPERATORS.has(operator)) {
+    throw invalidQuery(`Operator '${operator}' does not apply to field '${field.name}' (${field.type})`, { field: attribute });
   }
   ctx.onField?.(field);
   return field;
@@ -229,7 +233,9 @@ function applyItem(qb: Builder, item: unknown, ctx: WhereContext): void {
   const w = item as WhereItem;
   if (typeof w.type !== 'string') throw invalidQuery('A where item needs a type');
   if (GROUPS.has(w.type)) {
-    const children = asList(w.value);
+    // A single nested item (`where[0][value][type]=…`) is a list of one.
+    const single = w.value !== null && typeof w.value === 'object' && !Array.isArray(w.value) && 'type' in w.value;
+    const children = single ? [w.value] : asList(w.value);
     if (children.length === 0) throw invalidQuery(`Operator '${w.type}' needs a list of items`);
     if (w.type === 'or') {
       qb.where((outer) => {
@@ -242,7 +248,8 @@ function applyItem(qb: Builder, item: unknown, ctx: WhereContext): void {
     }
     return;
   }
-  const op = OPERATORS[w.type];
+  // Own properties only: `toString`, `constructor` or `__proto__` are no operators.
+  const op = Object.hasOwn(OPERATORS, w.type) ? OPERATORS[w.type] : undefined;
   if (!op) throw invalidQuery(`Unknown operator '${w.type}'`, { operator: w.type });
   if (w.isAttribute === true || (w.isAttribute as unknown) === 'true') {
     throw invalidQuery(`${ctx.model.name} has no attribute '${String(w.attribute)}'`);

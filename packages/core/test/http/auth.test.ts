@@ -12,8 +12,10 @@ describe.each(TEST_DBS)('authentication on %s', (kind) => {
   const login = (path = '/api/userSession', headers: Record<string, string> = {}) =>
     http().get(path).auth(ADMIN.userName, ADMIN.password).set({ 'Authorization-Token-Only': 'true', ...headers });
 
+  let readerRoleId: string;
   beforeAll(async () => {
     t = await startTestApi(kind, { entities: testEntities });
+    readerRoleId = (await t.post('/api/Role', { name: 'Brand reader', scopes: { Brand: { read: 'all' } } }).expect(200)).body.id;
   });
   afterAll(() => t.close());
 
@@ -73,7 +75,7 @@ describe.each(TEST_DBS)('authentication on %s', (kind) => {
   });
 
   it('revokes a user’s tokens when the password changes, and never returns the password', async () => {
-    const user = await t.post('/api/User', { userName: 'alice', name: 'Alice', password: 'alice-pass-1' }).expect(200);
+    const user = await t.post('/api/User', { userName: 'alice', name: 'Alice', password: 'alice-pass-1', rolesIds: [readerRoleId] }).expect(200);
     expect(user.body.password).toBeUndefined();
     const alice = (await http().get('/api/userSession').auth('alice', 'alice-pass-1').set('Authorization-Token-Only', 'true').expect(200)).body
       .authorizationToken;
@@ -90,7 +92,7 @@ describe.each(TEST_DBS)('authentication on %s', (kind) => {
   });
 
   it('refuses an inactive user', async () => {
-    const user = await t.post('/api/User', { userName: 'bob', password: 'bob-pass-1' }).expect(200);
+    const user = await t.post('/api/User', { userName: 'bob', password: 'bob-pass-1', rolesIds: [readerRoleId] }).expect(200);
     const bob = (await http().get('/api/userSession').auth('bob', 'bob-pass-1').set('Authorization-Token-Only', 'true').expect(200)).body
       .authorizationToken;
     await t.patch(`/api/User/${user.body.id}`, { isActive: false }).expect(200);
