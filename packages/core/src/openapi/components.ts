@@ -177,7 +177,8 @@ export function components(schema: SchemaModel, fragments: readonly OpenApiFragm
     responses: {
       BadRequest: errorResponse('Malformed JSON, a wrong type, an unknown field or a bad query parameter'),
       Unauthorized: errorResponse('Missing, unknown, expired or revoked token'),
-      NotFound: errorResponse('Unknown entity type or record'),
+      Forbidden: errorResponse('The role does not allow this action, or a field named in select, sortBy or where is not readable'),
+      NotFound: errorResponse('Unknown entity type or record, or a record the caller may not see'),
       Conflict: errorResponse('A unique field or index already holds the value'),
       PayloadTooLarge: errorResponse('The body is larger than the instance allows'),
       UnsupportedMediaType: errorResponse('Generation A: a body that is not application/json'),

@@ -16,6 +16,7 @@ const ok = (description: string, schema: unknown) => ({ description, ...json(sch
 const errorResponses = {
   '400': response('BadRequest'),
   '401': response('Unauthorized'),
+  '403': response('Forbidden'),
   '404': response('NotFound'),
   default: response('Error'),
 };

@@ -109,6 +109,15 @@ describe('OpenAPI document', () => {
     }
   });
 
+  it('documents the error statuses records can answer with', () => {
+    for (const base of BASES) {
+      expect(Object.keys((doc.paths[`${base}/Product`].get as Operation).responses ?? {})).toEqual(expect.arrayContaining(['200', '400', '401', '403', '404']));
+      expect(Object.keys((doc.paths[`${base}/Product`].post as Operation).responses ?? {})).toEqual(expect.arrayContaining(['409', '413']));
+    }
+    expect(Object.keys((doc.paths['/api/Product'].post as Operation).responses ?? {})).toContain('415');
+    expect(Object.keys((doc.paths['/api/v1/Product'].post as Operation).responses ?? {})).not.toContain('415');
+  });
+
   it('documents the list parameters on lists', () => {
     const list = doc.paths['/api/Product'].get as Operation;
     const names = (list.parameters ?? []).map((p) => (p.$ref ? doc.components.parameters[p.$ref.split('/').pop() as string].name : p.name));
@@ -313,5 +322,15 @@ describe.each(TEST_DBS)('responses on %s match the document', (kind) => {
     const session = await request(t.app).get('/api/v1/App/user').auth('admin', 'admin-test-password').expect(200);
     checker.response('/api/v1/App/user', 'get', session);
     checker.response('/api/userSession', 'get', await request(t.app).get('/api/userSession').expect(401));
+  });
+
+  it('for a role that may not read', async () => {
+    const role = await t.post('/api/Role', { name: 'Brands only', scopes: { Brand: { read: 'all' } } }).expect(200);
+    await t.post('/api/User', { userName: 'reader', password: 'reader-password', rolesIds: [role.body.id] }).expect(200);
+    const session = await request(t.app).get('/api/userSession').auth('reader', 'reader-password').set('Authorization-Token-Only', 'true');
+    const token = session.body.authorizationToken as string;
+    const res = await request(t.app).get('/api/Product').set('Authorization-Token', token).expect(403);
+    checker.response('/api/Product', 'get', res);
+    checker.response('/api/v1/Brand', 'get', await request(t.app).get('/api/v1/Brand').set('Authorization-Token', token).expect(200));
   });
 });
