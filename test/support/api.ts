@@ -26,7 +26,13 @@ export async function startTestApi(
   options: Omit<EntityApiOptions, 'database'>,
 ): Promise<TestApi> {
   const db = await createTestDatabase(kind);
-  const api = createEntityApi({ admin: ADMIN, logger: { info() {}, warn() {}, error() {} }, ...options, database: db.url });
+  const api = createEntityApi({
+    admin: ADMIN,
+    logger: { info() {}, warn() {}, error() {} },
+    ...options,
+    auth: { passwordCost: 14, ...options.auth },
+    database: db.url,
+  });
   await api.ready();
   const app = express();
   app.use(api.router);

@@ -91,7 +91,7 @@ class Registry implements PluginApi {
 }
 
 /** Password writes on User are hashed; a changed password revokes the user's tokens. */
-function installUserHooks(registry: Registry, auth: () => AuthService): void {
+function installUserHooks(registry: Registry, auth: () => AuthService, passwordCost?: number): void {
   const hashInBody = async ({ data }: { data?: Record<string, unknown> }) => {
     if (!data || data.password === undefined || data.password === null) return;
     if (typeof data.password !== 'string' || data.password.length === 0 || data.password.length > 1000) {
@@ -99,7 +99,7 @@ function installUserHooks(registry: Registry, auth: () => AuthService): void {
         details: { issues: [{ path: ['password'], code: 'invalid_type', message: 'password must be a non-empty string' }] },
       });
     }
-    data.password = await hashPassword(data.password);
+    data.password = await hashPassword(data.password, passwordCost);
   };
   registry.onRecord('beforeCreate', 'User', hashInBody);
   registry.onRecord('beforeUpdate', 'User', hashInBody);
@@ -153,7 +153,7 @@ export function createEntityApi(options: EntityApiOptions): EntityApi {
   };
   for (const m of schema.entities.values()) repositories.set(m.name, new Repository(env, m));
   const auth = new AuthService(new AuthStore(database, schema.entity('User') as EntityModel, schema.entity('Role') as EntityModel), options.auth);
-  installUserHooks(registry, () => auth);
+  installUserHooks(registry, () => auth, options.auth?.passwordCost);
   const checkRole = ({ data }: { data?: Record<string, unknown> }) => assertRoleShape(data ?? {});
   registry.onRecord('beforeCreate', 'Role', checkRole);
   registry.onRecord('beforeUpdate', 'Role', checkRole);

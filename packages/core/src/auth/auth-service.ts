@@ -15,6 +15,8 @@ export interface AuthOptions {
    * process takes effect at once; through another process within this many seconds. Default 5.
    */
   tokenCacheSeconds?: number;
+  /** log2 of scrypt's N for new password hashes; default 17 (OWASP). Lower only in tests (min 14). */
+  passwordCost?: number;
 }
 
 export interface TokenTimes {

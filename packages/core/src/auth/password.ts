@@ -11,11 +11,15 @@ function derive(password: string, salt: Buffer, params: { N: number; r: number; 
   );
 }
 
-/** `scrypt$N$r$p$salt$hash`, base64 parts. */
-export async function hashPassword(password: string): Promise<string> {
+/**
+ * `scrypt$N$r$p$salt$hash`, base64 parts. `cost` is log2(N): 17 by default (OWASP); test suites may
+ * lower it to save time (never below 14). Verification reads N from the stored hash.
+ */
+export async function hashPassword(password: string, cost = 17): Promise<string> {
+  const params = { ...PARAMS, N: 2 ** Math.max(14, Math.min(20, Math.floor(cost))) };
   const salt = randomBytes(16);
-  const key = await derive(password, salt, PARAMS);
-  return ['scrypt', PARAMS.N, PARAMS.r, PARAMS.p, salt.toString('base64'), key.toString('base64')].join('$');
+  const key = await derive(password, salt, params);
+  return ['scrypt', params.N, params.r, params.p, salt.toString('base64'), key.toString('base64')].join('$');
 }
 
 /** A stored hash compared in constant time. A missing hash still costs one derivation. */
