@@ -13,7 +13,7 @@ export interface Database {
 }
 
 export interface DatabaseOptions {
-  /** `sqlite::memory:`, `sqlite:<path>`, a bare file path, or `postgres://…`. */
+  /** `sqlite::memory:`, `sqlite:<path>` (also `sqlite://<path>`), a bare file path, or `postgres://…`. */
   url: string;
   /** PostgreSQL pool size; default 10. */
   poolSize?: number;
@@ -72,7 +72,8 @@ export function openDatabase(options: DatabaseOptions): Database {
     };
   } else if (url.startsWith('sqlite:') || !url.includes('://')) {
     dialect = DIALECTS.sqlite;
-    const file = url.startsWith('sqlite:') ? url.slice('sqlite:'.length) : url;
+    // `sqlite:data/x.db`, `sqlite:/abs/x.db`, `sqlite://data/x.db` and `sqlite:///abs/x.db` all name a file.
+    const file = url.replace(/^sqlite:(\/\/)?/, '');
     if (!file) throw new BootError('CORE_CONFIG_INVALID', `database URL '${url}' names no file`);
     config = sqliteConfig(file);
   } else {

@@ -3,6 +3,7 @@ import type { Knex } from 'knex';
 import type { EntityModel, FieldModel, SchemaModel } from '../definition/normalize';
 import type { Database } from './database';
 import type { Dialect, Introspection } from './dialects/dialect';
+import { isConnectionError } from './dialects/shared';
 
 /** One statement schema sync would run, with what it is for. */
 export interface SchemaStep {
@@ -91,14 +92,16 @@ function joinSteps(schema: SchemaModel, current: Introspection): SchemaStep[] {
       if (!f.join || seen.has(f.join.table)) continue;
       seen.add(f.join.table);
       const { table, ownColumn, targetColumn } = f.join;
-      if (current.tables.has(table)) continue;
       const cols = [ownColumn, targetColumn].sort();
-      steps.push({
-        description: `create join table ${table}`,
-        sql: `create table ${q(table)} (${cols.map((c) => `${q(c)} varchar(64) not null`).join(', ')}, primary key (${cols.map(q).join(', ')}))`,
-      });
+      if (!current.tables.has(table)) {
+        steps.push({
+          description: `create join table ${table}`,
+          sql: `create table ${q(table)} (${cols.map((c) => `${q(c)} varchar(64) not null`).join(', ')}, primary key (${cols.map(q).join(', ')}))`,
+        });
+      }
       for (const c of cols) {
         const name = indexName('ix', table, c);
+        if (current.indexes.has(name)) continue;
         steps.push({ description: `index ${name}`, sql: `create index ${q(name)} on ${q(table)} (${q(c)})` });
       }
     }
@@ -142,12 +145,26 @@ export async function planSchema(
   auxiliary: readonly AuxiliaryTable[] = [],
 ): Promise<SchemaStep[]> {
   const current = await dialect.introspect(db);
-  return [
+  const steps = [
     ...[...schema.entities.values()].flatMap((m) => entitySteps(m, dialect, current)),
     ...joinSteps(schema, current),
     ...auxiliarySteps(auxiliary, current),
   ];
+  // A statement planned twice (one index named by two owners) would fail the second time.
+  return steps.filter((step, i) => steps.findIndex((other) => other.sql === step.sql) === i);
 }
+
+/** Outages and lock conflicts are passed on as they are (503, retry); anything else names its step. */
+function stepFailed(dialect: Dialect, step: SchemaStep, error: unknown): unknown {
+  if (isConnectionError(error) || dialect.translateError(error, {})?.code === 'CORE_DATABASE_UNAVAILABLE') return error;
+  const reason = error instanceof Error ? error.message : String(error);
+  return new Error(`Schema sync failed to ${step.description}: ${reason}`, { cause: error });
+}
+
+/** SQLite has no lock to wait for without blocking: a process that meets a busy database tries again. */
+const isBusy = (dialect: Dialect, error: unknown) =>
+  !isConnectionError(error) && dialect.translateError(error, {})?.code === 'CORE_DATABASE_UNAVAILABLE';
+const BUSY_RETRY_MS = 15_000;
 
 /** Brings the database in step with the definitions; safe to run from several processes at once. */
 export async function syncSchema(
@@ -155,9 +172,20 @@ export async function syncSchema(
   schema: SchemaModel,
   auxiliary: readonly AuxiliaryTable[] = [],
 ): Promise<SchemaStep[]> {
-  return database.dialect.withSchemaLock(database.knex, async (trx) => {
-    const steps = await planSchema(trx, database.dialect, schema, auxiliary);
-    for (const step of steps) await trx.raw(step.sql);
-    return steps;
-  });
+  const { dialect } = database;
+  // Most starts have nothing to do; finding that out needs no lock. Nothing is ever dropped, so it stays true.
+  if ((await planSchema(database.knex, dialect, schema, auxiliary)).length === 0) return [];
+  const started = Date.now();
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await dialect.withSchemaLock(database.knex, async (trx) => {
+        const steps = await planSchema(trx, dialect, schema, auxiliary);
+        for (const step of steps) await trx.raw(step.sql).catch((error: unknown) => Promise.reject(stepFailed(dialect, step, error)));
+        return steps;
+      });
+    } catch (error) {
+      if (!isBusy(dialect, error) || Date.now() - started > BUSY_RETRY_MS) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 10 + Math.random() * 20 * Math.min(attempt, 10)));
+    }
+  }
 }
