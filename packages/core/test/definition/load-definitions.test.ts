@@ -66,7 +66,8 @@ describe('loadDefinitions', () => {
   });
 
   it('checks links against the known definitions it is given', () => {
-    expect(() => loadDefinitions([{ name: 'Note', fields: { owner: { type: 'link', entity: 'User' } } }])).not.toThrow();
+    const note = { name: 'Note', fields: { owner: { type: 'link', entity: 'User' }, viewers: { type: 'linkMultiple', entity: 'Role' } } };
+    expect(loadDefinitions([note])).toEqual([note]);
     const message = definitionError(() =>
       loadDefinitions([{ name: 'Note', fields: { owner: { type: 'link', entity: 'User' } } }], { known: [] }),
     );
@@ -128,8 +129,20 @@ describe('loadDefinitions rejects, naming entity and field,', () => {
 
   it('a duplicate entity, also of a known one', () => {
     expect(definitionError(() => loadDefinitions([...good(), brand()]))).toContain("entity 'Brand': is defined twice");
-    const user = { name: 'User', fields: { login: { type: 'varchar' } } };
-    expect(definitionError(() => loadDefinitions([user]))).toContain("entity 'User': is defined twice");
+    for (const name of ['User', 'Role', 'ExtensibleEnum', 'ExtensibleEnumOption']) {
+      const again = { name, fields: { login: { type: 'varchar' } } };
+      expect(definitionError(() => loadDefinitions([again]))).toContain(`entity '${name}': is defined twice`);
+    }
+  });
+
+  it('an entity of the core, as createEntityApi adds them', async () => {
+    const api = createEntityApi({ database: 'sqlite::memory:', entities: [] });
+    const core = [...api.schema.entities.keys()];
+    await api.close();
+    expect(core).toEqual(expect.arrayContaining(['User', 'ExtensibleEnum']));
+    for (const name of core) {
+      expect(definitionError(() => loadDefinitions([{ name, fields: {} }]))).toContain(`entity '${name}': is defined twice`);
+    }
   });
 
   it('two entities with one table', () => {
