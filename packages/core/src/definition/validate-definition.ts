@@ -18,10 +18,14 @@ export const SYSTEM_FIELD_NAMES = [
   'modifiedById',
   'createdByName',
   'modifiedByName',
+  'createdByActor',
+  'modifiedByActor',
+  'createdByActorId',
+  'modifiedByActorId',
 ] as const;
 
 /** Columns every entity table has. */
-const SYSTEM_COLUMNS = ['id', 'deleted', 'created_at', 'modified_at', 'created_by_id', 'modified_by_id'];
+const SYSTEM_COLUMNS = ['id', 'deleted', 'created_at', 'modified_at', 'created_by_id', 'modified_by_id', 'created_by_actor_id', 'modified_by_actor_id'];
 
 const ENTITY_NAME = '^[A-Z][A-Za-z0-9]{0,62}$';
 const FIELD_NAME = '^[a-z][A-Za-z0-9]{0,59}$';

@@ -145,6 +145,17 @@ describe('loadDefinitions rejects, naming entity and field,', () => {
     }
   });
 
+  it('every system field and record key of the runtime model', async () => {
+    const api = createEntityApi({ database: 'sqlite::memory:', entities: [{ name: 'Note', fields: {} }] });
+    const system = (api.schema.entity('Note')?.fields ?? []).filter((f) => f.system);
+    await api.close();
+    expect(system.map((f) => f.name)).toEqual(expect.arrayContaining(['id', 'createdAt', 'createdBy']));
+    for (const name of new Set(system.flatMap((f) => [f.name, f.key]))) {
+      const message = definitionError(() => loadDefinitions([{ name: 'Memo', fields: { [name]: { type: 'varchar' } } }]));
+      expect(message).toContain(`entity 'Memo', field '${name}': is a system field name`);
+    }
+  });
+
   it('two entities with one table', () => {
     const message = definitionError(() => loadDefinitions([...good(), { name: 'Tag', table: 'brand', fields: {} }]));
     expect(message).toContain("entity 'Tag': its table 'brand' is already the table of entity 'Brand'");
