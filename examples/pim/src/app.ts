@@ -1,7 +1,7 @@
 import { createEntityApi, ensureAdmin, systemContext, type EntityApi } from '@entity-records/core';
 import express, { type Express } from 'express';
 import type { PimConfig } from './config';
-import { pimEntities } from './entities';
+import { pimOptions } from './options';
 
 /** The option lists the example's fields name, with their options. */
 const LISTS: Record<string, { name: string; options: string[] }> = {
@@ -39,13 +39,7 @@ export interface Pim {
 
 /** Builds the example app: every package composed, tables created, admin and lists seeded. */
 export async function createPim(config: PimConfig): Promise<Pim> {
-  const api = createEntityApi({
-    database: config.databaseUrl,
-    entities: pimEntities,
-    publicUrl: config.publicUrl,
-    languages: config.languages,
-    openapi: { title: 'PIM example', version: '0.1.0' },
-  });
+  const api = createEntityApi(pimOptions(config));
   await api.ready();
   const admin = await ensureAdmin(api, { userName: config.adminUserName, password: config.adminPassword });
   await seedLists(api);
