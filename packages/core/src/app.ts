@@ -20,6 +20,8 @@ import { buildOpenApi } from './openapi/build-document';
 import { registerPlugins, type OpenApiFragment, type PluginApi, type PluginEntry, type RouteInstaller } from './plugin';
 import { AuthStore, TOKEN_TABLE } from './sql/auth-store';
 import { openDatabase, type Database } from './sql/database';
+import { ThrottleStore, THROTTLE_TABLES } from './sql/throttle-store';
+import { LoginThrottle } from './auth/login-throttle';
 import { translateOutage } from './sql/dialects/shared';
 import { Repository } from './sql/repository';
 import { planSchema, syncSchema, type AuxiliaryTable, type SchemaStep } from './sql/schema-sync';
@@ -75,7 +77,7 @@ class Registry implements PluginApi {
   hooks = new HookRegistry();
   routes: RouteInstaller[] = [];
   publicRoutes: RouteInstaller[] = [];
-  tables: AuxiliaryTable[] = [TOKEN_TABLE];
+  tables: AuxiliaryTable[] = [TOKEN_TABLE, ...THROTTLE_TABLES];
   fragments: OpenApiFragment[] = [];
   readyCallbacks: (() => Promise<void> | void)[] = [];
   closeCallbacks: (() => Promise<void> | void)[] = [];
@@ -154,6 +156,7 @@ export function createEntityApi(options: EntityApiOptions): EntityApi {
   for (const m of schema.entities.values()) repositories.set(m.name, new Repository(env, m));
   const auth = new AuthService(new AuthStore(database, schema.entity('User') as EntityModel, schema.entity('Role') as EntityModel), options.auth);
   installUserHooks(registry, () => auth, options.auth?.passwordCost);
+  const throttle = new LoginThrottle(new ThrottleStore(database), options.auth?.throttle);
   const checkRole = ({ data }: { data?: Record<string, unknown> }) => assertRoleShape(data ?? {});
   registry.onRecord('beforeCreate', 'Role', checkRole);
   registry.onRecord('beforeUpdate', 'Role', checkRole);
@@ -177,7 +180,7 @@ export function createEntityApi(options: EntityApiOptions): EntityApi {
   const router = createRouter({
     ready,
     auth,
-    acl,
+    session: { auth, acl, throttle, secureCookies: (options.publicUrl ?? '').startsWith('https:') },
     repository: (name) => repositories.get(name),
     metadata: async (ctx) => {
       const access = (ctx.access ??= await accessService.forUser(ctx.user));

@@ -3,6 +3,7 @@ import type { ContextUser } from '../context';
 import { ApiError } from '../errors';
 import type { AuthStore, StoredUser } from '../sql/auth-store';
 import { uuidv7 } from '../util/uuid';
+import type { ThrottleOptions } from './login-throttle';
 import { verifyPassword } from './password';
 
 export interface AuthOptions {
@@ -17,6 +18,8 @@ export interface AuthOptions {
   tokenCacheSeconds?: number;
   /** log2 of scrypt's N for new password hashes; default 17 (OWASP). Lower only in tests (min 14). */
   passwordCost?: number;
+  /** Login throttling limits. */
+  throttle?: ThrottleOptions;
 }
 
 export interface TokenTimes {
@@ -24,8 +27,13 @@ export interface TokenTimes {
   idleHours?: number;
 }
 
-interface CachedToken {
+/** Who a token acts for, and in a delegated session, who acts. */
+export interface Session {
   user: ContextUser;
+  actor?: ContextUser;
+}
+
+interface CachedToken extends Session {
   tokenId: string;
   expiresAt: number | null;
   idleMs: number | null;
@@ -63,13 +71,25 @@ export class AuthService {
   /** Checks a user name and password; 401 for a wrong pair or an inactive user. */
   async verifyCredentials(userName: string, password: string): Promise<ContextUser> {
     const user = await this.store.userByName(userName);
-    const ok = await verifyPassword(password, user?.passwordHash);
+    const ok = await verifyPassword(password, user?.passwordHash, this.options.passwordCost);
     if (!user || !ok || !user.isActive) throw unauthorized('Wrong user name or password');
     return toContextUser((await this.store.userById(user.id)) ?? user);
   }
 
-  /** Issues a new token for a user. */
-  async issueToken(user: ContextUser, times: TokenTimes = {}): Promise<string> {
+  /**
+   * A session acting for another user, opened by an admin: requests run with the user's rights,
+   * and records remember the admin as actor.
+   */
+  async delegate(actor: ContextUser, userName: string): Promise<Session> {
+    if (!actor.isAdmin) throw new ApiError('CORE_FORBIDDEN', 'Only admins may act for another user');
+    const found = await this.store.userByName(userName);
+    const user = found && found.isActive ? await this.store.userById(found.id) : undefined;
+    if (!user) throw new ApiError('CORE_NOT_FOUND', `User '${userName}' not found`, { details: { entity: 'User', userName } });
+    return { user: toContextUser(user), actor };
+  }
+
+  /** Issues a new token for a user (acting through `actor` in a delegated session). */
+  async issueToken(user: ContextUser, times: TokenTimes = {}, actor?: ContextUser): Promise<string> {
     const token = randomBytes(32).toString('base64url');
     const now = Date.now();
     const lifetime = times.lifetimeHours ?? this.options.tokenLifetimeHours ?? 0;
@@ -82,12 +102,13 @@ export class AuthService {
       lastUsedAt: now,
       expiresAt: lifetime > 0 ? now + lifetime * 3_600_000 : null,
       idleMs: idle > 0 ? idle * 3_600_000 : null,
+      actorId: actor?.id ?? null,
     });
     return token;
   }
 
-  /** The user a token acts for; 401 when it is unknown, expired, idle too long or revoked. */
-  async authenticate(token: string): Promise<ContextUser> {
+  /** The session of a token; 401 when it is unknown, expired, idle too long or revoked. */
+  async authenticate(token: string): Promise<Session> {
     const hash = hashToken(token);
     const now = Date.now();
     let entry = this.cache.get(hash);
@@ -100,7 +121,7 @@ export class AuthService {
       entry.lastUsedAt = now;
       await this.store.touchToken(entry.tokenId, now);
     }
-    return entry.user;
+    return { user: entry.user, ...(entry.actor && { actor: entry.actor }) };
   }
 
   private async load(hash: string, now: number): Promise<CachedToken> {
@@ -109,8 +130,11 @@ export class AuthService {
     if (!row) throw unauthorized('Invalid or revoked token');
     const user = await this.store.userById(row.userId);
     if (!user || !user.isActive) throw this.drop(hash, 'Invalid or revoked token');
+    const actor = row.actorId ? await this.store.userById(row.actorId) : undefined;
+    if (row.actorId && (!actor || !actor.isActive || !actor.isAdmin)) throw this.drop(hash, 'Invalid or revoked token');
     const entry: CachedToken = {
       user: toContextUser(user),
+      ...(actor && { actor: toContextUser(actor) }),
       tokenId: row.id,
       expiresAt: row.expiresAt,
       idleMs: row.idleMs,
@@ -136,12 +160,12 @@ export class AuthService {
 
   /** Revokes every token of a user (password change, deactivation). */
   async revokeUser(userId: string): Promise<void> {
-    for (const [hash, entry] of this.cache) if (entry.user.id === userId) this.cache.delete(hash);
+    this.forgetUser(userId);
     await this.store.deleteUserTokens(userId);
   }
 
   /** Forgets cached users after a change to a user record (name, admin flag, activity). */
   forgetUser(userId: string): void {
-    for (const [hash, entry] of this.cache) if (entry.user.id === userId) this.cache.delete(hash);
+    for (const [hash, entry] of this.cache) if (entry.user.id === userId || entry.actor?.id === userId) this.cache.delete(hash);
   }
 }

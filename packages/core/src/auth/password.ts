@@ -22,11 +22,14 @@ export async function hashPassword(password: string, cost = 17): Promise<string>
   return ['scrypt', params.N, params.r, params.p, salt.toString('base64'), key.toString('base64')].join('$');
 }
 
-/** A stored hash compared in constant time. A missing hash still costs one derivation. */
-export async function verifyPassword(password: string, stored: string | null | undefined): Promise<boolean> {
+/**
+ * A stored hash compared in constant time. A missing hash still costs one derivation at the
+ * instance's cost, so that unknown user names take as long as known ones.
+ */
+export async function verifyPassword(password: string, stored: string | null | undefined, cost = 17): Promise<boolean> {
   const parts = (stored ?? '').split('$');
   if (parts.length !== 6 || parts[0] !== 'scrypt') {
-    await derive(password, randomBytes(16), PARAMS);
+    await derive(password, randomBytes(16), { ...PARAMS, N: 2 ** Math.max(14, Math.min(20, Math.floor(cost))) });
     return false;
   }
   const [, n, r, p, salt, hash] = parts;

@@ -21,7 +21,7 @@ function entityDefs(model: EntityModel, show: (f: FieldModel) => boolean) {
   const fields: Record<string, Record<string, unknown>> = {};
   const links: Record<string, Record<string, unknown>> = {};
   for (const f of model.fields) {
-    if (!show(f)) continue;
+    if (!show(f) || (f.system && f.def.writeOnly)) continue;
     const { label, description, ...def } = f.def;
     fields[f.name] = { ...def, ...(label && { label }), ...(description && { description }), ...(f.system && { system: true }) };
     if (f.linkKind) {

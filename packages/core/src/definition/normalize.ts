@@ -77,6 +77,9 @@ function systemFields(): FieldModel[] {
     make('modifiedAt', { type: 'datetime', readOnly: true }, 'modified_at'),
     make('createdBy', { type: 'link', entity: 'User', readOnly: true }, 'created_by_id', 'createdById'),
     make('modifiedBy', { type: 'link', entity: 'User', readOnly: true }, 'modified_by_id', 'modifiedById'),
+    // Delegated sessions: the admin who acted for createdBy / modifiedBy. Stored, never returned.
+    make('createdByActor', { type: 'link', entity: 'User', readOnly: true, writeOnly: true }, 'created_by_actor_id', 'createdByActorId'),
+    make('modifiedByActor', { type: 'link', entity: 'User', readOnly: true, writeOnly: true }, 'modified_by_actor_id', 'modifiedByActorId'),
   ];
 }
 

@@ -1,6 +1,7 @@
-import type { Request, RequestHandler, Router } from 'express';
-import type { AuthService, TokenTimes } from '../auth/auth-service';
+import type { Request, RequestHandler, Response, Router } from 'express';
+import type { AuthService, Session, TokenTimes } from '../auth/auth-service';
 import { unauthorized } from '../auth/auth-service';
+import type { LoginThrottle } from '../auth/login-throttle';
 import type { ContextUser } from '../context';
 import { ApiError } from '../errors';
 import { requestContext } from './request-context';
@@ -8,6 +9,18 @@ import { toHandler } from './to-handler';
 
 /** What the full session answer tells about the user's rights, per entity type. */
 export type AclProvider = (user: ContextUser) => Promise<Record<string, unknown>> | Record<string, unknown>;
+
+export interface SessionParts {
+  auth: AuthService;
+  throttle: LoginThrottle;
+  acl: AclProvider;
+  /** Secure cookies (the public URL is https). */
+  secureCookies: boolean;
+}
+
+/** The browser session cookie (HttpOnly; scripts cannot read it). */
+export const SESSION_COOKIE = 'er_session';
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 function basicCredentials(req: Request): { userName: string; password: string } | undefined {
   const header = req.get('authorization');
@@ -32,16 +45,60 @@ function hours(req: Request, name: string): number | undefined {
   return n;
 }
 
-const tokenOf = (req: Request) => req.get('authorization-token') || undefined;
+function cookieToken(req: Request): string | undefined {
+  for (const part of (req.get('cookie') ?? '').split(';')) {
+    const [name, ...rest] = part.trim().split('=');
+    if (name === SESSION_COOKIE) return decodeURIComponent(rest.join('='));
+  }
+  return undefined;
+}
 
-/** Requires `Authorization-Token`; Basic credentials are for the session routes only (401). */
+const headerToken = (req: Request) => req.get('authorization-token') || undefined;
+const address = (req: Request) => req.ip ?? req.socket.remoteAddress ?? 'unknown';
+
+const tokenTimes = (req: Request): TokenTimes => ({
+  lifetimeHours: hours(req, 'authorization-token-lifetime'),
+  idleHours: hours(req, 'authorization-token-idletime'),
+});
+
+/**
+ * Requires `Authorization-Token`, or the session cookie; a state-changing request authenticated
+ * by the cookie alone must carry `X-Requested-With: XMLHttpRequest` (CSRF guard, 403). Basic
+ * credentials are for the session routes only (401).
+ */
 export function requireToken(auth: AuthService): RequestHandler {
   return toHandler(async (req, _res, next) => {
-    const token = tokenOf(req);
+    let token = headerToken(req);
+    if (!token) {
+      token = cookieToken(req);
+      if (token && !SAFE_METHODS.has(req.method) && req.get('x-requested-with') !== 'XMLHttpRequest') {
+        throw new ApiError('CORE_FORBIDDEN', 'A cookie-authenticated change needs the header X-Requested-With: XMLHttpRequest');
+      }
+    }
     if (!token) throw unauthorized(req.get('authorization') ? 'Use Authorization-Token; Basic credentials only obtain a token' : 'Authentication required');
-    requestContext(req).user = await auth.authenticate(token);
+    const session = await auth.authenticate(token);
+    const ctx = requestContext(req);
+    ctx.user = session.user;
+    if (session.actor) ctx.actor = session.actor;
     next();
   });
+}
+
+async function sessionBody(parts: SessionParts, session: Session, token?: string) {
+  const { id, userName, name, isAdmin, rolesIds } = session.user;
+  return {
+    ...(token !== undefined && { authorizationToken: token }),
+    user: { id, userName, name, isAdmin, rolesIds },
+    ...(session.actor && { actor: { id: session.actor.id, userName: session.actor.userName, name: session.actor.name } }),
+    acl: await parts.acl(session.user),
+  };
+}
+
+/** Sign-in with a password, throttled; with `Authorization-Delegate`, an admin acts for another user. */
+async function signInWithPassword(parts: SessionParts, req: Request, userName: string, password: string): Promise<Session> {
+  const user = await parts.throttle.attempt(userName, address(req), () => parts.auth.verifyCredentials(userName, password));
+  const delegate = req.get('authorization-delegate');
+  return delegate ? parts.auth.delegate(user, delegate) : { user };
 }
 
 /**
@@ -49,40 +106,61 @@ export function requireToken(auth: AuthService): RequestHandler {
  * `{authorizationToken}` or, without `Authorization-Token-Only: true`, also `user` and `acl`.
  * `DELETE` revokes the token presented.
  */
-export function mountSessionRoutes(router: Router, paths: string[], auth: AuthService, acl: AclProvider): void {
+export function mountSessionRoutes(router: Router, paths: string[], parts: SessionParts): void {
+  const { auth } = parts;
   const signIn = toHandler(async (req, res) => {
     const credentials = basicCredentials(req);
-    let token = tokenOf(req);
-    let user: ContextUser;
+    let token = headerToken(req);
+    let session: Session;
     if (credentials) {
-      const times: TokenTimes = {
-        lifetimeHours: hours(req, 'authorization-token-lifetime'),
-        idleHours: hours(req, 'authorization-token-idletime'),
-      };
-      user = await auth.verifyCredentials(credentials.userName, credentials.password);
-      token = await auth.issueToken(user, times);
+      session = await signInWithPassword(parts, req, credentials.userName, credentials.password);
+      token = await auth.issueToken(session.user, tokenTimes(req), session.actor);
     } else if (token) {
-      user = await auth.authenticate(token);
+      session = await auth.authenticate(token);
     } else {
       throw unauthorized();
     }
     res.setHeader('Cache-Control', 'no-store');
-    if (req.get('authorization-token-only') === 'true') {
-      res.json({ authorizationToken: token });
-      return;
-    }
-    const { id, userName, name, isAdmin, rolesIds } = user;
-    res.json({ authorizationToken: token, user: { id, userName, name, isAdmin, rolesIds }, acl: await acl(user) });
+    if (req.get('authorization-token-only') === 'true') res.json({ authorizationToken: token });
+    else res.json(await sessionBody(parts, session, token));
   });
   const signOut = toHandler(async (req, res) => {
-    const token = tokenOf(req);
+    const token = headerToken(req);
     if (!token) throw unauthorized();
     await auth.authenticate(token);
     await auth.revoke(token);
     res.json(true);
   });
+  const cookieIn = toHandler(async (req, res) => {
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    if (typeof body.userName !== 'string' || typeof body.password !== 'string') {
+      throw new ApiError('CORE_VALIDATION_FAILED', 'userName and password are required', {
+        details: { issues: [{ path: ['userName'], code: 'required', message: 'userName and password must be strings' }] },
+      });
+    }
+    const session = await signInWithPassword(parts, req, body.userName, body.password);
+    const token = await auth.issueToken(session.user, tokenTimes(req), session.actor);
+    setCookie(res, token, parts.secureCookies);
+    res.setHeader('Cache-Control', 'no-store');
+    res.json(await sessionBody(parts, session));
+  });
+  const cookieOut = toHandler(async (req, res) => {
+    const token = cookieToken(req);
+    if (token) await auth.revoke(token);
+    setCookie(res, '', parts.secureCookies);
+    res.json(true);
+  });
   for (const path of paths) {
     router.get(path, signIn);
     router.delete(path, signOut);
+    router.post(`${path}/cookie`, cookieIn);
+    router.delete(`${path}/cookie`, cookieOut);
   }
+}
+
+function setCookie(res: Response, token: string, secure: boolean): void {
+  const parts = [`${SESSION_COOKIE}=${encodeURIComponent(token)}`, 'Path=/', 'HttpOnly', 'SameSite=Lax'];
+  if (secure) parts.push('Secure');
+  if (!token) parts.push('Max-Age=0');
+  res.append('Set-Cookie', parts.join('; '));
 }

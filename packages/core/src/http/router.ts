@@ -4,7 +4,7 @@ import type { AuthService } from '../auth/auth-service';
 import type { RequestContext } from '../context';
 import { ApiError } from '../errors';
 import type { RouteInstaller } from '../plugin';
-import { mountSessionRoutes, requireToken, type AclProvider } from './auth-routes';
+import { mountSessionRoutes, requireToken, type SessionParts } from './auth-routes';
 import { jsonBody } from './body';
 import { errorHandler, type Logger } from './error-handler';
 import { mountRecordRoutes, type RepositoryLookup } from './record-routes';
@@ -14,7 +14,7 @@ import { toHandler } from './to-handler';
 export interface RouterParts {
   ready: () => Promise<void>;
   auth: AuthService;
-  acl: AclProvider;
+  session: SessionParts;
   repository: RepositoryLookup;
   metadata: (ctx: RequestContext) => Promise<unknown>;
   openapi: () => Record<string, unknown>;
@@ -38,7 +38,7 @@ function generationRouter(generation: 'A' | 'B', parts: RouterParts): Router {
   router.use(jsonBody({ generation, limit: parts.maxBodySize, exempt: parts.rawBodyPaths }));
   for (const install of parts.publicRoutes) install(router, { generation });
   const sessionPaths = generation === 'B' ? ['/userSession', '/App/user'] : ['/userSession'];
-  mountSessionRoutes(router, sessionPaths, parts.auth, parts.acl);
+  mountSessionRoutes(router, sessionPaths, parts.session);
   router.use(requireToken(parts.auth));
   const metadata = toHandler(async (req, res) => res.json(await parts.metadata(requestContext(req))));
   router.get('/metadata', metadata);

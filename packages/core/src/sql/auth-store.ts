@@ -15,6 +15,7 @@ export const TOKEN_TABLE: AuxiliaryTable = {
     last_used_at: 'bigint not null',
     expires_at: 'bigint',
     idle_ms: 'bigint',
+    actor_id: 'varchar(64)',
   },
   primaryKey: ['id'],
   indexes: [
@@ -30,6 +31,8 @@ export interface TokenRow {
   lastUsedAt: number;
   expiresAt: number | null;
   idleMs: number | null;
+  /** Delegated sessions: the admin acting for `userId`. */
+  actorId: string | null;
 }
 
 export interface StoredUser extends ContextUser {
@@ -97,18 +100,26 @@ export class AuthStore {
       last_used_at: row.lastUsedAt,
       expires_at: row.expiresAt,
       idle_ms: row.idleMs,
+      actor_id: row.actorId,
     });
   }
 
   async tokenByHash(hash: string): Promise<TokenRow | undefined> {
     const row = await this.database
       .knex(TOKEN_TABLE.name)
-      .select({ id: 'id', userId: 'user_id', createdAt: 'created_at', lastUsedAt: 'last_used_at', expiresAt: 'expires_at', idleMs: 'idle_ms' })
+      .select({ id: 'id', userId: 'user_id', createdAt: 'created_at', lastUsedAt: 'last_used_at', expiresAt: 'expires_at', idleMs: 'idle_ms', actorId: 'actor_id' })
       .where('token_hash', hash)
       .first();
     if (!row) return undefined;
     const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
-    return { ...row, createdAt: Number(row.createdAt), lastUsedAt: Number(row.lastUsedAt), expiresAt: num(row.expiresAt), idleMs: num(row.idleMs) };
+    return {
+      ...row,
+      createdAt: Number(row.createdAt),
+      lastUsedAt: Number(row.lastUsedAt),
+      expiresAt: num(row.expiresAt),
+      idleMs: num(row.idleMs),
+      actorId: row.actorId ?? null,
+    };
   }
 
   async touchToken(id: string, at: number): Promise<void> {
@@ -120,6 +131,6 @@ export class AuthStore {
   }
 
   async deleteUserTokens(userId: string): Promise<void> {
-    await this.database.knex(TOKEN_TABLE.name).delete().where('user_id', userId);
+    await this.database.knex(TOKEN_TABLE.name).delete().where('user_id', userId).orWhere('actor_id', userId);
   }
 }

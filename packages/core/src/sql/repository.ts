@@ -273,6 +273,11 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
     });
   }
 
+  /** The columns every change sets: when, by whom, and in a delegated session through whom. */
+  private modifiedBy(ctx: RequestContext): Record<string, unknown> {
+    return { modified_at: nowDateTime(), modified_by_id: ctx.user?.id ?? null, modified_by_actor_id: ctx.actor?.id ?? null };
+  }
+
   /** Splits validated values into stored columns and multiple links. */
   private toRow(values: Map<FieldModel, unknown>): { row: Record<string, unknown>; links: [FieldModel, string[]][] } {
     const { dialect } = this.env.database;
@@ -300,7 +305,9 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
     const { row, links } = this.toRow(values);
     const now = nowDateTime();
     const userId = ctx.user?.id ?? null;
+    const actorId = ctx.actor?.id ?? null;
     Object.assign(row, { id, created_at: now, modified_at: now, created_by_id: userId, modified_by_id: userId });
+    Object.assign(row, { created_by_actor_id: actorId, modified_by_actor_id: actorId });
     await this.guard(() =>
       this.db.transaction(async (trx) => {
         await assertLinkTargets(trx, this.env.schema, this.env.database.dialect, values);
@@ -347,7 +354,7 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
     const changed = new Map([...values].filter(([field, value]) => !sameValue(field, existing[field.key], value)));
     if (changed.size > 0) {
       const { row, links } = this.toRow(changed);
-      Object.assign(row, { modified_at: nowDateTime(), modified_by_id: ctx.user?.id ?? null });
+      Object.assign(row, this.modifiedBy(ctx));
       await this.guard(() =>
         this.db.transaction(async (trx) => {
           await assertLinkTargets(trx, this.env.schema, this.env.database.dialect, changed);
@@ -379,7 +386,7 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
           await trx(this.model.table).delete().where({ id });
         } else {
           await trx(this.model.table)
-            .update({ deleted: dialect.toDb('bool', true), modified_at: nowDateTime(), modified_by_id: ctx.user?.id ?? null })
+            .update({ deleted: dialect.toDb('bool', true), ...this.modifiedBy(ctx) })
             .where({ id, deleted: live(dialect) });
         }
       }),
@@ -396,7 +403,7 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
       try {
         const count = await this.guard(() => {
           const qb = this.db(this.model.table)
-            .update({ deleted: live(dialect), modified_at: nowDateTime(), modified_by_id: ctx.user?.id ?? null })
+            .update({ deleted: live(dialect), ...this.modifiedBy(ctx) })
             .where({ id: String(id), deleted: dialect.toDb('bool', true) });
           if (scope.delete === 'own') this.ownOnly(ctx, qb);
           return qb;
