@@ -63,7 +63,7 @@ export function buildOpenApi(input: OpenApiInput): Record<string, unknown> {
       description: input.info?.description ?? 'Records of every entity type under /api/ (generation A) and /api/v1/ (generation B).',
     },
     servers: [{ url: input.publicUrl ?? '/' }],
-    security: [{ tokenAuth: [] }],
+    security: [{ tokenAuth: [] }, { cookieAuth: [] }],
     tags: uniqueTags([
       { name: 'Auth' },
       { name: 'Metadata' },

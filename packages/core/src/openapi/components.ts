@@ -44,8 +44,20 @@ const SESSION = {
         rolesIds: { type: 'array', items: { type: 'string' } },
       },
     },
+    actor: {
+      type: 'object',
+      description: 'In a delegated session: the admin acting for `user`.',
+      properties: { id: { type: 'string' }, userName: { type: 'string' }, name: { type: ['string', 'null'] } },
+    },
     acl: { type: 'object', description: 'Per entity type: `{create, read, edit, delete, stream}`.' },
   },
+};
+
+/** The cookie sign-in answers the session without the token (the cookie carries it). */
+const COOKIE_SESSION = {
+  type: 'object',
+  required: ['user', 'acl'],
+  properties: { user: SESSION.properties.user, actor: SESSION.properties.actor, acl: SESSION.properties.acl },
 };
 
 const RESTORE_RESULT = {
@@ -162,6 +174,7 @@ export function components(schema: SchemaModel, fragments: readonly OpenApiFragm
   const schemas: Record<string, unknown> = {
     Error: ERROR_BODY,
     Session: SESSION,
+    CookieSession: COOKIE_SESSION,
     RestoreResult: RESTORE_RESULT,
     Metadata: METADATA,
     WhereItem: WHERE_ITEM,
@@ -172,6 +185,12 @@ export function components(schema: SchemaModel, fragments: readonly OpenApiFragm
     securitySchemes: {
       tokenAuth: { type: 'apiKey', in: 'header', name: 'Authorization-Token', description: 'A token from GET /api/userSession.' },
       basicAuth: { type: 'http', scheme: 'basic', description: 'Only for obtaining a token.' },
+      cookieAuth: {
+        type: 'apiKey',
+        in: 'cookie',
+        name: 'er_session',
+        description: 'The HttpOnly cookie set by POST /api/userSession/cookie. A request that changes data and is authenticated by the cookie alone needs the header `X-Requested-With: XMLHttpRequest` (403 without).',
+      },
     },
     parameters: parameters(sizes),
     responses: {
@@ -182,6 +201,13 @@ export function components(schema: SchemaModel, fragments: readonly OpenApiFragm
       Conflict: errorResponse('A unique field or index already holds the value'),
       PayloadTooLarge: errorResponse('The body is larger than the instance allows'),
       UnsupportedMediaType: errorResponse('Generation A: a body that is not application/json'),
+      TooManyRequests: {
+        ...errorResponse('Too many failed sign-ins for this user name or address'),
+        headers: {
+          'X-Status-Reason': { description: 'The error message.', schema: { type: 'string' } },
+          'Retry-After': { description: 'Seconds until a sign-in is accepted again.', schema: { type: 'integer' } },
+        },
+      },
       Error: errorResponse('Any other error (500 with a request id, 503 when the database is unavailable)'),
     },
     schemas,

@@ -91,11 +91,15 @@ function sessionPath(op: (id: string) => string, suffix: string): PathItem {
         { name: 'Authorization-Token-Only', in: 'header', schema: { type: 'string', enum: ['true'] }, description: 'Answer `{authorizationToken}` only.' },
         hoursHeader('Authorization-Token-Lifetime'),
         hoursHeader('Authorization-Token-Idletime'),
+        { name: 'Authorization-Delegate', in: 'header', schema: { type: 'string' }, description: 'Admins only: the user name of the user the new token acts for.' },
       ],
       responses: {
         '200': ok('The token (and the user with its rights)', ref('Session')),
         '400': response('BadRequest'),
         '401': response('Unauthorized'),
+        '403': response('Forbidden'),
+        '404': response('NotFound'),
+        '429': response('TooManyRequests'),
         default: response('Error'),
       },
     },
@@ -104,6 +108,41 @@ function sessionPath(op: (id: string) => string, suffix: string): PathItem {
       tags: ['Auth'],
       summary: 'Revoke the token presented',
       responses: { '200': ok('Revoked', { type: 'boolean', const: true }), '401': response('Unauthorized'), default: response('Error') },
+    },
+  };
+}
+
+/** Browser sessions: an HttpOnly cookie instead of a token header. */
+function cookiePath(op: (id: string) => string, suffix: string, generation: Generation): PathItem {
+  const credentials = { type: 'object', required: ['userName', 'password'], properties: { userName: { type: 'string' }, password: { type: 'string' } } };
+  return {
+    post: {
+      operationId: op(`signInCookie${suffix}`),
+      tags: ['Auth'],
+      summary: 'Sign in and receive the session cookie (HttpOnly, SameSite=Lax)',
+      security: [],
+      parameters: [{ name: 'Authorization-Delegate', in: 'header', schema: { type: 'string' }, description: 'Admins only: the user name of the user the session acts for.' }],
+      requestBody: { required: true, ...json(credentials) },
+      responses: {
+        '200': {
+          ...ok('The user with its rights; the cookie is set', ref('CookieSession')),
+          headers: { 'Set-Cookie': { description: 'The session cookie `er_session`.', schema: { type: 'string' } } },
+        },
+        '400': response('BadRequest'),
+        '401': response('Unauthorized'),
+        '403': response('Forbidden'),
+        '404': response('NotFound'),
+        '429': response('TooManyRequests'),
+        ...bodyResponses(generation),
+        default: response('Error'),
+      },
+    },
+    delete: {
+      operationId: op(`signOutCookie${suffix}`),
+      tags: ['Auth'],
+      summary: 'Revoke the session of the cookie and clear it',
+      security: [],
+      responses: { '200': ok('Signed out', { type: 'boolean', const: true }), default: response('Error') },
     },
   };
 }
@@ -159,8 +198,18 @@ function fragmentPathItem(path: string, item: PathItem, op: (id: string) => stri
  */
 export function generationPaths(schema: SchemaModel, fragments: readonly OpenApiFragment[], generation: Generation): Record<string, PathItem> {
   const op = (id: string) => (generation === 'B' ? `v1_${id}` : id);
-  const paths: Record<string, PathItem> = { '/userSession': sessionPath(op, ''), '/metadata': metadataPath(op, '') };
-  if (generation === 'B') Object.assign(paths, { '/App/user': sessionPath(op, 'AppUser'), '/Metadata': metadataPath(op, 'Metadata') });
+  const paths: Record<string, PathItem> = {
+    '/userSession': sessionPath(op, ''),
+    '/userSession/cookie': cookiePath(op, '', generation),
+    '/metadata': metadataPath(op, ''),
+  };
+  if (generation === 'B') {
+    Object.assign(paths, {
+      '/App/user': sessionPath(op, 'AppUser'),
+      '/App/user/cookie': cookiePath(op, 'AppUser', generation),
+      '/Metadata': metadataPath(op, 'Metadata'),
+    });
+  }
   paths['/entityRestore'] = restorePath(op, generation);
   for (const name of schema.entities.keys()) Object.assign(paths, entityPaths(name, op, generation));
   for (const fragment of fragments) {

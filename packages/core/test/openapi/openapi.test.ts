@@ -90,6 +90,9 @@ describe('OpenAPI document', () => {
       expect(doc.paths[`${base}/entityRestore`]).toBeDefined();
     }
     expect(doc.paths['/api/App/user']).toBeUndefined();
+    for (const path of ['/api/userSession/cookie', '/api/v1/userSession/cookie', '/api/v1/App/user/cookie']) {
+      expect(Object.keys(doc.paths[path] ?? {}).sort()).toEqual(['delete', 'post']);
+    }
   });
 
   it('only documents paths that exist under one of the two bases', () => {
@@ -98,7 +101,8 @@ describe('OpenAPI document', () => {
 
   it('declares the token as an apiKey scheme in the Authorization-Token header and requires it by default', () => {
     expect(doc.components.securitySchemes.tokenAuth).toMatchObject({ type: 'apiKey', in: 'header', name: 'Authorization-Token' });
-    expect(doc.security).toEqual([{ tokenAuth: [] }]);
+    expect(doc.security).toContainEqual({ tokenAuth: [] });
+    expect(doc.components.securitySchemes.cookieAuth).toMatchObject({ type: 'apiKey', in: 'cookie', name: 'er_session' });
   });
 
   it.each(BASES)('documents With-Meta, language and Flatten-Attributes on list and read under %s', (base) => {
@@ -322,6 +326,21 @@ describe.each(TEST_DBS)('responses on %s match the document', (kind) => {
     const session = await request(t.app).get('/api/v1/App/user').auth('admin', 'admin-test-password').expect(200);
     checker.response('/api/v1/App/user', 'get', session);
     checker.response('/api/userSession', 'get', await request(t.app).get('/api/userSession').expect(401));
+    const cookie = await request(t.app).post('/api/v1/App/user/cookie').send({ userName: 'admin', password: 'admin-test-password' }).expect(200);
+    checker.response('/api/v1/App/user/cookie', 'post', cookie);
+    checker.response('/api/userSession/cookie', 'delete', await request(t.app).delete('/api/userSession/cookie').expect(200));
+    const delegated = await request(t.app).get('/api/userSession').auth('admin', 'admin-test-password').set('Authorization-Delegate', 'nobody');
+    checker.response('/api/userSession', 'get', delegated);
+  });
+
+  it('for throttled sign-ins', async () => {
+    let last: request.Response | undefined;
+    for (let i = 0; i < 12 && last?.status !== 429; i++) {
+      last = await request(t.app).get('/api/v1/App/user').auth('ghost', 'wrong-password');
+      checker.response('/api/v1/App/user', 'get', last);
+    }
+    expect(last?.status).toBe(429);
+    expect(last?.headers['retry-after']).toMatch(/^\d+$/);
   });
 
   it('for a role that may not read', async () => {
