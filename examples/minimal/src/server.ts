@@ -20,4 +20,16 @@ app.get('/health', (_req, res) => {
 app.use(api.router);
 
 const port = Number(process.env.PORT ?? 3001);
-api.ready().then(() => app.listen(port, '127.0.0.1', () => console.log(`http://127.0.0.1:${port}/api/Note`)));
+api
+  .ready()
+  .then(() => {
+    const server = app.listen(port, '127.0.0.1', () => console.log(`http://127.0.0.1:${port}/api/Note`));
+    // Stop taking requests, then close the database, on Ctrl-C or a service manager's SIGTERM.
+    const stop = () => server.close(() => void api.close().then(() => process.exit(0)));
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  })
+  .catch((error: unknown) => {
+    console.error(error instanceof Error ? error.message : error);
+    process.exit(1);
+  });

@@ -1,0 +1,117 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ensureBuilt, ROOT, signIn, startChildServer, type ChildServer } from '../../../test/support/child-server';
+import { createTestDatabase, TEST_DBS } from '../../../test/support/databases';
+
+const SERVER = path.join(ROOT, 'examples/pim/dist/server.js');
+const PASSWORD_LINE = /Created user 'admin' with password: (\S+)/g;
+
+// Each test starts real server processes; a busy machine needs more than the default 30 s.
+jest.setTimeout(120_000);
+
+let tmp: string;
+const running: ChildServer[] = [];
+beforeAll(() => {
+  ensureBuilt(SERVER);
+  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'er-pim-'));
+});
+afterEach(async () => {
+  for (const server of running.splice(0)) await server.stop();
+});
+afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
+
+async function startPim(env: Record<string, string>): Promise<ChildServer> {
+  const server = await startChildServer({
+    script: SERVER,
+    env: (port) => ({ PORT: String(port), HOST: '127.0.0.1', STORAGE_DIR: path.join(tmp, 'files'), ADMIN_USERNAME: 'admin', ...env }),
+    listening: (port) => new RegExp(`PIM example listening on http://127\\.0\\.0\\.1:${port} `),
+  });
+  running.push(server);
+  return server;
+}
+
+async function stopPim(server: ChildServer): Promise<void> {
+  running.splice(running.indexOf(server), 1);
+  // The example closes its server and database on SIGTERM and exits 0.
+  expect(await server.stop()).toEqual({ code: 0, signal: null });
+}
+
+async function tokenFor(url: string, password: string): Promise<string> {
+  const res = await signIn(url, 'admin', password);
+  expect(res.status).toBe(200);
+  const body = (await res.json()) as { authorizationToken: string };
+  expect(Object.keys(body)).toEqual(['authorizationToken']);
+  return body.authorizationToken;
+}
+
+/** A Brand and a Product created, listed in both generations, and the OpenAPI document read. */
+async function smoke(server: ChildServer, password: string): Promise<void> {
+  const token = await tokenFor(server.url, password);
+  const call = async (method: string, pathname: string, body?: unknown) => {
+    const res = await fetch(`${server.url}${pathname}`, {
+      method,
+      headers: { 'Authorization-Token': token, 'Content-Type': 'application/json', Accept: 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: res.status, body: (await res.json()) as Record<string, any> };
+  };
+  const brand = await call('POST', '/api/Brand', { name: 'Acme', code: 'AC' });
+  expect(brand).toMatchObject({ status: 200, body: { name: 'Acme', code: 'AC', createdByName: 'Administrator' } });
+  const product = await call('POST', '/api/v1/Product', { name: 'Widget', sku: 'W-1', price: 9.5, brandId: brand.body.id });
+  expect(product).toMatchObject({ status: 200, body: { name: 'Widget', sku: 'W-1', isActive: true, brandId: brand.body.id, brandName: 'Acme' } });
+  for (const base of ['/api', '/api/v1']) {
+    const list = await call('GET', `${base}/Product`);
+    expect(list.status).toBe(200);
+    expect(list.body.total).toBe(1);
+    expect(list.body.list).toEqual([expect.objectContaining({ id: product.body.id, name: 'Widget', brandName: 'Acme' })]);
+  }
+  // the lists the example seeds on start
+  const status = await call('GET', '/api/ExtensibleEnumOption?select=code&sortBy=sortOrder&where[0][type]=equals&where[0][attribute]=code&where[0][value]=draft');
+  expect(status.body.total).toBe(1);
+  const doc = await fetch(`${server.url}/apidocs/openapi.json`);
+  expect(doc.status).toBe(200);
+  const openapi = (await doc.json()) as { openapi: string; info: { title: string }; paths: Record<string, unknown> };
+  expect(openapi.openapi).toMatch(/^3\.1\./);
+  expect(openapi.info.title).toBe('PIM example');
+  expect(Object.keys(openapi.paths)).toEqual(expect.arrayContaining(['/api/Product', '/api/v1/Product', '/api/Brand/{id}']));
+}
+
+describe('examples/pim server', () => {
+  it('serves the API on SQLite with the admin password from the environment', async () => {
+    const server = await startPim({ DATABASE_URL: `sqlite:${path.join(tmp, 'given.sqlite')}`, ADMIN_PASSWORD: 'pim-smoke-password' });
+    await smoke(server, 'pim-smoke-password');
+    expect(server.output()).not.toMatch(/password/i);
+    expect((await signIn(server.url, 'admin', 'wrong-password')).status).toBe(401);
+    await stopPim(server);
+  });
+
+  it('prints a generated admin password once, on the first start only', async () => {
+    const env = { DATABASE_URL: `sqlite:${path.join(tmp, 'generated.sqlite')}` };
+    const first = await startPim(env);
+    const printed = [...first.output().matchAll(PASSWORD_LINE)].map((m) => m[1]);
+    expect(printed).toHaveLength(1);
+    const password = printed[0];
+    expect(password.length).toBeGreaterThanOrEqual(16);
+    await tokenFor(first.url, password);
+    await stopPim(first);
+
+    const second = await startPim(env);
+    expect(second.output()).not.toMatch(/password/i);
+    await smoke(second, password);
+    await stopPim(second);
+  });
+
+  if (TEST_DBS.includes('postgres')) {
+    it('serves the API on PostgreSQL', async () => {
+      const db = await createTestDatabase('postgres');
+      try {
+        const server = await startPim({ DATABASE_URL: db.url, ADMIN_PASSWORD: 'pim-smoke-password' });
+        await smoke(server, 'pim-smoke-password');
+        await stopPim(server);
+      } finally {
+        await db.drop();
+      }
+    });
+  }
+});
