@@ -137,15 +137,21 @@ function linkOp(kind: 'linkedWith' | 'notLinkedWith' | 'isLinked' | 'isNotLinked
     const withIds = kind === 'linkedWith' || kind === 'notLinkedWith';
     const ids = withIds ? asList(item.value).map((v) => coerceScalar({ ...field, type: 'varchar' }, v)) : null;
     const negate = kind === 'notLinkedWith' || kind === 'isNotLinked';
-    if (field.linkKind === 'belongsTo') {
-      const c = col(ctx, field);
-      if (!ids) qb[negate ? 'whereNull' : 'whereNotNull'](c);
-      else if (!negate) ids.length ? qb.whereIn(c, ids as string[]) : qb.whereRaw('1 = 0');
-      else if (ids.length) qb.where((w) => w.whereNotIn(c, ids as string[]).orWhereNull(c));
-      return;
-    }
     if (ids && ids.length === 0) {
       if (!negate) qb.whereRaw('1 = 0');
+      return;
+    }
+    if (field.linkKind === 'belongsTo') {
+      // Linked means: pointing at a live record (a soft-deleted target is no link, as for the
+      // other link kinds).
+      const c = col(ctx, field);
+      const target = ctx.schema.entity(field.target as string) as EntityModel;
+      const liveTargets = (sub: Builder) => {
+        sub.select('t.id').from({ t: target.table }).where('t.deleted', ctx.dialect.toDb('bool', false) as never);
+        if (ids) sub.whereIn('t.id', ids as string[]);
+      };
+      if (!negate) qb.whereIn(c, liveTargets);
+      else qb.where((w) => w.whereNull(c).orWhereNotIn(c, liveTargets));
       return;
     }
     const sub = linkSubquery(ctx, field, ids);
