@@ -152,6 +152,7 @@ export function createEntityApi(options: EntityApiOptions): EntityApi {
     maxListSize: options.maxListSize ?? 1000,
     defaultListSize: options.defaultListSize ?? 200,
     accessFor: (user: ContextUser | undefined) => accessService.forUser(user),
+    repository: (name: string) => repositories.get(name) as Repository,
   };
   for (const m of schema.entities.values()) repositories.set(m.name, new Repository(env, m));
   const auth = new AuthService(new AuthStore(database, schema.entity('User') as EntityModel, schema.entity('Role') as EntityModel), options.auth);

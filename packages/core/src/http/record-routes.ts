@@ -27,7 +27,7 @@ const bodyObject = (req: Request): Record<string, unknown> => {
 };
 
 /** List, read, create, update (PATCH and PUT), delete and restore of records. */
-export function mountRecordRoutes(router: Router, lookup: RepositoryLookup): void {
+export function mountRecordRoutes(router: Router, lookup: RepositoryLookup, generation: 'A' | 'B'): void {
   router.post(
     '/entityRestore',
     toHandler(async (req, res) => {
@@ -38,6 +38,18 @@ export function mountRecordRoutes(router: Router, lookup: RepositoryLookup): voi
         });
       }
       res.json(await repositoryFor(lookup, entityName).restore(requestContext(req), ids as string[]));
+    }),
+  );
+  router.get(
+    '/entityRelation',
+    toHandler(async (req, res) => {
+      const query = parseQueryString(req.originalUrl);
+      const { entityName, id, link } = query;
+      for (const [name, value] of Object.entries({ entityName, id, link })) {
+        if (typeof value !== 'string' || value === '') throw new ApiError('CORE_INVALID_QUERY', `${name} is required`);
+      }
+      const repository = repositoryFor(lookup, entityName);
+      res.json(await repository.findLinked(requestContext(req), id as string, link as string, parseListParams(query)));
     }),
   );
   router.get(
@@ -55,6 +67,16 @@ export function mountRecordRoutes(router: Router, lookup: RepositoryLookup): voi
       res.json(await repository.get(requestContext(req), req.params.id as string, { select }));
     }),
   );
+  if (generation === 'B') {
+    router.get(
+      '/:entity/:id/:link',
+      toHandler(async (req, res) => {
+        const repository = repositoryFor(lookup, req.params.entity);
+        const params = parseListParams(parseQueryString(req.originalUrl));
+        res.json(await repository.findLinked(requestContext(req), req.params.id as string, req.params.link as string, params));
+      }),
+    );
+  }
   router.post(
     '/:entity',
     toHandler(async (req, res) => {

@@ -44,7 +44,7 @@ function generationRouter(generation: 'A' | 'B', parts: RouterParts): Router {
   router.get('/metadata', metadata);
   if (generation === 'B') router.get('/Metadata', metadata);
   for (const install of parts.routes) install(router, { generation });
-  mountRecordRoutes(router, parts.repository);
+  mountRecordRoutes(router, parts.repository, generation);
   router.use((req, _res, next) => {
     next(new ApiError('CORE_ROUTE_NOT_FOUND', `No route ${req.method} ${req.baseUrl}${req.path}`));
   });

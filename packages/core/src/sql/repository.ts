@@ -1,17 +1,20 @@
 import type { Knex } from 'knex';
+import type { UserAccess } from '../auth/access-control';
+import { forbidden } from '../auth/access-control';
 import type { RequestContext } from '../context';
 import type { ApiRecord } from '../declarations';
 import type { EntityModel, FieldModel, SchemaModel } from '../definition/normalize';
 import { compileRecordValidator, isValidId, type RecordValidator } from '../definition/validate-record';
 import { ApiError, notFound } from '../errors';
-import { forbidden, type UserAccess } from '../auth/access-control';
 import type { HookRegistry } from '../hooks';
 import { nowDateTime } from '../time';
 import { uuidv7 } from '../util/uuid';
 import type { Database } from './database';
-import { isConnectionError, databaseUnavailable } from './dialects/shared';
+import { databaseUnavailable, isConnectionError } from './dialects/shared';
+import { assertOptionsInList, findMatching, matchFields, optionListId, severalMatches, splitLinkObjects, type LinkObjects } from './link-resolver';
 import { assertLinkTargets, currentLinkIds, detachEverywhere, writeMultipleLink } from './link-writes';
 import { decodeRows, live, loadMultipleLinks, outputKeys, selectRecords, shapeRecord, sortColumn } from './read-query';
+import { RecordGuard, sameValue } from './record-guard';
 import { uniqueIndexNames } from './schema-sync';
 import { applyWhere, type WhereContext } from './where';
 import { asNonNegativeInt, invalidQuery } from './where-values';
@@ -49,16 +52,26 @@ export interface RepositoryEnvironment {
   defaultListSize: number;
   /** Resolves a user's rights; a context without user is the system and unrestricted. */
   accessFor: (user: RequestContext['user']) => Promise<UserAccess>;
+  /** The repository of another entity type (link targets). */
+  repository: (entity: string) => Repository;
 }
 
+/** Work to run once the transaction that wrote the records has committed (after-hooks). */
+type AfterCommit = (() => Promise<void>)[];
+
+/** Restricts a query of the target entity to the records linked to one source record. */
+type LinkScope = (qb: Knex.QueryBuilder) => void;
+
 /**
- * Reads and writes records of one entity type. Methods validate their input, run hooks and
- * translate database errors; field names reach SQL only through the definition.
+ * Reads and writes records of one entity type. Methods check permissions, validate input, run
+ * hooks and translate database errors; field names reach SQL only through the definition.
  */
 export class Repository<TRecord extends ApiRecord = ApiRecord> {
   readonly model: EntityModel;
+  /** Validates a create or update body of this entity type. */
+  readonly validate: RecordValidator;
   private readonly env: RepositoryEnvironment;
-  private readonly validate: RecordValidator;
+  private readonly guard: RecordGuard;
   private readonly readable: FieldModel[];
   private readonly uniqueByKey: Map<string, string[]>;
 
@@ -66,6 +79,7 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
     this.env = env;
     this.model = model;
     this.validate = compileRecordValidator(model);
+    this.guard = new RecordGuard(model, env.accessFor);
     this.readable = model.fields.filter((f) => !f.def.writeOnly);
     this.uniqueByKey = new Map([['id', ['id']]]);
     for (const u of uniqueIndexNames(model)) {
@@ -74,107 +88,24 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
     }
   }
 
-  /** The caller's rights, resolved once per context. */
-  private async access(ctx: RequestContext): Promise<UserAccess> {
-    return (ctx.access ??= await this.env.accessFor(ctx.user));
-  }
-
-  /** Refuses an action the role does not allow on this entity type at all (403). */
-  private async scopeFor(ctx: RequestContext, action: 'read' | 'edit' | 'delete' | 'create') {
-    const access = await this.access(ctx);
-    const scope = access.scope(this.model.name);
-    if (action === 'create' ? !scope.create : scope[action] === 'no') {
-      throw forbidden(`Not allowed to ${action} ${this.model.name}`);
-    }
-    return { access, scope };
-  }
-
-  private canRead(access: UserAccess, field: FieldModel): boolean {
-    return field.system || access.field(this.model.name, field.name).read;
-  }
-
-  /** Whether the record belongs to the user: created by them or assigned to them. */
-  private isOwn(ctx: RequestContext, record: ApiRecord): boolean {
-    const id = ctx.user?.id;
-    return !!id && (record.createdById === id || record.assignedUserId === id);
-  }
-
-  /** Restricts a query to the user's own records. */
-  private ownOnly(ctx: RequestContext, qb: Knex.QueryBuilder): void {
-    const t = this.model.table;
-    const assigned = this.model.field.get('assignedUser');
-    qb.where((w) => {
-      w.where(`${t}.created_by_id`, ctx.user?.id ?? '');
-      if (assigned?.column) w.orWhere(`${t}.${assigned.column}`, ctx.user?.id ?? '');
-    });
-  }
-
-  /** Readable fields, or 403 when the select names one the user may not read. */
-  private readableFields(access: UserAccess, select: readonly string[] | undefined): FieldModel[] {
-    const fields = this.selectFields(select);
-    if (select?.length) {
-      const hidden = fields.find((f) => !this.canRead(access, f));
-      if (hidden) throw forbidden(`Not allowed to read ${this.model.name}.${hidden.name}`);
-      return fields;
-    }
-    return fields.filter((f) => this.canRead(access, f));
-  }
-
-  /** 403 when the body changes a field the user may not edit. */
-  private assertEditable(access: UserAccess, values: Map<FieldModel, unknown>, existing: ApiRecord | undefined): void {
-    for (const [field, value] of values) {
-      if (access.field(this.model.name, field.name).edit) continue;
-      if (existing && sameValue(field, existing[field.key], value)) {
-        values.delete(field);
-        continue;
-      }
-      throw forbidden(`Not allowed to edit ${this.model.name}.${field.name}`);
-    }
-  }
-
-  /** A record the caller may see, else 404 (no existence oracle for `own`). */
-  private async visible(ctx: RequestContext, id: string, fields?: FieldModel[]): Promise<ApiRecord> {
-    const { scope } = await this.scopeFor(ctx, 'read');
-    const record = await this.findById(this.db, id, fields);
-    if (!record || (scope.read === 'own' && !this.isOwn(ctx, record))) throw notFound(this.model.name, id);
-    return record;
-  }
-
-  /** Drops fields the user may not read from a record about to be returned. */
-  private async present(ctx: RequestContext, record: ApiRecord): Promise<ApiRecord> {
-    const access = await this.access(ctx);
-    if (access.unrestricted) return record;
-    const out: Record<string, unknown> = {};
-    const allowed = new Set(outputKeys(this.readable.filter((f) => this.canRead(access, f))));
-    for (const [k, v] of Object.entries(record)) if (allowed.has(k)) out[k] = v;
-    return out as ApiRecord;
-  }
-
   private get db(): Knex {
     return this.env.database.knex;
   }
 
-  private whereContext(): WhereContext {
-    return { schema: this.env.schema, dialect: this.env.database.dialect, model: this.model };
+  private get dialect() {
+    return this.env.database.dialect;
   }
 
   /** Driver errors become API errors: unique → 409, lost connection → 503. */
-  private translate(error: unknown): unknown {
-    if (error instanceof ApiError) return error;
-    const translated = this.env.database.dialect.translateError(error, {
-      entity: this.model.name,
-      uniqueFields: (key) => this.uniqueByKey.get(key),
-    });
-    if (translated) return translated;
-    if (isConnectionError(error)) return databaseUnavailable(error);
-    return error;
-  }
-
-  private async guard<T>(fn: () => Promise<T>): Promise<T> {
+  private async translated<T>(fn: () => Promise<T>): Promise<T> {
     try {
       return await fn();
     } catch (error) {
-      throw this.translate(error);
+      if (error instanceof ApiError) throw error;
+      const api = this.dialect.translateError(error, { entity: this.model.name, uniqueFields: (key) => this.uniqueByKey.get(key) });
+      if (api) throw api;
+      if (isConnectionError(error)) throw databaseUnavailable(error);
+      throw error;
     }
   }
 
@@ -202,38 +133,40 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
   }
 
   private async hydrate(db: Knex | Knex.Transaction, fields: FieldModel[], rows: Record<string, unknown>[]): Promise<ApiRecord[]> {
-    const { schema, database } = this.env;
-    decodeRows(database.dialect, fields, rows);
-    await loadMultipleLinks(db, schema, database.dialect, fields, rows as ApiRecord[]);
+    decodeRows(this.dialect, fields, rows);
+    await loadMultipleLinks(db, this.env.schema, this.dialect, fields, rows as ApiRecord[]);
     const keys = outputKeys(fields);
     return rows.map((row) => shapeRecord(keys, row));
   }
 
   /** A page of live records with the total count. */
-  async find(ctx: RequestContext, params: FindParams = {}): Promise<FindResult<TRecord>> {
-    const { schema, database, maxListSize, defaultListSize } = this.env;
+  async find(ctx: RequestContext, params: FindParams = {}, scopeTo?: LinkScope): Promise<FindResult<TRecord>> {
+    const { schema, maxListSize, defaultListSize } = this.env;
     const maxSize = params.maxSize ?? defaultListSize;
     const offset = params.offset ?? 0;
     if (maxSize > maxListSize) throw invalidQuery(`maxSize must not exceed ${maxListSize}`);
     asNonNegativeInt(offset, 'offset');
-    const { access, scope } = await this.scopeFor(ctx, 'read');
-    const fields = this.readableFields(access, params.select);
+    const { access, scope } = await this.guard.scope(ctx, 'read');
+    const fields = this.guard.readable(access, this.selectFields(params.select), !!params.select?.length);
     const sort = this.sortField(params.sortBy);
-    if (!this.canRead(access, sort)) throw forbidden(`Not allowed to sort by ${this.model.name}.${sort.name}`);
+    if (!this.guard.canRead(access, sort)) throw forbidden(`Not allowed to sort by ${this.model.name}.${sort.name}`);
     const whereCtx: WhereContext = {
-      ...this.whereContext(),
+      schema,
+      dialect: this.dialect,
+      model: this.model,
       onField: (field) => {
-        if (!this.canRead(access, field)) throw forbidden(`Not allowed to filter by ${this.model.name}.${field.name}`);
+        if (!this.guard.canRead(access, field)) throw forbidden(`Not allowed to filter by ${this.model.name}.${field.name}`);
       },
     };
     const filter = (qb: Knex.QueryBuilder) => {
       applyWhere(qb, params.where ?? [], whereCtx);
-      if (scope.read === 'own') this.ownOnly(ctx, qb);
+      if (scope.read === 'own') this.guard.ownOnly(ctx, qb);
+      scopeTo?.(qb);
     };
-    return this.guard(async () => {
+    return this.translated(async () => {
       const result: FindResult<TRecord> = {};
       if (!params.collectionOnly) {
-        const countQuery = this.db(this.model.table).where(`${this.model.table}.deleted`, live(database.dialect) as never);
+        const countQuery = this.db(this.model.table).where(`${this.model.table}.deleted`, live(this.dialect) as never);
         filter(countQuery);
         const [{ total }] = await countQuery.count({ total: '*' });
         result.total = Number(total);
@@ -242,7 +175,7 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
         if (result.total === 0 || maxSize === 0) {
           result.list = [];
         } else {
-          const qb = selectRecords(this.db, schema, database.dialect, this.model, fields);
+          const qb = selectRecords(this.db, schema, this.dialect, this.model, fields);
           filter(qb);
           const direction = params.asc === false ? 'desc' : 'asc';
           qb.orderBy(sortColumn(schema, this.model, sort), direction);
@@ -255,19 +188,50 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
     });
   }
 
-  /** One live record; 404 when it does not exist or is deleted. */
+  /** One live record; 404 when it does not exist, is deleted, or is not the user's under `own`. */
   async get(ctx: RequestContext, id: string, options: { select?: readonly string[] } = {}): Promise<TRecord> {
-    const { access } = await this.scopeFor(ctx, 'read');
-    const record = await this.visible(ctx, id, this.readableFields(access, options.select));
+    const { access } = await this.guard.scope(ctx, 'read');
+    const fields = this.guard.readable(access, this.selectFields(options.select), !!options.select?.length);
+    const record = await this.visible(ctx, id, fields);
     await this.env.hooks.run('afterRead', { ctx, model: this.model, id, record });
     return record as TRecord;
   }
 
+  /**
+   * The records linked to one record through `link`, with the list parameters (the link's target
+   * entity is listed, with the caller's rights on it).
+   */
+  async findLinked(ctx: RequestContext, id: string, link: string, params: FindParams = {}): Promise<FindResult> {
+    const field = this.model.field.get(link);
+    if (!field || field.system || (field.type !== 'link' && field.type !== 'linkMultiple')) {
+      throw new ApiError('CORE_NOT_FOUND', `${this.model.name} has no link '${link}'`, { details: { entity: this.model.name, link } });
+    }
+    const source = await this.visible(ctx, id);
+    const target = this.env.repository(field.target as string);
+    const t = target.model.table;
+    const scope: LinkScope = (qb) => {
+      if (field.linkKind === 'belongsTo') qb.where(`${t}.id`, (source[field.key] as string | null) ?? '');
+      else if (field.linkKind === 'hasMany') qb.where(`${t}.${field.foreignColumn}`, id);
+      else {
+        const join = field.join as NonNullable<FieldModel['join']>;
+        qb.whereIn(`${t}.id`, (sub: Knex.QueryBuilder) => void sub.select(join.targetColumn).from(join.table).where(join.ownColumn, id));
+      }
+    };
+    return target.find(ctx, params, scope);
+  }
+
+  /** A record the caller may see, else 404 (no existence oracle for `own`); 403 without read rights. */
+  private async visible(ctx: RequestContext, id: string, fields = this.readable): Promise<ApiRecord> {
+    const { scope } = await this.guard.scope(ctx, 'read');
+    const record = await this.findById(this.db, id, fields);
+    if (!record || (scope.read === 'own' && !this.guard.isOwn(ctx, record))) throw notFound(this.model.name, id);
+    return record;
+  }
+
   private async findById(db: Knex | Knex.Transaction, id: string, fields = this.readable): Promise<ApiRecord | undefined> {
     if (!isValidId(id)) return undefined;
-    const { schema, database } = this.env;
-    return this.guard(async () => {
-      const rows = await selectRecords(db, schema, database.dialect, this.model, fields).where(`${this.model.table}.id`, id);
+    return this.translated(async () => {
+      const rows = await selectRecords(db, this.env.schema, this.dialect, this.model, fields).where(`${this.model.table}.id`, id);
       if (rows.length === 0) return undefined;
       return (await this.hydrate(db, fields, rows))[0];
     });
@@ -280,114 +244,165 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
 
   /** Splits validated values into stored columns and multiple links. */
   private toRow(values: Map<FieldModel, unknown>): { row: Record<string, unknown>; links: [FieldModel, string[]][] } {
-    const { dialect } = this.env.database;
     const row: Record<string, unknown> = {};
     const links: [FieldModel, string[]][] = [];
     for (const [field, value] of values) {
       if (field.type === 'linkMultiple') links.push([field, [...new Set(value as string[])]]);
-      else row[field.column as string] = dialect.toDb(field.type, value);
+      else row[field.column as string] = this.dialect.toDb(field.type, value);
     }
     return { row, links };
-  }
-
-  /** Creates a record; the body may carry an `id` of 1 to 64 characters `[A-Za-z0-9_-]`. */
-  async create(ctx: RequestContext, body: Record<string, unknown>): Promise<TRecord> {
-    const { access } = await this.scopeFor(ctx, 'create');
-    const data = { ...body };
-    await this.env.hooks.run('beforeCreate', { ctx, model: this.model, data });
-    const id = data.id === undefined || data.id === null || data.id === '' ? uuidv7() : data.id;
-    if (!isValidId(id)) {
-      throw new ApiError('CORE_INVALID_ID', 'id must be 1 to 64 characters of A-Z, a-z, 0-9, _ and -', { details: { id } });
-    }
-    const values = this.validate(data, 'create');
-    this.assertWritable(values, undefined);
-    this.assertEditable(access, new Map([...values].filter(([f]) => f.key in data)), undefined);
-    const { row, links } = this.toRow(values);
-    const now = nowDateTime();
-    const userId = ctx.user?.id ?? null;
-    const actorId = ctx.actor?.id ?? null;
-    Object.assign(row, { id, created_at: now, modified_at: now, created_by_id: userId, modified_by_id: userId });
-    Object.assign(row, { created_by_actor_id: actorId, modified_by_actor_id: actorId });
-    await this.guard(() =>
-      this.db.transaction(async (trx) => {
-        await assertLinkTargets(trx, this.env.schema, this.env.database.dialect, values);
-        await trx(this.model.table).insert(row);
-        for (const [field, ids] of links) await writeMultipleLink(trx, this.env.schema, field, id, ids, []);
-      }),
-    );
-    const record = (await this.findById(this.db, id)) as ApiRecord;
-    await this.env.hooks.run('afterCreate', { ctx, model: this.model, id, record });
-    return (await this.present(ctx, record)) as TRecord;
   }
 
   /** Read-only fields may be sent back unchanged, never changed. */
   private assertWritable(values: Map<FieldModel, unknown>, existing: ApiRecord | undefined): void {
     for (const [field, value] of values) {
       if (!field.def.readOnly) continue;
-      if (existing && JSON.stringify(existing[field.key] ?? null) === JSON.stringify(value ?? null)) {
+      if (existing && sameValue(field, existing[field.key], value)) {
         values.delete(field);
         continue;
       }
-      if (!existing && JSON.stringify(field.def.default ?? null) === JSON.stringify(value ?? null)) continue;
+      if (!existing && sameValue(field, field.def.default, value)) continue;
       throw new ApiError('CORE_READ_ONLY_FIELD', `${field.key} is read-only`, {
         details: { issues: [{ path: [field.key], code: 'read_only', message: `${field.key} is read-only` }] },
       });
     }
   }
 
+  /**
+   * Finds or creates the records named by link objects, inside the caller's transaction, and
+   * puts their ids into `values`. Several matches for one object are a 409.
+   */
+  private async resolveLinkObjects(trx: Knex.Transaction, ctx: RequestContext, objects: LinkObjects, values: Map<FieldModel, unknown>, after: AfterCommit) {
+    for (const [field, items] of objects) {
+      const target = this.env.repository(field.target as string);
+      const listId = await optionListId(trx, this.env.schema, this.dialect, field);
+      const ids: string[] = [];
+      for (const item of items) {
+        if (typeof item === 'string') {
+          ids.push(item);
+          continue;
+        }
+        const object = item as Record<string, unknown>;
+        matchFields(field, target.model, object);
+        const match = [...target.validate(object, 'update')];
+        const found = await findMatching(trx, this.dialect, target.model, match, listId);
+        if (found.length > 1) throw severalMatches(field, target.model);
+        ids.push(found[0] ?? (await target.insertWithin(trx, ctx, listId ? { ...object, extensibleEnumId: listId } : object, after)));
+      }
+      values.set(field, field.type === 'link' ? ids[0] : [...new Set([...((values.get(field) as string[]) ?? []), ...ids])]);
+    }
+  }
+
+  /** Creates a record; the body may carry an `id` of 1 to 64 characters `[A-Za-z0-9_-]`. */
+  async create(ctx: RequestContext, body: Record<string, unknown>): Promise<TRecord> {
+    // Rights and before-hooks may read the database: settle them before the transaction holds
+    // a connection (SQLite has one).
+    await this.guard.scope(ctx, 'create');
+    const input = { ...body };
+    await this.env.hooks.run('beforeCreate', { ctx, model: this.model, data: input });
+    const after: AfterCommit = [];
+    const id = await this.translated(() => this.db.transaction((trx) => this.insertWithin(trx, ctx, input, after, true)));
+    for (const fn of after) await fn();
+    return (await this.guard.present(ctx, (await this.findById(this.db, id)) as ApiRecord, this.readable)) as TRecord;
+  }
+
+  /**
+   * The create inside a transaction the caller owns (also find-or-create of linked records,
+   * whose before-hooks run inside that transaction).
+   */
+  private async insertWithin(
+    trx: Knex.Transaction,
+    ctx: RequestContext,
+    body: Record<string, unknown>,
+    after: AfterCommit,
+    hooked = false,
+  ): Promise<string> {
+    const { access } = await this.guard.scope(ctx, 'create');
+    const input = { ...body };
+    if (!hooked) await this.env.hooks.run('beforeCreate', { ctx, model: this.model, data: input });
+    const id = input.id === undefined || input.id === null || input.id === '' ? uuidv7() : input.id;
+    if (!isValidId(id)) {
+      throw new ApiError('CORE_INVALID_ID', 'id must be 1 to 64 characters of A-Z, a-z, 0-9, _ and -', { details: { id } });
+    }
+    const { data, objects } = splitLinkObjects(this.model, input);
+    const values = this.validate(data, 'create');
+    this.assertWritable(values, undefined);
+    const sent = new Set([...Object.keys(data), ...[...objects.keys()].map((f) => f.key)]);
+    this.guard.assertEditable(access, new Map([...values].filter(([f]) => sent.has(f.key))), undefined);
+    for (const field of objects.keys()) this.guard.assertEditable(access, new Map([[field, null]]), undefined);
+    await this.resolveLinkObjects(trx, ctx, objects, values, after);
+    const { row, links } = this.toRow(values);
+    const now = nowDateTime();
+    const [userId, actorId] = [ctx.user?.id ?? null, ctx.actor?.id ?? null];
+    Object.assign(row, { id, created_at: now, created_by_id: userId, created_by_actor_id: actorId, ...this.modifiedBy(ctx), modified_at: now });
+    await assertLinkTargets(trx, this.env.schema, this.dialect, values);
+    await assertOptionsInList(trx, this.env.schema, this.dialect, values);
+    await this.translated(() => trx(this.model.table).insert(row));
+    for (const [field, ids] of links) await writeMultipleLink(trx, this.env.schema, field, id, ids, []);
+    after.push(async () => {
+      const record = (await this.findById(this.db, id)) as ApiRecord;
+      await this.env.hooks.run('afterCreate', { ctx, model: this.model, id, record });
+    });
+    return id;
+  }
+
   /** Changes the fields present in the body; an update that changes nothing writes nothing. */
   async update(ctx: RequestContext, id: string, body: Record<string, unknown>): Promise<TRecord> {
     const existing = await this.visible(ctx, id);
-    const { access, scope } = await this.scopeFor(ctx, 'edit');
-    if (scope.edit === 'own' && !this.isOwn(ctx, existing)) throw forbidden(`Not allowed to edit this ${this.model.name}`);
-    const data = { ...body };
-    if (data.id !== undefined && data.id !== id) {
+    const { access, scope } = await this.guard.scope(ctx, 'edit');
+    this.guard.assertLevel(ctx, scope.edit, existing, 'edit');
+    const input = { ...body };
+    if (input.id !== undefined && input.id !== id) {
       throw new ApiError('CORE_READ_ONLY_FIELD', 'id cannot be changed', {
         details: { issues: [{ path: ['id'], code: 'read_only', message: 'id cannot be changed' }] },
       });
     }
-    delete data.id;
-    await this.env.hooks.run('beforeUpdate', { ctx, model: this.model, id, data, existing });
+    delete input.id;
+    await this.env.hooks.run('beforeUpdate', { ctx, model: this.model, id, data: input, existing });
+    const { data, objects } = splitLinkObjects(this.model, input);
     const values = this.validate(data, 'update');
     this.assertWritable(values, existing);
-    this.assertEditable(access, values, existing);
-    const changed = new Map([...values].filter(([field, value]) => !sameValue(field, existing[field.key], value)));
-    if (changed.size > 0) {
-      const { row, links } = this.toRow(changed);
-      Object.assign(row, this.modifiedBy(ctx));
-      await this.guard(() =>
-        this.db.transaction(async (trx) => {
-          await assertLinkTargets(trx, this.env.schema, this.env.database.dialect, changed);
-          const count = await trx(this.model.table).update(row).where({ id, deleted: live(this.env.database.dialect) });
-          if (count === 0) throw notFound(this.model.name, id);
-          for (const [field, ids] of links) {
-            const previous = await currentLinkIds(trx, this.env.schema, this.env.database.dialect, field, id);
-            await writeMultipleLink(trx, this.env.schema, field, id, ids, previous);
-          }
-        }),
-      );
-    }
+    for (const field of objects.keys()) this.guard.assertEditable(access, new Map([[field, null]]), undefined);
+    const after: AfterCommit = [];
+    await this.translated(() =>
+      this.db.transaction(async (trx) => {
+        await this.resolveLinkObjects(trx, ctx, objects, values, after);
+        this.guard.assertEditable(access, values, existing);
+        const changed = new Map([...values].filter(([field, value]) => !sameValue(field, existing[field.key], value)));
+        if (changed.size === 0) return;
+        const { row, links } = this.toRow(changed);
+        Object.assign(row, this.modifiedBy(ctx));
+        await assertLinkTargets(trx, this.env.schema, this.dialect, changed);
+        await assertOptionsInList(trx, this.env.schema, this.dialect, changed);
+        const count = await trx(this.model.table).update(row).where({ id, deleted: live(this.dialect) });
+        if (count === 0) throw notFound(this.model.name, id);
+        for (const [field, ids] of links) {
+          const previous = await currentLinkIds(trx, this.env.schema, this.dialect, field, id);
+          await writeMultipleLink(trx, this.env.schema, field, id, ids, previous);
+        }
+      }),
+    );
+    for (const fn of after) await fn();
     const record = (await this.findById(this.db, id)) as ApiRecord;
     await this.env.hooks.run('afterUpdate', { ctx, model: this.model, id, record, existing });
-    return (await this.present(ctx, record)) as TRecord;
+    return (await this.guard.present(ctx, record, this.readable)) as TRecord;
   }
 
   /** Soft-deletes (the row stays, invisible, and frees its unique values) or removes the row. */
   async delete(ctx: RequestContext, id: string, options: { permanently?: boolean } = {}): Promise<void> {
     const existing = await this.visible(ctx, id);
-    const { scope } = await this.scopeFor(ctx, 'delete');
-    if (scope.delete === 'own' && !this.isOwn(ctx, existing)) throw forbidden(`Not allowed to delete this ${this.model.name}`);
+    const { scope } = await this.guard.scope(ctx, 'delete');
+    this.guard.assertLevel(ctx, scope.delete, existing, 'delete');
     await this.env.hooks.run('beforeDelete', { ctx, model: this.model, id, existing });
-    const { dialect } = this.env.database;
-    await this.guard(() =>
+    await this.translated(() =>
       this.db.transaction(async (trx) => {
         if (options.permanently) {
           await detachEverywhere(trx, this.env.schema, this.model, id);
           await trx(this.model.table).delete().where({ id });
         } else {
           await trx(this.model.table)
-            .update({ deleted: dialect.toDb('bool', true), ...this.modifiedBy(ctx) })
-            .where({ id, deleted: live(dialect) });
+            .update({ deleted: this.dialect.toDb('bool', true), ...this.modifiedBy(ctx) })
+            .where({ id, deleted: live(this.dialect) });
         }
       }),
     );
@@ -396,16 +411,15 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
 
   /** Brings soft-deleted records back; one that would collide with a live unique value is an error. */
   async restore(ctx: RequestContext, ids: readonly string[]): Promise<RestoreResult> {
-    const { scope } = await this.scopeFor(ctx, 'delete');
+    const { scope } = await this.guard.scope(ctx, 'delete');
     const result: RestoreResult = { restored: 0, errors: [] };
-    const { dialect } = this.env.database;
     for (const id of ids) {
       try {
-        const count = await this.guard(() => {
+        const count = await this.translated(() => {
           const qb = this.db(this.model.table)
-            .update({ deleted: live(dialect), ...this.modifiedBy(ctx) })
-            .where({ id: String(id), deleted: dialect.toDb('bool', true) });
-          if (scope.delete === 'own') this.ownOnly(ctx, qb);
+            .update({ deleted: live(this.dialect), ...this.modifiedBy(ctx) })
+            .where({ id: String(id), deleted: this.dialect.toDb('bool', true) });
+          if (scope.delete === 'own') this.guard.ownOnly(ctx, qb);
           return qb;
         });
         if (count === 0) throw notFound(this.model.name, String(id));
@@ -417,15 +431,4 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
     }
     return result;
   }
-}
-
-/** Stored and new value are the same (multiple links compared as sets). */
-function sameValue(field: FieldModel, stored: unknown, next: unknown): boolean {
-  if (field.type === 'linkMultiple') {
-    const a = new Set((stored as string[] | null) ?? []);
-    const b = new Set((next as string[] | null) ?? []);
-    return a.size === b.size && [...a].every((x) => b.has(x));
-  }
-  if (field.type === 'float' && typeof stored === 'number' && typeof next === 'number') return stored === next;
-  return JSON.stringify(stored ?? null) === JSON.stringify(next ?? null);
 }
