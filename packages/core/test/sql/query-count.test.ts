@@ -1,0 +1,46 @@
+import { startTestApi, type TestApi } from '../../../../test/support/api';
+import { TEST_DBS } from '../../../../test/support/databases';
+import { testEntities } from '../../../../test/support/fixtures';
+
+describe.each(TEST_DBS)('queries per list page on %s', (kind) => {
+  let t: TestApi;
+  beforeAll(async () => {
+    t = await startTestApi(kind, { entities: testEntities });
+    const brands = [];
+    for (let i = 0; i < 5; i++) brands.push((await t.post('/api/Brand', { name: `B${i}` }).expect(200)).body.id);
+    const cats = [];
+    for (let i = 0; i < 5; i++) cats.push((await t.post('/api/Category', { name: `C${i}`, code: `c${i}` }).expect(200)).body.id);
+    for (let i = 0; i < 60; i++) {
+      await t.post('/api/Product', { name: `P${i}`, brandId: brands[i % 5], categoriesIds: [cats[i % 5], cats[(i + 1) % 5]] }).expect(200);
+    }
+  });
+  afterAll(() => t.close());
+
+  async function countQueries(path: string): Promise<number> {
+    await t.get(path).expect(200); // warm the token and role caches
+    let n = 0;
+    const listener = () => void (n += 1);
+    t.api.database.knex.on('query', listener);
+    try {
+      await t.get(path).expect(200);
+    } finally {
+      t.api.database.knex.off('query', listener);
+    }
+    return n;
+  }
+
+  it('costs the same number of queries for 5 and 50 records with link names', async () => {
+    const small = await countQueries('/api/Product?maxSize=5');
+    const large = await countQueries('/api/Product?maxSize=50');
+    expect(large).toBe(small);
+    // count + rows (single-link names joined) + one per multiple link field
+    expect(small).toBe(3);
+    const hasMany = await countQueries('/api/Brand?maxSize=5');
+    expect(await countQueries('/api/Brand?maxSize=50')).toBe(hasMany);
+  });
+
+  it('reads one record in a constant number of queries', async () => {
+    const id = (await t.get('/api/Product?maxSize=1').expect(200)).body.list[0].id;
+    expect(await countQueries(`/api/Product/${id}`)).toBe(2);
+  });
+});
