@@ -119,6 +119,12 @@ function entitySchemas(schema: SchemaModel): Record<string, unknown> {
   return schemas;
 }
 
+/** A page of records of whatever type a link points at. */
+const RECORD_LIST = {
+  type: 'object',
+  properties: { total: { type: 'integer' }, list: { type: 'array', items: { type: 'object', required: ['id'], properties: { id: { type: 'string' } } } } },
+};
+
 const header = (name: string, description: string, values?: string[]) => ({
   name,
   in: 'header',
@@ -178,6 +184,7 @@ export function components(schema: SchemaModel, fragments: readonly OpenApiFragm
     RestoreResult: RESTORE_RESULT,
     Metadata: METADATA,
     WhereItem: WHERE_ITEM,
+    RecordList: RECORD_LIST,
     ...entitySchemas(schema),
   };
   for (const f of fragments) Object.assign(schemas, f.components?.schemas ?? {});

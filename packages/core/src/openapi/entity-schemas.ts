@@ -102,6 +102,26 @@ function writeValueSchema(field: FieldModel): Record<string, unknown> {
   return field.def.required && field.type !== 'linkMultiple' ? notEmpty(field, schema) : schema;
 }
 
+/** Find-or-create: simple field values of the target; matched, or created when nothing matches. */
+const LINK_OBJECT = {
+  type: 'object',
+  minProperties: 1,
+  additionalProperties: { type: ['string', 'number', 'integer', 'boolean', 'null'] },
+};
+
+/** `brand: {…}` or `categories: [{…} | id, …]`, instead of `brandId` / `categoriesIds`. */
+function linkObjectSchema(field: FieldModel): Record<string, unknown> {
+  const what = `the ${field.target} whose simple fields equal the given values, created when none does; several matches are 409`;
+  if (field.type === 'link') {
+    return { ...LINK_OBJECT, description: `Instead of ${field.key}: ${what}.` };
+  }
+  return {
+    type: 'array',
+    items: { anyOf: [LINK_OBJECT, { type: 'string' }] },
+    description: `Instead of ${field.key}: ids, or objects naming ${what}.`,
+  };
+}
+
 /**
  * The body of a create (required fields required) or an update (every field optional; a
  * required field cannot be cleared).
@@ -113,6 +133,7 @@ export function writeSchema(model: EntityModel, mode: 'create' | 'update'): Reco
   for (const f of model.fields) {
     if (f.system || f.def.readOnly) continue;
     properties[f.key] = describe(f, writeValueSchema(f));
+    if (f.type === 'link' || f.type === 'linkMultiple') properties[f.name] = linkObjectSchema(f);
     if (mode === 'create' && f.def.required && f.def.default === undefined && f.type !== 'linkMultiple') required.push(f.key);
   }
   return { type: 'object', properties, ...(required.length && { required }), additionalProperties: false };

@@ -1,4 +1,4 @@
-import type { SchemaModel } from '../definition/normalize';
+import type { EntityModel, SchemaModel } from '../definition/normalize';
 import type { OpenApiFragment } from '../plugin';
 import { json, ref } from './components';
 
@@ -76,6 +76,45 @@ function entityPaths(name: string, op: (id: string) => string, generation: Gener
   return {
     [`/${name}`]: { get: list, post: create },
     [`/${name}/{id}`]: { get: read, patch: update('patch'), put: update('put'), delete: remove },
+  };
+}
+
+/** Generation B: the records one link of a record points at, one path per link. */
+function linkedPaths(model: EntityModel, op: (id: string) => string): Record<string, PathItem> {
+  const paths: Record<string, PathItem> = {};
+  for (const f of model.fields) {
+    if (f.system || (f.type !== 'link' && f.type !== 'linkMultiple')) continue;
+    const suffix = f.name.charAt(0).toUpperCase() + f.name.slice(1);
+    paths[`/${model.name}/{id}/${f.name}`] = {
+      get: {
+        operationId: op(`list${model.name}${suffix}`),
+        tags: [model.name],
+        summary: `The ${f.target} records that ${f.name} of a ${model.name} links to`,
+        parameters: [param('id'), ...LIST_PARAMS.map(param), ...READ_HEADERS.map(param)],
+        responses: { '200': ok(`A page of ${f.target} records`, ref(`${f.target}List`)), ...errorResponses },
+      },
+    };
+  }
+  return paths;
+}
+
+/** Both generations: the records a link of a record points at, named in the query. */
+function relationPath(op: (id: string) => string): PathItem {
+  const required = (name: string, description: string) => ({ name, in: 'query', required: true, description, schema: { type: 'string' } });
+  return {
+    get: {
+      operationId: op('entityRelation'),
+      tags: ['Records'],
+      summary: 'The records one link of a record points at',
+      parameters: [
+        required('entityName', 'The entity type of the record.'),
+        required('id', 'The id of the record.'),
+        required('link', 'The name of the link field (`categories`, `brand`).'),
+        ...LIST_PARAMS.map(param),
+        ...READ_HEADERS.map(param),
+      ],
+      responses: { '200': ok('A page of linked records', ref('RecordList')), ...errorResponses },
+    },
   };
 }
 
@@ -211,7 +250,11 @@ export function generationPaths(schema: SchemaModel, fragments: readonly OpenApi
     });
   }
   paths['/entityRestore'] = restorePath(op, generation);
-  for (const name of schema.entities.keys()) Object.assign(paths, entityPaths(name, op, generation));
+  paths['/entityRelation'] = relationPath(op);
+  for (const model of schema.entities.values()) {
+    Object.assign(paths, entityPaths(model.name, op, generation));
+    if (generation === 'B') Object.assign(paths, linkedPaths(model, op));
+  }
   for (const fragment of fragments) {
     for (const [path, item] of Object.entries(fragment.paths ?? {})) {
       if (!item || typeof item !== 'object') continue;

@@ -95,6 +95,15 @@ describe('OpenAPI document', () => {
     }
   });
 
+  it('documents the linked-record routes: entityRelation in both generations, one path per link in generation B', () => {
+    for (const base of BASES) expect(Object.keys(doc.paths[`${base}/entityRelation`] ?? {})).toEqual(['get']);
+    for (const link of ['brand', 'categories']) {
+      expect(Object.keys(doc.paths[`/api/v1/Product/{id}/${link}`] ?? {})).toEqual(['get']);
+      expect(doc.paths[`/api/Product/{id}/${link}`]).toBeUndefined();
+    }
+    expect(doc.paths['/api/v1/Product/{id}/createdBy']).toBeUndefined();
+  });
+
   it('only documents paths that exist under one of the two bases', () => {
     for (const path of Object.keys(doc.paths)) expect(path).toMatch(/^\/api\/(v1\/)?[A-Za-z]/);
   });
@@ -318,7 +327,29 @@ describe.each(TEST_DBS)('responses on %s match the document', (kind) => {
       const restored = await call('post', '/entityRestore', '/entityRestore', { entityName: 'Product', ids: [id] });
       expect(restored.body).toEqual({ restored: 1, errors: [] });
       expect((await call('get', '/metadata', '/metadata')).status).toBe(200);
+
+      const related = await call('get', `/entityRelation?entityName=Product&id=${id}&link=categories`, '/entityRelation');
+      expect(related.body.list.map((c: { id: string }) => c.id)).toEqual([category.body.id]);
+      const linked = await call('post', '/Product', '/Product', { name: 'Stool', brand: { name: `Fresh ${base}` }, categories: [{ code: `chairs-${base}` }] });
+      expect(linked.status).toBe(200);
+      expect(linked.body.categoriesIds).toEqual([category.body.id]);
+      expect(linked.body.brandName).toBe(`Fresh ${base}`);
+      await call('post', '/Category', '/Category', { name: `Twin ${base}`, code: `twin-1-${base}` });
+      await call('post', '/Category', '/Category', { name: `Twin ${base}`, code: `twin-2-${base}` });
+      const ambiguous = await call('post', '/Product', '/Product', { name: 'Bench', categories: [{ name: `Twin ${base}` }] });
+      expect(ambiguous.status).toBe(409);
+      expect(ambiguous.body.error.code).toBe('CORE_CONFLICT');
     });
+  });
+
+  it('for linked records in generation B', async () => {
+    const brand = await t.post('/api/Brand', { name: 'Linked maker' }).expect(200);
+    const product = await t.post('/api/Product', { name: 'Linked chair', brandId: brand.body.id }).expect(200);
+    const res = await t.get(`/api/v1/Product/${product.body.id}/brand`).expect(200);
+    expect(res.body.list.map((b: { id: string }) => b.id)).toEqual([brand.body.id]);
+    checker.response('/api/v1/Product/{id}/brand', 'get', res);
+    checker.response('/api/v1/Brand/{id}/products', 'get', await t.get(`/api/v1/Brand/${brand.body.id}/products?select=name`).expect(200));
+    checker.response('/api/v1/Product/{id}/categories', 'get', await t.get('/api/v1/Product/nope/categories').expect(404));
   });
 
   it('for generation B names and sign-in', async () => {
