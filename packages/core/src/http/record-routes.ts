@@ -6,7 +6,7 @@ import { parseListParams, parseQueryString } from './list-params';
 import { requestContext } from './request-context';
 import { toHandler } from './to-handler';
 
-export type RepositoryLookup = (entity: string) => Repository<ApiRecord> | undefined;
+export type RepositoryLookup = (entity: string) => Repository | undefined;
 
 /** The repository named by `:entity`, or 404. */
 export function repositoryFor(lookup: RepositoryLookup, name: unknown): Repository<ApiRecord> {

@@ -8,6 +8,7 @@ import { mountSessionRoutes, requireToken, type SessionParts } from './auth-rout
 import { jsonBody } from './body';
 import { errorHandler, type Logger } from './error-handler';
 import { mountRecordRoutes, type RepositoryLookup } from './record-routes';
+import { mountUpsertRoutes } from './upsert-routes';
 import { requestContext } from './request-context';
 import { toHandler } from './to-handler';
 
@@ -44,6 +45,7 @@ function generationRouter(generation: 'A' | 'B', parts: RouterParts): Router {
   router.get('/metadata', metadata);
   if (generation === 'B') router.get('/Metadata', metadata);
   for (const install of parts.routes) install(router, { generation });
+  mountUpsertRoutes(router, parts.repository, generation);
   mountRecordRoutes(router, parts.repository, generation);
   router.use((req, _res, next) => {
     next(new ApiError('CORE_ROUTE_NOT_FOUND', `No route ${req.method} ${req.baseUrl}${req.path}`));

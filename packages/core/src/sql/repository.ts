@@ -70,9 +70,12 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
   readonly model: EntityModel;
   /** Validates a create or update body of this entity type. */
   readonly validate: RecordValidator;
-  private readonly env: RepositoryEnvironment;
-  private readonly guard: RecordGuard;
-  private readonly readable: FieldModel[];
+  /** @internal Shared by the repositories of an instance. */
+  readonly env: RepositoryEnvironment;
+  /** @internal Permission checks of this entity type. */
+  readonly guard: RecordGuard;
+  /** @internal Fields a record shows (all but write-only ones). */
+  readonly readable: FieldModel[];
   private readonly uniqueByKey: Map<string, string[]>;
 
   constructor(env: RepositoryEnvironment, model: EntityModel) {
@@ -96,8 +99,8 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
     return this.env.database.dialect;
   }
 
-  /** Driver errors become API errors: unique → 409, lost connection → 503. */
-  private async translated<T>(fn: () => Promise<T>): Promise<T> {
+  /** @internal Driver errors become API errors: unique → 409, lost connection → 503. */
+  async translated<T>(fn: () => Promise<T>): Promise<T> {
     try {
       return await fn();
     } catch (error) {
@@ -109,15 +112,24 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
     }
   }
 
+  /** A field by name or record key; `<link>Name` / `<link>Names` name their link. */
+  private fieldByName(name: string): FieldModel | undefined {
+    const direct = this.model.byKey.get(name) ?? this.model.field.get(name);
+    if (direct) return direct;
+    const link = /^(.+?)(Name|Names)$/.exec(name);
+    const field = link ? this.model.field.get(link[1]) : undefined;
+    if (field?.type === 'link' && link?.[2] === 'Name') return field;
+    if (field?.type === 'linkMultiple' && link?.[2] === 'Names') return field;
+    return undefined;
+  }
+
   /** Resolves `select` names (`name`, `brand`, `brandId`, `brandName`) to fields; `id` is always in. */
   private selectFields(select: readonly string[] | undefined): FieldModel[] {
     if (!select || select.length === 0) return this.readable;
     const chosen = new Set<FieldModel>([this.model.field.get('id') as FieldModel]);
     for (const name of select) {
-      const field = this.model.byKey.get(name) ?? this.model.field.get(name) ?? this.model.field.get(name.replace(/Names?$/, ''));
-      if (!field || field.def.writeOnly || (name !== field.key && name !== field.name && !/Names?$/.test(name))) {
-        throw invalidQuery(`Unknown field '${name}' in select for ${this.model.name}`, { field: name });
-      }
+      const field = this.fieldByName(name);
+      if (!field || field.def.writeOnly) throw invalidQuery(`Unknown field '${name}' in select for ${this.model.name}`, { field: name });
       chosen.add(field);
     }
     return this.readable.filter((f) => chosen.has(f));
@@ -125,7 +137,7 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
 
   private sortField(sortBy: string | undefined): FieldModel {
     if (sortBy === undefined || sortBy === '') return this.model.field.get('id') as FieldModel;
-    const field = this.model.byKey.get(sortBy) ?? this.model.field.get(sortBy) ?? this.model.field.get(sortBy.replace(/Name$/, ''));
+    const field = this.fieldByName(sortBy);
     if (!field || !field.column || field.def.writeOnly || field.type === 'jsonObject' || field.type === 'multiEnum') {
       throw invalidQuery(`Cannot sort ${this.model.name} by '${sortBy}'`, { field: sortBy });
     }
@@ -175,10 +187,14 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
         if (result.total === 0 || maxSize === 0) {
           result.list = [];
         } else {
-          const qb = selectRecords(this.db, schema, this.dialect, this.model, fields);
+          // A link sorts by its target's name, which needs its join even when not selected.
+          const joined = fields.includes(sort) ? fields : [...fields, sort];
+          const qb = selectRecords(this.db, schema, this.dialect, this.model, joined);
           filter(qb);
           const direction = params.asc === false ? 'desc' : 'asc';
-          qb.orderBy(sortColumn(schema, this.model, sort), direction);
+          // NULL sorts as the smallest value on both databases.
+          // (knex's own nulls option drops the column on SQLite; both databases know NULLS FIRST/LAST.)
+          qb.orderByRaw(`?? ${direction} nulls ${direction === 'asc' ? 'first' : 'last'}`, [sortColumn(schema, this.model, sort)]);
           if (sort.name !== 'id') qb.orderBy(`${this.model.table}.id`, direction);
           const rows = await qb.offset(offset).limit(maxSize);
           result.list = (await this.hydrate(this.db, fields, rows)) as TRecord[];
@@ -237,13 +253,13 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
     });
   }
 
-  /** The columns every change sets: when, by whom, and in a delegated session through whom. */
-  private modifiedBy(ctx: RequestContext): Record<string, unknown> {
+  /** @internal The columns every change sets: when, by whom, and in a delegated session through whom. */
+  modifiedBy(ctx: RequestContext): Record<string, unknown> {
     return { modified_at: nowDateTime(), modified_by_id: ctx.user?.id ?? null, modified_by_actor_id: ctx.actor?.id ?? null };
   }
 
-  /** Splits validated values into stored columns and multiple links. */
-  private toRow(values: Map<FieldModel, unknown>): { row: Record<string, unknown>; links: [FieldModel, string[]][] } {
+  /** @internal Splits validated values into stored columns and multiple links. */
+  toRow(values: Map<FieldModel, unknown>): { row: Record<string, unknown>; links: [FieldModel, string[]][] } {
     const row: Record<string, unknown> = {};
     const links: [FieldModel, string[]][] = [];
     for (const [field, value] of values) {
@@ -253,8 +269,8 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
     return { row, links };
   }
 
-  /** Read-only fields may be sent back unchanged, never changed. */
-  private assertWritable(values: Map<FieldModel, unknown>, existing: ApiRecord | undefined): void {
+  /** @internal Read-only fields may be sent back unchanged, never changed. */
+  assertWritable(values: Map<FieldModel, unknown>, existing: ApiRecord | undefined): void {
     for (const [field, value] of values) {
       if (!field.def.readOnly) continue;
       if (existing && sameValue(field, existing[field.key], value)) {

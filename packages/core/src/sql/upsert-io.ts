@@ -1,0 +1,138 @@
+import type { Knex } from 'knex';
+import type { EntityModel, FieldModel, SchemaModel } from '../definition/normalize';
+import type { Dialect } from './dialects/dialect';
+import { live } from './read-query';
+import type { Repository } from './repository';
+import type { RecordState } from './upsert-plan';
+
+const q = (name: string) => `"${name.replaceAll('"', '""')}"`;
+
+/** Largest number of bound values one statement gets (SQLite allows 32766, PostgreSQL 65535). */
+const MAX_BINDINGS = 30_000;
+
+function chunks<T>(items: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+export const storedFields = (model: EntityModel) => model.fields.filter((f) => f.column);
+
+/** Raw rows → records keyed as the API keys them (stored values only, no names). */
+export function decodeStored(model: EntityModel, dialect: Dialect, rows: Record<string, unknown>[]): Record<string, unknown>[] {
+  const fields = storedFields(model);
+  return rows.map((row) => Object.fromEntries(fields.map((f) => [f.key, dialect.fromDb(f.type, row[f.column as string])])));
+}
+
+/**
+ * Live records of an entity named by any of the lookup values: one query per key kind (ids, each
+ * unique field, each unique index), whatever the batch size.
+ */
+export async function fetchByKeys(
+  trx: Knex.Transaction,
+  repo: Repository,
+  lookups: { ids: Set<string>; fields: Map<FieldModel, Set<unknown>>; indexes: Map<string, unknown[][]> },
+): Promise<Record<string, unknown>[]> {
+  const { model } = repo;
+  const dialect = repo.env.database.dialect;
+  const rows = new Map<string, Record<string, unknown>>();
+  const run = async (apply: (qb: Knex.QueryBuilder) => void) => {
+    const qb = trx(model.table).select('*').where('deleted', live(dialect) as never);
+    apply(qb);
+    for (const row of await qb) rows.set(row.id as string, row);
+  };
+  for (const ids of chunks([...lookups.ids], 1000)) await run((qb) => void qb.whereIn('id', ids));
+  for (const [field, values] of lookups.fields) {
+    for (const part of chunks([...values], 1000)) await run((qb) => void qb.whereIn(field.column as string, part.map((v) => dialect.toDb(field.type, v)) as never[]));
+  }
+  for (const [name, tuples] of lookups.indexes) {
+    const ix = model.uniqueIndexes.find((u) => u.name === name);
+    if (!ix) continue;
+    const fields = ix.fields.map((n) => model.field.get(n) as FieldModel);
+    for (const part of chunks(tuples, Math.floor(1000 / fields.length))) {
+      await run((qb) =>
+        void qb.where((w) => {
+          for (const tuple of part) w.orWhere((and) => fields.forEach((f, i) => void and.where(f.column as string, dialect.toDb(f.type, tuple[i]) as never)));
+        }),
+      );
+    }
+  }
+  return decodeStored(model, dialect, [...rows.values()]);
+}
+
+/** Current ids of a multiple link for many owners, one query per field. */
+export async function fetchMultipleLinks(
+  trx: Knex.Transaction,
+  schema: SchemaModel,
+  dialect: Dialect,
+  field: FieldModel,
+  ownerIds: string[],
+): Promise<Map<string, string[]>> {
+  const out = new Map(ownerIds.map((id) => [id, [] as string[]]));
+  const target = schema.entity(field.target as string) as EntityModel;
+  for (const part of chunks(ownerIds, 1000)) {
+    const rows: { o: string; id: string }[] =
+      field.linkKind === 'hasMany'
+        ? await trx(target.table).select({ o: field.foreignColumn as string, id: 'id' }).whereIn(field.foreignColumn as string, part).andWhere('deleted', live(dialect) as never)
+        : await trx((field.join as NonNullable<FieldModel['join']>).table)
+            .select({ o: (field.join as NonNullable<FieldModel['join']>).ownColumn, id: (field.join as NonNullable<FieldModel['join']>).targetColumn })
+            .whereIn((field.join as NonNullable<FieldModel['join']>).ownColumn, part);
+    for (const r of rows) out.get(r.o)?.push(r.id);
+  }
+  return out;
+}
+
+/** The row a state is stored as: every stored column. */
+export function toStoredRow(repo: Repository, state: RecordState): Record<string, unknown> {
+  const dialect = repo.env.database.dialect;
+  const row: Record<string, unknown> = {};
+  for (const f of storedFields(repo.model)) row[f.column as string] = dialect.toDb(f.type, state.record[f.key] ?? null);
+  return row;
+}
+
+/** Inserts new records in as few statements as the binding limit allows; answers the ids stored. */
+export async function insertRows(trx: Knex.Transaction, model: EntityModel, rows: Record<string, unknown>[]): Promise<Set<string>> {
+  const stored = new Set<string>();
+  if (rows.length === 0) return stored;
+  const width = Object.keys(rows[0]).length;
+  for (const part of chunks(rows, Math.max(1, Math.floor(MAX_BINDINGS / width)))) {
+    const returned = await trx(model.table).insert(part).onConflict().ignore().returning('id');
+    for (const r of returned as { id: string }[]) stored.add(r.id);
+  }
+  return stored;
+}
+
+/**
+ * Updates many records in one statement per chunk on PostgreSQL (`UPDATE … FROM (VALUES …)`),
+ * and with one prepared statement per record inside the transaction on SQLite.
+ */
+export async function updateRows(trx: Knex.Transaction, repo: Repository, rows: Record<string, unknown>[], columns: string[]): Promise<void> {
+  const { model } = repo;
+  const dialect = repo.env.database.dialect;
+  if (rows.length === 0) return;
+  if (dialect.name !== 'postgres') {
+    for (const row of rows) {
+      const { id, ...set } = row;
+      await trx(model.table).update(Object.fromEntries(columns.map((c) => [c, set[c]]))).where({ id, deleted: live(dialect) });
+    }
+    return;
+  }
+  const typeOf = new Map(storedFields(model).map((f) => [f.column as string, f.column === 'id' ? 'varchar(64)' : dialect.columnType(f.type, f.def.maxLength)]));
+  const all = ['id', ...columns];
+  for (const part of chunks(rows, Math.max(1, Math.floor(MAX_BINDINGS / all.length)))) {
+    const tuple = `(${all.map((c) => `?::${typeOf.get(c)}`).join(', ')})`;
+    const sql =
+      `update ${q(model.table)} as t set ${columns.map((c) => `${q(c)} = v.${q(c)}`).join(', ')} ` +
+      `from (values ${part.map(() => tuple).join(', ')}) as v(${all.map(q).join(', ')}) where t.id = v.id and t.deleted = false`;
+    await trx.raw(sql, part.flatMap((row) => all.map((c) => (row[c] ?? null) as Knex.Value)));
+  }
+}
+
+/** Replaces the join rows of many owners at once: one delete and one insert per chunk. */
+export async function replaceJoinRows(trx: Knex.Transaction, field: FieldModel, sets: Map<string, string[]>): Promise<void> {
+  const join = field.join as NonNullable<FieldModel['join']>;
+  const owners = [...sets.keys()];
+  for (const part of chunks(owners, 1000)) await trx(join.table).delete().whereIn(join.ownColumn, part);
+  const pairs = [...sets].flatMap(([own, ids]) => ids.map((id) => ({ [join.ownColumn]: own, [join.targetColumn]: id })));
+  for (const part of chunks(pairs, 10_000)) await trx(join.table).insert(part);
+}

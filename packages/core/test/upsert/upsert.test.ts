@@ -1,0 +1,133 @@
+import request from 'supertest';
+import { startTestApi, type TestApi } from '../../../../test/support/api';
+import { TEST_DBS } from '../../../../test/support/databases';
+import { testEntities } from '../../../../test/support/fixtures';
+
+const PATHS = [
+  ['A', '/api/upsert', '/api'],
+  ['B', '/api/v1/MassActions/action/upsert', '/api/v1'],
+  ['B (A name)', '/api/v1/upsert', '/api/v1'],
+] as const;
+
+describe.each(TEST_DBS)('upsert on %s', (kind) => {
+  let t: TestApi;
+  beforeAll(async () => {
+    t = await startTestApi(kind, { entities: testEntities });
+  });
+  afterAll(() => t.close());
+
+  describe.each(PATHS)('generation %s: %s', (gen, path, base) => {
+    const tag = gen.replace(/\W/g, '');
+
+    it('creates, updates and leaves unchanged, one result per item in order', async () => {
+      const res = await t
+        .post(path, [
+          { entity: 'Brand', payload: { name: `U-${tag}`, code: 'one' } },
+          { entity: 'Brand', payload: { name: `U-${tag}`, code: 'two' } },
+          { entity: 'Brand', payload: { name: `U-${tag}`, code: 'two' } },
+          { entity: 'Product', payload: { name: 'Up', sku: `UP-${tag}`, price: 1 } },
+        ])
+        .expect(200);
+      expect(res.body.map((r: { status: string }) => r.status)).toEqual(['Created', 'Updated', 'NotModified', 'Created']);
+      expect(res.body.every((r: { stored: boolean }) => r.stored)).toBe(true);
+      expect(res.body[0].entity).toMatchObject({ name: `U-${tag}`, code: 'one' });
+      expect(res.body[1].entity).toMatchObject({ name: `U-${tag}`, code: 'two' });
+      expect(res.body[1].entity.id).toBe(res.body[0].entity.id);
+      expect(res.body[3].entity).toMatchObject({ sku: `UP-${tag}`, price: 1, isActive: true });
+      expect(res.body[3].entity.brandName).toBeUndefined();
+      const brands = (await t.get(`${base}/Brand?where[0][type]=equals&where[0][attribute]=name&where[0][value]=U-${tag}`).expect(200)).body;
+      expect(brands.total).toBe(1);
+      expect(brands.list[0].code).toBe('two');
+    });
+
+    it('looks up by id, then unique fields, then unique indexes', async () => {
+      const brand = (await t.post(`${base}/Brand`, { name: `Idx-${tag}` }).expect(200)).body;
+      const byIndex = await t.post(path, [
+        { entity: 'Product', payload: { name: 'First', brandId: brand.id, mpn: 'M1' } },
+        { entity: 'Product', payload: { name: 'Second', brandId: brand.id, mpn: 'M1' } },
+      ]).expect(200);
+      expect(byIndex.body.map((r: { status: string }) => r.status)).toEqual(['Created', 'Updated']);
+      const id = byIndex.body[0].entity.id;
+      const byId = await t.post(path, [{ entity: 'Product', payload: { id, name: 'Third', sku: `SKU-ID-${tag}` } }]).expect(200);
+      expect(byId.body[0]).toMatchObject({ status: 'Updated', entity: { id, name: 'Third' } });
+      const bySku = await t.post(path, [{ entity: 'Product', payload: { sku: `SKU-ID-${tag}`, name: 'Fourth' } }]).expect(200);
+      expect(bySku.body[0]).toMatchObject({ status: 'Updated', entity: { id, name: 'Fourth' } });
+      const newId = await t.post(path, [{ entity: 'Product', payload: { id: `client-${tag}`, name: 'New with id' } }]).expect(200);
+      expect(newId.body[0]).toMatchObject({ status: 'Created', entity: { id: `client-${tag}` } });
+    });
+
+    it('fails bad items with a message and stores the others', async () => {
+      const before = (await t.get(`${base}/Product?totalOnly=true`)).body.total;
+      const res = await t
+        .post(path, [
+          { entity: 'Product', payload: { name: 'Good 1' } },
+          { entity: 'Product', payload: { price: 'x' } },
+          { entity: 'Nope', payload: {} },
+          { entity: 'Product', payload: { name: 'Bad link', brandId: 'missing' } },
+          { entity: 'Product', payload: 'not an object' },
+          { entity: 'Product', payload: { sku: 'missing required name' } },
+          { entity: 'Product', payload: { name: 'Good 2' } },
+          { payload: {} },
+        ])
+        .expect(200);
+      expect(res.body.map((r: { status: string }) => r.status)).toEqual(['Created', 'Failed', 'Failed', 'Failed', 'Failed', 'Failed', 'Created', 'Failed']);
+      for (const r of res.body.filter((x: { status: string }) => x.status === 'Failed')) {
+        expect(r).toEqual({ status: 'Failed', stored: false, message: expect.any(String) });
+      }
+      expect((await t.get(`${base}/Product?totalOnly=true`)).body.total).toBe(before + 2);
+    });
+
+    it('fails an item whose unique fields point at different records, and a unique collision', async () => {
+      await t.post(`${base}/Product`, { name: 'A', sku: `A-${tag}` }).expect(200);
+      const b = (await t.post(`${base}/Product`, { name: 'B', sku: `B-${tag}` }).expect(200)).body;
+      const res = await t.post(path, [
+        { entity: 'Product', payload: { id: b.id, sku: `A-${tag}` } },
+        { entity: 'Product', payload: { id: `other-${tag}`, name: 'Collides', sku: `A-${tag}` } },
+        { entity: 'Product', payload: { name: 'Fine' } },
+      ]).expect(200);
+      expect(res.body.map((r: { status: string }) => r.status)).toEqual(['Failed', 'Failed', 'Created']);
+      expect((await t.get(`${base}/Product/${b.id}`)).body.sku).toBe(`B-${tag}`);
+    });
+
+    it('sets multiple links and compares them as sets', async () => {
+      const c1 = (await t.post(`${base}/Category`, { name: 'c1', code: `uc1-${tag}` }).expect(200)).body.id;
+      const c2 = (await t.post(`${base}/Category`, { name: 'c2', code: `uc2-${tag}` }).expect(200)).body.id;
+      const res = await t.post(path, [
+        { entity: 'Product', payload: { sku: `L-${tag}`, name: 'Linked', categoriesIds: [c1, c2] } },
+        { entity: 'Product', payload: { sku: `L-${tag}`, categoriesIds: [c2, c1] } },
+        { entity: 'Product', payload: { sku: `L-${tag}`, categoriesIds: [c2] } },
+      ]).expect(200);
+      expect(res.body.map((r: { status: string }) => r.status)).toEqual(['Created', 'NotModified', 'Updated']);
+      const p = (await t.get(`${base}/Product/${res.body[0].entity.id}`)).body;
+      expect(p.categoriesIds).toEqual([c2]);
+    });
+
+    it('hashes passwords of users stored by upsert', async () => {
+      const res = await t.post(path, [{ entity: 'User', payload: { userName: `up-${tag}`, password: 'up-secret-1' } }]).expect(200);
+      expect(res.body[0].status).toBe('Created');
+      expect(res.body[0].entity.password).toBeUndefined();
+      await request(t.app).get('/api/userSession').auth(`up-${tag}`, 'up-secret-1').expect(200);
+    });
+  });
+
+  it('answers 400 for a body that is not an array', async () => {
+    await t.post('/api/upsert', { entity: 'Brand' }).expect(400);
+  });
+
+  it('respects roles item by item', async () => {
+    const role = (await t.post('/api/Role', { name: 'upsert reader', scopes: { Brand: { read: 'all', create: true, edit: 'no' } } }).expect(200)).body;
+    await t.post('/api/User', { userName: 'upserter', password: 'pw-upsert', rolesIds: [role.id] }).expect(200);
+    const token = (await request(t.app).get('/api/userSession').auth('upserter', 'pw-upsert').set('Authorization-Token-Only', 'true')).body.authorizationToken;
+    await t.post('/api/Brand', { name: 'Existing for role' }).expect(200);
+    const res = await request(t.app)
+      .post('/api/upsert')
+      .set('Authorization-Token', token)
+      .send([
+        { entity: 'Brand', payload: { name: 'New by role' } },
+        { entity: 'Brand', payload: { name: 'Existing for role', code: 'x' } },
+        { entity: 'Product', payload: { name: 'no rights' } },
+      ])
+      .expect(200);
+    expect(res.body.map((r: { status: string }) => r.status)).toEqual(['Created', 'Failed', 'Failed']);
+  });
+});
