@@ -1,0 +1,33 @@
+import { startTestApi, type TestApi } from '../../../../test/support/api';
+import { TEST_DBS } from '../../../../test/support/databases';
+import { testEntities } from '../../../../test/support/fixtures';
+
+describe.each(TEST_DBS)('concurrent upserts on %s', (kind) => {
+  let t: TestApi;
+  let brandId = '';
+  beforeAll(async () => {
+    t = await startTestApi(kind, { entities: testEntities, poolSize: 20 });
+    brandId = (await t.post('/api/Brand', { name: 'Race brand' }).expect(200)).body.id;
+  });
+  afterAll(() => t.close());
+
+  it.each([
+    ['a unique field', (i: number) => ({ sku: 'RACE-1', name: `racer ${i}` })],
+    ['a unique index', (i: number) => ({ mpn: 'RACE-MPN', brandId, name: `racer ${i}` })],
+    ['a client id', (i: number) => ({ id: 'race-id', name: `racer ${i}` })],
+  ])('20 concurrent upserts of one new key (%s) store one record', async (_what, payload) => {
+    const responses = await Promise.all(Array.from({ length: 20 }, (_, i) => t.post('/api/upsert', [{ entity: 'Product', payload: payload(i) }])));
+    for (const r of responses) expect(r.status).toBe(200);
+    const statuses = responses.map((r) => r.body[0].status);
+    expect(statuses.filter((s) => s === 'Failed')).toEqual([]);
+    expect(statuses.filter((s) => s === 'Created')).toHaveLength(1);
+    const ids = new Set(responses.map((r) => r.body[0].entity.id));
+    expect(ids.size).toBe(1);
+  });
+
+  it('counts one record per key after the races', async () => {
+    const list = (await t.get('/api/Product?select=sku,mpn&maxSize=100').expect(200)).body;
+    expect(list.list.filter((p: { sku: string }) => p.sku === 'RACE-1')).toHaveLength(1);
+    expect(list.list.filter((p: { id: string }) => p.id === 'race-id')).toHaveLength(1);
+  });
+});
