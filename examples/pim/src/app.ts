@@ -1,4 +1,4 @@
-import { createEntityApi, ensureAdmin, systemContext, type EntityApi } from '@entity-records/core';
+import { ApiError, createEntityApi, ensureAdmin, systemContext, type ApiRecord, type EntityApi } from '@entity-records/core';
 import express, { type Express } from 'express';
 import type { PimConfig } from './config';
 import { pimOptions } from './options';
@@ -9,23 +9,35 @@ const LISTS: Record<string, { name: string; options: string[] }> = {
   product_tags: { name: 'Product tags', options: [] },
 };
 
-/** Creates the lists and options that do not exist yet (idempotent). */
-async function seedLists(api: EntityApi): Promise<void> {
+type Where = { type: 'equals'; attribute: string; value: string }[];
+
+/** The record matching `where`, created from `data` when there is none; another server creating it first is fine. */
+async function findOrCreate(api: EntityApi, entity: string, where: Where, data: Record<string, unknown>): Promise<ApiRecord> {
   const ctx = systemContext();
-  const lists = api.repository('ExtensibleEnum');
-  const options = api.repository('ExtensibleEnumOption');
-  for (const [code, { name, options: codes }] of Object.entries(LISTS)) {
-    const found = await lists.find(ctx, { where: [{ type: 'equals', attribute: 'code', value: code }], collectionOnly: true });
-    const listId = found.list?.[0]?.id ?? (await lists.create(ctx, { code, name })).id;
-    for (const [sortOrder, optionCode] of codes.entries()) {
-      const existing = await options.find(ctx, {
-        where: [
-          { type: 'equals', attribute: 'extensibleEnumId', value: listId },
-          { type: 'equals', attribute: 'code', value: optionCode },
-        ],
-        totalOnly: true,
-      });
-      if (!existing.total) await options.create(ctx, { code: optionCode, name: optionCode, sortOrder, extensibleEnumId: listId });
+  const repository = api.repository(entity);
+  const find = async () => (await repository.find(ctx, { where, maxSize: 1, collectionOnly: true })).list?.[0];
+  const existing = await find();
+  if (existing) return existing;
+  try {
+    return await repository.create(ctx, data);
+  } catch (error) {
+    if (!(error instanceof ApiError && error.code === 'CORE_UNIQUE_VIOLATION')) throw error;
+    const winner = await find();
+    if (!winner) throw error;
+    return winner;
+  }
+}
+
+/** Creates the lists and options that do not exist yet (idempotent, also with several servers starting at once). */
+async function seedLists(api: EntityApi): Promise<void> {
+  for (const [code, { name, options }] of Object.entries(LISTS)) {
+    const list = await findOrCreate(api, 'ExtensibleEnum', [{ type: 'equals', attribute: 'code', value: code }], { code, name });
+    for (const [sortOrder, optionCode] of options.entries()) {
+      const where: Where = [
+        { type: 'equals', attribute: 'extensibleEnumId', value: list.id },
+        { type: 'equals', attribute: 'code', value: optionCode },
+      ];
+      await findOrCreate(api, 'ExtensibleEnumOption', where, { code: optionCode, name: optionCode, sortOrder, extensibleEnumId: list.id });
     }
   }
 }

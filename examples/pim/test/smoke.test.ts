@@ -102,6 +102,21 @@ describe('examples/pim server', () => {
     await stopPim(second);
   });
 
+  it.each(TEST_DBS)('starts two servers at once on one %s database', async (kind) => {
+    const db = kind === 'postgres' ? await createTestDatabase(kind) : { url: `sqlite:${path.join(tmp, 'shared.sqlite')}`, drop: async () => undefined };
+    try {
+      const servers = await Promise.all([startPim({ DATABASE_URL: db.url }), startPim({ DATABASE_URL: db.url })]);
+      // one of them created the admin and printed its password; the other found the admin
+      const printed = servers.flatMap((s) => [...s.output().matchAll(PASSWORD_LINE)].map((m) => m[1]));
+      expect(printed).toHaveLength(1);
+      await smoke(servers[0], printed[0]);
+      await tokenFor(servers[1].url, printed[0]);
+      for (const server of servers) await stopPim(server);
+    } finally {
+      await db.drop();
+    }
+  });
+
   if (TEST_DBS.includes('postgres')) {
     it('serves the API on PostgreSQL', async () => {
       const db = await createTestDatabase('postgres');
