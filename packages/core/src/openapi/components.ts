@@ -119,6 +119,29 @@ function entitySchemas(schema: SchemaModel): Record<string, unknown> {
   return schemas;
 }
 
+function upsertSchemas(schema: SchemaModel) {
+  return {
+    UpsertItem: {
+      type: 'object',
+      required: ['entity', 'payload'],
+      properties: {
+        entity: { type: 'string', enum: [...schema.entities.keys()] },
+        payload: { type: 'object', description: 'The fields of the record; found by `id`, else by its unique fields, else by a unique index.' },
+      },
+    },
+    UpsertResult: {
+      type: 'object',
+      required: ['status', 'stored'],
+      properties: {
+        status: { type: 'string', enum: ['Created', 'Updated', 'NotModified', 'Failed'] },
+        stored: { type: 'boolean' },
+        entity: { type: 'object', description: 'The stored fields (no link names), when stored.' },
+        message: { type: 'string', description: 'Why the item failed.' },
+      },
+    },
+  };
+}
+
 /** A page of records of whatever type a link points at. */
 const RECORD_LIST = {
   type: 'object',
@@ -185,6 +208,7 @@ export function components(schema: SchemaModel, fragments: readonly OpenApiFragm
     Metadata: METADATA,
     WhereItem: WHERE_ITEM,
     RecordList: RECORD_LIST,
+    ...upsertSchemas(schema),
     ...entitySchemas(schema),
   };
   for (const f of fragments) Object.assign(schemas, f.components?.schemas ?? {});

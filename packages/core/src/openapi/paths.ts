@@ -98,6 +98,23 @@ function linkedPaths(model: EntityModel, op: (id: string) => string): Record<str
   return paths;
 }
 
+/** Create or update many records of any types; every item gets its own result. */
+function upsertPath(op: (id: string) => string, generation: Generation, name: string): PathItem {
+  return {
+    post: {
+      operationId: op(name),
+      tags: ['Records'],
+      summary: 'Create or update records: each item independently, in order',
+      requestBody: { required: true, ...json({ type: 'array', items: ref('UpsertItem') }) },
+      responses: {
+        '200': ok('One result per item, in the order of the items', { type: 'array', items: ref('UpsertResult') }),
+        ...bodyResponses(generation),
+        ...errorResponses,
+      },
+    },
+  };
+}
+
 /** Both generations: the records a link of a record points at, named in the query. */
 function relationPath(op: (id: string) => string): PathItem {
   const required = (name: string, description: string) => ({ name, in: 'query', required: true, description, schema: { type: 'string' } });
@@ -251,6 +268,8 @@ export function generationPaths(schema: SchemaModel, fragments: readonly OpenApi
   }
   paths['/entityRestore'] = restorePath(op, generation);
   paths['/entityRelation'] = relationPath(op);
+  paths['/upsert'] = upsertPath(op, generation, 'upsert');
+  if (generation === 'B') paths['/MassActions/action/upsert'] = upsertPath(op, generation, 'massActionUpsert');
   for (const model of schema.entities.values()) {
     Object.assign(paths, entityPaths(model.name, op, generation));
     if (generation === 'B') Object.assign(paths, linkedPaths(model, op));

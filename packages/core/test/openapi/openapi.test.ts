@@ -328,6 +328,12 @@ describe.each(TEST_DBS)('responses on %s match the document', (kind) => {
       expect(restored.body).toEqual({ restored: 1, errors: [] });
       expect((await call('get', '/metadata', '/metadata')).status).toBe(200);
 
+      const upserted = await call('post', '/upsert', '/upsert', [
+        { entity: 'Brand', payload: { name: `Upserted ${base}` } },
+        { entity: 'Brand', payload: { name: `Upserted ${base}`, code: 'UP' } },
+        { entity: 'Brand', payload: { name: 42 } },
+      ]);
+      expect(upserted.body.map((r: { status: string }) => r.status)).toEqual(['Created', 'Updated', 'Failed']);
       const related = await call('get', `/entityRelation?entityName=Product&id=${id}&link=categories`, '/entityRelation');
       expect(related.body.list.map((c: { id: string }) => c.id)).toEqual([category.body.id]);
       const linked = await call('post', '/Product', '/Product', { name: 'Stool', brand: { name: `Fresh ${base}` }, categories: [{ code: `chairs-${base}` }] });
@@ -350,6 +356,12 @@ describe.each(TEST_DBS)('responses on %s match the document', (kind) => {
     checker.response('/api/v1/Product/{id}/brand', 'get', res);
     checker.response('/api/v1/Brand/{id}/products', 'get', await t.get(`/api/v1/Brand/${brand.body.id}/products?select=name`).expect(200));
     checker.response('/api/v1/Product/{id}/categories', 'get', await t.get('/api/v1/Product/nope/categories').expect(404));
+  });
+
+  it('for the generation B upsert name', async () => {
+    const res = await t.post('/api/v1/MassActions/action/upsert', [{ entity: 'Category', payload: { name: 'Mass', code: 'mass' } }]).expect(200);
+    checker.response('/api/v1/MassActions/action/upsert', 'post', res);
+    expect(res.body[0]).toMatchObject({ status: 'Created', stored: true });
   });
 
   it('for generation B names and sign-in', async () => {
