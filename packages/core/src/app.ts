@@ -20,6 +20,12 @@ import { buildOpenApi } from './openapi/build-document';
 import { registerPlugins, type OpenApiFragment, type PluginApi, type PluginEntry, type RouteInstaller } from './plugin';
 import { AuthStore, TOKEN_TABLE } from './sql/auth-store';
 import { openDatabase, type Database } from './sql/database';
+import { JobEntity } from './jobs/job-entity';
+import { JobService } from './jobs/job-service';
+import { InProcessQueue } from './jobs/queue';
+import { PgBossQueue } from './jobs/pg-boss-queue';
+import { massUpdateJob, upsertJob } from './jobs/bulk-jobs';
+import { JobStore } from './sql/job-store';
 import { ThrottleStore, THROTTLE_TABLES } from './sql/throttle-store';
 import { LoginThrottle } from './auth/login-throttle';
 import { translateOutage } from './sql/dialects/shared';
@@ -49,6 +55,14 @@ export interface EntityApiOptions {
   logger?: Logger;
   /** PostgreSQL pool size; default 10. */
   poolSize?: number;
+  jobs?: {
+    /** `pg-boss` (default on PostgreSQL: processes share the work) or `in-process` (default on SQLite). */
+    queue?: 'pg-boss' | 'in-process';
+    /** pg-boss: seconds after which a job whose process died runs again; default 900. */
+    expireInSeconds?: number;
+    /** Whether this process runs jobs (false for API-only processes); default true. */
+    worker?: boolean;
+  };
 }
 
 /** A running instance: the router to mount, repositories for server-side code, and its life cycle. */
@@ -61,7 +75,7 @@ export interface EntityApi {
   readonly options: Readonly<EntityApiOptions>;
   /** Syncs the schema and creates the admin; requests wait for it. Idempotent. */
   ready(): Promise<void>;
-  /** The repository of an entity type (404 error for an unknown one). */
+  /** The repository of an entity type; an unknown name throws `CORE_CONFIG_INVALID`. */
   repository<TRecord extends ApiRecord = ApiRecord>(entity: string): Repository<TRecord>;
   /** The OpenAPI 3.1 document. */
   openapi(): Record<string, unknown>;
@@ -90,6 +104,25 @@ class Registry implements PluginApi {
   addOpenApi = (fragment: OpenApiFragment) => void this.fragments.push(fragment);
   onReady = (fn: () => Promise<void> | void) => void this.readyCallbacks.push(fn);
   onClose = (fn: () => Promise<void> | void) => void this.closeCallbacks.push(fn);
+}
+
+/** Jobs are made by the system; a client may only cancel its own pending job. */
+function installJobHooks(registry: Registry): void {
+  registry.onRecord('beforeCreate', 'Job', ({ ctx }) => {
+    if (ctx.user) throw new ApiError('CORE_FORBIDDEN', 'Jobs are started by upsertAsync and entityMassUpdate');
+  });
+  registry.onRecord('beforeUpdate', 'Job', ({ data, existing }) => {
+    const changed = (k: string) => JSON.stringify((data as Record<string, unknown>)[k] ?? null) !== JSON.stringify((existing as Record<string, unknown>)[k] ?? null);
+    const keys = Object.keys(data ?? {}).filter(changed);
+    if (keys.some((k) => k !== 'status') || (keys.includes('status') && data?.status !== 'Canceled')) {
+      throw new ApiError('CORE_VALIDATION_FAILED', 'Only status Canceled can be set on a job', {
+        details: { issues: [{ path: ['status'], code: 'invalid_enum_value', message: 'status may only become Canceled' }] },
+      });
+    }
+    if (keys.includes('status') && existing?.status !== 'Pending') {
+      throw new ApiError('CORE_CONFLICT', `Only a pending job can be canceled; this one is ${String(existing?.status)}`);
+    }
+  });
 }
 
 /** Password writes on User are hashed; a changed password revokes the user's tokens. */
@@ -128,9 +161,13 @@ export function createEntityApi(options: EntityApiOptions): EntityApi {
   const registry = new Registry();
   registry.addEntity(UserEntity);
   registry.addEntity(RoleEntity);
+  registry.addEntity(JobEntity);
   registry.addEntity(ExtensibleEnumEntity);
   registry.addEntity(ExtensibleEnumOptionEntity);
   for (const def of options.entities) registry.addEntity(def);
+  // Core's own hooks first: plugins never see a password before it is hashed.
+  let authService: AuthService | undefined;
+  installUserHooks(registry, () => authService as AuthService, options.auth?.passwordCost);
   registerPlugins(options.plugins ?? [], registry);
   const schema = normalizeDefinitions(registry.entities);
   for (const model of schema.entities.values()) for (const fn of registry.entityCallbacks) fn(model);
@@ -156,25 +193,54 @@ export function createEntityApi(options: EntityApiOptions): EntityApi {
   };
   for (const m of schema.entities.values()) repositories.set(m.name, new Repository(env, m));
   const auth = new AuthService(new AuthStore(database, schema.entity('User') as EntityModel, schema.entity('Role') as EntityModel), options.auth);
-  installUserHooks(registry, () => auth, options.auth?.passwordCost);
+  authService = auth;
   const throttle = new LoginThrottle(new ThrottleStore(database), options.auth?.throttle);
+  const jobStore = new JobStore(database, schema.entity('Job') as EntityModel);
+  const usePgBoss = (options.jobs?.queue ?? (database.dialect.name === 'postgres' ? 'pg-boss' : 'in-process')) === 'pg-boss';
+  const queue = usePgBoss
+    ? new PgBossQueue({ connectionString: options.database, expireInSeconds: options.jobs?.expireInSeconds })
+    : new InProcessQueue(() => jobStore.unfinished());
+  const authStore = new AuthStore(database, schema.entity('User') as EntityModel, schema.entity('Role') as EntityModel);
+  const jobs = new JobService(jobStore, queue, (id) => authStore.userById(id), (jobId, error) =>
+    (options.logger ?? consoleLogger).error(`job ${jobId} failed`, { error: error instanceof Error ? error.stack : String(error) }),
+  );
+  const lookup = (name: string) => repositories.get(name);
+  jobs.register('upsert', upsertJob(lookup));
+  jobs.register('massUpdate', massUpdateJob(lookup));
+  installJobHooks(registry);
   const checkRole = ({ data }: { data?: Record<string, unknown> }) => assertRoleShape(data ?? {});
   registry.onRecord('beforeCreate', 'Role', checkRole);
   registry.onRecord('beforeUpdate', 'Role', checkRole);
   for (const hook of ['afterUpdate', 'afterDelete'] as const) registry.onRecord(hook, 'Role', ({ id }) => accessService.forgetRole(id as string));
   const logger = options.logger ?? consoleLogger;
 
-  let openapiDocument: Record<string, unknown> | undefined;
-  const openapi = () =>
-    (openapiDocument ??= buildOpenApi({ schema, fragments: registry.fragments, info: options.openapi, publicUrl: options.publicUrl }));
+  // Built once, kept as text: every caller gets its own copy, so nothing can change what is served.
+  let openapiText: string | undefined;
+  const openapiJson = () =>
+    (openapiText ??= JSON.stringify(
+      buildOpenApi({
+        schema,
+        fragments: registry.fragments,
+        info: options.openapi,
+        publicUrl: options.publicUrl,
+        defaultListSize: options.defaultListSize,
+        maxListSize: options.maxListSize,
+      }),
+    ));
+  const openapi = () => JSON.parse(openapiJson()) as Record<string, unknown>;
 
   let readyPromise: Promise<void> | undefined;
+  // A failed start (database down) is tried again by the next request.
   const ready = () =>
     (readyPromise ??= (async () => {
       await syncSchema(database, schema, registry.tables);
       if (options.admin) await ensureAdmin({ repository: () => repositories.get('User') as never }, options.admin);
       for (const fn of registry.readyCallbacks) await fn();
-    })());
+      await jobs.start(options.jobs?.worker !== false);
+    })().catch((error) => {
+      readyPromise = undefined;
+      throw error;
+    }));
 
   const acl = async (user: ContextUser) => (await accessService.forUser(user)).acl(schema.entities.keys());
 
@@ -191,10 +257,11 @@ export function createEntityApi(options: EntityApiOptions): EntityApi {
         visibleField: (m, f) => f.system || access.field(m.name, f.name).read,
       });
     },
-    openapi,
+    openapi: openapiJson,
     routes: registry.routes,
     publicRoutes: registry.publicRoutes,
     maxBodySize: options.maxBodySize ?? '32mb',
+    jobs,
     logger,
     translateError: translateOutage,
   });
@@ -215,6 +282,8 @@ export function createEntityApi(options: EntityApiOptions): EntityApi {
     schemaDiff: () => planSchema(database.knex, database.dialect, schema, registry.tables),
     async close() {
       for (const fn of [...registry.closeCallbacks].reverse()) await fn();
+      if (readyPromise) await readyPromise.catch(() => undefined);
+      await jobs.stop();
       await database.close();
     },
   };

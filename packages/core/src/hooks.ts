@@ -16,7 +16,7 @@ export const RECORD_HOOKS = [
 export type RecordHookName = (typeof RECORD_HOOKS)[number];
 
 /** Points in the instance's life where plugins may act. */
-export const APP_HOOKS = ['onEntity', 'onRouter', 'onReady', 'onClose'] as const;
+export const APP_HOOKS = ['onEntity', 'onReady', 'onClose'] as const;
 export type AppHookName = (typeof APP_HOOKS)[number];
 
 export interface RecordHookEvent {

@@ -69,6 +69,8 @@ export class UserAccess {
         scope.delete = wider(scope.delete, s.delete);
       }
       if (ADMIN_WRITE_ONLY.has(entity)) Object.assign(scope, { create: false, edit: 'no', delete: 'no' });
+      // Everyone may follow (and cancel) the jobs they started, unless a role says more.
+      if (entity === 'Job' && !this.roles.some((r) => r.scopes.Job)) Object.assign(scope, { read: 'own', edit: 'own' });
       this.scopes.set(entity, scope);
     }
     return scope;
@@ -80,6 +82,7 @@ export class UserAccess {
    */
   field(entity: string, field: string): FieldAccess {
     if (this.unrestricted) return { read: true, edit: true };
+    if (entity === 'Job' && !this.roles.some((r) => r.scopes.Job)) return { read: true, edit: true };
     const key = `${entity}.${field}`;
     let access = this.fieldCache.get(key);
     if (!access) {

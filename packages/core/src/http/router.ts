@@ -8,7 +8,8 @@ import { mountSessionRoutes, requireToken, type SessionParts } from './auth-rout
 import { jsonBody } from './body';
 import { errorHandler, type Logger } from './error-handler';
 import { mountRecordRoutes, type RepositoryLookup } from './record-routes';
-import { mountUpsertRoutes } from './upsert-routes';
+import { mountBulkRoutes } from './bulk-routes';
+import type { JobService } from '../jobs/job-service';
 import { requestContext } from './request-context';
 import { toHandler } from './to-handler';
 
@@ -18,7 +19,9 @@ export interface RouterParts {
   session: SessionParts;
   repository: RepositoryLookup;
   metadata: (ctx: RequestContext) => Promise<unknown>;
-  openapi: () => Record<string, unknown>;
+  /** The OpenAPI document as JSON text. */
+  openapi: () => string;
+  jobs: JobService;
   routes: RouteInstaller[];
   publicRoutes: RouteInstaller[];
   maxBodySize: string | number;
@@ -45,7 +48,7 @@ function generationRouter(generation: 'A' | 'B', parts: RouterParts): Router {
   router.get('/metadata', metadata);
   if (generation === 'B') router.get('/Metadata', metadata);
   for (const install of parts.routes) install(router, { generation });
-  mountUpsertRoutes(router, parts.repository, generation);
+  mountBulkRoutes(router, parts.repository, parts.jobs, generation);
   mountRecordRoutes(router, parts.repository, generation);
   router.use((req, _res, next) => {
     next(new ApiError('CORE_ROUTE_NOT_FOUND', `No route ${req.method} ${req.baseUrl}${req.path}`));
@@ -64,7 +67,7 @@ export function createRouter(parts: RouterParts): Router {
     next();
   }));
   root.get('/apidocs/openapi.json', (_req, res) => {
-    res.json(parts.openapi());
+    res.type('application/json').send(parts.openapi());
   });
   root.use(
     '/apidocs',

@@ -3,10 +3,16 @@ import type { ApiRecord } from '../declarations';
 import type { EntityModel, FieldModel, SchemaModel } from '../definition/normalize';
 import type { Dialect } from './dialects/dialect';
 
-/** The field whose value names a record of an entity in `<link>Name` (name, else code, else id). */
-export function nameColumn(model: EntityModel): string {
-  const f = model.field.get('name') ?? model.field.get('code') ?? model.field.get('userName');
-  return f?.column ?? 'id';
+/** The columns whose first non-empty value names a record in `<link>Name`: name, code, userName, id. */
+export function nameColumns(model: EntityModel): string[] {
+  const cols = ['name', 'code', 'userName'].map((n) => model.field.get(n)?.column).filter((c): c is string => !!c);
+  return [...cols, 'id'];
+}
+
+/** SQL naming a record of `model` found under `alias`: the first of its name columns that is set. */
+export function nameSql(db: Knex | Knex.Transaction, model: EntityModel, alias: string): Knex.Raw {
+  const cols = nameColumns(model).map((c) => `${alias}.${c}`);
+  return db.raw(`coalesce(${cols.map(() => `nullif(??, '')`).join(', ')})`, cols);
 }
 
 export const live = (dialect: Dialect): boolean | number => dialect.toDb('bool', false) as boolean | number;
@@ -33,7 +39,7 @@ export function selectRecords(
     if (field.type === 'link') {
       const target = schema.entity(field.target as string) as EntityModel;
       const alias = linkAlias(field);
-      columns[`${field.name}Name`] = `${alias}.${nameColumn(target)}`;
+      columns[`${field.name}Name`] = nameSql(db, target, alias) as unknown as string;
       qb.leftJoin({ [alias]: target.table }, (j) =>
         j.on(`${alias}.id`, '=', `${model.table}.${field.column}`).andOn(`${alias}.deleted`, '=', db.raw('?', [live(dialect)])),
       );
@@ -42,13 +48,10 @@ export function selectRecords(
   return qb.select(columns).where(`${model.table}.deleted`, live(dialect) as never);
 }
 
-/** The column expression to order by for a field (a link sorts by its target's name). */
-export function sortColumn(schema: SchemaModel, model: EntityModel, field: FieldModel): string {
-  if (field.type === 'link') {
-    const target = schema.entity(field.target as string) as EntityModel;
-    return `${linkAlias(field)}.${nameColumn(target)}`;
-  }
-  return `${model.table}.${field.column}`;
+/** The expression to order by for a field (a link sorts by its target's name). */
+export function sortColumn(db: Knex, schema: SchemaModel, model: EntityModel, field: FieldModel): Knex.Raw {
+  if (field.type === 'link') return nameSql(db, schema.entity(field.target as string) as EntityModel, linkAlias(field));
+  return db.raw('??', [`${model.table}.${field.column}`]);
 }
 
 /** Converts driver values to API values in place. */
@@ -74,7 +77,7 @@ export async function loadMultipleLinks(
     let rows: { o: string; id: string; n: string | null }[];
     if (field.linkKind === 'hasMany') {
       rows = await db(target.table)
-        .select({ o: field.foreignColumn as string, id: 'id', n: nameColumn(target) })
+        .select({ o: field.foreignColumn as string, id: 'id', n: nameSql(db, target, target.table) as unknown as string })
         .whereIn(field.foreignColumn as string, ids)
         .andWhere('deleted', live(dialect) as never)
         .orderBy('id');
@@ -82,7 +85,7 @@ export async function loadMultipleLinks(
       const join = field.join as NonNullable<FieldModel['join']>;
       rows = await db({ j: join.table })
         .join({ t: target.table }, 't.id', `j.${join.targetColumn}`)
-        .select({ o: `j.${join.ownColumn}`, id: 't.id', n: `t.${nameColumn(target)}` })
+        .select({ o: `j.${join.ownColumn}`, id: 't.id', n: nameSql(db, target, 't') as unknown as string })
         .whereIn(`j.${join.ownColumn}`, ids)
         .andWhere('t.deleted', live(dialect) as never)
         .orderBy('t.id');

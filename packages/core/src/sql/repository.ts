@@ -194,7 +194,7 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
           const direction = params.asc === false ? 'desc' : 'asc';
           // NULL sorts as the smallest value on both databases.
           // (knex's own nulls option drops the column on SQLite; both databases know NULLS FIRST/LAST.)
-          qb.orderByRaw(`?? ${direction} nulls ${direction === 'asc' ? 'first' : 'last'}`, [sortColumn(schema, this.model, sort)]);
+          qb.orderByRaw(`? ${direction} nulls ${direction === 'asc' ? 'first' : 'last'}`, [sortColumn(this.db, schema, this.model, sort)]);
           if (sort.name !== 'id') qb.orderBy(`${this.model.table}.id`, direction);
           const rows = await qb.offset(offset).limit(maxSize);
           result.list = (await this.hydrate(this.db, fields, rows)) as TRecord[];

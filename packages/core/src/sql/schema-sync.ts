@@ -154,16 +154,24 @@ export async function planSchema(
   return steps.filter((step, i) => steps.findIndex((other) => other.sql === step.sql) === i);
 }
 
+/**
+ * A write that met another writer: SQLite answers at once instead of waiting when its snapshot is
+ * stale (`SQLITE_BUSY`, `SQLITE_BUSY_SNAPSHOT`); such a sync is tried again with a fresh plan.
+ */
+function isBusy(dialect: Dialect, error: unknown): boolean {
+  if (isConnectionError(error)) return false;
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && /^SQLITE_(BUSY|LOCKED)/.test(code)) return true;
+  return dialect.translateError(error, {})?.code === 'CORE_DATABASE_UNAVAILABLE';
+}
+
 /** Outages and lock conflicts are passed on as they are (503, retry); anything else names its step. */
 function stepFailed(dialect: Dialect, step: SchemaStep, error: unknown): unknown {
-  if (isConnectionError(error) || dialect.translateError(error, {})?.code === 'CORE_DATABASE_UNAVAILABLE') return error;
+  if (isConnectionError(error) || isBusy(dialect, error)) return error;
   const reason = error instanceof Error ? error.message : String(error);
   return new Error(`Schema sync failed to ${step.description}: ${reason}`, { cause: error });
 }
 
-/** SQLite has no lock to wait for without blocking: a process that meets a busy database tries again. */
-const isBusy = (dialect: Dialect, error: unknown) =>
-  !isConnectionError(error) && dialect.translateError(error, {})?.code === 'CORE_DATABASE_UNAVAILABLE';
 const BUSY_RETRY_MS = 15_000;
 
 /** Brings the database in step with the definitions; safe to run from several processes at once. */

@@ -1,0 +1,62 @@
+import type { Request, Router } from 'express';
+import { ApiError } from '../errors';
+import { massUpdate } from '../jobs/bulk-jobs';
+import type { JobService } from '../jobs/job-service';
+import { upsertItems } from '../sql/upsert';
+import type { RepositoryLookup } from './record-routes';
+import { repositoryFor } from './record-routes';
+import { requestContext } from './request-context';
+import { toHandler } from './to-handler';
+
+/** `entityMassUpdate` with more ids than this (or with `where`) runs as a job. */
+export const MASS_UPDATE_SYNC_LIMIT = 200;
+
+const invalid = (message: string, path: string) =>
+  new ApiError('CORE_VALIDATION_FAILED', message, { details: { issues: [{ path: [path], code: 'invalid_type', message }] } });
+
+/** The body of an upsert: an array of `{entity, payload}` items. */
+function upsertBody(req: Request): unknown[] {
+  if (!Array.isArray(req.body)) {
+    throw new ApiError('CORE_VALIDATION_FAILED', 'The body must be an array of {entity, payload} items', {
+      details: { issues: [{ path: [], code: 'invalid_type', message: 'expected an array' }] },
+    });
+  }
+  return req.body as unknown[];
+}
+
+/** Upsert (sync and async) and mass update routes; the same in both generations. */
+export function mountBulkRoutes(router: Router, lookup: RepositoryLookup, jobs: JobService, generation: 'A' | 'B'): void {
+  const upsert = toHandler(async (req, res) => {
+    res.json(await upsertItems(lookup, requestContext(req), upsertBody(req)));
+  });
+  router.post('/upsert', upsert);
+  if (generation === 'B') router.post('/MassActions/action/upsert', upsert);
+
+  router.post(
+    '/upsertAsync',
+    toHandler(async (req, res) => {
+      const items = upsertBody(req);
+      res.json({ jobId: await jobs.enqueue('upsert', { items }, requestContext(req)) });
+    }),
+  );
+
+  const mass = toHandler(async (req, res) => {
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    const repo = repositoryFor(lookup, body.entityName);
+    const ctx = requestContext(req);
+    await repo.guard.scope(ctx, 'edit');
+    const { ids, where, values } = body;
+    if (typeof values !== 'object' || values === null || Array.isArray(values)) throw invalid('values must be an object of fields', 'values');
+    if (ids !== undefined && (!Array.isArray(ids) || !ids.every((id) => typeof id === 'string'))) throw invalid('ids must be a list of ids', 'ids');
+    if (where !== undefined && !Array.isArray(where)) throw invalid('where must be a list of conditions', 'where');
+    if (ids === undefined && where === undefined) throw invalid('give ids or where', 'ids');
+    repo.validate(values, 'update');
+    if (where !== undefined || (ids as string[]).length > MASS_UPDATE_SYNC_LIMIT) {
+      res.json({ jobId: await jobs.enqueue('massUpdate', { entityName: repo.model.name, ids, where, values }, ctx) });
+      return;
+    }
+    res.json(await massUpdate(repo, ctx, ids as string[], values as Record<string, unknown>));
+  });
+  router.post('/entityMassUpdate', mass);
+  router.patch('/entityMassUpdate', mass);
+}

@@ -1,0 +1,68 @@
+import type { RequestContext } from '../context';
+import { ApiError } from '../errors';
+import type { Repository } from '../sql/repository';
+import { upsertItems } from '../sql/upsert';
+import type { JobHandler } from './job-service';
+
+type Lookup = (entity: string) => Repository | undefined;
+
+/** Items per checkpoint of an upsert job: a job that runs again resumes after the last one. */
+const UPSERT_CHUNK = 500;
+
+/** `upsertAsync`: the items in chunks, results saved with each chunk. */
+export function upsertJob(lookup: Lookup): JobHandler {
+  return async (run) => {
+    const items = Array.isArray(run.payload.items) ? (run.payload.items as unknown[]) : [];
+    const results = Array.isArray(run.partial) ? [...(run.partial as unknown[])] : [];
+    let done = Math.min(run.processed, results.length);
+    results.length = done;
+    while (done < items.length) {
+      const chunk = items.slice(done, done + UPSERT_CHUNK);
+      results.push(...(await upsertItems(lookup, run.ctx, chunk)));
+      done += chunk.length;
+      await run.checkpoint(done, Math.floor((done * 100) / items.length), results);
+    }
+    return results;
+  };
+}
+
+export interface MassUpdateResult {
+  updated: number;
+  errors: { id: string; code: string; message: string }[];
+}
+
+/** Updates the listed records one by one with the same values; each failure is reported by id. */
+export async function massUpdate(repo: Repository, ctx: RequestContext, ids: readonly string[], values: Record<string, unknown>): Promise<MassUpdateResult> {
+  const result: MassUpdateResult = { updated: 0, errors: [] };
+  for (const id of ids) {
+    try {
+      await repo.update(ctx, id, values);
+      result.updated += 1;
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error;
+      result.errors.push({ id, code: error.code, message: error.message });
+    }
+  }
+  return result;
+}
+
+/** The ids a `where` selects, read page by page with the caller's rights. */
+export async function idsMatching(repo: Repository, ctx: RequestContext, where: unknown[]): Promise<string[]> {
+  const ids: string[] = [];
+  for (let offset = 0; ; offset += 1000) {
+    const page = await repo.find(ctx, { where, select: ['id'], offset, maxSize: 1000, collectionOnly: true });
+    ids.push(...(page.list ?? []).map((r) => r.id));
+    if ((page.list ?? []).length < 1000) return ids;
+  }
+}
+
+/** A large `entityMassUpdate` (over the sync limit, or by `where`). */
+export function massUpdateJob(lookup: Lookup): JobHandler {
+  return async (run) => {
+    const { entityName, ids, where, values } = run.payload as { entityName: string; ids?: string[]; where?: unknown[]; values: Record<string, unknown> };
+    const repo = lookup(entityName);
+    if (!repo) throw new ApiError('CORE_NOT_FOUND', `Unknown entity type '${entityName}'`);
+    const targets = ids ?? (await idsMatching(repo, run.ctx, where ?? []));
+    return massUpdate(repo, run.ctx, targets, values);
+  };
+}

@@ -1,0 +1,23 @@
+import { defineEntity } from '../definition/define-entity';
+
+export const JOB_STATUSES = ['Pending', 'Running', 'Success', 'Failed', 'Canceled'] as const;
+export type JobStatus = (typeof JOB_STATUSES)[number];
+
+/**
+ * Background work (`upsertAsync`, large `entityMassUpdate`). Written by the job runner; clients
+ * read it and may set `status` to `Canceled` while it is `Pending`.
+ */
+export const JobEntity = defineEntity({
+  name: 'Job',
+  fields: {
+    type: { type: 'varchar', readOnly: true },
+    status: { type: 'enum', options: JOB_STATUSES, default: 'Pending' },
+    progress: { type: 'int', readOnly: true, default: 0 },
+    result: { type: 'jsonObject', readOnly: true, description: 'When done: the per-item results (an array for upserts).' },
+    message: { type: 'text', readOnly: true },
+    startedAt: { type: 'datetime', readOnly: true },
+    endedAt: { type: 'datetime', readOnly: true },
+    payload: { type: 'jsonObject', readOnly: true, writeOnly: true },
+    processed: { type: 'int', readOnly: true, writeOnly: true, default: 0 },
+  },
+});

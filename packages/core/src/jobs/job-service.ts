@@ -1,0 +1,85 @@
+import type { ContextUser, RequestContext } from '../context';
+import { ApiError } from '../errors';
+import type { JobStore, StoredJob } from '../sql/job-store';
+import { uuidv7 } from '../util/uuid';
+import type { JobQueue } from './queue';
+
+/** What a job handler gets: its payload, the context of the user who started it, a checkpoint. */
+export interface JobRun {
+  id: string;
+  payload: Record<string, unknown>;
+  ctx: RequestContext;
+  /** Units of work already done (when an interrupted job runs again). */
+  processed: number;
+  /** The partial result saved with the last checkpoint. */
+  partial: unknown;
+  /** Saves how far the job got; a job that runs again resumes from there. */
+  checkpoint(processed: number, progress: number, partial: unknown): Promise<void>;
+}
+
+export type JobHandler = (run: JobRun) => Promise<unknown>;
+
+/** Starts jobs, runs them through a queue, and records their outcome in the Job table. */
+export class JobService {
+  private readonly handlers = new Map<string, JobHandler>();
+
+  constructor(
+    private readonly store: JobStore,
+    private readonly queue: JobQueue,
+    private readonly loadUser: (id: string) => Promise<ContextUser | undefined>,
+    private readonly onError: (jobId: string, error: unknown) => void,
+  ) {}
+
+  register(type: string, handler: JobHandler): void {
+    this.handlers.set(type, handler);
+  }
+
+  /** Records a pending job for the context's user and hands it to the queue; answers its id. */
+  async enqueue(type: string, payload: Record<string, unknown>, ctx: RequestContext): Promise<string> {
+    if (!this.handlers.has(type)) throw new ApiError('CORE_INTERNAL', `No handler for job type '${type}'`);
+    const id = uuidv7();
+    await this.store.insert({ id, type, payload, userId: ctx.user?.id ?? null, actorId: ctx.actor?.id ?? null });
+    await this.queue.send(id);
+    return id;
+  }
+
+  /** Connects the queue; a worker also takes jobs (API-only processes only send them). */
+  start(worker = true): Promise<void> {
+    return this.queue.start(worker ? (jobId) => this.run(jobId) : undefined);
+  }
+
+  stop(): Promise<void> {
+    return this.queue.stop();
+  }
+
+  /** Runs one job to its end; a job already finished or canceled is left alone. */
+  async run(jobId: string): Promise<void> {
+    const job = await this.store.get(jobId);
+    if (!job || !(await this.store.claim(jobId))) return;
+    try {
+      const result = await this.execute(job);
+      await this.store.finish(jobId, 'Success', result, null);
+    } catch (error) {
+      this.onError(jobId, error);
+      const message = error instanceof ApiError ? error.message : 'The job failed';
+      await this.store.finish(jobId, 'Failed', (await this.store.get(jobId))?.result ?? null, message);
+    }
+  }
+
+  private async execute(job: StoredJob): Promise<unknown> {
+    const handler = this.handlers.get(job.type);
+    if (!handler) throw new ApiError('CORE_INTERNAL', `No handler for job type '${job.type}'`);
+    const user = job.createdById ? await this.loadUser(job.createdById) : undefined;
+    if (job.createdById && !user) throw new ApiError('CORE_FORBIDDEN', 'The user who started the job no longer exists');
+    const actor = job.createdByActorId ? await this.loadUser(job.createdByActorId) : undefined;
+    const ctx: RequestContext = { user, ...(actor && { actor }), variables: {} };
+    return handler({
+      id: job.id,
+      payload: job.payload,
+      ctx,
+      processed: job.processed,
+      partial: job.result,
+      checkpoint: (processed, progress, partial) => this.store.checkpoint(job.id, processed, progress, partial),
+    });
+  }
+}

@@ -1,0 +1,94 @@
+import type { EntityModel } from '../definition/normalize';
+import type { JobStatus } from '../jobs/job-entity';
+import { nowDateTime } from '../time';
+import type { Database } from './database';
+import { live } from './read-query';
+
+export interface StoredJob {
+  id: string;
+  type: string;
+  status: JobStatus;
+  payload: Record<string, unknown>;
+  processed: number;
+  result: unknown;
+  createdById: string | null;
+  createdByActorId: string | null;
+}
+
+/** The SQL of the job table: rows are the truth; queues only carry job ids. */
+export class JobStore {
+  constructor(
+    private readonly database: Database,
+    private readonly model: EntityModel,
+  ) {}
+
+  private get table() {
+    return this.database.knex(this.model.table);
+  }
+
+  private json(value: unknown): unknown {
+    return this.database.dialect.toDb('jsonObject', value);
+  }
+
+  async insert(job: { id: string; type: string; payload: unknown; userId: string | null; actorId: string | null }): Promise<void> {
+    const now = nowDateTime();
+    await this.table.insert({
+      id: job.id,
+      type: job.type,
+      status: 'Pending',
+      progress: 0,
+      processed: 0,
+      payload: this.json(job.payload),
+      created_at: now,
+      modified_at: now,
+      created_by_id: job.userId,
+      modified_by_id: job.userId,
+      created_by_actor_id: job.actorId,
+      modified_by_actor_id: job.actorId,
+    });
+  }
+
+  async get(id: string): Promise<StoredJob | undefined> {
+    const row = await this.table.select('*').where({ id, deleted: live(this.database.dialect) }).first();
+    if (!row) return undefined;
+    const { dialect } = this.database;
+    return {
+      id: row.id,
+      type: row.type,
+      status: row.status,
+      payload: (dialect.fromDb('jsonObject', row.payload) ?? {}) as Record<string, unknown>,
+      processed: Number(row.processed ?? 0),
+      result: dialect.fromDb('jsonObject', row.result),
+      createdById: row.created_by_id,
+      createdByActorId: row.created_by_actor_id ?? null,
+    };
+  }
+
+  /** Marks a pending (or interrupted running) job as running; false when it is finished or canceled. */
+  async claim(id: string): Promise<boolean> {
+    const now = nowDateTime();
+    const count = await this.table
+      .update({ status: 'Running', modified_at: now })
+      .where({ id })
+      .whereIn('status', ['Pending', 'Running']);
+    if (count > 0) await this.table.update({ started_at: now }).where({ id }).whereNull('started_at');
+    return count > 0;
+  }
+
+  async checkpoint(id: string, processed: number, progress: number, result: unknown): Promise<void> {
+    await this.table.update({ processed, progress, result: this.json(result), modified_at: nowDateTime() }).where({ id, status: 'Running' });
+  }
+
+  async finish(id: string, status: JobStatus, result: unknown, message: string | null): Promise<void> {
+    const now = nowDateTime();
+    await this.table
+      .update({ status, result: this.json(result), message, ended_at: now, modified_at: now, ...(status === 'Success' && { progress: 100 }) })
+      .where({ id, status: 'Running' });
+  }
+
+  /** Jobs left pending or running, oldest first (for a queue that starts again). */
+  async unfinished(): Promise<string[]> {
+    const rows = await this.table.select('id').whereIn('status', ['Pending', 'Running']).andWhere('deleted', live(this.database.dialect) as never).orderBy('id');
+    return rows.map((r: { id: string }) => r.id);
+  }
+}

@@ -1,0 +1,107 @@
+import request from 'supertest';
+import { GENERATIONS, startTestApi, type TestApi } from '../../../../test/support/api';
+import { TEST_DBS } from '../../../../test/support/databases';
+import { testEntities } from '../../../../test/support/fixtures';
+
+async function waitForJob(t: TestApi, base: string, jobId: string, token = t.token) {
+  for (let i = 0; i < 120; i++) {
+    const job = (await request(t.app).get(`${base}/Job/${jobId}`).set('Authorization-Token', token).expect(200)).body;
+    if (['Success', 'Failed', 'Canceled'].includes(job.status)) return job;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`job ${jobId} did not finish`);
+}
+
+describe.each(TEST_DBS)('jobs on %s', (kind) => {
+  let t: TestApi;
+  beforeAll(async () => {
+    t = await startTestApi(kind, { entities: testEntities, jobs: { expireInSeconds: 30 } });
+  });
+  afterAll(() => t.close());
+
+  describe.each(GENERATIONS)('generation %s', (gen, base) => {
+    it('runs upsertAsync in the background and keeps the per-item results', async () => {
+      const items = Array.from({ length: 1200 }, (_, i) => ({ entity: 'Product', payload: { sku: `ASYNC-${gen}-${i % 1000}`, name: `n${i}` } }));
+      items.push({ entity: 'Product', payload: { price: 'bad' } } as never);
+      const { jobId } = (await t.post(`${base}/upsertAsync`, items).expect(200)).body;
+      expect(typeof jobId).toBe('string');
+      const job = await waitForJob(t, base, jobId);
+      expect(job).toMatchObject({ id: jobId, type: 'upsert', status: 'Success', progress: 100 });
+      expect(job.startedAt).toMatch(/^\d{4}-/);
+      expect(job.endedAt).toMatch(/^\d{4}-/);
+      expect(job.result).toHaveLength(1201);
+      const statuses = job.result.map((r: { status: string }) => r.status);
+      expect(statuses.slice(0, 1000).every((s: string) => s === 'Created')).toBe(true);
+      expect(statuses.slice(1000, 1200).every((s: string) => s === 'Updated')).toBe(true);
+      expect(statuses[1200]).toBe('Failed');
+      expect(job.payload).toBeUndefined();
+      const count = (await t.get(`${base}/Product?totalOnly=true&where[0][type]=startsWith&where[0][attribute]=sku&where[0][value]=ASYNC-${gen}-`).expect(200)).body;
+      expect(count.total).toBe(1000);
+    });
+
+    it('updates a few records at once and reports errors by id', async () => {
+      const a = (await t.post(`${base}/Brand`, { name: `Mass A ${gen}` }).expect(200)).body.id;
+      const b = (await t.post(`${base}/Brand`, { name: `Mass B ${gen}` }).expect(200)).body.id;
+      for (const method of ['post', 'patch'] as const) {
+        const res = await t[method](`${base}/entityMassUpdate`, { entityName: 'Brand', ids: [a, b, 'missing'], values: { code: method } }).expect(200);
+        expect(res.body.updated).toBe(2);
+        expect(res.body.errors).toEqual([expect.objectContaining({ id: 'missing', code: 'CORE_NOT_FOUND' })]);
+        expect((await t.get(`${base}/Brand/${b}`)).body.code).toBe(method);
+      }
+      await t.post(`${base}/entityMassUpdate`, { entityName: 'Brand', ids: [a], values: { nope: 1 } }).expect(400);
+      await t.post(`${base}/entityMassUpdate`, { entityName: 'Nope', ids: [a], values: {} }).expect(404);
+    });
+
+    it('runs a mass update by where, or of many ids, as a job', async () => {
+      const tag = `MW-${gen}`;
+      await t.post(`${base}/upsert`, Array.from({ length: 210 }, (_, i) => ({ entity: 'Product', payload: { sku: `${tag}-${i}`, name: 'x' } }))).expect(200);
+      const byWhere = await t.post(`${base}/entityMassUpdate`, {
+        entityName: 'Product',
+        where: [{ type: 'startsWith', attribute: 'sku', value: tag }],
+        values: { quantity: 7 },
+      }).expect(200);
+      const job = await waitForJob(t, base, byWhere.body.jobId);
+      expect(job).toMatchObject({ type: 'massUpdate', status: 'Success', result: { updated: 210, errors: [] } });
+      const ids = (await t.get(`${base}/Product?select=id&maxSize=300&where[0][type]=startsWith&where[0][attribute]=sku&where[0][value]=${tag}`)).body.list.map(
+        (p: { id: string }) => p.id,
+      );
+      const many = await t.post(`${base}/entityMassUpdate`, { entityName: 'Product', ids, values: { quantity: 8 } }).expect(200);
+      expect((await waitForJob(t, base, many.body.jobId)).result.updated).toBe(210);
+    });
+  });
+
+  it('shows a job only to the user who started it, and refuses mass updates without edit rights', async () => {
+    const role = (await t.post('/api/Role', { name: 'job reader', scopes: { Brand: { read: 'all', create: true } } }).expect(200)).body;
+    await t.post('/api/User', { userName: 'jobber', password: 'pw-jobber', rolesIds: [role.id] }).expect(200);
+    const token = (await request(t.app).get('/api/userSession').auth('jobber', 'pw-jobber').set('Authorization-Token-Only', 'true')).body.authorizationToken;
+    const mine = (await request(t.app).post('/api/upsertAsync').set('Authorization-Token', token).send([{ entity: 'Brand', payload: { name: 'Job brand' } }]).expect(200)).body.jobId;
+    const job = await waitForJob(t, '/api', mine, token);
+    expect(job.result[0].status).toBe('Created');
+    const adminJob = (await t.post('/api/upsertAsync', [{ entity: 'Brand', payload: { name: 'Admin job brand' } }]).expect(200)).body.jobId;
+    await request(t.app).get(`/api/Job/${adminJob}`).set('Authorization-Token', token).expect(404);
+    await request(t.app).post('/api/entityMassUpdate').set('Authorization-Token', token).send({ entityName: 'Brand', ids: [], values: {} }).expect(403);
+    await request(t.app).post('/api/Job').set('Authorization-Token', token).send({ type: 'x' }).expect(403);
+  });
+});
+
+describe.each(TEST_DBS)('canceling jobs on %s', (kind) => {
+  let t: TestApi;
+  beforeAll(async () => {
+    t = await startTestApi(kind, { entities: testEntities, jobs: { worker: false } });
+  });
+  afterAll(() => t.close());
+
+  it.each(GENERATIONS)('cancels a pending job (generation %s), and only a pending one', async (_gen, base) => {
+    const { jobId } = (await t.post(`${base}/upsertAsync`, [{ entity: 'Brand', payload: { name: 'never' } }]).expect(200)).body;
+    expect((await t.get(`${base}/Job/${jobId}`).expect(200)).body.status).toBe('Pending');
+    await t.patch(`${base}/Job/${jobId}`, { status: 'Running' }).expect(400);
+    await t.patch(`${base}/Job/${jobId}`, { progress: 50 }).expect(400);
+    const canceled = await t.patch(`${base}/Job/${jobId}`, { status: 'Canceled' }).expect(200);
+    expect(canceled.body.status).toBe('Canceled');
+    await t.put(`${base}/Job/${jobId}`, { status: 'Canceled' }).expect(200);
+    await t.patch(`${base}/Job/${jobId}`, { status: 'Pending' }).expect(400);
+    const again = (await t.post(`${base}/upsertAsync`, [{ entity: 'Brand', payload: { name: 'never2' } }]).expect(200)).body.jobId;
+    await t.api.database.knex('job').update({ status: 'Success' }).where({ id: again });
+    await t.patch(`${base}/Job/${again}`, { status: 'Canceled' }).expect(409);
+  });
+});
