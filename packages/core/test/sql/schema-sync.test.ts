@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import BetterSqlite3 from 'better-sqlite3';
 import os from 'node:os';
 import path from 'node:path';
 import { ApiError, createEntityApi, defineEntity, systemContext, type EntityApi, type EntityDefinition } from '@entity-records/core';
@@ -212,6 +213,30 @@ describe.each(TEST_DBS)('schema sync on %s', (kind) => {
     await second.ready();
     expect(await indexes(second)).toEqual(before);
   });
+
+  if (kind === 'sqlite') {
+    it('plans again when another process wrote after its snapshot (SQLITE_BUSY_SNAPSHOT)', async () => {
+      const api = start(V1);
+      const file = db.url.slice('sqlite:'.length);
+      let interfered = 0;
+      let transactionOpen = false;
+      // Right after the sync's first read inside its transaction, another connection commits a write.
+      api.database.knex.on('query-response', (_response: unknown, query: { sql: string }) => {
+        if (interfered || !/sqlite_master/.test(query.sql) || !transactionOpen) return;
+        interfered++;
+        const other = new BetterSqlite3(file);
+        other.exec('create table other_process (a int)');
+        other.close();
+      });
+      api.database.knex.on('query', (query: { sql: string }) => {
+        if (/^begin/i.test(query.sql)) transactionOpen = true;
+      });
+      await api.ready();
+      expect(interfered).toBe(1);
+      expect(await api.schemaDiff()).toEqual([]);
+      expect(await api.database.knex.schema.hasTable('other_process')).toBe(true);
+    });
+  }
 
   it('starts several instances on one database at once', async () => {
     // On SQLite, instances of one process share no lock: a write-first transaction waits in
