@@ -137,6 +137,32 @@ function auxiliarySteps(tables: readonly AuxiliaryTable[], current: Introspectio
   return steps;
 }
 
+/**
+ * PostgreSQL enforces varchar lengths: a `maxLength` that grew widens the column. A shorter one
+ * leaves it as it is (nothing is cut; validation enforces the new limit). SQLite ignores lengths.
+ */
+async function widenSteps(db: Knex | Knex.Transaction, dialect: Dialect, schema: SchemaModel, current: Introspection): Promise<SchemaStep[]> {
+  if (dialect.name !== 'postgres') return [];
+  const steps: SchemaStep[] = [];
+  for (const model of schema.entities.values()) {
+    const sized = model.fields.filter((f) => f.column && !f.system && (f.type === 'varchar' || f.type === 'enum'));
+    if (!sized.length || !current.tables.has(model.table)) continue;
+    const info = (await db(model.table).columnInfo()) as unknown as Record<string, { type: string; maxLength: number | null }>;
+    for (const f of sized) {
+      const column = f.column as string;
+      const have = info[column];
+      const want = f.def.maxLength ?? 255;
+      if (!have || have.type !== 'character varying' || have.maxLength === null || Number(have.maxLength) >= want) continue;
+      const type = dialect.columnType(f.type, f.def.maxLength);
+      steps.push({
+        description: `widen column ${model.table}.${column} to ${type}`,
+        sql: `alter table ${q(model.table)} alter column ${q(column)} type ${type}`,
+      });
+    }
+  }
+  return steps;
+}
+
 /** What schema sync would do now: nothing is ever dropped. */
 export async function planSchema(
   db: Knex | Knex.Transaction,
@@ -147,6 +173,7 @@ export async function planSchema(
   const current = await dialect.introspect(db);
   const steps = [
     ...[...schema.entities.values()].flatMap((m) => entitySteps(m, dialect, current)),
+    ...(await widenSteps(db, dialect, schema, current)),
     ...joinSteps(schema, current),
     ...auxiliarySteps(auxiliary, current),
   ];

@@ -165,6 +165,29 @@ describe.each(TEST_DBS)('schema sync on %s', (kind) => {
     expect(await v2.schemaDiff()).toEqual([]);
   });
 
+  it('widens a varchar whose maxLength grew, and never narrows one', async () => {
+    const memo = (maxLength: number) => [{ name: 'Memo', fields: { title: { type: 'varchar', maxLength } } }] as EntityDefinition[];
+    const short = start(memo(10));
+    await short.ready();
+    await stop(short);
+
+    const long = start(memo(20));
+    const plan = await long.schemaDiff();
+    // SQLite does not enforce varchar lengths; PostgreSQL does
+    expect(plan).toEqual(
+      kind === 'postgres'
+        ? [{ description: 'widen column memo.title to varchar(20)', sql: 'alter table "memo" alter column "title" type varchar(20)' }]
+        : [],
+    );
+    await long.ready();
+    expect(await long.schemaDiff()).toEqual([]);
+    expect((await long.repository('Memo').create(ctx, { title: 'x'.repeat(20) })).title).toHaveLength(20);
+    await stop(long);
+
+    const shorter = start(memo(5));
+    expect(await shorter.schemaDiff()).toEqual([]);
+  });
+
   it('drops nothing when a field or an entity is removed', async () => {
     const v2 = start(V2);
     await v2.ready();
