@@ -2,12 +2,10 @@ import { randomBytes } from 'node:crypto';
 import type { Router } from 'express';
 import { AuthService, type AuthOptions } from './auth/auth-service';
 import { hashPassword } from './auth/password';
-import { UserEntity } from './auth/user-entity';
-import { RoleEntity } from './auth/role-entity';
 import { assertRoleShape } from './auth/role-validation';
 import { AccessService } from './auth/access-service';
 import type { RoleData } from './auth/access-control';
-import { ExtensibleEnumEntity, ExtensibleEnumOptionEntity } from './builtin-entities';
+import { CORE_ENTITIES } from './core-entities';
 import { systemContext, type ContextUser } from './context';
 import type { ApiRecord, EntityDefinition } from './declarations';
 import { buildMetadata } from './definition/metadata';
@@ -20,7 +18,6 @@ import { buildOpenApi } from './openapi/build-document';
 import { registerPlugins, type OpenApiFragment, type PluginApi, type PluginEntry, type RouteInstaller } from './plugin';
 import { AuthStore, TOKEN_TABLE } from './sql/auth-store';
 import { openDatabase, type Database } from './sql/database';
-import { JobEntity } from './jobs/job-entity';
 import { JobService } from './jobs/job-service';
 import { InProcessQueue } from './jobs/queue';
 import { PgBossQueue } from './jobs/pg-boss-queue';
@@ -159,11 +156,7 @@ function installUserHooks(registry: Registry, auth: () => AuthService, passwordC
  */
 export function createEntityApi(options: EntityApiOptions): EntityApi {
   const registry = new Registry();
-  registry.addEntity(UserEntity);
-  registry.addEntity(RoleEntity);
-  registry.addEntity(JobEntity);
-  registry.addEntity(ExtensibleEnumEntity);
-  registry.addEntity(ExtensibleEnumOptionEntity);
+  for (const def of CORE_ENTITIES) registry.addEntity(def);
   for (const def of options.entities) registry.addEntity(def);
   // Core's own hooks first: plugins never see a password before it is hashed.
   let authService: AuthService | undefined;

@@ -30,3 +30,6 @@ export { ExtensibleEnumEntity, ExtensibleEnumOptionEntity } from './builtin-enti
 export { RoleEntity } from './auth/role-entity';
 export { UserAccess, FULL_ACCESS, NO_ACCESS } from './auth/access-control';
 export type { AccessLevel, ScopeAccess, FieldAccess, RoleData } from './auth/access-control';
+export { CORE_ENTITIES } from './core-entities';
+export { JobEntity, JOB_STATUSES } from './jobs/job-entity';
+export type { JobStatus } from './jobs/job-entity';

@@ -1,18 +1,14 @@
-import { RoleEntity } from '../auth/role-entity';
-import { UserEntity } from '../auth/user-entity';
-import { ExtensibleEnumEntity, ExtensibleEnumOptionEntity } from '../builtin-entities';
+import { CORE_ENTITIES } from '../core-entities';
 import type { EntityDefinition } from '../declarations';
 import { BootError } from '../errors';
 import { validateDefinitions } from './validate-definition';
 
-/** The entities every instance has (as `createEntityApi` adds them); loaded definitions may link to them. */
-const CORE_ENTITIES: readonly EntityDefinition[] = [UserEntity, RoleEntity, ExtensibleEnumEntity, ExtensibleEnumOptionEntity];
 
 export interface LoadDefinitionsOptions {
   /**
    * Definitions the loaded ones may link to and must not redefine (TypeScript or plugin
    * entities); they are not checked again and not returned. Default: core's built-in
-   * entities (User, Role, ExtensibleEnum, ExtensibleEnumOption).
+   * entities (`CORE_ENTITIES`: User, Role, Job, ExtensibleEnum, ExtensibleEnumOption).
    */
   known?: readonly EntityDefinition[];
   /** Where the definitions come from (a file name), put in front of error messages. */

@@ -6,21 +6,33 @@ import type { JobHandler } from './job-service';
 
 type Lookup = (entity: string) => Repository | undefined;
 
-/** Items per checkpoint of an upsert job: a job that runs again resumes after the last one. */
+/** Items per chunk of an upsert job. */
 const UPSERT_CHUNK = 500;
+/** Results are saved at most this often (they grow with the job; saving them per chunk would cost O(n²)). */
+const CHECKPOINT_MS = 2000;
 
-/** `upsertAsync`: the items in chunks, results saved with each chunk. */
+/**
+ * `upsertAsync`: the items in chunks. Results are saved with the progress at checkpoints; a job
+ * that runs again (its process died) resumes after the last checkpoint. Items done after it are
+ * upserted again, which stores nothing twice (they come back `NotModified`).
+ */
 export function upsertJob(lookup: Lookup): JobHandler {
   return async (run) => {
     const items = Array.isArray(run.payload.items) ? (run.payload.items as unknown[]) : [];
     const results = Array.isArray(run.partial) ? [...(run.partial as unknown[])] : [];
     let done = Math.min(run.processed, results.length);
     results.length = done;
+    let saved = Date.now();
     while (done < items.length) {
       const chunk = items.slice(done, done + UPSERT_CHUNK);
       results.push(...(await upsertItems(lookup, run.ctx, chunk)));
       done += chunk.length;
-      await run.checkpoint(done, Math.floor((done * 100) / items.length), results);
+      if (Date.now() - saved >= CHECKPOINT_MS && done < items.length) {
+        await run.checkpoint(done, Math.floor((done * 100) / items.length), results);
+        saved = Date.now();
+      }
+      // Let requests in between chunks (SQLite's driver is synchronous and would hold the loop).
+      await new Promise((resolve) => setImmediate(resolve));
     }
     return results;
   };

@@ -20,7 +20,15 @@ export class PgBossQueue implements JobQueue {
   private started = false;
 
   constructor(private readonly options: PgBossQueueOptions) {
-    this.boss = new PgBoss({ connectionString: options.connectionString, schema: 'pgboss', max: 3, supervise: true });
+    const expire = options.expireInSeconds ?? 900;
+    this.boss = new PgBoss({
+      connectionString: options.connectionString,
+      schema: 'pgboss',
+      max: 3,
+      supervise: true,
+      // Expired jobs (their process died) are found by the maintenance run: keep it within the expiry.
+      maintenanceIntervalSeconds: Math.max(1, Math.min(120, expire)),
+    });
     this.boss.on('error', () => undefined);
   }
 
