@@ -10,6 +10,11 @@ export interface OpenApiInput extends ListSizes {
   publicUrl?: string;
 }
 
+/** Tag descriptions of core entity types (a definition's own description wins). */
+const CORE_TAGS: Record<string, string> = {
+  Job: 'Background work started by upsertAsync and entityMassUpdate: read a job by id until its status is Success, Failed or Canceled; PATCH {"status": "Canceled"} cancels a pending one.',
+};
+
 const BASES = [
   ['/api', 'A'],
   ['/api/v1', 'B'],
@@ -68,7 +73,10 @@ export function buildOpenApi(input: OpenApiInput): Record<string, unknown> {
       { name: 'Auth' },
       { name: 'Metadata' },
       { name: 'Records' },
-      ...[...input.schema.entities.values()].map((m) => ({ name: m.name, ...(m.def.description && { description: m.def.description }) })),
+      ...[...input.schema.entities.values()].map((m) => {
+        const description = m.def.description ?? CORE_TAGS[m.name];
+        return { name: m.name, ...(description && { description }) };
+      }),
       ...input.fragments.flatMap((f) => f.tags ?? []),
     ]),
     paths,

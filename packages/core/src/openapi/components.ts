@@ -1,6 +1,7 @@
 import type { SchemaModel } from '../definition/normalize';
 import { ERROR_STATUS } from '../errors';
 import type { OpenApiFragment } from '../plugin';
+import { MASS_UPDATE_SYNC_LIMIT } from '../http/bulk-routes';
 import { WHERE_OPERATORS } from '../sql/where';
 import { readSchema, writeSchema } from './entity-schemas';
 
@@ -120,23 +121,66 @@ function entitySchemas(schema: SchemaModel): Record<string, unknown> {
 }
 
 function upsertSchemas(schema: SchemaModel) {
+  const entityName = { type: 'string', enum: [...schema.entities.keys()] };
   return {
     UpsertItem: {
       type: 'object',
       required: ['entity', 'payload'],
       properties: {
-        entity: { type: 'string', enum: [...schema.entities.keys()] },
-        payload: { type: 'object', description: 'The fields of the record; found by `id`, else by its unique fields, else by a unique index.' },
+        entity: entityName,
+        payload: {
+          type: 'object',
+          description:
+            'The fields of the record, written as in a create or an update; found by `id`, else by its `unique` fields, else by a unique index whose fields are all present. Created when nothing is found.',
+        },
       },
     },
     UpsertResult: {
       type: 'object',
       required: ['status', 'stored'],
+      description: '`Created`, `Updated` and `NotModified` carry `stored: true` and `entity`; `Failed` carries `stored: false` and `message`.',
       properties: {
         status: { type: 'string', enum: ['Created', 'Updated', 'NotModified', 'Failed'] },
         stored: { type: 'boolean' },
-        entity: { type: 'object', description: 'The stored fields (no link names), when stored.' },
+        entity: { type: 'object', description: 'The stored fields of the record (no link names), when stored.' },
         message: { type: 'string', description: 'Why the item failed.' },
+      },
+    },
+    JobStarted: {
+      type: 'object',
+      required: ['jobId'],
+      properties: { jobId: { type: 'string', description: 'Follow it with GET /api/Job/{id}.' } },
+    },
+    MassUpdate: {
+      type: 'object',
+      required: ['entityName', 'values'],
+      description: 'Give either `ids` or `where`.',
+      oneOf: [{ required: ['ids'] }, { required: ['where'] }],
+      properties: {
+        entityName: entityName,
+        ids: {
+          type: 'array',
+          items: { type: 'string' },
+          description: `Records to update. Up to ${MASS_UPDATE_SYNC_LIMIT} are updated before the answer; more run as a job.`,
+        },
+        where: { type: 'array', items: ref('WhereItem'), description: 'Conditions selecting the records, with the caller’s rights; always runs as a job.' },
+        values: { type: 'object', description: 'The fields to set on every record, as in an update of the entity type.' },
+      },
+    },
+    MassUpdateResult: {
+      type: 'object',
+      required: ['updated', 'errors'],
+      properties: {
+        updated: { type: 'integer', description: 'Records updated.' },
+        errors: {
+          type: 'array',
+          description: 'One entry per record that could not be updated; the others are updated.',
+          items: {
+            type: 'object',
+            required: ['id', 'code', 'message'],
+            properties: { id: { type: 'string' }, code: { type: 'string' }, message: { type: 'string' } },
+          },
+        },
       },
     },
   };
@@ -229,7 +273,7 @@ export function components(schema: SchemaModel, fragments: readonly OpenApiFragm
       Unauthorized: errorResponse('Missing, unknown, expired or revoked token'),
       Forbidden: errorResponse('The role does not allow this action, or a field named in select, sortBy or where is not readable'),
       NotFound: errorResponse('Unknown entity type or record, or a record the caller may not see'),
-      Conflict: errorResponse('A unique field or index already holds the value'),
+      Conflict: errorResponse('A unique field or index already holds the value, a link object matches several records, or a job is no longer pending'),
       PayloadTooLarge: errorResponse('The body is larger than the instance allows'),
       UnsupportedMediaType: errorResponse('Generation A: a body that is not application/json'),
       TooManyRequests: {

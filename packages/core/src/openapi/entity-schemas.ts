@@ -68,6 +68,21 @@ function readValueSchema(field: FieldModel): Record<string, unknown> {
   return nullable(schema);
 }
 
+/**
+ * Read schemas of core fields whose stored JSON is wider than their type says: a job's `result`
+ * is an array for upserts and an object for mass updates.
+ */
+const READ_OVERRIDES: Record<string, Record<string, Record<string, unknown>>> = {
+  Job: {
+    result: {
+      type: ['object', 'array', 'null'],
+      readOnly: true,
+      description:
+        'Null until there is a result. upsertAsync: an array with one UpsertResult per item (saved at checkpoints while it runs, and kept when it fails). entityMassUpdate: a MassUpdateResult object.',
+    },
+  },
+};
+
 /** The record as reads return it. */
 export function readSchema(model: EntityModel): Record<string, unknown> {
   const properties: Record<string, unknown> = {};
@@ -78,7 +93,7 @@ export function readSchema(model: EntityModel): Record<string, unknown> {
       if (f.type === 'link') properties[`${f.name}Name`] = { type: ['string', 'null'], readOnly: true };
       continue;
     }
-    properties[f.key] = describe(f, readValueSchema(f));
+    properties[f.key] = READ_OVERRIDES[model.name]?.[f.name] ?? describe(f, readValueSchema(f));
     if (f.type === 'link') properties[`${f.name}Name`] = { type: ['string', 'null'], readOnly: true };
     if (f.type === 'linkMultiple') {
       properties[`${f.name}Names`] = { type: 'object', additionalProperties: { type: ['string', 'null'] }, readOnly: true };

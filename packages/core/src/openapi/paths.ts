@@ -1,5 +1,6 @@
 import type { EntityModel, SchemaModel } from '../definition/normalize';
 import type { OpenApiFragment } from '../plugin';
+import { MASS_UPDATE_SYNC_LIMIT } from '../http/bulk-routes';
 import { json, ref } from './components';
 
 export type Operation = Record<string, unknown>;
@@ -27,12 +28,23 @@ const bodyResponses = (generation: Generation) => ({
   ...(generation === 'A' && { '415': response('UnsupportedMediaType') }),
 });
 
+/** What the generic record operations of core entity types do differently. */
+const ENTITY_NOTES: Record<string, { create?: string; update?: string; read?: string }> = {
+  Job: {
+    create: 'Clients do not create jobs (403): `upsertAsync` and `entityMassUpdate` start them.',
+    read: 'A user who is not an admin sees the jobs they started, unless a role sets rights on Job. `result` holds the outcome once the job is done.',
+    update: 'Only `{"status": "Canceled"}` is accepted (400 for anything else), and only while the job is `Pending` (409 afterwards).',
+  },
+};
+
 const LIST_PARAMS = ['select', 'offset', 'maxSize', 'sortBy', 'asc', 'order', 'where', 'totalOnly', 'collectionOnly'];
 const READ_HEADERS = ['WithMeta', 'Language', 'FlattenAttributes'];
 
 /** List, create, read, update (PATCH and PUT) and delete of one entity type. */
 function entityPaths(name: string, op: (id: string) => string, generation: Generation): Record<string, PathItem> {
   const tags = [name];
+  const notes = ENTITY_NOTES[name] ?? {};
+  const note = (text?: string) => (text ? { description: text } : {});
   const readHeaders = READ_HEADERS.map(param);
   const body = (schema: string) => ({ required: true, ...json(ref(schema)) });
   const list: Operation = {
@@ -46,6 +58,7 @@ function entityPaths(name: string, op: (id: string) => string, generation: Gener
     operationId: op(`create${name}`),
     tags,
     summary: `Create a ${name}`,
+    ...note(notes.create),
     parameters: readHeaders,
     requestBody: body(`${name}Create`),
     responses: { '200': ok(`The created ${name}`, ref(name)), '409': response('Conflict'), ...bodyResponses(generation), ...errorResponses },
@@ -54,6 +67,7 @@ function entityPaths(name: string, op: (id: string) => string, generation: Gener
     operationId: op(`get${name}`),
     tags,
     summary: `Read one ${name}`,
+    ...note(notes.read),
     parameters: [param('id'), param('select'), ...readHeaders],
     responses: { '200': ok(`The ${name}`, ref(name)), ...errorResponses },
   };
@@ -62,6 +76,7 @@ function entityPaths(name: string, op: (id: string) => string, generation: Gener
     operationId: op(`${verb === 'patch' ? 'update' : 'replace'}${name}`),
     tags,
     summary: `Update a ${name} (fields not sent stay unchanged)${verb === native ? '' : `; same as ${native.toUpperCase()}`}`,
+    ...note(notes.update),
     parameters: [param('id'), ...readHeaders],
     requestBody: body(`${name}Update`),
     responses: { '200': ok(`The updated ${name}`, ref(name)), '409': response('Conflict'), ...bodyResponses(generation), ...errorResponses },
@@ -113,6 +128,46 @@ function upsertPath(op: (id: string) => string, generation: Generation, name: st
       },
     },
   };
+}
+
+/** Upsert as a background job: the answer is the job's id, the results come with the job. */
+function upsertAsyncPath(op: (id: string) => string, generation: Generation): PathItem {
+  return {
+    post: {
+      operationId: op('upsertAsync'),
+      tags: ['Records', 'Job'],
+      summary: 'Create or update records in the background; follow the job with GET /Job/{id}',
+      description:
+        'The items are processed as by `upsert`, with the caller\'s rights, after the answer. The job\'s `result` holds one UpsertResult per item when it is done.',
+      requestBody: { required: true, ...json({ type: 'array', items: ref('UpsertItem') }) },
+      responses: {
+        '200': ok('The job was recorded', ref('JobStarted')),
+        '400': response('BadRequest'),
+        '401': response('Unauthorized'),
+        '403': response('Forbidden'),
+        ...bodyResponses(generation),
+        default: response('Error'),
+      },
+    },
+  };
+}
+
+/** The same values on many records: at once for a few ids, as a job for many or by `where`. */
+function massUpdatePath(op: (id: string) => string, generation: Generation): PathItem {
+  const operation = (id: string, note: string): Operation => ({
+    operationId: op(id),
+    tags: ['Records'],
+    summary: `Set the same values on many records${note}`,
+    description:
+      `Up to ${MASS_UPDATE_SYNC_LIMIT} \`ids\` are updated before the answer, which is \`{updated, errors}\`. More ids, or a \`where\`, run as a job and the answer is \`{jobId}\`. Needs the edit right on the entity type (403).`,
+    requestBody: { required: true, ...json(ref('MassUpdate')) },
+    responses: {
+      '200': ok('The result, or the job that computes it', { oneOf: [ref('MassUpdateResult'), ref('JobStarted')] }),
+      ...bodyResponses(generation),
+      ...errorResponses,
+    },
+  });
+  return { post: operation('entityMassUpdate', ''), patch: operation('entityMassUpdatePatch', '; same as POST') };
 }
 
 /** Both generations: the records a link of a record points at, named in the query. */
@@ -269,6 +324,8 @@ export function generationPaths(schema: SchemaModel, fragments: readonly OpenApi
   paths['/entityRestore'] = restorePath(op, generation);
   paths['/entityRelation'] = relationPath(op);
   paths['/upsert'] = upsertPath(op, generation, 'upsert');
+  paths['/upsertAsync'] = upsertAsyncPath(op, generation);
+  paths['/entityMassUpdate'] = massUpdatePath(op, generation);
   if (generation === 'B') paths['/MassActions/action/upsert'] = upsertPath(op, generation, 'massActionUpsert');
   for (const model of schema.entities.values()) {
     Object.assign(paths, entityPaths(model.name, op, generation));

@@ -104,6 +104,49 @@ describe('OpenAPI document', () => {
     expect(doc.paths['/api/v1/Product/{id}/createdBy']).toBeUndefined();
   });
 
+  it('documents upsertAsync and entityMassUpdate under both bases, with generation B ids prefixed', () => {
+    for (const [base, prefix] of [['/api', ''], ['/api/v1', 'v1_']]) {
+      expect(Object.keys(doc.paths[`${base}/upsertAsync`] ?? {})).toEqual(['post']);
+      expect(Object.keys(doc.paths[`${base}/entityMassUpdate`] ?? {}).sort()).toEqual(['patch', 'post']);
+      const upsertAsync = doc.paths[`${base}/upsertAsync`].post as Operation & { requestBody: unknown };
+      expect(upsertAsync.operationId).toBe(`${prefix}upsertAsync`);
+      expect(upsertAsync.requestBody).toMatchObject({ content: { 'application/json': { schema: { type: 'array', items: { $ref: '#/components/schemas/UpsertItem' } } } } });
+      expect(upsertAsync.responses?.['200']).toMatchObject({ content: { 'application/json': { schema: { $ref: '#/components/schemas/JobStarted' } } } });
+      for (const method of ['post', 'patch']) {
+        const mass = doc.paths[`${base}/entityMassUpdate`][method] as Operation & { requestBody: unknown };
+        expect(mass.operationId).toBe(`${prefix}${method === 'post' ? 'entityMassUpdate' : 'entityMassUpdatePatch'}`);
+        expect(mass.requestBody).toMatchObject({ content: { 'application/json': { schema: { $ref: '#/components/schemas/MassUpdate' } } } });
+        expect(mass.responses?.['200']).toMatchObject({
+          content: { 'application/json': { schema: { oneOf: [{ $ref: '#/components/schemas/MassUpdateResult' }, { $ref: '#/components/schemas/JobStarted' }] } } },
+        });
+        expect(Object.keys(mass.responses ?? {})).toEqual(expect.arrayContaining(['400', '401', '403', '404', '413']));
+      }
+      for (const method of ['get', 'patch', 'put', 'delete']) expect(doc.paths[`${base}/Job/{id}`][method]).toBeDefined();
+    }
+    const schemas = (doc.components as unknown as { schemas: Record<string, Record<string, unknown>> }).schemas;
+    expect(schemas.MassUpdate).toMatchObject({ required: ['entityName', 'values'], oneOf: [{ required: ['ids'] }, { required: ['where'] }] });
+    expect(schemas.MassUpdateResult).toMatchObject({ required: ['updated', 'errors'] });
+    expect(schemas.JobStarted).toMatchObject({ required: ['jobId'] });
+  });
+
+  it('describes the upsert result item in both generations, and a job result as any JSON value', () => {
+    for (const path of ['/api/upsert', '/api/v1/upsert', '/api/v1/MassActions/action/upsert']) {
+      const op = doc.paths[path].post as Operation;
+      expect(op.responses?.['200']).toMatchObject({ content: { 'application/json': { schema: { type: 'array', items: { $ref: '#/components/schemas/UpsertResult' } } } } });
+    }
+    const schemas = (doc.components as unknown as { schemas: Record<string, { properties: Record<string, Record<string, unknown>>; required?: string[] }> }).schemas;
+    expect(schemas.UpsertResult.required).toEqual(['status', 'stored']);
+    expect(schemas.UpsertResult.properties.status.enum).toEqual(['Created', 'Updated', 'NotModified', 'Failed']);
+    expect(schemas.UpsertResult.properties.stored.type).toBe('boolean');
+    expect(Object.keys(schemas.UpsertResult.properties).sort()).toEqual(['entity', 'message', 'status', 'stored']);
+    expect(schemas.Job.properties.result.type).toEqual(['object', 'array', 'null']);
+    expect(Object.keys(schemas.Job.properties)).toEqual(
+      expect.arrayContaining(['id', 'type', 'status', 'progress', 'result', 'message', 'createdAt', 'startedAt', 'endedAt']),
+    );
+    expect(schemas.Job.properties.payload).toBeUndefined();
+    expect(schemas.JobUpdate.properties.result).toBeUndefined();
+  });
+
   it('only documents paths that exist under one of the two bases', () => {
     for (const path of Object.keys(doc.paths)) expect(path).toMatch(/^\/api\/(v1\/)?[A-Za-z]/);
   });
@@ -345,6 +388,45 @@ describe.each(TEST_DBS)('responses on %s match the document', (kind) => {
       const ambiguous = await call('post', '/Product', '/Product', { name: 'Bench', categories: [{ name: `Twin ${base}` }] });
       expect(ambiguous.status).toBe(409);
       expect(ambiguous.body.error.code).toBe('CORE_CONFLICT');
+    });
+
+    it('for upsertAsync, the job it starts, and entityMassUpdate at once and as a job', async () => {
+      /** Reads the job until it is done, checking every answer against the document. */
+      const finished = async (jobId: string) => {
+        for (let i = 0; i < 120; i++) {
+          const job = await call('get', `/Job/${jobId}`, '/Job/{id}');
+          expect(job.status).toBe(200);
+          if (['Success', 'Failed', 'Canceled'].includes(job.body.status)) return job.body;
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        throw new Error(`job ${jobId} did not finish`);
+      };
+      const started = await call('post', '/upsertAsync', '/upsertAsync', [
+        { entity: 'Brand', payload: { name: `Async ${base}` } },
+        { entity: 'Brand', payload: { name: `Async ${base}`, code: 'AS' } },
+        { entity: 'Brand', payload: { name: 42 } },
+      ]);
+      expect(started.status).toBe(200);
+      const upsertJob = await finished(started.body.jobId);
+      expect(upsertJob).toMatchObject({ type: 'upsert', status: 'Success', progress: 100 });
+      expect(upsertJob.result.map((r: { status: string }) => r.status)).toEqual(['Created', 'Updated', 'Failed']);
+      expect((await call('post', '/upsertAsync', '/upsertAsync', { entity: 'Brand' }, false)).status).toBe(400);
+
+      const brand = upsertJob.result[0].entity.id as string;
+      const now = await call('post', '/entityMassUpdate', '/entityMassUpdate', { entityName: 'Brand', ids: [brand, 'missing'], values: { code: 'M1' } });
+      expect(now.body).toEqual({ updated: 1, errors: [expect.objectContaining({ id: 'missing', code: 'CORE_NOT_FOUND' })] });
+      const patched = await call('patch', '/entityMassUpdate', '/entityMassUpdate', { entityName: 'Brand', ids: [brand], values: { code: 'M2' } });
+      expect(patched.body).toEqual({ updated: 1, errors: [] });
+      const byWhere = await call('post', '/entityMassUpdate', '/entityMassUpdate', {
+        entityName: 'Brand',
+        where: [{ type: 'equals', attribute: 'name', value: `Async ${base}` }],
+        values: { code: 'M3' },
+      });
+      expect(typeof byWhere.body.jobId).toBe('string');
+      expect(await finished(byWhere.body.jobId)).toMatchObject({ type: 'massUpdate', status: 'Success', result: { updated: 1, errors: [] } });
+      expect((await call('post', '/entityMassUpdate', '/entityMassUpdate', { entityName: 'Brand', values: { code: 'x' } }, false)).status).toBe(400);
+      expect((await call('patch', '/entityMassUpdate', '/entityMassUpdate', { entityName: 'Nope', ids: [brand], values: {} }, false)).status).toBe(404);
+      expect((await call('get', '/Job/nope', '/Job/{id}')).status).toBe(404);
     });
   });
 
