@@ -1,6 +1,8 @@
 /** One jest run for every package, example and cross-package test. */
 module.exports = {
   testEnvironment: 'node',
+  // Sources are TypeScript: a stray compiled .js beside a .ts must never shadow it.
+  moduleFileExtensions: ['ts', 'js', 'json', 'node'],
   roots: ['<rootDir>/packages', '<rootDir>/test', '<rootDir>/examples'],
   testMatch: ['**/test/**/*.test.ts'],
   testPathIgnorePatterns: ['/node_modules/', '/dist/'],

@@ -52,9 +52,11 @@ export function errorHandler(
     let error = err instanceof ApiError ? err : (fromBodyParser(err ?? {}) ?? translate(err) ?? toApiError(err));
     if (error.status >= 500) {
       const requestId = randomUUID();
+      // Driver messages carry whole statements with values: keep the log line readable.
+      const clip = (text: string | undefined) => (text && text.length > 2000 ? `${text.slice(0, 2000)}…` : text);
       logger.error(`${req.method} ${req.originalUrl} failed (request ${requestId})`, {
-        error: err instanceof Error ? err.stack : String(err),
-        cause: error.cause instanceof Error ? error.cause.stack : undefined,
+        error: clip(err instanceof Error ? err.stack : String(err)),
+        cause: clip(error.cause instanceof Error ? error.cause.stack : undefined),
       });
       if (error.code === 'CORE_INTERNAL') {
         error = new ApiError('CORE_INTERNAL', `Internal server error (request ${requestId})`, { details: { requestId } });

@@ -2,7 +2,7 @@ import type { RequestContext } from '../context';
 import { ApiError } from '../errors';
 import type { Repository } from '../sql/repository';
 import { upsertItems } from '../sql/upsert';
-import type { JobHandler } from './job-service';
+import { JobInterrupted, type JobHandler } from './job-service';
 
 type Lookup = (entity: string) => Repository | undefined;
 
@@ -24,6 +24,10 @@ export function upsertJob(lookup: Lookup): JobHandler {
     results.length = done;
     let saved = Date.now();
     while (done < items.length) {
+      if (run.stopping()) {
+        await run.checkpoint(done, Math.floor((done * 100) / items.length), results);
+        throw new JobInterrupted();
+      }
       const chunk = items.slice(done, done + UPSERT_CHUNK);
       results.push(...(await upsertItems(lookup, run.ctx, chunk)));
       done += chunk.length;

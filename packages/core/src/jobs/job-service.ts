@@ -15,6 +15,16 @@ export interface JobRun {
   partial: unknown;
   /** Saves how far the job got; a job that runs again resumes from there. */
   checkpoint(processed: number, progress: number, partial: unknown): Promise<void>;
+  /** True once the process is stopping: a handler throws `JobInterrupted` at its next safe point. */
+  stopping(): boolean;
+}
+
+/** Thrown by a handler that stops early because its process is stopping; the job runs again later. */
+export class JobInterrupted extends Error {
+  constructor() {
+    super('The process stopped before the job ended; it runs again from its last checkpoint');
+    this.name = 'JobInterrupted';
+  }
 }
 
 export type JobHandler = (run: JobRun) => Promise<unknown>;
@@ -22,6 +32,7 @@ export type JobHandler = (run: JobRun) => Promise<unknown>;
 /** Starts jobs, runs them through a queue, and records their outcome in the Job table. */
 export class JobService {
   private readonly handlers = new Map<string, JobHandler>();
+  private isStopping = false;
 
   constructor(
     private readonly store: JobStore,
@@ -49,6 +60,7 @@ export class JobService {
   }
 
   stop(): Promise<void> {
+    this.isStopping = true;
     return this.queue.stop();
   }
 
@@ -60,6 +72,8 @@ export class JobService {
       const result = await this.execute(job);
       await this.store.finish(jobId, 'Success', result, null);
     } catch (error) {
+      // Left Running: the queue hands it out again (pg-boss retries; the in-process queue resumes it on start).
+      if (error instanceof JobInterrupted) throw error;
       this.onError(jobId, error);
       const message = error instanceof ApiError ? error.message : 'The job failed';
       await this.store.finish(jobId, 'Failed', (await this.store.get(jobId))?.result ?? null, message);
@@ -80,6 +94,7 @@ export class JobService {
       processed: job.processed,
       partial: job.result,
       checkpoint: (processed, progress, partial) => this.store.checkpoint(job.id, processed, progress, partial),
+      stopping: () => this.isStopping,
     });
   }
 }

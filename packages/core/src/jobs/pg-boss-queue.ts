@@ -35,7 +35,18 @@ export class PgBossQueue implements JobQueue {
   async start(run?: (jobId: string) => Promise<void>): Promise<void> {
     await this.boss.start();
     this.started = true;
-    await this.boss.createQueue(QUEUE, { name: QUEUE, retryLimit: 5, retryDelay: 1, expireInSeconds: this.options.expireInSeconds ?? 900 });
+    // Processes starting together may deadlock creating the queue; the loser tries again.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        if (!(await this.boss.getQueue(QUEUE))) {
+          await this.boss.createQueue(QUEUE, { name: QUEUE, retryLimit: 5, retryDelay: 1, expireInSeconds: this.options.expireInSeconds ?? 900 });
+        }
+        break;
+      } catch (error) {
+        if (attempt >= 5 || (error as { code?: string }).code !== '40P01') throw error;
+        await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
+      }
+    }
     if (!run) return;
     await this.boss.work<{ jobId: string }>(QUEUE, { pollingIntervalSeconds: this.options.pollingIntervalSeconds ?? 1, batchSize: 1 }, async (jobs) => {
       for (const job of jobs) await run(job.data.jobId);
@@ -46,7 +57,8 @@ export class PgBossQueue implements JobQueue {
     await this.boss.send(QUEUE, { jobId }, { expireInSeconds: this.options.expireInSeconds ?? 900, retryLimit: 5 });
   }
 
+  /** Waits for the running job to hand back (the job service interrupts it at its next chunk). */
   async stop(): Promise<void> {
-    if (this.started) await this.boss.stop({ graceful: false, wait: true });
+    if (this.started) await this.boss.stop({ graceful: true, wait: true, timeout: 15_000 });
   }
 }

@@ -49,7 +49,13 @@ export async function fetchByKeys(
     const ix = model.uniqueIndexes.find((u) => u.name === name);
     if (!ix) continue;
     const fields = ix.fields.map((n) => model.field.get(n) as FieldModel);
-    for (const part of chunks(tuples, Math.floor(1000 / fields.length))) {
+    if (fields.length === 1) {
+      const [f] = fields;
+      for (const part of chunks(tuples, 1000)) await run((qb) => void qb.whereIn(f.column as string, part.map((t) => dialect.toDb(f.type, t[0])) as never[]));
+      continue;
+    }
+    // OR of ANDs: SQLite limits expression depth to 1000, so keep the chains short.
+    for (const part of chunks(tuples, 100)) {
       await run((qb) =>
         void qb.where((w) => {
           for (const tuple of part) w.orWhere((and) => fields.forEach((f, i) => void and.where(f.column as string, dialect.toDb(f.type, tuple[i]) as never)));
@@ -90,12 +96,44 @@ export function toStoredRow(repo: Repository, state: RecordState): Record<string
   return row;
 }
 
-/** Inserts new records in as few statements as the binding limit allows; answers the ids stored. */
-export async function insertRows(trx: Knex.Transaction, model: EntityModel, rows: Record<string, unknown>[]): Promise<Set<string>> {
+/** SQLite builds a multi-row insert as a compound select, which may have at most 500 terms. */
+const SQLITE_MAX_ROWS = 400;
+/** Rows per statement on PostgreSQL, where they travel as one JSON parameter. */
+const PG_MAX_ROWS = 5000;
+
+/**
+ * PostgreSQL rows as one JSON document for `json_populate_recordset`: one bound value however
+ * many rows, so the statement costs one parse whatever the batch (JSON columns go as JSON).
+ */
+function pgRecordset(model: EntityModel, rows: Record<string, unknown>[]): string {
+  const jsonColumns = storedFields(model)
+    .filter((f) => f.type === 'multiEnum' || f.type === 'jsonObject')
+    .map((f) => f.column as string);
+  if (jsonColumns.length === 0) return JSON.stringify(rows);
+  return JSON.stringify(
+    rows.map((row) => {
+      const out = { ...row };
+      for (const c of jsonColumns) if (typeof out[c] === 'string') out[c] = JSON.parse(out[c] as string);
+      return out;
+    }),
+  );
+}
+
+/** Inserts new records in as few statements as the limits allow; answers the ids stored. */
+export async function insertRows(trx: Knex.Transaction, dialect: Dialect, model: EntityModel, rows: Record<string, unknown>[]): Promise<Set<string>> {
   const stored = new Set<string>();
   if (rows.length === 0) return stored;
-  const width = Object.keys(rows[0]).length;
-  for (const part of chunks(rows, Math.max(1, Math.floor(MAX_BINDINGS / width)))) {
+  const columns = Object.keys(rows[0]);
+  if (dialect.name === 'postgres') {
+    const list = columns.map(q).join(', ');
+    const sql = `insert into ${q(model.table)} (${list}) select ${list} from json_populate_recordset(null::${q(model.table)}, ?::json) on conflict do nothing returning id`;
+    for (const part of chunks(rows, PG_MAX_ROWS)) {
+      const result = await trx.raw(sql, [pgRecordset(model, part)]);
+      for (const r of result.rows as { id: string }[]) stored.add(r.id);
+    }
+    return stored;
+  }
+  for (const part of chunks(rows, Math.max(1, Math.min(SQLITE_MAX_ROWS, Math.floor(MAX_BINDINGS / columns.length))))) {
     const returned = await trx(model.table).insert(part).onConflict().ignore().returning('id');
     for (const r of returned as { id: string }[]) stored.add(r.id);
   }
@@ -103,7 +141,7 @@ export async function insertRows(trx: Knex.Transaction, model: EntityModel, rows
 }
 
 /**
- * Updates many records in one statement per chunk on PostgreSQL (`UPDATE … FROM (VALUES …)`),
+ * Updates many records in one statement per chunk on PostgreSQL (`UPDATE … FROM json_populate_recordset`),
  * and with one prepared statement per record inside the transaction on SQLite.
  */
 export async function updateRows(trx: Knex.Transaction, repo: Repository, rows: Record<string, unknown>[], columns: string[]): Promise<void> {
@@ -117,15 +155,9 @@ export async function updateRows(trx: Knex.Transaction, repo: Repository, rows: 
     }
     return;
   }
-  const typeOf = new Map(storedFields(model).map((f) => [f.column as string, f.column === 'id' ? 'varchar(64)' : dialect.columnType(f.type, f.def.maxLength)]));
-  const all = ['id', ...columns];
-  for (const part of chunks(rows, Math.max(1, Math.floor(MAX_BINDINGS / all.length)))) {
-    const tuple = `(${all.map((c) => `?::${typeOf.get(c)}`).join(', ')})`;
-    const sql =
-      `update ${q(model.table)} as t set ${columns.map((c) => `${q(c)} = v.${q(c)}`).join(', ')} ` +
-      `from (values ${part.map(() => tuple).join(', ')}) as v(${all.map(q).join(', ')}) where t.id = v.id and t.deleted = false`;
-    await trx.raw(sql, part.flatMap((row) => all.map((c) => (row[c] ?? null) as Knex.Value)));
-  }
+  const set = columns.map((c) => `${q(c)} = v.${q(c)}`).join(', ');
+  const sql = `update ${q(model.table)} as t set ${set} from json_populate_recordset(null::${q(model.table)}, ?::json) as v where t.id = v.id and t.deleted = false`;
+  for (const part of chunks(rows, PG_MAX_ROWS)) await trx.raw(sql, [pgRecordset(model, part)]);
 }
 
 /** Replaces the join rows of many owners at once: one delete and one insert per chunk. */

@@ -162,7 +162,7 @@ async function write(trx: Knex.Transaction, repo: Repository, ctx: RequestContex
   const dialect = env.database.dialect;
   let states = [...new Set(decided.map((p) => p.state as RecordState))];
   const fresh = states.filter((s) => s.isNew);
-  const stored = await insertRows(trx, model, fresh.map((s) => toStoredRow(repo, s)));
+  const stored = await insertRows(trx, dialect, model, fresh.map((s) => toStoredRow(repo, s)));
   for (const lost of fresh.filter((x) => !stored.has(x.id))) {
     const next = await recoverLostInsert(trx, repo, lost, decided.filter((p) => p.state === lost), failures);
     if (next && next !== lost) states = states.map((s) => (s === lost ? next : s));

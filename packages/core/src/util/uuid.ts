@@ -3,6 +3,21 @@ import { randomBytes } from 'node:crypto';
 let lastMs = 0;
 let sequence = 0;
 
+/** Random bytes are drawn in blocks: one system call per 256 ids rather than per id. */
+const POOL_SIZE = 16 * 256;
+let pool = Buffer.alloc(0);
+let offset = POOL_SIZE;
+
+function random16(): Buffer {
+  if (offset + 16 > pool.length) {
+    pool = randomBytes(POOL_SIZE);
+    offset = 0;
+  }
+  const out = Buffer.from(pool.subarray(offset, offset + 16));
+  offset += 16;
+  return out;
+}
+
 /**
  * A UUIDv7 (RFC 9562): 48 bits of Unix milliseconds, then a 12-bit counter that keeps ids made in
  * the same millisecond in creation order, then random bits. Ids sort by creation time within a
@@ -18,10 +33,10 @@ export function uuidv7(): string {
       sequence = 0;
     }
   } else {
-    sequence = randomBytes(2).readUInt16BE(0) & 0x3ff;
+    sequence = random16().readUInt16BE(0) & 0x3ff;
   }
   lastMs = ms;
-  const bytes = randomBytes(16);
+  const bytes = random16();
   bytes.writeUIntBE(ms, 0, 6);
   bytes[6] = 0x70 | (sequence >> 8);
   bytes[7] = sequence & 0xff;

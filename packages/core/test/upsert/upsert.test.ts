@@ -110,6 +110,13 @@ describe.each(TEST_DBS)('upsert on %s', (kind) => {
     });
   });
 
+  it('stores a batch larger than one insert statement takes', async () => {
+    const items = Array.from({ length: 1200 }, (_, i) => ({ entity: 'Category', payload: { name: `big ${i}`, code: `big-${i}` } }));
+    const res = await t.post('/api/upsert', items).expect(200);
+    expect(res.body.filter((r: { status: string }) => r.status === 'Created')).toHaveLength(1200);
+    expect((await t.get('/api/Category?totalOnly=true&where[0][type]=startsWith&where[0][attribute]=code&where[0][value]=big-').expect(200)).body.total).toBe(1200);
+  });
+
   it('answers 400 for a body that is not an array', async () => {
     await t.post('/api/upsert', { entity: 'Brand' }).expect(400);
   });

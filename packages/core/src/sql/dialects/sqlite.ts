@@ -74,7 +74,8 @@ export const sqliteDialect: Dialect = {
       const key = index ?? (columns ?? '').split(', ').map((c) => c.split('.').pop()).join(',');
       return uniqueViolation(context, key, error);
     }
-    if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED' || code === 'SQLITE_CANTOPEN') return databaseUnavailable(error);
+    // better-sqlite3 reports extended codes (SQLITE_BUSY_SNAPSHOT, SQLITE_LOCKED_SHAREDCACHE…).
+    if (/^SQLITE_(BUSY|LOCKED|CANTOPEN)/.test(code)) return databaseUnavailable(error);
     return undefined;
   },
 };
