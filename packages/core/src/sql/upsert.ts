@@ -3,7 +3,7 @@ import type { UserAccess } from '../auth/access-control';
 import type { RequestContext } from '../context';
 import type { ApiRecord } from '../declarations';
 import type { EntityModel, FieldModel } from '../definition/normalize';
-import { isValidId } from '../definition/validate-record';
+import { completeForCreate, isValidId } from '../definition/validate-record';
 import { ApiError } from '../errors';
 import { nowDateTime } from '../time';
 import { uuidv7 } from '../util/uuid';
@@ -95,7 +95,7 @@ async function decide(repo: Repository, ctx: RequestContext, access: UserAccess,
     p.state = found;
   } else {
     if (!scope.create) throw new ApiError('CORE_FORBIDDEN', `Not allowed to create ${model.name}`);
-    const values = repo.validate(p.data, 'create');
+    const values = completeForCreate(model, p.values);
     repo.assertWritable(values, undefined);
     repo.guard.assertEditable(access, new Map([...values].filter(([f]) => f.key in p.data)), undefined);
     const record: Record<string, unknown> = { id: p.id ?? uuidv7() };
