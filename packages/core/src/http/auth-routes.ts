@@ -110,7 +110,8 @@ export function mountSessionRoutes(router: Router, paths: string[], parts: Sessi
   const { auth } = parts;
   const signIn = toHandler(async (req, res) => {
     const credentials = basicCredentials(req);
-    let token = headerToken(req);
+    // A browser holding only the session cookie may read its session (after a reload).
+    let token = headerToken(req) ?? cookieToken(req);
     let session: Session;
     if (credentials) {
       session = await signInWithPassword(parts, req, credentials.userName, credentials.password);
@@ -125,7 +126,7 @@ export function mountSessionRoutes(router: Router, paths: string[], parts: Sessi
     else res.json(await sessionBody(parts, session, token));
   });
   const signOut = toHandler(async (req, res) => {
-    const token = headerToken(req);
+    const token = headerToken(req) ?? cookieToken(req);
     if (!token) throw unauthorized();
     await auth.authenticate(token);
     await auth.revoke(token);

@@ -49,7 +49,7 @@ export function mountBulkRoutes(router: Router, lookup: RepositoryLookup, jobs: 
     if (typeof values !== 'object' || values === null || Array.isArray(values)) throw invalid('values must be an object of fields', 'values');
     if (ids !== undefined && (!Array.isArray(ids) || !ids.every((id) => typeof id === 'string'))) throw invalid('ids must be a list of ids', 'ids');
     if (where !== undefined && !Array.isArray(where)) throw invalid('where must be a list of conditions', 'where');
-    if (ids === undefined && where === undefined) throw invalid('give ids or where', 'ids');
+    if ((ids === undefined) === (where === undefined)) throw invalid('give either ids or where', 'ids');
     repo.validate(values, 'update');
     if (where !== undefined || (ids as string[]).length > MASS_UPDATE_SYNC_LIMIT) {
       res.json({ jobId: await jobs.enqueue('massUpdate', { entityName: repo.model.name, ids, where, values }, ctx) });

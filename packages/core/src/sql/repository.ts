@@ -239,8 +239,15 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
   /** A record the caller may see, else 404 (no existence oracle for `own`); 403 without read rights. */
   private async visible(ctx: RequestContext, id: string, fields = this.readable): Promise<ApiRecord> {
     const { scope } = await this.guard.scope(ctx, 'read');
-    const record = await this.findById(this.db, id, fields);
+    // Ownership is judged on createdBy / assignedUser even when the caller selected neither.
+    const owners = scope.read === 'own' ? this.readable.filter((f) => f.name === 'createdBy' || f.name === 'assignedUser') : [];
+    const extra = owners.filter((f) => !fields.includes(f));
+    const record = await this.findById(this.db, id, extra.length ? [...fields, ...extra] : fields);
     if (!record || (scope.read === 'own' && !this.guard.isOwn(ctx, record))) throw notFound(this.model.name, id);
+    if (extra.length) {
+      const keep = new Set(outputKeys(fields));
+      for (const key of Object.keys(record)) if (!keep.has(key)) delete record[key];
+    }
     return record;
   }
 

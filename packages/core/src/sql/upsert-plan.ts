@@ -80,6 +80,14 @@ export class BatchIndex {
     this.add(state);
   }
 
+  /** A key another record of the batch already holds (a unique collision), if any. */
+  collision(state: RecordState | undefined, record: Record<string, unknown>): string | undefined {
+    return recordKeys(this.model, record).find((key) => {
+      const holder = this.byKey.get(key);
+      return holder !== undefined && holder !== state;
+    });
+  }
+
   /** The record an item names, `ambiguous` when its unique fields point at different records. */
   find(lookup: Lookup): RecordState | 'ambiguous' | undefined {
     if (lookup.id !== undefined) return this.byKey.get(idKey(lookup.id));

@@ -71,6 +71,14 @@ function missingLink(p: Prepared, existing: Set<string>, run: { entity: string; 
   return undefined;
 }
 
+/** As one-at-a-time processing would: a unique value another record holds fails the item (409 text). */
+function assertNoCollision(index: BatchIndex, state: RecordState | undefined, record: Record<string, unknown>, model: EntityModel): void {
+  const key = index.collision(state, record);
+  if (!key) return;
+  const what = key.startsWith('id:') ? 'id' : key.split(':')[1];
+  throw new ApiError('CORE_UNIQUE_VIOLATION', `${model.name} with the same ${what} already exists`);
+}
+
 /**
  * Decides one item against the batch so far, exactly as processing the items one at a time
  * would; the SQL runs afterwards, set-based.
@@ -86,6 +94,7 @@ async function decide(repo: Repository, ctx: RequestContext, access: UserAccess,
     if (!found.isNew) repo.guard.assertLevel(ctx, scope.edit, found.record as ApiRecord, 'edit');
     repo.assertWritable(p.values, found.record as ApiRecord);
     repo.guard.assertEditable(access, p.values, found.record as ApiRecord);
+    assertNoCollision(index, found, { ...found.record, ...Object.fromEntries([...p.values].map(([f, v]) => [f.key, v])) }, model);
     const before = recordKeys(model, found.record);
     const changed = applyValues(found, p.values);
     if (changed) Object.assign(found.record, { modifiedAt: now, modifiedById: ctx.user?.id ?? null });
@@ -104,6 +113,7 @@ async function decide(repo: Repository, ctx: RequestContext, access: UserAccess,
     for (const [f, v] of values) record[f.key] = f.type === 'linkMultiple' ? [...new Set(v as string[])] : v;
     Object.assign(record, { createdAt: now, modifiedAt: now, createdById: ctx.user?.id ?? null, modifiedById: ctx.user?.id ?? null });
     Object.assign(record, { createdByActorId: ctx.actor?.id ?? null, modifiedByActorId: ctx.actor?.id ?? null });
+    assertNoCollision(index, undefined, record, model);
     p.state = { id: record.id as string, record, isNew: true, dirty: new Set(values.keys()), items: [p.index] };
     p.status = 'Created';
     index.add(p.state);
