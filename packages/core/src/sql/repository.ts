@@ -326,7 +326,9 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
     const after: AfterCommit = [];
     const id = await this.translated(() => this.db.transaction((trx) => this.insertWithin(trx, ctx, input, after, true)));
     for (const fn of after) await fn();
-    return (await this.guard.present(ctx, (await this.findById(this.db, id)) as ApiRecord, this.readable)) as TRecord;
+    const record = (await this.findById(this.db, id)) as ApiRecord;
+    await this.env.hooks.run('afterCreate', { ctx, model: this.model, id, record });
+    return (await this.guard.present(ctx, record, this.readable)) as TRecord;
   }
 
   /**
@@ -362,10 +364,14 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
     await assertOptionsInList(trx, this.env.schema, this.dialect, values);
     await this.translated(() => trx(this.model.table).insert(row));
     for (const [field, ids] of links) await writeMultipleLink(trx, this.env.schema, field, id, ids, []);
-    after.push(async () => {
-      const record = (await this.findById(this.db, id)) as ApiRecord;
-      await this.env.hooks.run('afterCreate', { ctx, model: this.model, id, record });
-    });
+    // Records made by find-or-create get their after-hook once the transaction commits (the main
+    // record's is run by create(), with the record it returns).
+    if (!hooked && this.env.hooks.has('afterCreate', this.model.name)) {
+      after.push(async () => {
+        const record = (await this.findById(this.db, id)) as ApiRecord;
+        await this.env.hooks.run('afterCreate', { ctx, model: this.model, id, record });
+      });
+    }
     return id;
   }
 

@@ -1,0 +1,303 @@
+/**
+ * The floor: a bare `node:http` + `pg` server that answers the bench's four requests with the same
+ * SQL text and bindings our server sends (list.ts checks this before measuring) and the same JSON.
+ * It does only what the answer needs: one cached token check, hand-written SQL, JSON.stringify.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import pg from 'pg';
+import { closeHttp, serveBench, watchHttp, type CapturedQuery } from './child-ipc';
+
+/** The same type parsers as our server: date/time stay text, int8 and numeric become numbers. */
+const RAW_TEXT_OIDS = new Set([1082, 1114, 1184]);
+const NUMBER_OIDS = new Set([20, 1700]);
+const types = {
+  getTypeParser(oid: number, format?: 'text' | 'binary') {
+    if (RAW_TEXT_OIDS.has(oid)) return (value: string) => value;
+    if (NUMBER_OIDS.has(oid)) return (value: string) => Number(value);
+    return pg.types.getTypeParser(oid, format);
+  },
+};
+const pool = new pg.Pool({ connectionString: process.env.BENCH_DATABASE_URL, max: 10, types: types as never });
+
+let captured: CapturedQuery[] | undefined;
+type Runner = { query: (text: string, values?: unknown[]) => Promise<pg.QueryResult> };
+async function query<T>(runner: Runner, sql: string, bindings: unknown[] = []): Promise<T[]> {
+  captured?.push({ sql, bindings });
+  return (await runner.query(sql, bindings)).rows as T[];
+}
+
+// --- SQL, written out as a person would (and as knex prints it for our server) ---------------
+
+const P = '"product"';
+const SELECT_PRODUCT =
+  `select ${P}."id" as "id", ${P}."name" as "name", ${P}."sku" as "sku", ${P}."mpn" as "mpn", ` +
+  `${P}."description" as "description", ${P}."price" as "price", ${P}."quantity" as "quantity", ` +
+  `${P}."is_active" as "isActive", ${P}."release_date" as "releaseDate", ${P}."brand_id" as "brandId", ` +
+  `coalesce(nullif("l_brand"."name", ''), nullif("l_brand"."code", ''), nullif("l_brand"."id", '')) as "brandName", ${P}."status_id" as "statusId", coalesce(nullif("l_status"."name", ''), nullif("l_status"."code", ''), nullif("l_status"."id", '')) as "statusName", ` +
+  `${P}."created_at" as "createdAt", ${P}."modified_at" as "modifiedAt", ${P}."created_by_id" as "createdById", ` +
+  `coalesce(nullif("l_createdBy"."name", ''), nullif("l_createdBy"."user_name", ''), nullif("l_createdBy"."id", '')) as "createdByName", ${P}."modified_by_id" as "modifiedById", coalesce(nullif("l_modifiedBy"."name", ''), nullif("l_modifiedBy"."user_name", ''), nullif("l_modifiedBy"."id", '')) as "modifiedByName" ` +
+  `from ${P} left join "brand" as "l_brand" on "l_brand"."id" = ${P}."brand_id" and "l_brand"."deleted" = $1 ` +
+  `left join "extensible_enum_option" as "l_status" on "l_status"."id" = ${P}."status_id" and "l_status"."deleted" = $2 ` +
+  `left join "user" as "l_createdBy" on "l_createdBy"."id" = ${P}."created_by_id" and "l_createdBy"."deleted" = $3 ` +
+  `left join "user" as "l_modifiedBy" on "l_modifiedBy"."id" = ${P}."modified_by_id" and "l_modifiedBy"."deleted" = $4 ` +
+  `where ${P}."deleted" = $5`;
+const GET_PRODUCT = `${SELECT_PRODUCT} and ${P}."id" = $6`;
+const COUNT_PRICE_ABOVE = `select count(*) as "total" from ${P} where ${P}."deleted" = $1 and ${P}."price" > $2`;
+const LIST_PRICE_ABOVE = `${SELECT_PRODUCT} and ${P}."price" > $6 order by ${P}."price" asc nulls first, ${P}."id" asc limit $7`;
+const LIST_WITH_BRAND =
+  `select ${P}."id" as "id", ${P}."name" as "name", ${P}."sku" as "sku", ${P}."price" as "price", ` +
+  `${P}."brand_id" as "brandId", coalesce(nullif("l_brand"."name", ''), nullif("l_brand"."code", ''), nullif("l_brand"."id", '')) as "brandName" from ${P} ` +
+  `left join "brand" as "l_brand" on "l_brand"."id" = ${P}."brand_id" and "l_brand"."deleted" = $1 ` +
+  `where ${P}."deleted" = $2 order by ${P}."id" asc nulls first limit $3`;
+const marks = (from: number, count: number) => Array.from({ length: count }, (_, i) => `$${from + i}`).join(', ');
+const CATEGORIES = (n: number) =>
+  `select "j"."product_id" as "o", "t"."id" as "id", coalesce(nullif("t"."name", ''), nullif("t"."code", ''), nullif("t"."id", '')) as "n" from "category_products__product_categories" as "j" ` +
+  `inner join "category" as "t" on "t"."id" = "j"."category_id" where "j"."product_id" in (${marks(1, n)}) ` +
+  `and "t"."deleted" = $${n + 1} order by "t"."id" asc`;
+const TAGS = (n: number) =>
+  `select "j"."product_id" as "o", "t"."id" as "id", coalesce(nullif("t"."name", ''), nullif("t"."code", ''), nullif("t"."id", '')) as "n" from "product_tags__extensible_enum_option" as "j" ` +
+  `inner join "extensible_enum_option" as "t" on "t"."id" = "j"."extensible_enum_option_id" where "j"."product_id" in (${marks(1, n)}) ` +
+  `and "t"."deleted" = $${n + 1} order by "t"."id" asc`;
+const BRAND_EXISTS = 'select "id" from "brand" where "id" in ($1) and "deleted" = $2';
+const INSERT_PRODUCT =
+  'insert into "product" ("brand_id", "created_at", "created_by_actor_id", "created_by_id", "id", "is_active", "modified_at", ' +
+  '"modified_by_actor_id", "modified_by_id", "name", "price", "quantity", "sku") values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)';
+const TOKEN_BY_HASH =
+  'select "id" as "id", "user_id" as "userId", "created_at" as "createdAt", "last_used_at" as "lastUsedAt", ' +
+  '"expires_at" as "expiresAt", "idle_ms" as "idleMs", "actor_id" as "actorId" from "auth_token" where "token_hash" = $1 limit $2';
+const USER_ROLES =
+  'select "r"."id" as "id" from "user_roles__role" as "j" inner join "role" as "r" on "r"."id" = "j"."role_id" ' +
+  'where "j"."user_id" = $1 and "r"."deleted" = $2 order by "r"."id" asc';
+const USER_BY_ID =
+  'select "id" as "id", "user_name" as "userName", "name" as "name", "is_admin" as "isAdmin", "is_active" as "isActive", ' +
+  '"password" as "passwordHash" from "user" where "deleted" = $1 and "id" = $2 limit $3';
+const TOUCH_TOKEN = 'update "auth_token" set "last_used_at" = $1 where "id" = $2';
+
+// --- token check: one cached lookup, same rules as ours (5 s trust, touch at most once a minute)
+
+interface Session {
+  userId: string;
+  tokenId: string;
+  expiresAt: number | null;
+  idleMs: number | null;
+  lastUsedAt: number;
+  checkedAt: number;
+}
+const sessions = new Map<string, Session>();
+
+class HttpError extends Error {
+  constructor(readonly status: number, readonly code: string, message: string) {
+    super(message);
+  }
+}
+
+async function authenticate(token: string | undefined): Promise<Session> {
+  if (!token) throw new HttpError(401, 'CORE_UNAUTHORIZED', 'Authentication required');
+  const hash = createHash('sha256').update(token).digest('hex');
+  const now = Date.now();
+  let s = sessions.get(hash);
+  if (!s || now - s.checkedAt > 5000) {
+    sessions.delete(hash);
+    const [t] = await query<Record<string, string | null>>(pool, TOKEN_BY_HASH, [hash, 1]);
+    if (!t) throw new HttpError(401, 'CORE_UNAUTHORIZED', 'Invalid or revoked token');
+    const [u] = await query<{ isActive: boolean | null }>(pool, USER_BY_ID, [false, t.userId, 1]);
+    if (!u || u.isActive === false) throw new HttpError(401, 'CORE_UNAUTHORIZED', 'Invalid or revoked token');
+    await query(pool, USER_ROLES, [t.userId, false]);
+    const num = (v: unknown) => (v === null ? null : Number(v));
+    s = { userId: t.userId as string, tokenId: t.id as string, expiresAt: num(t.expiresAt), idleMs: num(t.idleMs), lastUsedAt: Number(t.lastUsedAt), checkedAt: now };
+    sessions.set(hash, s);
+  }
+  if ((s.expiresAt !== null && now >= s.expiresAt) || (s.idleMs !== null && now - s.lastUsedAt >= s.idleMs)) {
+    sessions.delete(hash);
+    throw new HttpError(401, 'CORE_UNAUTHORIZED', 'Token expired');
+  }
+  if (now - s.lastUsedAt >= Math.min(60_000, s.idleMs ?? 60_000)) {
+    s.lastUsedAt = now;
+    await query(pool, TOUCH_TOKEN, [now, s.tokenId]);
+  }
+  return s;
+}
+
+// --- records ------------------------------------------------------------------------------------
+
+type Row = Record<string, unknown>;
+
+/** Adds `categoriesIds/Names` and `tagsIds/Names` (one query each) and orders keys as ours does. */
+async function shape(rows: Row[]): Promise<Row[]> {
+  if (rows.length === 0) return rows;
+  const ids = rows.map((r) => r.id as string);
+  const links = async (sql: string) => {
+    const byOwner = new Map<string, { ids: string[]; names: Record<string, unknown> }>(ids.map((id) => [id, { ids: [], names: {} }]));
+    for (const l of await query<{ o: string; id: string; n: unknown }>(pool, sql, [...ids, false])) {
+      const e = byOwner.get(l.o);
+      if (e) (e.ids.push(l.id), (e.names[l.id] = l.n));
+    }
+    return byOwner;
+  };
+  const categories = await links(CATEGORIES(ids.length));
+  const tags = await links(TAGS(ids.length));
+  return rows.map((r) => {
+    const c = categories.get(r.id as string)!;
+    const t = tags.get(r.id as string)!;
+    return {
+      id: r.id, name: r.name, sku: r.sku, mpn: r.mpn, description: r.description, price: r.price, quantity: r.quantity,
+      isActive: r.isActive, releaseDate: r.releaseDate, brandId: r.brandId, brandName: r.brandName,
+      categoriesIds: c.ids, categoriesNames: c.names, statusId: r.statusId, statusName: r.statusName,
+      tagsIds: t.ids, tagsNames: t.names, createdAt: r.createdAt, modifiedAt: r.modifiedAt,
+      createdById: r.createdById, createdByName: r.createdByName, modifiedById: r.modifiedById, modifiedByName: r.modifiedByName,
+    };
+  });
+}
+
+const FALSE5 = [false, false, false, false, false];
+
+async function getProduct(id: string): Promise<Row | undefined> {
+  if (!/^[A-Za-z0-9_-]{1,64}$/.test(id)) return undefined;
+  return (await shape(await query<Row>(pool, GET_PRODUCT, [...FALSE5, id])))[0];
+}
+
+async function listProducts(params: URLSearchParams): Promise<unknown> {
+  const select = params.get('select');
+  const maxSize = Number(params.get('maxSize') ?? 200);
+  if (!Number.isInteger(maxSize) || maxSize < 0 || maxSize > 1000) throw new HttpError(400, 'CORE_INVALID_QUERY', 'bad maxSize');
+  if (select === 'name,sku,price,brandName' && params.get('collectionOnly') === 'true') {
+    const rows = await query<Row>(pool, LIST_WITH_BRAND, [false, false, maxSize]);
+    return { list: rows.map((r) => ({ id: r.id, name: r.name, sku: r.sku, price: r.price, brandId: r.brandId, brandName: r.brandName })) };
+  }
+  if (params.get('where[0][type]') === 'greaterThan' && params.get('where[0][attribute]') === 'price' && params.get('sortBy') === 'price') {
+    const above = Number(params.get('where[0][value]'));
+    if (!Number.isFinite(above)) throw new HttpError(400, 'CORE_INVALID_QUERY', 'bad value');
+    const [{ total }] = await query<{ total: number }>(pool, COUNT_PRICE_ABOVE, [false, above]);
+    if (total === 0 || maxSize === 0) return { total, list: [] };
+    return { total, list: await shape(await query<Row>(pool, LIST_PRICE_ABOVE, [...FALSE5, above, maxSize])) };
+  }
+  throw new HttpError(400, 'CORE_INVALID_QUERY', 'The floor serves only the bench requests');
+}
+
+const pad = (n: number) => String(n).padStart(2, '0');
+const now = (d = new Date()) =>
+  `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())} ${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}`;
+
+let lastMs = 0;
+let sequence = 0;
+/** UUIDv7 as our server makes them. */
+function uuidv7(): string {
+  let ms = Date.now();
+  if (ms <= lastMs) {
+    ms = lastMs;
+    if (++sequence > 0xfff) (ms = lastMs + 1), (sequence = 0);
+  } else sequence = randomBytes(2).readUInt16BE(0) & 0x3ff;
+  lastMs = ms;
+  const b = randomBytes(16);
+  b.writeUIntBE(ms, 0, 6);
+  b[6] = 0x70 | (sequence >> 8);
+  b[7] = sequence & 0xff;
+  b[8] = (b[8] & 0x3f) | 0x80;
+  const h = b.toString('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}
+
+/** Checks the body the bench sends (types, required name, no unknown key), inserts, reads back. */
+async function createProduct(body: Row, userId: string): Promise<Row> {
+  const check = (key: string, ok: (v: unknown) => boolean) => {
+    if (body[key] !== undefined && body[key] !== null && !ok(body[key])) throw new HttpError(400, 'CORE_VALIDATION_FAILED', `${key} is invalid`);
+  };
+  const str = (v: unknown) => typeof v === 'string' && v.length <= 255;
+  for (const key of Object.keys(body)) {
+    if (!['name', 'sku', 'price', 'quantity', 'brandId'].includes(key)) throw new HttpError(400, 'CORE_VALIDATION_FAILED', `unknown ${key}`);
+  }
+  if (typeof body.name !== 'string' || body.name === '') throw new HttpError(400, 'CORE_VALIDATION_FAILED', 'name is required');
+  check('name', str), check('sku', str), check('brandId', str);
+  check('price', (v) => typeof v === 'number' && Number.isFinite(v));
+  check('quantity', (v) => Number.isSafeInteger(v));
+  const id = uuidv7();
+  const at = now();
+  const client = await pool.connect();
+  try {
+    await query(client, 'BEGIN;');
+    if (body.brandId != null && (await query(client, BRAND_EXISTS, [body.brandId, false])).length === 0) {
+      throw new HttpError(400, 'CORE_INVALID_LINK', `Brand '${String(body.brandId)}' not found`);
+    }
+    const values = [body.brandId ?? null, at, null, userId, id, true, at, null, userId, body.name, body.price ?? null, body.quantity ?? null, body.sku ?? null];
+    await query(client, INSERT_PRODUCT, values);
+    await query(client, 'COMMIT;');
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw (error as { code?: string }).code === '23505' ? new HttpError(409, 'CORE_UNIQUE_VIOLATION', 'duplicate') : error;
+  } finally {
+    client.release();
+  }
+  return (await getProduct(id)) as Row;
+}
+
+// --- HTTP ---------------------------------------------------------------------------------------
+
+function readBody(req: http.IncomingMessage): Promise<Row> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('error', reject);
+    req.on('end', () => {
+      try {
+        const body: unknown = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+        if (!body || typeof body !== 'object' || Array.isArray(body)) throw new Error('not an object');
+        resolve(body as Row);
+      } catch {
+        reject(new HttpError(400, 'CORE_INVALID_JSON', 'The body is not valid JSON'));
+      }
+    });
+  });
+}
+
+function send(res: http.ServerResponse, status: number, value: unknown): void {
+  const body = JSON.stringify(value);
+  res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body) });
+  res.end(body);
+}
+
+async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+  const url = req.url ?? '/';
+  const at = url.indexOf('?');
+  const pathname = at < 0 ? url : url.slice(0, at);
+  const session = await authenticate(req.headers['authorization-token'] as string | undefined);
+  if (req.method === 'GET' && pathname === '/api/Product') return send(res, 200, await listProducts(new URLSearchParams(at < 0 ? '' : url.slice(at + 1))));
+  if (req.method === 'GET' && pathname.startsWith('/api/Product/')) {
+    const record = await getProduct(decodeURIComponent(pathname.slice('/api/Product/'.length)));
+    if (!record) throw new HttpError(404, 'CORE_NOT_FOUND', 'Product not found');
+    return send(res, 200, record);
+  }
+  if (req.method === 'POST' && pathname === '/api/Product') {
+    if (!String(req.headers['content-type'] ?? '').startsWith('application/json')) throw new HttpError(415, 'CORE_UNSUPPORTED_MEDIA_TYPE', 'JSON only');
+    return send(res, 200, await createProduct(await readBody(req), session.userId));
+  }
+  throw new HttpError(404, 'CORE_ROUTE_NOT_FOUND', `No route ${req.method} ${pathname}`);
+}
+
+const server = http.createServer((req, res) => {
+  handle(req, res).catch((error: unknown) => {
+    if (error instanceof HttpError) return send(res, error.status, { code: error.code, message: error.message });
+    console.error(error);
+    send(res, 500, { code: 'CORE_INTERNAL', message: 'Internal error' });
+  });
+});
+
+watchHttp(server);
+server.listen(0, '127.0.0.1', () => {
+  serveBench({
+    port: (server.address() as AddressInfo).port,
+    capture: {
+      start: () => void (captured = []),
+      stop: () => {
+        const queries = captured ?? [];
+        captured = undefined;
+        return queries;
+      },
+    },
+    async close() {
+      await closeHttp(server);
+      await pool.end();
+    },
+  });
+});
