@@ -1,0 +1,228 @@
+/** What list.ts needs around the measurement: a database of its own, server children, facts. */
+import { fork, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import type { CapturedQuery, ChildRequest } from './child-ipc';
+
+export const PG_HOST = process.env.BENCH_PG_HOST ?? '127.0.0.1';
+export const PG_PORT = Number(process.env.BENCH_PG_PORT ?? 5432);
+export const PG_USER = process.env.BENCH_PG_USER ?? 'postgres';
+const pgUrl = (database: string) => `postgres://${PG_USER}@${PG_HOST}:${PG_PORT}/${database}`;
+
+/** A fresh database `er_bench_<random>`, made and dropped through the `postgres` database. */
+export class BenchDatabase {
+  readonly name = `er_bench_${randomBytes(6).toString('hex')}`;
+  readonly url = pgUrl(this.name);
+  private created = false;
+
+  private async admin<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
+    const client = new pg.Client({ connectionString: pgUrl('postgres') });
+    await client.connect();
+    try {
+      return await fn(client);
+    } finally {
+      await client.end();
+    }
+  }
+
+  async create(): Promise<void> {
+    await this.admin((c) => c.query(`create database "${this.name}"`));
+    this.created = true;
+  }
+
+  async drop(): Promise<void> {
+    if (!this.created) return;
+    await this.admin((c) => c.query(`drop database if exists "${this.name}" with (force)`));
+    this.created = false;
+  }
+
+  async withClient<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
+    const client = new pg.Client({ connectionString: this.url });
+    await client.connect();
+    try {
+      return await fn(client);
+    } finally {
+      await client.end();
+    }
+  }
+}
+
+export interface Seeded {
+  productIds: string[];
+  brandIds: string[];
+}
+
+/**
+ * 100 brands and `products` products in two set-based statements (not measured). Prices are a
+ * permutation of 0.00 … 999.99 so filters and sorts are deterministic; every product has a
+ * brand, name, sku, price and quantity.
+ */
+export async function seed(db: BenchDatabase, products: number): Promise<Seeded> {
+  return db.withClient(async (c) => {
+    const admin = (await c.query('select id from "user" where user_name = $1', ['admin'])).rows[0].id as string;
+    const at = new Date().toISOString().slice(0, 19).replace('T', ' ');
+    await c.query(
+      `insert into brand (id, name, code, created_at, modified_at, created_by_id, modified_by_id, deleted)
+       select gen_random_uuid()::text, 'Brand ' || lpad(i::text, 3, '0'), 'B' || lpad(i::text, 3, '0'), $1, $1, $2, $2, false
+       from generate_series(1, 100) i`,
+      [at, admin],
+    );
+    await c.query(
+      `insert into product (id, name, sku, price, quantity, is_active, brand_id, created_at, modified_at, created_by_id, modified_by_id, deleted)
+       select gen_random_uuid()::text, 'Product ' || i, 'SKU-' || lpad(i::text, 7, '0'), ((i::bigint * 7919) % 100000) / 100.0,
+              (i * 31) % 500, true, b.id, $1, $1, $2, $2, false
+       from generate_series(1, $3::int) i
+       join (select id, (row_number() over (order by name)) - 1 as n from brand) b on b.n = i % 100`,
+      [at, admin, products],
+    );
+    await c.query('vacuum analyze');
+    const productIds = (await c.query('select id from product order by id')).rows.map((r) => r.id as string);
+    const brandIds = (await c.query('select id from brand order by name')).rows.map((r) => r.id as string);
+    return { productIds, brandIds };
+  });
+}
+
+/** A server child started with `fork`, answering ChildRequest messages. */
+export class ServerChild {
+  private constructor(
+    readonly label: string,
+    readonly child: ChildProcess,
+    readonly port: number,
+  ) {}
+
+  static async start(label: string, script: string, env: NodeJS.ProcessEnv, execArgv: string[] = []): Promise<ServerChild> {
+    const child = fork(script, [], { env: { ...process.env, ...env }, execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const port = await new Promise<number>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`${label} did not start within 60 s`)), 60_000);
+      child.once('exit', (code) => reject(new Error(`${label} exited with ${code} while starting`)));
+      child.on('message', (m: { type: string; port?: number }) => {
+        if (m.type === 'ready') (clearTimeout(timer), resolve(m.port as number));
+      });
+    });
+    return new ServerChild(label, child, port);
+  }
+
+  get url(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  /** Sends a request and waits for the answer of the same type. */
+  ask<T = Record<string, unknown>>(message: ChildRequest, timeoutMs = 30_000): Promise<T> {
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => (this.child.off('message', onMessage), reject(new Error(`${this.label}: no answer to ${message.type}`))), timeoutMs);
+      const onMessage = (m: { type: string }) => {
+        if (m.type !== message.type) return;
+        clearTimeout(timer);
+        this.child.off('message', onMessage);
+        resolve(m as T);
+      };
+      this.child.on('message', onMessage);
+      this.child.send(message);
+    });
+  }
+
+  async capture<T>(fn: () => Promise<T>): Promise<{ result: T; queries: CapturedQuery[] }> {
+    await this.ask({ type: 'capture-start' });
+    const result = await fn();
+    const { queries } = await this.ask<{ queries: CapturedQuery[] }>({ type: 'capture-stop' });
+    return { result, queries };
+  }
+
+  /** CPU time (user + system) the child has used, in microseconds. */
+  async cpuMicros(): Promise<number> {
+    const { usage } = await this.ask<{ usage: NodeJS.CpuUsage }>({ type: 'cpu' });
+    return usage.user + usage.system;
+  }
+
+  /** Asks the child to stop; after 10 s it is killed (this child only, by its pid). */
+  async stop(): Promise<void> {
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
+    const exited = new Promise<void>((resolve) => this.child.once('exit', () => resolve()));
+    if (this.child.connected) this.child.send({ type: 'stop' });
+    const timer = setTimeout(() => this.child.kill('SIGKILL'), 10_000);
+    await exited;
+    clearTimeout(timer);
+  }
+}
+
+/** Busy share of all CPUs between two snapshots of os.cpus(). */
+export function cpuSnapshot(): { busy: number; total: number } {
+  let busy = 0;
+  let total = 0;
+  for (const c of os.cpus()) {
+    const t = c.times.user + c.times.nice + c.times.sys + c.times.irq + c.times.idle;
+    total += t;
+    busy += t - c.times.idle;
+  }
+  return { busy, total };
+}
+
+export async function machineFacts(db: BenchDatabase): Promise<string[]> {
+  const cpus = os.cpus();
+  const pgVersion = await db.withClient(async (c) => (await c.query('show server_version')).rows[0].server_version as string);
+  return [
+    `CPUs: ${cpus.length} × ${cpus[0]?.model.trim() ?? 'unknown'} (shared by load generator, both servers and PostgreSQL)`,
+    `Node.js ${process.version}, PostgreSQL ${pgVersion}, ${os.type()} ${os.release()}, ${Math.round(os.totalmem() / 2 ** 30)} GiB RAM`,
+  ];
+}
+
+/** Warns when compiled code is older than its sources (the bench runs dist/, not src/). */
+export function staleBuildWarning(root: string): string | undefined {
+  const newest = (dir: string): number => {
+    let t = 0;
+    for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+      const p = path.join(dir, e.name);
+      t = Math.max(t, e.isDirectory() ? newest(p) : fs.statSync(p).mtimeMs);
+    }
+    return t;
+  };
+  const pairs: [string, string, string][] = [
+    ['packages/core/src', 'packages/core/dist', 'packages/core/dist/index.js'],
+    ['examples/pim/src', 'examples/pim/dist', 'examples/pim/dist/app.js'],
+  ];
+  for (const [src, dist, entry] of pairs) {
+    if (!fs.existsSync(path.join(root, entry))) return `${entry} is missing: run \`npm run build\` first.`;
+    if (newest(path.join(root, src)) > newest(path.join(root, dist)) + 1000) return `${dist} is older than ${src}: run \`npm run build\` to measure the current code.`;
+  }
+  return undefined;
+}
+
+/**
+ * CPU ticks (1/100 s) per process of everything on the machine that is not part of this bench:
+ * not this process or its children, not a PostgreSQL backend of the bench database. Linux only
+ * (empty elsewhere). Tells whether other work disturbed a measurement.
+ */
+export function foreignTicks(ownPids: Set<number>, database: string): Map<number, number> {
+  const ticks = new Map<number, number>();
+  let entries: string[];
+  try {
+    entries = fs.readdirSync('/proc').filter((e) => /^\d+$/.test(e));
+  } catch {
+    return ticks;
+  }
+  for (const e of entries) {
+    const pid = Number(e);
+    if (ownPids.has(pid)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const used = Number(fields[11]) + Number(fields[12]);
+      if (used === 0) continue;
+      if (stat.includes('(postgres)') && fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(` ${database} `)) continue;
+      ticks.set(pid, used);
+    } catch {
+      // The process ended meanwhile.
+    }
+  }
+  return ticks;
+}
+
+/** Share of the whole machine the foreign processes used between two snapshots taken `seconds` apart. */
+export function foreignShare(before: Map<number, number>, after: Map<number, number>, seconds: number): number {
+  let used = 0;
+  for (const [pid, t] of after) used += t - (before.get(pid) ?? 0);
+  return used / 100 / seconds / os.cpus().length;
+}
