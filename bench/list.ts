@@ -3,7 +3,7 @@
  * floor (bare node:http + pg running the same SQL), one after the other, with autocannon on
  * loopback. See bench/README.md.
  *
- *   npm run build && npm run bench:list [-- --duration 10 --warmup 2 --scenarios get,filter,brand,create --profile DIR]
+ *   npm run build && npm run bench:list [-- --duration 10 --warmup 5 --rounds 3 --scenarios get,filter,brand,create --profile DIR]
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -40,7 +40,8 @@ function option(name: string, fallback: string): string {
   return at > 0 && process.argv[at + 1] !== undefined ? process.argv[at + 1] : fallback;
 }
 const DURATION = Number(option('duration', '10'));
-const WARMUP = Number(option('warmup', '2'));
+/** A fresh server needs thousands of requests before V8 has optimized its hot paths; 2 s measured it 25 % slow here. */
+const WARMUP = Number(option('warmup', '5'));
 const CONNECTIONS = Number(option('connections', '10'));
 const PRODUCTS = Number(option('products', '100000'));
 const PROFILE_DIR = option('profile', '');
