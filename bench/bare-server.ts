@@ -50,7 +50,7 @@ const LIST_WITH_BRAND =
   `select ${P}."id" as "id", ${P}."name" as "name", ${P}."sku" as "sku", ${P}."price" as "price", ` +
   `${P}."brand_id" as "brandId", coalesce(nullif("l_brand"."name", ''), nullif("l_brand"."code", ''), nullif("l_brand"."id", '')) as "brandName" from ${P} ` +
   `left join "brand" as "l_brand" on "l_brand"."id" = ${P}."brand_id" and "l_brand"."deleted" = $1 ` +
-  `where ${P}."deleted" = $2 order by ${P}."id" asc nulls first limit $3`;
+  `where ${P}."deleted" = $2 order by ${P}."id" asc limit $3`;
 const marks = (from: number, count: number) => Array.from({ length: count }, (_, i) => `$${from + i}`).join(', ');
 const CATEGORIES = (n: number) =>
   `select "j"."product_id" as "o", "t"."id" as "id", coalesce(nullif("t"."name", ''), nullif("t"."code", ''), nullif("t"."id", '')) as "n" from "category_products__product_categories" as "j" ` +

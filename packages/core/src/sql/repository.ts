@@ -56,6 +56,9 @@ export interface RepositoryEnvironment {
   repository: (entity: string) => Repository;
 }
 
+/** System columns that are never NULL (the default sort is `id`). */
+const NEVER_NULL = new Set(['id', 'createdAt', 'modifiedAt']);
+
 /** Work to run once the transaction that wrote the records has committed (after-hooks). */
 type AfterCommit = (() => Promise<void>)[];
 
@@ -194,7 +197,9 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
           const direction = params.asc === false ? 'desc' : 'asc';
           // NULL sorts as the smallest value on both databases.
           // (knex's own nulls option drops the column on SQLite; both databases know NULLS FIRST/LAST.)
-          qb.orderByRaw(`? ${direction} nulls ${direction === 'asc' ? 'first' : 'last'}`, [sortColumn(this.db, schema, this.model, sort)]);
+          // Columns that are never NULL get no NULLS clause, so PostgreSQL can page along their index.
+          const nulls = NEVER_NULL.has(sort.name) ? '' : ` nulls ${direction === 'asc' ? 'first' : 'last'}`;
+          qb.orderByRaw(`? ${direction}${nulls}`, [sortColumn(this.db, schema, this.model, sort)]);
           if (sort.name !== 'id') qb.orderBy(`${this.model.table}.id`, direction);
           const rows = await qb.offset(offset).limit(maxSize);
           result.list = (await this.hydrate(this.db, fields, rows)) as TRecord[];

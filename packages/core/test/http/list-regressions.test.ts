@@ -29,6 +29,20 @@ describe.each(TEST_DBS)('list regressions on %s', (kind) => {
     expect(desc.body.list.map((r: { name: string }) => r.name)).toEqual(['p1', 'p3', 'p2']);
   });
 
+  it('pages by id with a plain ORDER BY that the primary key index serves', async () => {
+    const sql: string[] = [];
+    const listener = (q: { sql: string }) => void sql.push(q.sql);
+    t.api.database.knex.on('query', listener);
+    try {
+      await t.get('/api/Product?maxSize=2').expect(200);
+    } finally {
+      t.api.database.knex.off('query', listener);
+    }
+    const page = sql.find((s) => /order by/i.test(s)) ?? '';
+    expect(page).toMatch(/order by ["`]product["`]\.["`]id["`] asc limit/i);
+    expect(page).not.toMatch(/nulls/i);
+  });
+
   it('accepts Name / Names only after link names', async () => {
     for (const bad of ['skuName', 'nameName', 'brandNames', 'categoriesName']) {
       await t.get(`/api/Product?select=${bad}`).expect(400);
