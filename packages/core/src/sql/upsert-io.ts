@@ -24,6 +24,27 @@ export function decodeStored(model: EntityModel, dialect: Dialect, rows: Record<
   return rows.map((row) => Object.fromEntries(fields.map((f) => [f.key, dialect.fromDb(f.type, row[f.column as string])])));
 }
 
+/** Values to look records up by: ids, values of unique fields, tuples of unique indexes. */
+export interface KeyLookups {
+  ids: Set<string>;
+  fields: Map<FieldModel, Set<unknown>>;
+  indexes: Map<string, unknown[][]>;
+}
+
+/** The lookup values of some items: their ids, their non-null unique fields, their complete unique indexes. */
+export function keyLookups(model: EntityModel, items: readonly { id?: string; values: ReadonlyMap<FieldModel, unknown> }[]): KeyLookups {
+  const lookups: KeyLookups = { ids: new Set(), fields: new Map(), indexes: new Map() };
+  for (const { id, values } of items) {
+    if (id) lookups.ids.add(id);
+    for (const [f, v] of values) if (f.def.unique && v !== null && v !== undefined) lookups.fields.set(f, (lookups.fields.get(f) ?? new Set()).add(v));
+    for (const ix of model.uniqueIndexes) {
+      const tuple = ix.fields.map((n) => values.get(model.field.get(n) as FieldModel));
+      if (tuple.every((v) => v !== undefined && v !== null)) lookups.indexes.set(ix.name, [...(lookups.indexes.get(ix.name) ?? []), tuple]);
+    }
+  }
+  return lookups;
+}
+
 /**
  * Live records of an entity named by any of the lookup values: one query per key kind (ids, each
  * unique field, each unique index), whatever the batch size.
@@ -31,7 +52,7 @@ export function decodeStored(model: EntityModel, dialect: Dialect, rows: Record<
 export async function fetchByKeys(
   trx: Knex.Transaction,
   repo: Repository,
-  lookups: { ids: Set<string>; fields: Map<FieldModel, Set<unknown>>; indexes: Map<string, unknown[][]> },
+  lookups: KeyLookups,
 ): Promise<Record<string, unknown>[]> {
   const { model } = repo;
   const dialect = repo.env.database.dialect;

@@ -10,7 +10,7 @@ import { uuidv7 } from '../util/uuid';
 import { splitLinkObjects } from './link-resolver';
 import { live } from './read-query';
 import type { Repository } from './repository';
-import { fetchByKeys, fetchMultipleLinks, insertRows, replaceJoinRows, storedFields, toStoredRow, updateRows } from './upsert-io';
+import { fetchByKeys, fetchMultipleLinks, keyLookups, insertRows, replaceJoinRows, storedFields, toStoredRow, updateRows } from './upsert-io';
 import { applyValues, BatchIndex, failed, lookupOf, recordKeys, type RecordState, type UpsertResult } from './upsert-plan';
 import { writeMultipleLink } from './link-writes';
 
@@ -126,17 +126,8 @@ async function decide(repo: Repository, ctx: RequestContext, access: UserAccess,
  * item named one (lookup by id only), else its unique fields and indexes.
  */
 function lookupsOf(model: EntityModel, record: Record<string, unknown>, byId: boolean) {
-  const lookups = { ids: new Set<string>(), fields: new Map<FieldModel, Set<unknown>>(), indexes: new Map<string, unknown[][]>() };
-  if (byId) {
-    lookups.ids.add(record.id as string);
-    return lookups;
-  }
-  for (const f of model.uniqueFields) if (record[f.key] !== null && record[f.key] !== undefined) lookups.fields.set(f, new Set([record[f.key]]));
-  for (const ix of model.uniqueIndexes) {
-    const tuple = ix.fields.map((n) => record[(model.field.get(n) as FieldModel).key]);
-    if (tuple.every((v) => v !== undefined && v !== null)) lookups.indexes.set(ix.name, [tuple]);
-  }
-  return lookups;
+  if (byId) return keyLookups(model, [{ id: record.id as string, values: new Map() }]);
+  return keyLookups(model, [{ values: new Map(model.fields.filter((f) => f.key in record).map((f) => [f, record[f.key]])) }]);
 }
 
 /**
@@ -213,18 +204,8 @@ async function upsertRun(repo: Repository, ctx: RequestContext, run: Prepared[],
   const failures = new Map<RecordState, string>();
   await repo.translated(() =>
     env.database.knex.transaction(async (trx) => {
-      const lookups = { ids: new Set<string>(), fields: new Map<FieldModel, Set<unknown>>(), indexes: new Map<string, unknown[][]>() };
-      for (const p of run) {
-        if (p.id) lookups.ids.add(p.id);
-        for (const [f, v] of p.values) if (f.def.unique && v !== null) lookups.fields.set(f, (lookups.fields.get(f) ?? new Set()).add(v));
-        const byKey = new Map([...p.values].map(([f, v]) => [f.name, v]));
-        for (const ix of model.uniqueIndexes) {
-          const tuple = ix.fields.map((n) => byKey.get(n));
-          if (tuple.every((v) => v !== undefined && v !== null)) lookups.indexes.set(ix.name, [...(lookups.indexes.get(ix.name) ?? []), tuple]);
-        }
-      }
       const index = new BatchIndex(model);
-      const found = await fetchByKeys(trx, repo, lookups);
+      const found = await fetchByKeys(trx, repo, keyLookups(model, run));
       const multi = model.fields.filter((f) => f.type === 'linkMultiple' && run.some((p) => p.values.has(f)));
       for (const field of multi) {
         const links = await fetchMultipleLinks(trx, env.schema, dialect, field, found.map((r) => r.id as string));
@@ -259,13 +240,7 @@ async function upsertSingle(repo: Repository, ctx: RequestContext, payload: Reco
   const [match] = await repo.env.database.knex.transaction(async (trx) => {
     const lookup = lookupOf(repo.model, id, values);
     const index = new BatchIndex(repo.model);
-    const lookups = { ids: new Set(id ? [id] : []), fields: new Map<FieldModel, Set<unknown>>(), indexes: new Map<string, unknown[][]>() };
-    for (const [f, v] of values) if (f.def.unique && v !== null) lookups.fields.set(f, new Set([v]));
-    for (const ix of repo.model.uniqueIndexes) {
-      const tuple = ix.fields.map((n) => values.get(repo.model.field.get(n) as FieldModel));
-      if (tuple.every((v) => v !== undefined && v !== null)) lookups.indexes.set(ix.name, [tuple]);
-    }
-    for (const record of await fetchByKeys(trx, repo, lookups)) index.add({ id: record.id as string, record, isNew: false, dirty: new Set(), items: [] });
+    for (const record of await fetchByKeys(trx, repo, keyLookups(repo.model, [{ id, values }]))) index.add({ id: record.id as string, record, isNew: false, dirty: new Set(), items: [] });
     const hit = index.find(lookup);
     if (hit === 'ambiguous') throw new ApiError('CORE_CONFLICT', 'The unique fields of the payload point at different records');
     return [hit?.record];
