@@ -1,6 +1,7 @@
 import { ApiError, createEntityApi, ensureAdmin, systemContext, type ApiRecord, type EntityApi } from '@entity-records/core';
 import express, { type Express } from 'express';
 import type { PimConfig } from './config';
+import { mountHealth } from './health';
 import { pimOptions } from './options';
 
 /** The option lists the example's fields name, with their options. */
@@ -57,6 +58,7 @@ export async function createPim(config: PimConfig): Promise<Pim> {
   await seedLists(api);
   const app = express();
   app.disable('x-powered-by');
+  mountHealth(app, api);
   app.use(api.router);
   return { app, api, generatedPassword: admin.password };
 }

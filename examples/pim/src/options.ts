@@ -1,6 +1,7 @@
 import type { EntityApiOptions } from '@entity-records/core';
 import type { PimConfig } from './config';
 import { pimEntities } from './entities';
+import { HEALTH_OPENAPI_FILES } from './health';
 
 /** The instance options of the example: one place for the server and the schema diff command. */
 export function pimOptions(config: PimConfig): EntityApiOptions {
@@ -9,6 +10,6 @@ export function pimOptions(config: PimConfig): EntityApiOptions {
     entities: pimEntities,
     publicUrl: config.publicUrl,
     languages: config.languages,
-    openapi: { title: 'PIM example', version: '0.1.0' },
+    openapi: { title: 'PIM example', version: '0.1.0', apis: HEALTH_OPENAPI_FILES },
   };
 }

@@ -74,7 +74,11 @@ async function smoke(server: ChildServer, password: string): Promise<void> {
   const openapi = (await doc.json()) as { openapi: string; info: { title: string }; paths: Record<string, unknown> };
   expect(openapi.openapi).toMatch(/^3\.1\./);
   expect(openapi.info.title).toBe('PIM example');
-  expect(Object.keys(openapi.paths)).toEqual(expect.arrayContaining(['/api/Product', '/api/v1/Product', '/api/Brand/{id}']));
+  expect(Object.keys(openapi.paths)).toEqual(expect.arrayContaining(['/api/Product', '/api/v1/Product', '/api/Brand/{id}', '/health']));
+  // the example's own route, described by its JSDoc in the compiled file
+  const health = await fetch(`${server.url}/health`);
+  expect(health.status).toBe(200);
+  expect(await health.json()).toEqual({ status: 'ok' });
 }
 
 describe('examples/pim server', () => {

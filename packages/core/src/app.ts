@@ -15,6 +15,7 @@ import { HookRegistry } from './hooks';
 import { consoleLogger, type Logger } from './http/error-handler';
 import { createRouter } from './http/router';
 import { buildOpenApi } from './openapi/build-document';
+import { hostRoutesFragment } from './openapi/host-routes';
 import { registerPlugins, type OpenApiFragment, type PluginApi, type PluginEntry, type RouteInstaller } from './plugin';
 import { AuthStore, TOKEN_TABLE } from './sql/auth-store';
 import { openDatabase, type Database } from './sql/database';
@@ -48,7 +49,13 @@ export interface EntityApiOptions {
   publicUrl?: string;
   /** Languages of the instance, main first (shown in metadata). */
   languages?: string[];
-  openapi?: { title?: string; version?: string; description?: string };
+  openapi?: {
+    title?: string;
+    version?: string;
+    description?: string;
+    /** Files (globs) of the host's own routes whose `@openapi` JSDoc blocks join the document. */
+    apis?: string[];
+  };
   logger?: Logger;
   /** PostgreSQL pool size; default 10. */
   poolSize?: number;
@@ -165,6 +172,8 @@ export function createEntityApi(options: EntityApiOptions): EntityApi {
   const schema = normalizeDefinitions(registry.entities);
   for (const model of schema.entities.values()) for (const fn of registry.entityCallbacks) fn(model);
 
+  // Read at start-up: a broken JSDoc block is a boot error, not a 500 on /apidocs.
+  const hostRoutes = hostRoutesFragment(options.openapi?.apis ?? []);
   const database = openDatabase({ url: options.database, poolSize: options.poolSize });
   const repositories = new Map<string, Repository>();
   const accessService = new AccessService(async (ids) => {
@@ -214,6 +223,7 @@ export function createEntityApi(options: EntityApiOptions): EntityApi {
       buildOpenApi({
         schema,
         fragments: registry.fragments,
+        hostRoutes,
         info: options.openapi,
         publicUrl: options.publicUrl,
         defaultListSize: options.defaultListSize,

@@ -8,6 +8,8 @@ export interface OpenApiInput extends ListSizes {
   fragments: readonly OpenApiFragment[];
   info?: { title?: string; version?: string; description?: string };
   publicUrl?: string;
+  /** Routes the host mounts itself, read from its JSDoc (`openapi.apis`); absolute paths. */
+  hostRoutes?: OpenApiFragment;
 }
 
 /** Tag descriptions of core entity types (a definition's own description wins). */
@@ -59,6 +61,10 @@ export function buildOpenApi(input: OpenApiInput): Record<string, unknown> {
       paths[`${base}${path}`] = item;
     }
   }
+  const host = input.hostRoutes ?? {};
+  for (const [path, item] of Object.entries(host.paths ?? {})) {
+    if (item && typeof item === 'object') paths[path] = { ...paths[path], ...(item as PathItem) };
+  }
   uniqueOperationIds(paths);
   return {
     openapi: '3.1.0',
@@ -77,9 +83,9 @@ export function buildOpenApi(input: OpenApiInput): Record<string, unknown> {
         const description = m.def.description ?? CORE_TAGS[m.name];
         return { name: m.name, ...(description && { description }) };
       }),
-      ...input.fragments.flatMap((f) => f.tags ?? []),
+      ...[...input.fragments, host].flatMap((f) => f.tags ?? []),
     ]),
     paths,
-    components: components(input.schema, input.fragments, input),
+    components: components(input.schema, [...input.fragments, host], input),
   };
 }
