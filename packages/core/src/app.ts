@@ -115,7 +115,8 @@ function installJobHooks(registry: Registry): void {
   registry.onRecord('beforeCreate', 'Job', ({ ctx }) => {
     if (ctx.user) throw new ApiError('CORE_FORBIDDEN', 'Jobs are started by upsertAsync and entityMassUpdate');
   });
-  registry.onRecord('beforeUpdate', 'Job', ({ data, existing }) => {
+  registry.onRecord('beforeUpdate', 'Job', (event) => {
+    const { data, existing } = event;
     const changed = (k: string) => JSON.stringify((data as Record<string, unknown>)[k] ?? null) !== JSON.stringify((existing as Record<string, unknown>)[k] ?? null);
     const keys = Object.keys(data ?? {}).filter(changed);
     if (keys.some((k) => k !== 'status') || (keys.includes('status') && data?.status !== 'Canceled')) {
@@ -126,6 +127,8 @@ function installJobHooks(registry: Registry): void {
     if (keys.includes('status') && existing?.status !== 'Pending') {
       throw new ApiError('CORE_CONFLICT', `Only a pending job can be canceled; this one is ${String(existing?.status)}`);
     }
+    // A worker may take the job between this check and the write: the write checks again.
+    if (keys.includes('status')) event.expect = { ...event.expect, status: 'Pending' };
   });
 }
 

@@ -30,6 +30,12 @@ export interface RecordHookEvent {
   record?: ApiRecord;
   /** beforeUpdate / beforeDelete: the record before the change. */
   existing?: ApiRecord;
+  /**
+   * beforeUpdate: record keys with the values the stored record must still hold when the change
+   * is written (another request may have changed it since `existing` was read). When it no longer
+   * does, the update fails with 409 `CORE_CONFLICT` and writes nothing.
+   */
+  expect?: Record<string, unknown>;
 }
 
 export type RecordHook = (event: RecordHookEvent) => void | Promise<void>;

@@ -6,7 +6,7 @@ import type { ApiRecord } from '../declarations';
 import type { EntityModel, FieldModel, SchemaModel } from '../definition/normalize';
 import { compileRecordValidator, isValidId, type RecordValidator } from '../definition/validate-record';
 import { ApiError, notFound } from '../errors';
-import type { HookRegistry } from '../hooks';
+import type { HookRegistry, RecordHookEvent } from '../hooks';
 import { nowDateTime } from '../time';
 import { uuidv7 } from '../util/uuid';
 import type { Database } from './database';
@@ -392,7 +392,9 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
       });
     }
     delete input.id;
-    await this.env.hooks.run('beforeUpdate', { ctx, model: this.model, id, data: input, existing });
+    const event: RecordHookEvent = { ctx, model: this.model, id, data: input, existing };
+    await this.env.hooks.run('beforeUpdate', event);
+    const expected = this.expectedColumns(event.expect);
     const { data, objects } = splitLinkObjects(this.model, input);
     const values = this.validate(data, 'update');
     this.assertWritable(values, existing);
@@ -408,8 +410,12 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
         Object.assign(row, this.modifiedBy(ctx));
         await assertLinkTargets(trx, this.env.schema, this.dialect, changed);
         await assertOptionsInList(trx, this.env.schema, this.dialect, changed);
-        const count = await trx(this.model.table).update(row).where({ id, deleted: live(this.dialect) });
-        if (count === 0) throw notFound(this.model.name, id);
+        const count = await trx(this.model.table).update(row).where({ ...expected, id, deleted: live(this.dialect) });
+        if (count === 0) {
+          const stillThere = Object.keys(expected).length > 0 && (await trx(this.model.table).first('id').where({ id, deleted: live(this.dialect) }));
+          if (stillThere) throw new ApiError('CORE_CONFLICT', `${this.model.name} '${id}' was changed by another request; read it again`, { details: { entity: this.model.name, id } });
+          throw notFound(this.model.name, id);
+        }
         for (const [field, ids] of links) {
           const previous = await currentLinkIds(trx, this.env.schema, this.dialect, field, id);
           await writeMultipleLink(trx, this.env.schema, field, id, ids, previous);
@@ -420,6 +426,17 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
     const record = (await this.findById(this.db, id)) as ApiRecord;
     await this.env.hooks.run('afterUpdate', { ctx, model: this.model, id, record, existing });
     return (await this.guard.present(ctx, record, this.readable)) as TRecord;
+  }
+
+  /** The column conditions of a hook's `expect` (record keys of stored fields only). */
+  private expectedColumns(expect: Record<string, unknown> | undefined): Record<string, unknown> {
+    const columns: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(expect ?? {})) {
+      const field = this.model.byKey.get(key);
+      if (!field?.column) throw new ApiError('CORE_INTERNAL', `expect names '${key}', which is not a stored field of ${this.model.name}`);
+      columns[field.column] = this.dialect.toDb(field.type, value);
+    }
+    return columns;
   }
 
   /** Soft-deletes (the row stays, invisible, and frees its unique values) or removes the row. */

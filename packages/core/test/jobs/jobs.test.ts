@@ -1,4 +1,5 @@
 import request from 'supertest';
+import { definePlugin } from '@entity-records/core';
 import { GENERATIONS, startTestApi, type TestApi } from '../../../../test/support/api';
 import { TEST_DBS } from '../../../../test/support/databases';
 import { testEntities } from '../../../../test/support/fixtures';
@@ -103,5 +104,29 @@ describe.each(TEST_DBS)('canceling jobs on %s', (kind) => {
     const again = (await t.post(`${base}/upsertAsync`, [{ entity: 'Brand', payload: { name: 'never2' } }]).expect(200)).body.jobId;
     await t.api.database.knex('job').update({ status: 'Success' }).where({ id: again });
     await t.patch(`${base}/Job/${again}`, { status: 'Canceled' }).expect(409);
+  });
+});
+
+describe.each(TEST_DBS)('a cancel racing a worker on %s', (kind) => {
+  let t: TestApi;
+  // Plays the worker: takes the job after the cancel read it as Pending, before the cancel writes.
+  const claimFirst = definePlugin({
+    name: 'claims-first',
+    setup(api) {
+      api.onRecord('beforeUpdate', 'Job', async ({ id }) => {
+        await t.api.database.knex('job').update({ status: 'Running' }).where({ id: id as string });
+      });
+    },
+  });
+  beforeAll(async () => {
+    t = await startTestApi(kind, { entities: testEntities, jobs: { worker: false }, plugins: [claimFirst] });
+  });
+  afterAll(() => t.close());
+
+  it.each(GENERATIONS)('loses with 409 and leaves the job running (generation %s)', async (_gen, base) => {
+    const { jobId } = (await t.post(`${base}/upsertAsync`, [{ entity: 'Brand', payload: { name: 'raced' } }]).expect(200)).body;
+    const res = await t.patch(`${base}/Job/${jobId}`, { status: 'Canceled' }).expect(409);
+    expect(res.body.error.code).toBe('CORE_CONFLICT');
+    expect((await t.get(`${base}/Job/${jobId}`).expect(200)).body.status).toBe('Running');
   });
 });
