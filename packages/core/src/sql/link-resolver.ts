@@ -95,15 +95,17 @@ export async function assertOptionsInList(
   }
 }
 
-/** Ids of live records of `target` whose fields equal the given values (and that sit in `listId`). */
+/** Ids of live records of `target` whose fields equal the given values (and that sit in `listId`; `restrict`: the caller's own). */
 export async function findMatching(
   trx: Knex.Transaction,
   dialect: Dialect,
   target: EntityModel,
   fields: [FieldModel, unknown][],
   listId: string | undefined,
+  restrict?: (qb: Knex.QueryBuilder) => void,
 ): Promise<string[]> {
   const qb = trx(target.table).select('id').where('deleted', live(dialect) as never).orderBy('id').limit(2);
+  restrict?.(qb);
   for (const [f, value] of fields) {
     if (value === null) qb.whereNull(f.column as string);
     else qb.where(f.column as string, dialect.toDb(f.type, value) as never);

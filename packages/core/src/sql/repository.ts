@@ -241,6 +241,18 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
     return target.find(ctx, params, scope);
   }
 
+  /**
+   * @internal Find-or-create searches only what the caller could list: 403 without read rights on
+   * this entity type or on a matched field; under `own`, only the caller's records match.
+   */
+  async matchScope(ctx: RequestContext, match: Iterable<[FieldModel, unknown]>): Promise<LinkScope | undefined> {
+    const { access, scope } = await this.guard.scope(ctx, 'read');
+    for (const [field] of match) {
+      if (!this.guard.canRead(access, field)) throw forbidden(`Not allowed to read ${this.model.name}.${field.name}`);
+    }
+    return scope.read === 'own' ? (qb) => this.guard.ownOnly(ctx, qb) : undefined;
+  }
+
   /** A record the caller may see, else 404 (no existence oracle for `own`); 403 without read rights. */
   private async visible(ctx: RequestContext, id: string, fields = this.readable): Promise<ApiRecord> {
     const { scope } = await this.guard.scope(ctx, 'read');
@@ -313,7 +325,7 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
         const object = item as Record<string, unknown>;
         matchFields(field, target.model, object);
         const match = [...target.validate(object, 'update')];
-        const found = await findMatching(trx, this.dialect, target.model, match, listId);
+        const found = await findMatching(trx, this.dialect, target.model, match, listId, await target.matchScope(ctx, match));
         if (found.length > 1) throw severalMatches(field, target.model);
         ids.push(found[0] ?? (await target.insertWithin(trx, ctx, listId ? { ...object, extensibleEnumId: listId } : object, after)));
       }

@@ -95,6 +95,21 @@ describe.each(TEST_DBS)('roles and permissions on %s', (kind) => {
       expect(ok.body).toMatchObject({ sku: `LOCK-${base}`, name: 'Locked 2' });
     });
 
+    it('lets find-or-create match only what the caller may read (no name oracle)', async () => {
+      const secret = (await t.post(`${base}/Brand`, { name: `Secret ${base}`, code: 'S' }).expect(200)).body;
+      const blind = await userWith({ scopes: { Product: { create: true, read: 'all' }, Brand: { create: true, read: 'no' } } });
+      await blind.post(`${base}/Product`, { name: 'x', brand: { name: `Secret ${base}` } }).expect(403);
+      const noCode = await userWith({ scopes: { Product: { create: true, read: 'all' }, Brand: { create: true, read: 'all' } }, fields: { Brand: { code: { read: false, edit: false } } } });
+      await noCode.post(`${base}/Product`, { name: 'x', brand: { name: `Secret ${base}`, code: 'S' } }).expect(403);
+      // under `own`, another user's brand is not found: the new one collides on the unique name
+      const own = await userWith({ scopes: { Product: { create: true, read: 'all' }, Brand: { create: true, read: 'own' } } });
+      await own.post(`${base}/Product`, { name: 'x', brand: { name: `Secret ${base}` } }).expect(409);
+      const mine = (await own.post(`${base}/Product`, { name: 'y', brand: { name: `Own ${base}` } }).expect(200)).body;
+      const again = (await own.post(`${base}/Product`, { name: 'z', brand: { name: `Own ${base}` } }).expect(200)).body;
+      expect(again.brandId).toBe(mine.brandId);
+      expect(mine.brandId).not.toBe(secret.id);
+    });
+
     it('never lets a non-admin write users or roles, whatever the role says', async () => {
       const u = await userWith({ scopes: { User: { read: 'all', create: true, edit: 'all', delete: 'all' }, Role: { read: 'all', create: true, edit: 'all' } } });
       await u.post(`${base}/User`, { userName: 'evil', password: 'x', isAdmin: true }).expect(403);
