@@ -28,6 +28,7 @@ import { ThrottleStore, THROTTLE_TABLES } from './sql/throttle-store';
 import { LoginThrottle } from './auth/login-throttle';
 import { translateOutage } from './sql/dialects/shared';
 import { Repository } from './sql/repository';
+import { openCacheEvents, type CacheEvent } from './sql/cache-events';
 import { planSchema, syncSchema, type AuxiliaryTable, type SchemaStep } from './sql/schema-sync';
 
 export interface EntityApiOptions {
@@ -146,7 +147,7 @@ function installUserHooks(registry: Registry, auth: () => AuthService, passwordC
   registry.onRecord('beforeCreate', 'User', hashInBody);
   registry.onRecord('beforeUpdate', 'User', hashInBody);
   registry.onRecord('afterUpdate', 'User', async ({ id, existing, record }) => {
-    auth().forgetUser(id as string);
+    await auth().forgetUser(id as string);
     if (existing && record && existing.isActive !== record.isActive) await auth().revokeUser(id as string);
   });
   registry.onRecord('beforeUpdate', 'User', async ({ id, data }) => {
@@ -197,7 +198,9 @@ export function createEntityApi(options: EntityApiOptions): EntityApi {
     repository: (name: string) => repositories.get(name) as Repository,
   };
   for (const m of schema.entities.values()) repositories.set(m.name, new Repository(env, m));
-  const auth = new AuthService(new AuthStore(database, schema.entity('User') as EntityModel, schema.entity('Role') as EntityModel), options.auth);
+  const cacheEvents = openCacheEvents(database);
+  const announce = (event: CacheEvent) => cacheEvents.publish(event).catch(() => undefined);
+  const auth = new AuthService(new AuthStore(database, schema.entity('User') as EntityModel, schema.entity('Role') as EntityModel), options.auth, announce);
   authService = auth;
   const throttle = new LoginThrottle(new ThrottleStore(database), options.auth?.throttle);
   const jobStore = new JobStore(database, schema.entity('Job') as EntityModel);
@@ -216,7 +219,12 @@ export function createEntityApi(options: EntityApiOptions): EntityApi {
   const checkRole = ({ data }: { data?: Record<string, unknown> }) => assertRoleShape(data ?? {});
   registry.onRecord('beforeCreate', 'Role', checkRole);
   registry.onRecord('beforeUpdate', 'Role', checkRole);
-  for (const hook of ['afterUpdate', 'afterDelete'] as const) registry.onRecord(hook, 'Role', ({ id }) => accessService.forgetRole(id as string));
+  for (const hook of ['afterUpdate', 'afterDelete'] as const) {
+    registry.onRecord(hook, 'Role', async ({ id }) => {
+      accessService.forgetRole(id as string);
+      await announce({ kind: 'role', id: id as string });
+    });
+  }
   const logger = options.logger ?? consoleLogger;
 
   // Built once, kept as text: every caller gets its own copy, so nothing can change what is served.
@@ -240,6 +248,13 @@ export function createEntityApi(options: EntityApiOptions): EntityApi {
   const ready = () =>
     (readyPromise ??= (async () => {
       await syncSchema(database, schema, registry.tables);
+      await cacheEvents.start({
+        onEvent: (event) => (event.kind === 'role' ? accessService.forgetRole(event.id) : auth.forget(event)),
+        onReset: () => {
+          auth.forgetAll();
+          accessService.forgetAll();
+        },
+      });
       if (options.admin) await ensureAdmin({ repository: () => repositories.get('User') as never }, options.admin);
       for (const fn of registry.readyCallbacks) await fn();
       await jobs.start(options.jobs?.worker !== false);
@@ -290,6 +305,7 @@ export function createEntityApi(options: EntityApiOptions): EntityApi {
       for (const fn of [...registry.closeCallbacks].reverse()) await fn();
       if (readyPromise) await readyPromise.catch(() => undefined);
       await jobs.stop();
+      await cacheEvents.close();
       await database.close();
     },
   };

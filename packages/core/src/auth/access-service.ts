@@ -2,8 +2,9 @@ import type { ContextUser } from '../context';
 import { UserAccess, type RoleData } from './access-control';
 
 /**
- * Resolves a user's rights from their roles. Roles are cached for a few seconds; a role changed
- * through this process is forgotten at once, through another within the cache time.
+ * Resolves a user's rights from their roles. Roles are cached for a few seconds; a changed role is
+ * forgotten at once by every process told of it (`forgetRole`, through the database's cache
+ * events), and within the cache time by one that missed the news.
  */
 export class AccessService {
   private readonly cache = new Map<string, { role: RoleData; at: number }>();
@@ -30,5 +31,9 @@ export class AccessService {
 
   forgetRole(id: string): void {
     this.cache.delete(id);
+  }
+
+  forgetAll(): void {
+    this.cache.clear();
   }
 }

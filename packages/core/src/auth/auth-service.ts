@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { ContextUser } from '../context';
 import { ApiError } from '../errors';
 import type { AuthStore, StoredUser } from '../sql/auth-store';
+import type { CacheEvent } from '../sql/cache-events';
 import { uuidv7 } from '../util/uuid';
 import type { ThrottleOptions } from './login-throttle';
 import { verifyPassword } from './password';
@@ -64,6 +65,8 @@ export class AuthService {
   constructor(
     private readonly store: AuthStore,
     private readonly options: AuthOptions = {},
+    /** Tells the other processes of the database to drop what they cached (see CacheEvents). */
+    private readonly announce: (event: CacheEvent) => Promise<void> = async () => undefined,
   ) {
     this.cacheMs = (options.tokenCacheSeconds ?? 5) * 1000;
   }
@@ -151,21 +154,36 @@ export class AuthService {
     return unauthorized(message);
   }
 
-  /** Revokes one token. */
+  /** Revokes one token, in every process of the database. */
   async revoke(token: string): Promise<void> {
     const hash = hashToken(token);
     this.cache.delete(hash);
     await this.store.deleteToken(hash);
+    await this.announce({ kind: 'token', id: hash });
   }
 
   /** Revokes every token of a user (password change, deactivation). */
   async revokeUser(userId: string): Promise<void> {
-    this.forgetUser(userId);
+    this.forget({ kind: 'user', id: userId });
     await this.store.deleteUserTokens(userId);
+    await this.announce({ kind: 'user', id: userId });
   }
 
-  /** Forgets cached users after a change to a user record (name, admin flag, activity). */
-  forgetUser(userId: string): void {
-    for (const [hash, entry] of this.cache) if (entry.user.id === userId || entry.actor?.id === userId) this.cache.delete(hash);
+  /** Forgets cached users after a change to a user record (name, admin flag, activity), in every process. */
+  async forgetUser(userId: string): Promise<void> {
+    this.forget({ kind: 'user', id: userId });
+    await this.announce({ kind: 'user', id: userId });
+  }
+
+  /** Drops this process's cached entries of a token (by hash) or of a user. */
+  forget(event: CacheEvent): void {
+    if (event.kind === 'token') this.cache.delete(event.id);
+    if (event.kind !== 'user') return;
+    for (const [hash, entry] of this.cache) if (entry.user.id === event.id || entry.actor?.id === event.id) this.cache.delete(hash);
+  }
+
+  /** Drops every cached token (invalidations may have been missed). */
+  forgetAll(): void {
+    this.cache.clear();
   }
 }
