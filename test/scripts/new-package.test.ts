@@ -34,7 +34,7 @@ describe('scripts/new-package.js', () => {
       peerDependencies: { '@entity-records/core': '1.2.3' },
       devDependencies: { '@entity-records/core': '1.2.3' },
     });
-    expect(fs.readFileSync(path.join(dir, 'src/index.ts'), 'utf8')).toMatch(/export default definePlugin<AuditLogOptions \| undefined>\(\{\n  name: '@entity-records\/audit-log'/);
+    expect(fs.readFileSync(path.join(dir, 'src/index.ts'), 'utf8')).toMatch(/export default definePlugin<AuditLogOptions \| undefined>\(\{\n {2}name: '@entity-records\/audit-log'/);
     const build = JSON.parse(fs.readFileSync(path.join(root, 'tsconfig.build.json'), 'utf8'));
     expect(build.references).toEqual([{ path: 'packages/core' }, { path: 'packages/audit-log' }, { path: 'examples/pim' }]);
   });

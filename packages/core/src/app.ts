@@ -170,8 +170,8 @@ export function createEntityApi(options: EntityApiOptions): EntityApi {
   for (const def of CORE_ENTITIES) registry.addEntity(def);
   for (const def of options.entities) registry.addEntity(def);
   // Core's own hooks first: plugins never see a password before it is hashed.
-  let authService: AuthService | undefined;
-  installUserHooks(registry, () => authService as AuthService, options.auth?.passwordCost);
+  // The hooks run at request time, when `auth` (made below, once the schema is known) exists.
+  installUserHooks(registry, () => auth, options.auth?.passwordCost);
   registerPlugins(options.plugins ?? [], registry);
   const schema = normalizeDefinitions(registry.entities);
   for (const model of schema.entities.values()) for (const fn of registry.entityCallbacks) fn(model);
@@ -201,7 +201,6 @@ export function createEntityApi(options: EntityApiOptions): EntityApi {
   const cacheEvents = openCacheEvents(database);
   const announce = (event: CacheEvent) => cacheEvents.publish(event).catch(() => undefined);
   const auth = new AuthService(new AuthStore(database, schema.entity('User') as EntityModel, schema.entity('Role') as EntityModel), options.auth, announce);
-  authService = auth;
   const throttle = new LoginThrottle(new ThrottleStore(database), options.auth?.throttle);
   const jobStore = new JobStore(database, schema.entity('Job') as EntityModel);
   const usePgBoss = (options.jobs?.queue ?? (database.dialect.name === 'postgres' ? 'pg-boss' : 'in-process')) === 'pg-boss';

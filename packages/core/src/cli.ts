@@ -56,6 +56,7 @@ function parseArguments(argv: readonly string[]): Arguments {
 
 async function importModule(file: string): Promise<unknown> {
   try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- a CommonJS config module, loaded by path at run time
     return require(file) as unknown;
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;

@@ -1,7 +1,7 @@
 import type { UserAccess } from './auth/access-control';
 
 /** Values plugins add to the request context, by declaration merging. */
-// eslint-disable-next-line @typescript-eslint/no-empty-interface
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- filled by declaration merging
 export interface RequestContextVariables {}
 
 /** The user a request acts for. */

@@ -17,11 +17,11 @@ export const FIELD_TYPES = [
 export type FieldType = (typeof FIELD_TYPES)[number];
 
 /** Options a plugin may add to every field (for example `isMultilang`). */
-// eslint-disable-next-line @typescript-eslint/no-empty-interface
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- filled by declaration merging
 export interface FieldAttributes {}
 
 /** Options a plugin may add to every entity. */
-// eslint-disable-next-line @typescript-eslint/no-empty-interface
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- filled by declaration merging
 export interface EntityAttributes {}
 
 export interface FieldDefinition extends FieldAttributes {
@@ -73,17 +73,17 @@ export interface EntityDefinition extends EntityAttributes {
   description?: string;
 }
 
-type ValueOf<F extends FieldDefinition> = F['type'] extends 'int' | 'float'
+type ValueOf<TField extends FieldDefinition> = TField['type'] extends 'int' | 'float'
   ? number
-  : F['type'] extends 'bool'
+  : TField['type'] extends 'bool'
     ? boolean
-    : F['type'] extends 'multiEnum'
+    : TField['type'] extends 'multiEnum'
       ? string[]
-      : F['type'] extends 'jsonObject'
+      : TField['type'] extends 'jsonObject'
         ? Record<string, unknown>
-        : F['type'] extends 'enum'
-          ? F['options'] extends readonly (infer O)[]
-            ? O
+        : TField['type'] extends 'enum'
+          ? TField['options'] extends readonly (infer TOption)[]
+            ? TOption
             : string
           : string;
 

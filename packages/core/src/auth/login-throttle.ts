@@ -35,7 +35,7 @@ export class LoginThrottle {
   }
 
   /** Runs a sign-in attempt unless blocked; records its failure (401) when it fails. */
-  async attempt<T>(userName: string, address: string, fn: () => Promise<T>): Promise<T> {
+  async attempt<TResult>(userName: string, address: string, fn: () => Promise<TResult>): Promise<TResult> {
     const keys = this.keys(userName, address);
     const now = Date.now();
     const until = await this.store.blockedUntil(keys, now);

@@ -103,7 +103,7 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
   }
 
   /** @internal Driver errors become API errors: unique → 409, lost connection → 503. */
-  async translated<T>(fn: () => Promise<T>): Promise<T> {
+  async translated<TResult>(fn: () => Promise<TResult>): Promise<TResult> {
     try {
       return await fn();
     } catch (error) {

@@ -10,8 +10,8 @@ const q = (name: string) => `"${name.replaceAll('"', '""')}"`;
 /** Largest number of bound values one statement gets (SQLite allows 32766, PostgreSQL 65535). */
 const MAX_BINDINGS = 30_000;
 
-function chunks<T>(items: readonly T[], size: number): T[][] {
-  const out: T[][] = [];
+function chunks<TItem>(items: readonly TItem[], size: number): TItem[][] {
+  const out: TItem[][] = [];
   for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
   return out;
 }

@@ -26,8 +26,8 @@ const CATEGORIES = 205;
 describe.each(TEST_DBS)('list parameters on %s', (kind) => {
   let t: TestApi;
   const brandIds: Record<string, string> = {};
-  let sorted: Row[] = []; // the PRODUCTS as created, with their ids
-  let paged: string[] = []; // ids of records with equal sort values, in creation order
+  const sorted: Row[] = []; // the PRODUCTS as created, with their ids
+  const paged: string[] = []; // ids of records with equal sort values, in creation order
 
   beforeAll(async () => {
     t = await startTestApi(kind, { entities: testEntities });

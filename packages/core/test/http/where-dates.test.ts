@@ -14,7 +14,6 @@ const ZONES: [string | undefined, number][] = [
 ];
 const DAY = 86_400_000;
 const HOUR = 3_600_000;
-const pad = (n: number) => String(n).padStart(2, '0');
 const iso = (ms: number) => new Date(ms).toISOString();
 const localDate = (ms: number, offsetMin: number) => iso(ms + offsetMin * 60_000).slice(0, 10);
 const addDays = (date: string, days: number) => iso(Date.parse(`${date}T00:00:00Z`) + days * DAY).slice(0, 10);

@@ -283,7 +283,7 @@ function schemaChecker(doc: Doc) {
   ajv.addFormat('date-time', /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/);
   const local = (schema: unknown) => JSON.parse(JSON.stringify(schema).replaceAll('"#/components/', '"openapi#/components/'));
   ajv.addSchema(local({ $id: 'openapi', components: doc.components }));
-  const resolve = <T>(value: T & { $ref?: string }): T =>
+  const resolve = <TValue>(value: TValue & { $ref?: string }): TValue =>
     (value.$ref ? value.$ref.split('/').slice(1).reduce<unknown>((o, k) => (o as Record<string, unknown>)[k], doc) : value) as T;
   const check = (schema: unknown, body: unknown, what: string) => {
     const validate = ajv.compile(local(schema));

@@ -38,7 +38,7 @@ export interface Dialect {
   /** Reads tables, columns and index names of the current schema. */
   introspect(db: Knex | Knex.Transaction): Promise<Introspection>;
   /** Runs schema changes under a lock so that several processes can start at once. */
-  withSchemaLock<T>(db: Knex, fn: (trx: Knex.Transaction) => Promise<T>): Promise<T>;
+  withSchemaLock<TResult>(db: Knex, fn: (trx: Knex.Transaction) => Promise<TResult>): Promise<TResult>;
   /** Driver error → ApiError, or undefined when it is not a known database condition. */
   translateError(error: unknown, context: ErrorContext): ApiError | undefined;
 }
