@@ -284,7 +284,7 @@ function schemaChecker(doc: Doc) {
   const local = (schema: unknown) => JSON.parse(JSON.stringify(schema).replaceAll('"#/components/', '"openapi#/components/'));
   ajv.addSchema(local({ $id: 'openapi', components: doc.components }));
   const resolve = <TValue>(value: TValue & { $ref?: string }): TValue =>
-    (value.$ref ? value.$ref.split('/').slice(1).reduce<unknown>((o, k) => (o as Record<string, unknown>)[k], doc) : value) as T;
+    (value.$ref ? value.$ref.split('/').slice(1).reduce<unknown>((o, k) => (o as Record<string, unknown>)[k], doc) : value) as TValue;
   const check = (schema: unknown, body: unknown, what: string) => {
     const validate = ajv.compile(local(schema));
     const valid = validate(body);
