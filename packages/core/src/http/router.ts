@@ -10,7 +10,9 @@ import { errorHandler, type Logger } from './error-handler';
 import { mountRecordRoutes, type RepositoryLookup } from './record-routes';
 import { mountBulkRoutes } from './bulk-routes';
 import type { JobService } from '../jobs/job-service';
-import { requestContext } from './request-context';
+import { readRecordHeaders, requestContext } from './request-context';
+import { mountAttributeRoutes } from './attribute-routes';
+import type { AttributeEndpoints } from '../attributes/endpoints';
 import { toHandler } from './to-handler';
 
 export interface RouterParts {
@@ -24,6 +26,10 @@ export interface RouterParts {
   jobs: JobService;
   routes: RouteInstaller[];
   publicRoutes: RouteInstaller[];
+  /** The simple attribute endpoints. */
+  attributes: AttributeEndpoints;
+  /** Instance languages, main first (the `language` header). */
+  languages: readonly string[];
   maxBodySize: string | number;
   /** Paths (below the base) whose bodies another parser reads (multipart). */
   rawBodyPaths?: (path: string) => boolean;
@@ -36,7 +42,9 @@ export interface RouterParts {
 function generationRouter(generation: 'A' | 'B', parts: RouterParts): Router {
   const router = express.Router();
   router.use((req, _res, next) => {
-    requestContext(req).generation = generation;
+    const ctx = requestContext(req);
+    ctx.generation = generation;
+    readRecordHeaders(req, ctx, parts.languages);
     next();
   });
   router.use(jsonBody({ generation, limit: parts.maxBodySize, exempt: parts.rawBodyPaths }));
@@ -49,6 +57,7 @@ function generationRouter(generation: 'A' | 'B', parts: RouterParts): Router {
   if (generation === 'B') router.get('/Metadata', metadata);
   for (const install of parts.routes) install(router, { generation });
   mountBulkRoutes(router, parts.repository, parts.jobs, generation);
+  mountAttributeRoutes(router, parts.repository, parts.attributes);
   mountRecordRoutes(router, parts.repository, generation);
   router.use((req, _res, next) => {
     next(new ApiError('CORE_ROUTE_NOT_FOUND', `No route ${req.method} ${req.baseUrl}${req.path}`));

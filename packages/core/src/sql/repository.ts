@@ -1,6 +1,8 @@
 import type { Knex } from 'knex';
 import type { UserAccess } from '../auth/access-control';
 import { forbidden } from '../auth/access-control';
+import type { LinkObjectResolver } from '../attributes/apply-plan';
+import type { RecordAttributes } from '../attributes/record-attributes';
 import type { RequestContext } from '../context';
 import type { ApiRecord } from '../declarations';
 import type { EntityModel, FieldModel, SchemaModel } from '../definition/normalize';
@@ -30,6 +32,10 @@ export interface FindParams {
   totalOnly?: boolean;
   /** Only the page, without the count query. */
   collectionOnly?: boolean;
+  /** Attributes (ids or codes) whose values the page shows; they may be sorted by. */
+  attributes?: readonly string[];
+  /** Every attribute each record has (with `Flatten-Attributes: true`). */
+  allAttributes?: boolean;
 }
 
 export interface FindResult<TRecord = ApiRecord> {
@@ -54,6 +60,8 @@ export interface RepositoryEnvironment {
   accessFor: (user: RequestContext['user']) => Promise<UserAccess>;
   /** The repository of another entity type (link targets). */
   repository: (entity: string) => Repository;
+  /** Attribute values of records (entity types with `hasAttributes`). */
+  attributes?: RecordAttributes;
 }
 
 /** System columns that are never NULL (the default sort is `id`). */
@@ -163,8 +171,9 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
     asNonNegativeInt(offset, 'offset');
     const { access, scope } = await this.guard.scope(ctx, 'read');
     const fields = this.guard.readable(access, this.selectFields(params.select), !!params.select?.length);
-    const sort = this.sortField(params.sortBy);
-    if (!this.guard.canRead(access, sort)) throw forbidden(`Not allowed to sort by ${this.model.name}.${sort.name}`);
+    const attributes = await this.env.attributes?.listQuery(ctx, this.model, params);
+    const sort = attributes?.sort ? undefined : this.sortField(params.sortBy);
+    if (sort && !this.guard.canRead(access, sort)) throw forbidden(`Not allowed to sort by ${this.model.name}.${sort.name}`);
     const whereCtx: WhereContext = {
       schema,
       dialect: this.dialect,
@@ -172,8 +181,10 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
       onField: (field) => {
         if (!this.guard.canRead(access, field)) throw forbidden(`Not allowed to filter by ${this.model.name}.${field.name}`);
       },
+      attribute: attributes?.condition,
     };
     const filter = (qb: Knex.QueryBuilder) => {
+      attributes?.join(qb);
       applyWhere(qb, params.where ?? [], whereCtx);
       if (scope.read === 'own') this.guard.ownOnly(ctx, qb);
       scopeTo?.(qb);
@@ -191,18 +202,20 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
           result.list = [];
         } else {
           // A link sorts by its target's name, which needs its join even when not selected.
-          const joined = fields.includes(sort) ? fields : [...fields, sort];
+          const joined = !sort || fields.includes(sort) ? fields : [...fields, sort];
           const qb = selectRecords(this.db, schema, this.dialect, this.model, joined);
           filter(qb);
           const direction = params.asc === false ? 'desc' : 'asc';
           // NULL sorts as the smallest value on both databases.
           // (knex's own nulls option drops the column on SQLite; both databases know NULLS FIRST/LAST.)
           // Columns that are never NULL get no NULLS clause, so PostgreSQL can page along their index.
-          const nulls = NEVER_NULL.has(sort.name) ? '' : ` nulls ${direction === 'asc' ? 'first' : 'last'}`;
-          qb.orderByRaw(`? ${direction}${nulls}`, [sortColumn(this.db, schema, this.model, sort)]);
-          if (sort.name !== 'id') qb.orderBy(`${this.model.table}.id`, direction);
+          const nulls = sort && NEVER_NULL.has(sort.name) ? '' : ` nulls ${direction === 'asc' ? 'first' : 'last'}`;
+          const by = sort ? sortColumn(this.db, schema, this.model, sort) : (attributes?.sort as Knex.Raw);
+          qb.orderByRaw(`? ${direction}${nulls}`, [by]);
+          if (sort?.name !== 'id') qb.orderBy(`${this.model.table}.id`, direction);
           const rows = await qb.offset(offset).limit(maxSize);
           result.list = (await this.hydrate(this.db, fields, rows)) as TRecord[];
+          await this.env.attributes?.present(ctx, this.model, result.list, { mode: 'list', query: attributes });
         }
       }
       return result;
@@ -215,6 +228,7 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
     const fields = this.guard.readable(access, this.selectFields(options.select), !!options.select?.length);
     const record = await this.visible(ctx, id, fields);
     await this.env.hooks.run('afterRead', { ctx, model: this.model, id, record });
+    await this.env.attributes?.present(ctx, this.model, [record], { mode: 'single' });
     return record as TRecord;
   }
 
@@ -241,8 +255,8 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
     return target.find(ctx, params, scope);
   }
 
-  /** A record the caller may see, else 404 (no existence oracle for `own`); 403 without read rights. */
-  private async visible(ctx: RequestContext, id: string, fields = this.readable): Promise<ApiRecord> {
+  /** @internal A record the caller may see, else 404 (no existence oracle for `own`); 403 without read rights. */
+  async visible(ctx: RequestContext, id: string, fields = this.readable): Promise<ApiRecord> {
     const { scope } = await this.guard.scope(ctx, 'read');
     // Ownership is judged on createdBy / assignedUser even when the caller selected neither.
     const owners = scope.read === 'own' ? this.readable.filter((f) => f.name === 'createdBy' || f.name === 'assignedUser') : [];
@@ -326,14 +340,23 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
     // Rights and before-hooks may read the database: settle them before the transaction holds
     // a connection (SQLite has one).
     await this.guard.scope(ctx, 'create');
-    const input = { ...body };
+    const attributes = await this.env.attributes?.prepareWrite(ctx, this.model, body);
+    const input = { ...(attributes?.body ?? body) };
     await this.env.hooks.run('beforeCreate', { ctx, model: this.model, data: input });
     const after: AfterCommit = [];
-    const id = await this.translated(() => this.db.transaction((trx) => this.insertWithin(trx, ctx, input, after, true)));
+    const id = await this.translated(() =>
+      this.db.transaction(async (trx) => {
+        const created = await this.insertWithin(trx, ctx, input, after, true);
+        await attributes?.apply(trx, created, this.linkObjectResolver(ctx, after));
+        return created;
+      }),
+    );
     for (const fn of after) await fn();
     const record = (await this.findById(this.db, id)) as ApiRecord;
     await this.env.hooks.run('afterCreate', { ctx, model: this.model, id, record });
-    return (await this.guard.present(ctx, record, this.readable)) as TRecord;
+    const shown = await this.guard.present(ctx, record, this.readable);
+    await this.env.attributes?.present(ctx, this.model, [shown], { mode: 'single' });
+    return shown as TRecord;
   }
 
   /**
@@ -382,10 +405,9 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
 
   /** Changes the fields present in the body; an update that changes nothing writes nothing. */
   async update(ctx: RequestContext, id: string, body: Record<string, unknown>): Promise<TRecord> {
-    const existing = await this.visible(ctx, id);
-    const { access, scope } = await this.guard.scope(ctx, 'edit');
-    this.guard.assertLevel(ctx, scope.edit, existing, 'edit');
-    const input = { ...body };
+    const { existing, access } = await this.editable(ctx, id);
+    const attributes = await this.env.attributes?.prepareWrite(ctx, this.model, body);
+    const input = { ...(attributes?.body ?? body) };
     if (input.id !== undefined && input.id !== id) {
       throw new ApiError('CORE_READ_ONLY_FIELD', 'id cannot be changed', {
         details: { issues: [{ path: ['id'], code: 'read_only', message: 'id cannot be changed' }] },
@@ -403,7 +425,8 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
         await this.resolveLinkObjects(trx, ctx, objects, values, after);
         this.guard.assertEditable(access, values, existing);
         const changed = new Map([...values].filter(([field, value]) => !sameValue(field, existing[field.key], value)));
-        if (changed.size === 0) return;
+        const attributesChanged = (await attributes?.apply(trx, id, this.linkObjectResolver(ctx, after))) ?? false;
+        if (changed.size === 0 && !attributesChanged) return;
         const { row, links } = this.toRow(changed);
         Object.assign(row, this.modifiedBy(ctx));
         await assertLinkTargets(trx, this.env.schema, this.dialect, changed);
@@ -419,7 +442,26 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
     for (const fn of after) await fn();
     const record = (await this.findById(this.db, id)) as ApiRecord;
     await this.env.hooks.run('afterUpdate', { ctx, model: this.model, id, record, existing });
-    return (await this.guard.present(ctx, record, this.readable)) as TRecord;
+    const shown = await this.guard.present(ctx, record, this.readable);
+    await this.env.attributes?.present(ctx, this.model, [shown], { mode: 'single' });
+    return shown as TRecord;
+  }
+
+  /** @internal A record the caller may edit: visible (404) and within the edit right (403). */
+  async editable(ctx: RequestContext, id: string): Promise<{ existing: ApiRecord; access: UserAccess }> {
+    const existing = await this.visible(ctx, id);
+    const { access, scope } = await this.guard.scope(ctx, 'edit');
+    this.guard.assertLevel(ctx, scope.edit, existing, 'edit');
+    return { existing, access };
+  }
+
+  /** Find-or-create of a link object named in an attribute value, inside the write's transaction. */
+  private linkObjectResolver(ctx: RequestContext, after: AfterCommit): LinkObjectResolver {
+    return async (trx, field, object) => {
+      const values = new Map<FieldModel, unknown>();
+      await this.resolveLinkObjects(trx, ctx, new Map([[field, [object]]]), values, after);
+      return values.get(field) as string;
+    };
   }
 
   /** Soft-deletes (the row stays, invisible, and frees its unique values) or removes the row. */
@@ -432,6 +474,7 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
       this.db.transaction(async (trx) => {
         if (options.permanently) {
           await detachEverywhere(trx, this.env.schema, this.model, id);
+          await this.env.attributes?.onPermanentDelete(trx, this.model, id);
           await trx(this.model.table).delete().where({ id });
         } else {
           await trx(this.model.table)
