@@ -1,7 +1,6 @@
 import type { Knex } from 'knex';
 import type { UserAccess } from '../auth/access-control';
 import { forbidden } from '../auth/access-control';
-import type { LinkObjectResolver } from '../attributes/apply-plan';
 import type { RecordAttributes } from '../attributes/record-attributes';
 import type { RequestContext } from '../context';
 import type { ApiRecord } from '../declarations';
@@ -13,7 +12,9 @@ import { nowDateTime } from '../time';
 import { uuidv7 } from '../util/uuid';
 import type { Database } from './database';
 import { databaseUnavailable, isConnectionError } from './dialects/shared';
-import { assertOptionsInList, findMatching, matchFields, optionListId, severalMatches, splitLinkObjects, type LinkObjects } from './link-resolver';
+import { assertOptionsInList, splitLinkObjects } from './link-resolver';
+import { linkObjectResolver, resolveLinkObjects } from './link-objects';
+import { restoreRecords } from './restore';
 import { assertLinkTargets, currentLinkIds, detachEverywhere, writeMultipleLink } from './link-writes';
 import { decodeRows, live, loadMultipleLinks, outputKeys, selectRecords, shapeRecord, sortColumn } from './read-query';
 import { RecordGuard, sameValue } from './record-guard';
@@ -68,7 +69,7 @@ export interface RepositoryEnvironment {
 const NEVER_NULL = new Set(['id', 'createdAt', 'modifiedAt']);
 
 /** Work to run once the transaction that wrote the records has committed (after-hooks). */
-type AfterCommit = (() => Promise<void>)[];
+export type AfterCommit = (() => Promise<void>)[];
 
 /** Restricts a query of the target entity to the records linked to one source record. */
 type LinkScope = (qb: Knex.QueryBuilder) => void;
@@ -310,31 +311,6 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
     }
   }
 
-  /**
-   * Finds or creates the records named by link objects, inside the caller's transaction, and
-   * puts their ids into `values`. Several matches for one object are a 409.
-   */
-  private async resolveLinkObjects(trx: Knex.Transaction, ctx: RequestContext, objects: LinkObjects, values: Map<FieldModel, unknown>, after: AfterCommit) {
-    for (const [field, items] of objects) {
-      const target = this.env.repository(field.target as string);
-      const listId = await optionListId(trx, this.env.schema, this.dialect, field);
-      const ids: string[] = [];
-      for (const item of items) {
-        if (typeof item === 'string') {
-          ids.push(item);
-          continue;
-        }
-        const object = item as Record<string, unknown>;
-        matchFields(field, target.model, object);
-        const match = [...target.validate(object, 'update')];
-        const found = await findMatching(trx, this.dialect, target.model, match, listId);
-        if (found.length > 1) throw severalMatches(field, target.model);
-        ids.push(found[0] ?? (await target.insertWithin(trx, ctx, listId ? { ...object, extensibleEnumId: listId } : object, after)));
-      }
-      values.set(field, field.type === 'link' ? ids[0] : [...new Set([...((values.get(field) as string[]) ?? []), ...ids])]);
-    }
-  }
-
   /** Creates a record; the body may carry an `id` of 1 to 64 characters `[A-Za-z0-9_-]`. */
   async create(ctx: RequestContext, body: Record<string, unknown>): Promise<TRecord> {
     // Rights and before-hooks may read the database: settle them before the transaction holds
@@ -347,7 +323,7 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
     const id = await this.translated(() =>
       this.db.transaction(async (trx) => {
         const created = await this.insertWithin(trx, ctx, input, after, true);
-        await attributes?.apply(trx, created, this.linkObjectResolver(ctx, after));
+        await attributes?.apply(trx, created, linkObjectResolver(this, ctx, after));
         return created;
       }),
     );
@@ -363,7 +339,8 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
    * The create inside a transaction the caller owns (also find-or-create of linked records,
    * whose before-hooks run inside that transaction).
    */
-  private async insertWithin(
+  /** @internal */
+  async insertWithin(
     trx: Knex.Transaction,
     ctx: RequestContext,
     body: Record<string, unknown>,
@@ -383,7 +360,7 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
     const sent = new Set([...Object.keys(data), ...[...objects.keys()].map((f) => f.key)]);
     this.guard.assertEditable(access, new Map([...values].filter(([f]) => sent.has(f.key))), undefined);
     for (const field of objects.keys()) this.guard.assertEditable(access, new Map([[field, null]]), undefined);
-    await this.resolveLinkObjects(trx, ctx, objects, values, after);
+    await resolveLinkObjects(this, { trx, ctx, after }, objects, values);
     const { row, links } = this.toRow(values);
     const now = nowDateTime();
     const [userId, actorId] = [ctx.user?.id ?? null, ctx.actor?.id ?? null];
@@ -422,10 +399,10 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
     const after: AfterCommit = [];
     await this.translated(() =>
       this.db.transaction(async (trx) => {
-        await this.resolveLinkObjects(trx, ctx, objects, values, after);
+        await resolveLinkObjects(this, { trx, ctx, after }, objects, values);
         this.guard.assertEditable(access, values, existing);
         const changed = new Map([...values].filter(([field, value]) => !sameValue(field, existing[field.key], value)));
-        const attributesChanged = (await attributes?.apply(trx, id, this.linkObjectResolver(ctx, after))) ?? false;
+        const attributesChanged = (await attributes?.apply(trx, id, linkObjectResolver(this, ctx, after))) ?? false;
         if (changed.size === 0 && !attributesChanged) return;
         const { row, links } = this.toRow(changed);
         Object.assign(row, this.modifiedBy(ctx));
@@ -455,15 +432,6 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
     return { existing, access };
   }
 
-  /** Find-or-create of a link object named in an attribute value, inside the write's transaction. */
-  private linkObjectResolver(ctx: RequestContext, after: AfterCommit): LinkObjectResolver {
-    return async (trx, field, object) => {
-      const values = new Map<FieldModel, unknown>();
-      await this.resolveLinkObjects(trx, ctx, new Map([[field, [object]]]), values, after);
-      return values.get(field) as string;
-    };
-  }
-
   /** Soft-deletes (the row stays, invisible, and frees its unique values) or removes the row. */
   async delete(ctx: RequestContext, id: string, options: { permanently?: boolean } = {}): Promise<void> {
     const existing = await this.visible(ctx, id);
@@ -488,24 +456,6 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
 
   /** Brings soft-deleted records back; one that would collide with a live unique value is an error. */
   async restore(ctx: RequestContext, ids: readonly string[]): Promise<RestoreResult> {
-    const { scope } = await this.guard.scope(ctx, 'delete');
-    const result: RestoreResult = { restored: 0, errors: [] };
-    for (const id of ids) {
-      try {
-        const count = await this.translated(() => {
-          const qb = this.db(this.model.table)
-            .update({ deleted: live(this.dialect), ...this.modifiedBy(ctx) })
-            .where({ id: String(id), deleted: this.dialect.toDb('bool', true) });
-          if (scope.delete === 'own') this.guard.ownOnly(ctx, qb);
-          return qb;
-        });
-        if (count === 0) throw notFound(this.model.name, String(id));
-        result.restored += 1;
-      } catch (error) {
-        if (!(error instanceof ApiError)) throw error;
-        result.errors.push({ id: String(id), code: error.code, message: error.message });
-      }
-    }
-    return result;
+    return restoreRecords(this, ctx, ids);
   }
 }
