@@ -1,7 +1,7 @@
-import type { Knex } from 'knex';
 import type { EntityModel, FieldModel, SchemaModel } from '../definition/normalize';
 import { ApiError, validationFailed } from '../errors';
 import type { AttributeStore } from '../sql/attribute-store';
+import type { Transaction } from '../sql/database';
 import type { Dialect } from '../sql/dialects/dialect';
 import { assertLinkTargets } from '../sql/link-writes';
 import { sameValue } from '../sql/record-guard';
@@ -9,10 +9,10 @@ import { attributeKey, hasUnit, type AttributeDef, type StoredValue } from './at
 import type { ValueChange, WritePlan } from './write-plan';
 
 /** Finds or creates the record a link object names, inside the write's transaction; returns its id. */
-export type LinkObjectResolver = (trx: Knex.Transaction, field: FieldModel, object: Record<string, unknown>) => Promise<string>;
+export type LinkObjectResolver = (trx: Transaction, field: FieldModel, object: Record<string, unknown>) => Promise<string>;
 
 export interface ApplyContext {
-  trx: Knex.Transaction;
+  trx: Transaction;
   store: AttributeStore;
   schema: SchemaModel;
   dialect: Dialect;

@@ -1,7 +1,7 @@
-import type { Knex } from 'knex';
 import type { RequestContext } from '../context';
 import type { ApiRecord } from '../declarations';
 import type { EntityModel, FieldModel } from '../definition/normalize';
+import type { QueryBuilder, SqlExpression, Transaction } from '../sql/database';
 import type { AttributeDef } from './attribute-def';
 import type { LinkObjectResolver } from './apply-plan';
 
@@ -20,11 +20,11 @@ export interface AttributeListQuery {
   /** Attributes whose values the page shows: every one the records have, or these. */
   shown: 'all' | readonly AttributeDef[] | undefined;
   /** Joins the values filters and sorting read (one left join per attribute, unique per record). */
-  join(qb: Knex.QueryBuilder): void;
+  join(qb: QueryBuilder): void;
   /** Resolves `where[…][attribute]` of an `isAttribute` condition; undefined when unknown. */
   condition(name: unknown, operator: string): AttributeCondition | undefined;
   /** The expression to sort by when `sortBy` names a listed attribute. */
-  sort?: Knex.Raw;
+  sort?: SqlExpression;
 }
 
 /** The list parameters attributes read. */
@@ -39,7 +39,7 @@ export interface AttributeListParams {
 export interface PreparedAttributeWrite {
   body: Record<string, unknown>;
   /** Writes the attribute values inside the record's transaction; true when something changed. */
-  apply(trx: Knex.Transaction, recordId: string, resolveLinkObject?: LinkObjectResolver): Promise<boolean>;
+  apply(trx: Transaction, recordId: string, resolveLinkObject?: LinkObjectResolver): Promise<boolean>;
 }
 
 /**
@@ -54,5 +54,5 @@ export interface RecordAttributes {
   /** Takes the attribute keys (`Flatten-Attributes: true`) out of a create or update body. */
   prepareWrite(ctx: RequestContext, model: EntityModel, body: Record<string, unknown>): Promise<PreparedAttributeWrite | undefined>;
   /** A record (or an attribute) removed for good takes its values along. */
-  onPermanentDelete(trx: Knex.Transaction, model: EntityModel, id: string): Promise<void>;
+  onPermanentDelete(trx: Transaction, model: EntityModel, id: string): Promise<void>;
 }

@@ -1,14 +1,13 @@
-import type { Knex } from 'knex';
 import type { RequestContext } from '../context';
 import type { ApiRecord } from '../declarations';
 import { isDerivedKey } from '../definition/validate-record';
 import type { EntityModel, SchemaModel } from '../definition/normalize';
 import type { AttributeStore } from '../sql/attribute-store';
-import type { Database } from '../sql/database';
+import type { Connection, Database, Transaction } from '../sql/database';
 import { validationFailed } from '../errors';
 import { applyPlan } from './apply-plan';
 import { languageSuffix, type AttributeDef, type LoadedValue } from './attribute-def';
-import { buildListQuery } from './list-query';
+import { buildListQuery } from '../sql/attribute-query';
 import { flattenInto, groupValues, linkTargets, valueItem, type ValueView } from './present';
 import type { AttributeListParams, AttributeListQuery, PreparedAttributeWrite, RecordAttributes } from './record-attributes';
 import { candidateNames, keyPart, planKey, WritePlan } from './write-plan';
@@ -36,7 +35,7 @@ export class AttributeService implements RecordAttributes {
     return this.options.store;
   }
 
-  private get db(): Knex {
+  private get db(): Database['knex'] {
     return this.options.database.knex;
   }
 
@@ -53,7 +52,7 @@ export class AttributeService implements RecordAttributes {
   }
 
   /** Values of records with the names of linked records: one query, plus one when links are among them. */
-  async loadValues(db: Knex | Knex.Transaction, model: EntityModel, ids: readonly string[], only?: readonly AttributeDef[]): Promise<{ values: LoadedValue[]; linkNames: Map<string, string | null> }> {
+  async loadValues(db: Connection, model: EntityModel, ids: readonly string[], only?: readonly AttributeDef[]): Promise<{ values: LoadedValue[]; linkNames: Map<string, string | null> }> {
     const values = await this.store.load(db, model, ids, only?.map((a) => a.id));
     const targets = linkTargets(values);
     return { values, linkNames: targets.size ? await this.store.linkNames(db, targets) : new Map() };
@@ -130,7 +129,7 @@ export class AttributeService implements RecordAttributes {
     };
   }
 
-  async onPermanentDelete(trx: Knex.Transaction, model: EntityModel, id: string): Promise<void> {
+  async onPermanentDelete(trx: Transaction, model: EntityModel, id: string): Promise<void> {
     if (model.def.hasAttributes) await this.store.removeRecord(trx, model, id);
     if (model.name !== 'Attribute') return;
     for (const owner of this.options.schema.entities.values()) {

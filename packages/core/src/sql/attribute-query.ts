@@ -1,10 +1,9 @@
 import type { Knex } from 'knex';
+import { attributeKey, type AttributeDef } from '../attributes/attribute-def';
+import type { AttributeCondition, AttributeListParams, AttributeListQuery } from '../attributes/record-attributes';
 import type { EntityModel, FieldModel } from '../definition/normalize';
-import type { AttributeStore } from '../sql/attribute-store';
-import { STORED_TYPE, VALUE_COLUMN } from '../sql/attribute-store';
-import { invalidQuery } from '../sql/where-values';
-import { attributeKey, type AttributeDef } from './attribute-def';
-import type { AttributeCondition, AttributeListParams, AttributeListQuery } from './record-attributes';
+import { STORED_TYPE, VALUE_COLUMN, type AttributeStore } from './attribute-store';
+import { invalidQuery } from './where-values';
 
 /** Types a list may sort by. */
 const SORTABLE = new Set(['varchar', 'text', 'int', 'float', 'bool', 'date', 'datetime', 'enum']);
