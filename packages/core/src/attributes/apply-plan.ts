@@ -132,7 +132,7 @@ export async function applyPlan(ac: ApplyContext, plan: WritePlan): Promise<bool
   }
   for (const a of plan.assign.values()) {
     if (plan.changes.has(a.id) || stored.has(`${a.id}:`)) continue;
-    await ac.store.insert(ac.trx, ac.model, [{ recordId: ac.recordId, attribute: a, language: '', value: null, unitId: null }]);
+    await ac.store.insert(ac.trx, ac.model, [{ recordId: ac.recordId, attribute: a, language: '', value: null, unitId: null }], true);
     changed = true;
   }
   const removed = [...plan.remove.values()].filter((a) => stored.has(`${a.id}:`) || rows.some((r) => r.attributeId === a.id)).map((a) => a.id);

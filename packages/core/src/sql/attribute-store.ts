@@ -232,11 +232,21 @@ export class AttributeStore {
     return { [VALUE_COLUMN[attribute.type]]: this.dialect.toDb(STORED_TYPE[attribute.type], value), unit_id: unitId };
   }
 
-  async insert(trx: Knex.Transaction, model: EntityModel, rows: { recordId: string; attribute: AttributeDef; language: string; value: unknown; unitId: string | null }[]): Promise<void> {
+  /**
+   * Inserts value rows. A row another request inserted meanwhile is overwritten (`keep: false`,
+   * the last write wins) or left as it is (`keep: true`, for attributes added without value).
+   */
+  async insert(
+    trx: Knex.Transaction,
+    model: EntityModel,
+    rows: { recordId: string; attribute: AttributeDef; language: string; value: unknown; unitId: string | null }[],
+    keep = false,
+  ): Promise<void> {
     if (rows.length === 0) return;
-    await trx(valueTableName(model)).insert(
-      rows.map((r) => ({ id: uuidv7(), record_id: r.recordId, attribute_id: r.attribute.id, language: r.language, ...this.columns(r.attribute, r.value, r.unitId) })),
-    );
+    const conflict = trx(valueTableName(model))
+      .insert(rows.map((r) => ({ id: uuidv7(), record_id: r.recordId, attribute_id: r.attribute.id, language: r.language, ...this.columns(r.attribute, r.value, r.unitId) })))
+      .onConflict(['record_id', 'attribute_id', 'language']);
+    await (keep ? conflict.ignore() : conflict.merge([...VALUE_COLUMNS, 'unit_id']));
   }
 
   async update(trx: Knex.Transaction, model: EntityModel, rowId: string, attribute: AttributeDef, value: unknown, unitId: string | null): Promise<void> {

@@ -107,6 +107,16 @@ describe.each(TEST_DBS)('simple attribute endpoints on %s', (kind) => {
       await t.del(`${base}/Product/${id}/attributeValues`).send({ attributeIds: 'x' }).expect(400);
     });
 
+    it('lets concurrent writes of one value end with one value, not a conflict', async () => {
+      const id = await newProduct(base);
+      const writes = Array.from({ length: 8 }, (_, i) => t.post(`${base}/Product/${id}/upsertAttributeValues`, [{ attributeId: a.title, value: `v${i}`, valueDeDE: `d${i}` }]));
+      const adds = Array.from({ length: 4 }, () => t.post(`${base}/Product/${id}/addAttributes`, { attributeIds: [a.title, a.size] }));
+      expect((await Promise.all([...writes, ...adds])).map((r) => r.status)).toEqual(Array(12).fill(200));
+      const values = (await t.get(`${base}/Product/${id}/attributeValues`).expect(200)).body;
+      expect(values.map((v: { attributeId: string }) => v.attributeId).sort()).toEqual([a.size, a.title].sort());
+      expect(values.find((v: { attributeId: string }) => v.attributeId === a.title).value).toMatch(/^v\d$/);
+    });
+
     it('answers 404 for an unknown record or an entity type without attributes', async () => {
       for (const path of ['/Product/nope/attributeValues', '/Brand/x/attributeValues', '/Nope/x/attributeValues']) {
         expect((await t.get(`${base}${path}`).expect(404)).body.error.code).toBe('CORE_NOT_FOUND');
