@@ -24,8 +24,8 @@ export function readRecordHeaders(req: Request, ctx: RequestContext, languages: 
   const language = req.get('language')?.trim();
   if (!language || languages.length === 0) return;
   if (language !== 'main' && !languages.includes(language)) {
-    throw new ApiError('CORE_INVALID_QUERY', `Unknown language '${language}'; the instance has ${languages.join(', ')}`, {
-      details: { header: 'language', languages },
+    throw new ApiError('CORE_INVALID_LANGUAGE', `Unknown language '${language}'; this instance has ${languages.join(', ')} (or main)`, {
+      details: { language, languages: [...languages] },
     });
   }
   ctx.language = language;

@@ -42,9 +42,7 @@ export interface RouterParts {
 function generationRouter(generation: 'A' | 'B', parts: RouterParts): Router {
   const router = express.Router();
   router.use((req, _res, next) => {
-    const ctx = requestContext(req);
-    ctx.generation = generation;
-    readRecordHeaders(req, ctx, parts.languages);
+    requestContext(req).generation = generation;
     next();
   });
   router.use(jsonBody({ generation, limit: parts.maxBodySize, exempt: parts.rawBodyPaths }));
@@ -52,6 +50,10 @@ function generationRouter(generation: 'A' | 'B', parts: RouterParts): Router {
   const sessionPaths = generation === 'B' ? ['/userSession', '/App/user'] : ['/userSession'];
   mountSessionRoutes(router, sessionPaths, parts.session);
   router.use(requireToken(parts.auth));
+  router.use((req, _res, next) => {
+    readRecordHeaders(req, requestContext(req), parts.languages);
+    next();
+  });
   const metadata = toHandler(async (req, res) => res.json(await parts.metadata(requestContext(req))));
   router.get('/metadata', metadata);
   if (generation === 'B') router.get('/Metadata', metadata);

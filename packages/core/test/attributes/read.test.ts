@@ -115,7 +115,7 @@ describe.each(TEST_DBS)('reading attributes on %s', (kind) => {
       const values = (await t.get(`${base}/Product/${product}/attributeValues`).set('language', 'de_DE').expect(200)).body;
       expect(values.find((v: { attributeId: string }) => v.attributeId === a.material).value).toBe('Holz');
       const bad = await t.get(`${base}/Product/${product}`).set(FLAT).set('language', 'fr_FR').expect(400);
-      expect(bad.body.error.code).toBe('CORE_INVALID_QUERY');
+      expect(bad.body.error.code).toBe('CORE_INVALID_LANGUAGE');
     });
 
     it('keys an attribute without code by its id', async () => {
