@@ -1,16 +1,14 @@
 import type { RequestContext } from '../context';
 import type { ApiRecord } from '../declarations';
-import { isDerivedKey } from '../definition/validate-record';
 import type { EntityModel, SchemaModel } from '../definition/normalize';
 import type { AttributeStore } from '../sql/attribute-store';
 import type { Connection, Database, Transaction } from '../sql/database';
-import { validationFailed } from '../errors';
 import { applyPlan } from './apply-plan';
 import { languageSuffix, type AttributeDef, type LoadedValue } from './attribute-def';
 import { buildListQuery } from '../sql/attribute-query';
 import { flattenInto, groupValues, linkTargets, valueItem, type ValueView } from './present';
 import type { AttributeListParams, AttributeListQuery, PreparedAttributeWrite, RecordAttributes } from './record-attributes';
-import { candidateNames, keyPart, planKey, WritePlan } from './write-plan';
+import { namesIn, planFlattenedBody, splitFlattenedBody } from './flattened-body';
 
 /** How generation B shows attributes without `Flatten-Attributes: true`. */
 export type V1AttributesFormat = 'none' | 'nested';
@@ -23,9 +21,6 @@ export interface AttributeServiceOptions {
   languages: readonly string[];
   v1AttributesFormat: V1AttributesFormat;
 }
-
-/** Keys of a flattened body that are no attribute: read-only extras a client may send back. */
-const IGNORED_KEYS = new Set(['attributesDefs', 'attributesValues']);
 
 /** Attributes of records: values shown per request, written with records, filtered and sorted in SQL. */
 export class AttributeService implements RecordAttributes {
@@ -89,42 +84,14 @@ export class AttributeService implements RecordAttributes {
   async prepareWrite(ctx: RequestContext, model: EntityModel, body: Record<string, unknown>): Promise<PreparedAttributeWrite | undefined> {
     if (!ctx.flattenAttributes || !model.def.hasAttributes) return undefined;
     const generation = ctx.generation ?? 'B';
-    const data: Record<string, unknown> = {};
-    const keys: string[] = [];
-    const control = new Set(generation === 'B' ? ['__attributes', '__attributesToRemove'] : ['__attributes']);
-    for (const [key, value] of Object.entries(body)) {
-      if (IGNORED_KEYS.has(key)) continue;
-      const own = key === 'id' || model.byKey.has(key) || model.field.has(key) || isDerivedKey(model, key);
-      if (own || (!control.has(key) && key.startsWith('__'))) data[key] = value;
-      else if (!control.has(key)) keys.push(key);
-    }
-    const assign = listOf(body.__attributes, '__attributes');
-    const remove = listOf(body.__attributesToRemove, '__attributesToRemove', generation === 'B');
-    if (keys.length === 0 && assign.length === 0 && remove.length === 0) return { body: data, apply: async () => false };
-    const suffixes = this.variantLanguages.map((l) => l.suffix);
-    const names = new Set([...keys.flatMap((k) => candidateNames(k, suffixes)), ...assign, ...remove]);
-    const found = await this.store.attributes(this.db, model.name, [...names]);
-    const plan = new WritePlan();
-    for (const key of keys) {
-      const hit = found.map((a) => ({ a, part: keyPart(key, a, this.variantLanguages) })).find((x) => x.part !== undefined);
-      if (!hit?.part) data[key] = body[key]; // not an attribute either: the record validator answers 400
-      else planKey(plan, hit.a, hit.part, key, body[key], generation);
-    }
-    const byName = (name: string, byCode: boolean) => found.find((a) => a.id === name || (byCode && a.code === name));
-    assign.forEach((name, i) => {
-      const a = byName(name, generation === 'A');
-      if (a) plan.assign.set(a.id, a);
-      else plan.issue(['__attributes', i], 'unknown_attribute', `'${name}' is not an attribute of ${model.name}`);
-    });
-    remove.forEach((name, i) => {
-      const a = byName(name, false);
-      if (a) plan.remove.set(a.id, a);
-      else plan.issue(['__attributesToRemove', i], 'unknown_attribute', `'${name}' is not an attribute of ${model.name}`);
-    });
-    plan.assertValid();
+    const split = splitFlattenedBody(model, body, generation);
+    const names = namesIn(split, this.variantLanguages.map((l) => l.suffix));
+    if (names.length === 0) return { body: split.data, apply: async () => false };
+    const found = await this.store.attributes(this.db, model.name, names);
+    const plan = planFlattenedBody(split, body, found, { model, generation, languages: this.variantLanguages });
     const { schema, database } = this.options;
     return {
-      body: data,
+      body: split.data,
       apply: (trx, recordId, resolveLinkObject) => applyPlan({ trx, store: this.store, schema, dialect: database.dialect, model, recordId, resolveLinkObject }, plan),
     };
   }
@@ -136,13 +103,4 @@ export class AttributeService implements RecordAttributes {
       if (owner.def.hasAttributes) await this.store.removeAttribute(trx, owner, id);
     }
   }
-}
-
-/** `__attributes` / `__attributesToRemove`: a list of strings (400 otherwise). */
-function listOf(value: unknown, name: string, allowed = true): string[] {
-  if (value === undefined || !allowed) return [];
-  if (!Array.isArray(value) || !value.every((v) => typeof v === 'string')) {
-    throw validationFailed(`${name} must be an array of attribute ids`, [{ path: [name], code: 'invalid_type', message: `${name} must be an array of strings` }]);
-  }
-  return value as string[];
 }

@@ -2,7 +2,8 @@ import type { Knex } from 'knex';
 import { attributeKey, type AttributeDef } from '../attributes/attribute-def';
 import type { AttributeCondition, AttributeListParams, AttributeListQuery } from '../attributes/record-attributes';
 import type { EntityModel, FieldModel } from '../definition/normalize';
-import { STORED_TYPE, VALUE_COLUMN, type AttributeStore } from './attribute-store';
+import type { AttributeStore } from './attribute-store';
+import { STORED_TYPE, VALUE_COLUMN } from './attribute-table';
 import { invalidQuery } from './where-values';
 
 /** Types a list may sort by. */
@@ -61,7 +62,7 @@ export async function buildListQuery(store: AttributeStore, db: Knex, model: Ent
   const unknown = listed.find((n) => !find(n));
   if (unknown) throw invalidQuery(`Unknown attribute '${unknown}' of ${model.name} in attributes`, { attribute: unknown });
   const shownList = listed.map((n) => find(n) as AttributeDef).filter((a, i, all) => all.indexOf(a) === i);
-  const sorted = sortName ? shownList.find((a) => matches(a, sortName) || attributeKey(a) === sortName) : undefined;
+  const sorted = sortName ? shownList.find((a) => matches(a, sortName)) : undefined;
   if (sorted && !SORTABLE.has(sorted.type)) throw invalidQuery(`Cannot sort ${model.name} by attribute '${sortName}' (${sorted.type})`, { field: sortName });
   const joined = [...new Set([...[...inWhere].map(find).filter((a): a is AttributeDef => !!a), ...(sorted ? [sorted] : [])])];
   const alias = (a: AttributeDef) => `av_${joined.indexOf(a)}`;
