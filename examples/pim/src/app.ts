@@ -43,6 +43,31 @@ async function seedLists(api: EntityApi): Promise<void> {
   }
 }
 
+/** The measures unit-bearing attributes use, with their units (the first is the default). */
+const MEASURES: Record<string, { name: string; units: { code: string; name: string; factor: number }[] }> = {
+  weight: {
+    name: 'Weight',
+    units: [
+      { code: 'kg', name: 'kg', factor: 1 },
+      { code: 'g', name: 'g', factor: 0.001 },
+    ],
+  },
+};
+
+/** Creates the measures and units that do not exist yet (idempotent, also with several servers starting at once). */
+async function seedMeasures(api: EntityApi): Promise<void> {
+  for (const [code, { name, units }] of Object.entries(MEASURES)) {
+    const measure = await findOrCreate(api, 'Measure', [{ type: 'equals', attribute: 'code', value: code }], { code, name });
+    for (const [i, unit] of units.entries()) {
+      const where: Where = [
+        { type: 'equals', attribute: 'measureId', value: measure.id },
+        { type: 'equals', attribute: 'code', value: unit.code },
+      ];
+      await findOrCreate(api, 'Unit', where, { ...unit, measureId: measure.id, isDefault: i === 0 });
+    }
+  }
+}
+
 export interface Pim {
   app: Express;
   api: EntityApi;
@@ -56,6 +81,7 @@ export async function createPim(config: PimConfig): Promise<Pim> {
   await api.ready();
   const admin = await ensureAdmin(api, { userName: config.adminUserName, password: config.adminPassword });
   await seedLists(api);
+  await seedMeasures(api);
   const app = express();
   app.disable('x-powered-by');
   mountHealth(app, api);

@@ -48,10 +48,10 @@ async function tokenFor(url: string, password: string): Promise<string> {
 /** A Brand and a Product created, listed in both generations, and the OpenAPI document read. */
 async function smoke(server: ChildServer, password: string): Promise<void> {
   const token = await tokenFor(server.url, password);
-  const call = async (method: string, pathname: string, body?: unknown) => {
+  const call = async (method: string, pathname: string, body?: unknown, headers: Record<string, string> = {}) => {
     const res = await fetch(`${server.url}${pathname}`, {
       method,
-      headers: { 'Authorization-Token': token, 'Content-Type': 'application/json', Accept: 'application/json' },
+      headers: { 'Authorization-Token': token, 'Content-Type': 'application/json', Accept: 'application/json', ...headers },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     return { status: res.status, body: (await res.json()) as Record<string, any> };
@@ -69,6 +69,17 @@ async function smoke(server: ChildServer, password: string): Promise<void> {
   // the lists the example seeds on start
   const status = await call('GET', '/api/ExtensibleEnumOption?select=code&sortBy=sortOrder&where[0][type]=equals&where[0][attribute]=code&where[0][value]=draft');
   expect(status.body.total).toBe(1);
+  // the measure the example seeds, once whatever the number of servers, and an attribute with its unit
+  const weight = await call('GET', '/api/Measure?where[0][type]=equals&where[0][attribute]=code&where[0][value]=weight');
+  expect(weight.body.total).toBe(1);
+  const measureId = weight.body.list[0].id;
+  const units = await call('GET', `/api/Unit?sortBy=code&where[0][type]=equals&where[0][attribute]=measureId&where[0][value]=${measureId}`);
+  expect(units.body.list.map((u: { code: string; isDefault: boolean }) => [u.code, u.isDefault])).toEqual([['g', false], ['kg', true]]);
+  const attribute = await call('POST', '/api/Attribute', { code: 'netWeight', name: 'Net weight', type: 'float', entityType: 'Product', measureId });
+  expect(attribute.status).toBe(200);
+  const flat = { 'Flatten-Attributes': 'true' };
+  const weighed = await call('PATCH', `/api/Product/${product.body.id}`, { netWeight: 1.5 }, flat);
+  expect(weighed.body).toMatchObject({ netWeight: 1.5, netWeightUnitName: 'kg' });
   const doc = await fetch(`${server.url}/apidocs/openapi.json`);
   expect(doc.status).toBe(200);
   const openapi = (await doc.json()) as { openapi: string; info: { title: string }; paths: Record<string, unknown> };

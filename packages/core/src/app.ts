@@ -29,6 +29,11 @@ import { LoginThrottle } from './auth/login-throttle';
 import { translateOutage } from './sql/dialects/shared';
 import { Repository } from './sql/repository';
 import { openCacheEvents, type CacheEvent } from './sql/cache-events';
+import { AttributeStore } from './sql/attribute-store';
+import { valueTable } from './sql/attribute-table';
+import { AttributeService, type V1AttributesFormat } from './attributes/service';
+import { AttributeEndpoints } from './attributes/endpoints';
+import { installAttributeRules } from './attributes/attribute-rules';
 import { planSchema, syncSchema, type AuxiliaryTable, type SchemaStep } from './sql/schema-sync';
 
 export interface EntityApiOptions {
@@ -48,8 +53,13 @@ export interface EntityApiOptions {
   maxBodySize?: string | number;
   /** The address clients reach the instance at (links in responses). */
   publicUrl?: string;
-  /** Languages of the instance, main first (shown in metadata). */
+  /** Languages of the instance, main first (shown in metadata; multilingual attribute values). */
   languages?: string[];
+  /**
+   * Generation B without `Flatten-Attributes: true`: no attributes (`'none'`, default) or the
+   * earlier variant's `attributesValues` array on every record (`'nested'`).
+   */
+  v1AttributesFormat?: V1AttributesFormat;
   openapi?: {
     title?: string;
     version?: string;
@@ -156,6 +166,17 @@ function installUserHooks(registry: Registry, auth: () => AuthService, passwordC
   registry.onRecord('afterDelete', 'User', ({ id }) => auth().revokeUser(id as string));
 }
 
+/** Attribute values: one value table per entity type with attributes, the rules of Attribute writes. */
+function createAttributes(registry: Registry, options: EntityApiOptions, database: Database, schema: SchemaModel): AttributeService {
+  const format = options.v1AttributesFormat ?? 'none';
+  if (format !== 'none' && format !== 'nested') throw new BootError('CORE_CONFIG_INVALID', `v1AttributesFormat must be 'none' or 'nested', not '${String(format)}'`);
+  const languages = options.languages ?? [];
+  for (const model of schema.entities.values()) if (model.def.hasAttributes) registry.addTable(valueTable(model, database.dialect));
+  installAttributeRules(registry.hooks, schema, languages);
+  const store = new AttributeStore(database, schema, languages);
+  return new AttributeService({ database, schema, store, languages, v1AttributesFormat: format });
+}
+
 /**
  * Builds an instance from definitions and plugins.
  *
@@ -179,6 +200,7 @@ export function createEntityApi(options: EntityApiOptions): EntityApi {
   // Read at start-up: a broken JSDoc block is a boot error, not a 500 on /apidocs.
   const hostRoutes = hostRoutesFragment(options.openapi?.apis ?? []);
   const database = openDatabase({ url: options.database, poolSize: options.poolSize });
+  const attributes = createAttributes(registry, options, database, schema);
   const repositories = new Map<string, Repository>();
   const accessService = new AccessService(async (ids) => {
     const found = await (repositories.get('Role') as Repository).find(systemContext(), {
@@ -196,6 +218,7 @@ export function createEntityApi(options: EntityApiOptions): EntityApi {
     defaultListSize: options.defaultListSize ?? 200,
     accessFor: (user: ContextUser | undefined) => accessService.forUser(user),
     repository: (name: string) => repositories.get(name) as Repository,
+    attributes,
   };
   for (const m of schema.entities.values()) repositories.set(m.name, new Repository(env, m));
   const cacheEvents = openCacheEvents(database);
@@ -280,6 +303,8 @@ export function createEntityApi(options: EntityApiOptions): EntityApi {
     openapi: openapiJson,
     routes: registry.routes,
     publicRoutes: registry.publicRoutes,
+    attributes: new AttributeEndpoints(attributes),
+    languages: options.languages ?? [],
     maxBodySize: options.maxBodySize ?? '32mb',
     jobs,
     logger,

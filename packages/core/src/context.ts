@@ -23,6 +23,10 @@ export interface RequestContext {
   access?: UserAccess;
   /** In a delegated session: the admin acting for `user`. */
   actor?: ContextUser;
+  /** `Flatten-Attributes: true`: attribute values read and write as virtual fields of the record. */
+  flattenAttributes?: boolean;
+  /** The `language` header: an instance language code (or `main`); values of that language are shown. */
+  language?: string;
 }
 
 /** The context of trusted server-side work: no user, no permission checks. */

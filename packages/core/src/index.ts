@@ -31,5 +31,8 @@ export { RoleEntity } from './auth/role-entity';
 export { UserAccess, FULL_ACCESS, NO_ACCESS } from './auth/access-control';
 export type { AccessLevel, ScopeAccess, FieldAccess, RoleData } from './auth/access-control';
 export { CORE_ENTITIES } from './core-entities';
+export { AttributeEntity, MeasureEntity, UnitEntity, ATTRIBUTE_TYPES } from './attributes/entities';
+export type { AttributeType } from './attributes/entities';
+export type { V1AttributesFormat } from './attributes/service';
 export { JobEntity, JOB_STATUSES } from './jobs/job-entity';
 export type { JobStatus } from './jobs/job-entity';

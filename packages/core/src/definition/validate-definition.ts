@@ -158,7 +158,9 @@ function checkStorageNames(def: EntityDefinition): void {
 function checkField(entity: string, fieldName: string, field: FieldDefinition): void {
   const bad = (message: string): never => fail(entity, message, fieldName);
   if ((SYSTEM_FIELD_NAMES as readonly string[]).includes(fieldName)) bad('is a system field name');
-  if ((field.type === 'enum' || field.type === 'multiEnum') && !field.options?.length) bad(`type ${field.type} needs options`);
+  // A multiEnum without `options` is a list of free strings; an empty list of options allows nothing.
+  const optionsMissing = field.type === 'enum' ? !field.options?.length : field.type === 'multiEnum' && field.options?.length === 0;
+  if (optionsMissing) bad(`type ${field.type} needs options`);
   if (isLink(field) && !field.entity) bad(`type ${field.type} needs entity`);
   if (!isLink(field) && field.entity) bad('entity is only for link fields');
   if (!isLink(field) && field.foreign !== undefined) bad('foreign is only for link fields');

@@ -44,7 +44,7 @@ export function valueSchema(field: FieldModel): Record<string, unknown> {
     case 'enum':
       return { enum: [...(def.options ?? []), null] };
     case 'multiEnum':
-      return { type: nullable('array'), items: { enum: [...(def.options ?? [])] }, uniqueItems: true };
+      return { type: nullable('array'), items: def.options ? { enum: [...def.options] } : { type: 'string', maxLength: 255 }, uniqueItems: true };
     case 'jsonObject':
       return { type: nullable('object') };
     case 'link':

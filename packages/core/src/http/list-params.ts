@@ -78,6 +78,8 @@ export function parseListParams(query: Record<string, unknown>): FindParams {
     asc: bool(query.asc, 'asc'),
     totalOnly: bool(query.totalOnly, 'totalOnly'),
     collectionOnly: bool(query.collectionOnly, 'collectionOnly'),
+    attributes: list(query.attributes, 'attributes'),
+    allAttributes: bool(query.allAttributes, 'allAttributes'),
   };
   if (query.sortBy !== undefined && typeof query.sortBy !== 'string') throw bad('sortBy must be a field name');
   if (params.asc === undefined && typeof query.order === 'string') {

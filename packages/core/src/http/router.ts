@@ -10,7 +10,9 @@ import { errorHandler, type Logger } from './error-handler';
 import { mountRecordRoutes, type RepositoryLookup } from './record-routes';
 import { mountBulkRoutes } from './bulk-routes';
 import type { JobService } from '../jobs/job-service';
-import { requestContext } from './request-context';
+import { readRecordHeaders, requestContext } from './request-context';
+import { mountAttributeRoutes } from './attribute-routes';
+import type { AttributeEndpoints } from '../attributes/endpoints';
 import { toHandler } from './to-handler';
 
 export interface RouterParts {
@@ -24,6 +26,10 @@ export interface RouterParts {
   jobs: JobService;
   routes: RouteInstaller[];
   publicRoutes: RouteInstaller[];
+  /** The simple attribute endpoints. */
+  attributes: AttributeEndpoints;
+  /** Instance languages, main first (the `language` header). */
+  languages: readonly string[];
   maxBodySize: string | number;
   /** Paths (below the base) whose bodies another parser reads (multipart). */
   rawBodyPaths?: (path: string) => boolean;
@@ -44,11 +50,16 @@ function generationRouter(generation: 'A' | 'B', parts: RouterParts): Router {
   const sessionPaths = generation === 'B' ? ['/userSession', '/App/user'] : ['/userSession'];
   mountSessionRoutes(router, sessionPaths, parts.session);
   router.use(requireToken(parts.auth));
+  router.use((req, _res, next) => {
+    readRecordHeaders(req, requestContext(req), parts.languages);
+    next();
+  });
   const metadata = toHandler(async (req, res) => res.json(await parts.metadata(requestContext(req))));
   router.get('/metadata', metadata);
   if (generation === 'B') router.get('/Metadata', metadata);
   for (const install of parts.routes) install(router, { generation });
   mountBulkRoutes(router, parts.repository, parts.jobs, generation);
+  mountAttributeRoutes(router, parts.repository, parts.attributes);
   mountRecordRoutes(router, parts.repository, generation);
   router.use((req, _res, next) => {
     next(new ApiError('CORE_ROUTE_NOT_FOUND', `No route ${req.method} ${req.baseUrl}${req.path}`));

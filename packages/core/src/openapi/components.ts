@@ -3,6 +3,7 @@ import { ERROR_STATUS } from '../errors';
 import type { OpenApiFragment } from '../plugin';
 import { MASS_UPDATE_SYNC_LIMIT } from '../http/bulk-routes';
 import { WHERE_OPERATORS } from '../sql/where';
+import { ATTRIBUTE_SCHEMAS } from './attribute-schemas';
 import { readSchema, writeSchema } from './entity-schemas';
 
 export const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
@@ -98,9 +99,9 @@ const WHERE_ITEM = {
   required: ['type'],
   properties: {
     type: { type: 'string', enum: WHERE_OPERATORS },
-    attribute: { type: 'string', description: 'A field name (`name`, `brandId`, `categories`).' },
+    attribute: { type: 'string', description: 'A field name (`name`, `brandId`, `categories`), or with `isAttribute: true` an attribute id or code.' },
     value: { description: 'A value, a list of values, or for `and`, `or` and `not` a list of conditions.' },
-    isAttribute: { type: 'boolean' },
+    isAttribute: { type: 'boolean', description: '`true`: `attribute` names an attribute of the entity type (its main value is compared).' },
     timeZone: { type: 'string', description: 'IANA time zone of the date operators; default UTC.' },
   },
 };
@@ -212,8 +213,13 @@ function parameters(sizes: ListSizes) {
   const size = sizes.defaultListSize ?? 200;
   return {
     WithMeta: header('With-Meta', '`true` or `1` asks for `_meta` on every record of the response. Core does not add `_meta` yet: the header is accepted and has no effect.', ['true', '1']),
-    Language: header('language', 'A language code of the instance, for multilingual fields. Core has no multilingual fields yet: the header is accepted and has no effect.'),
-    FlattenAttributes: header('Flatten-Attributes', '`true` turns attribute values into fields of the record. Core has no attributes yet: the header is accepted and has no effect.', ['true']),
+    Language: header('language', 'A language code of the instance (or `main`): multilingual attribute values read in that language (falling back to the main value), without their language variants. An unknown code is 400.'),
+    FlattenAttributes: header(
+      'Flatten-Attributes',
+      '`true`: attribute values read as virtual fields of the record (keyed by attribute code, or id when it has none) with `attributesDefs`, and an update or create may set them the same way (with `__attributes` to add attributes; generation B also `__attributesToRemove`). The flattened fields are not described here; the attribute endpoints are.',
+      ['true'],
+    ),
+    FlattenAttributesNone: header('Flatten-Attributes', 'Accepted; this entity type has no attributes, so the header changes nothing.', ['true']),
     Permanently: header('permanently', '`true` (or `1`) removes the row instead of soft-deleting it.', ['true', '1']),
     select: query('select', 'Comma-separated field names to return (`id` is always returned).', { type: 'string' }),
     offset: query('offset', 'Records to skip; default 0.', { type: 'integer', minimum: 0 }),
@@ -231,6 +237,8 @@ function parameters(sizes: ListSizes) {
     },
     totalOnly: query('totalOnly', 'Answer `{total}` only.', { type: 'boolean' }),
     collectionOnly: query('collectionOnly', 'Answer `{list}` only, without counting.', { type: 'boolean' }),
+    attributes: query('attributes', 'Comma-separated attribute ids (or codes) whose values each record shows (with `Flatten-Attributes: true`); `sortBy` may name one of them.', { type: 'string' }),
+    allAttributes: query('allAttributes', '`true`: each record shows every attribute it has (with `Flatten-Attributes: true`).', { type: 'boolean' }),
     id: { name: 'id', in: 'path', required: true, schema: { type: 'string' } },
   };
 }
@@ -252,6 +260,7 @@ export function components(schema: SchemaModel, fragments: readonly OpenApiFragm
     Metadata: METADATA,
     WhereItem: WHERE_ITEM,
     RecordList: RECORD_LIST,
+    ...ATTRIBUTE_SCHEMAS,
     ...upsertSchemas(schema),
     ...entitySchemas(schema),
   };

@@ -151,5 +151,9 @@ export function writeSchema(model: EntityModel, mode: 'create' | 'update'): Reco
     if (f.type === 'link' || f.type === 'linkMultiple') properties[f.name] = linkObjectSchema(f);
     if (mode === 'create' && f.def.required && f.def.default === undefined && f.type !== 'linkMultiple') required.push(f.key);
   }
-  return { type: 'object', properties, ...(required.length && { required }), additionalProperties: false };
+  // With `Flatten-Attributes: true` a body also carries attribute values (not described, as the spec says).
+  const closed = model.def.hasAttributes
+    ? { description: 'With the header `Flatten-Attributes: true`, also attribute values by attribute code, and `__attributes`.' }
+    : { additionalProperties: false };
+  return { type: 'object', properties, ...(required.length && { required }), ...closed };
 }

@@ -1,6 +1,7 @@
 import type { EntityModel, SchemaModel } from '../definition/normalize';
 import type { OpenApiFragment } from '../plugin';
 import { MASS_UPDATE_SYNC_LIMIT } from '../http/bulk-routes';
+import { attributePaths } from './attribute-paths';
 import { json, ref } from './components';
 
 export type Operation = Record<string, unknown>;
@@ -40,18 +41,25 @@ const ENTITY_NOTES: Record<string, { create?: string; update?: string; read?: st
 const LIST_PARAMS = ['select', 'offset', 'maxSize', 'sortBy', 'asc', 'order', 'where', 'totalOnly', 'collectionOnly'];
 const READ_HEADERS = ['WithMeta', 'Language', 'FlattenAttributes'];
 
+/** The list parameters of an entity type's lists (attributes only where it has them). */
+const listParams = (model: EntityModel | undefined) => [...LIST_PARAMS, ...(model?.def.hasAttributes ? ['attributes', 'allAttributes'] : [])];
+/** Headers of record reads and writes; `Flatten-Attributes` says when the entity type has no attributes. */
+const readHeaders = (model: EntityModel | undefined) =>
+  READ_HEADERS.map((h) => (h === 'FlattenAttributes' && model && !model.def.hasAttributes ? 'FlattenAttributesNone' : h));
+
 /** List, create, read, update (PATCH and PUT) and delete of one entity type. */
-function entityPaths(name: string, op: (id: string) => string, generation: Generation): Record<string, PathItem> {
+function entityPaths(model: EntityModel, op: (id: string) => string, generation: Generation): Record<string, PathItem> {
+  const { name } = model;
   const tags = [name];
   const notes = ENTITY_NOTES[name] ?? {};
   const note = (text?: string) => (text ? { description: text } : {});
-  const readHeaders = READ_HEADERS.map(param);
+  const headers = readHeaders(model).map(param);
   const body = (schema: string) => ({ required: true, ...json(ref(schema)) });
   const list: Operation = {
     operationId: op(`list${name}`),
     tags,
     summary: `List ${name} records`,
-    parameters: [...LIST_PARAMS.map(param), ...readHeaders],
+    parameters: [...listParams(model).map(param), ...headers],
     responses: { '200': ok(`A page of ${name} records`, ref(`${name}List`)), ...errorResponses },
   };
   const create: Operation = {
@@ -59,7 +67,7 @@ function entityPaths(name: string, op: (id: string) => string, generation: Gener
     tags,
     summary: `Create a ${name}`,
     ...note(notes.create),
-    parameters: readHeaders,
+    parameters: headers,
     requestBody: body(`${name}Create`),
     responses: { '200': ok(`The created ${name}`, ref(name)), '409': response('Conflict'), ...bodyResponses(generation), ...errorResponses },
   };
@@ -68,7 +76,7 @@ function entityPaths(name: string, op: (id: string) => string, generation: Gener
     tags,
     summary: `Read one ${name}`,
     ...note(notes.read),
-    parameters: [param('id'), param('select'), ...readHeaders],
+    parameters: [param('id'), param('select'), ...headers],
     responses: { '200': ok(`The ${name}`, ref(name)), ...errorResponses },
   };
   const native = generation === 'A' ? 'patch' : 'put';
@@ -77,7 +85,7 @@ function entityPaths(name: string, op: (id: string) => string, generation: Gener
     tags,
     summary: `Update a ${name} (fields not sent stay unchanged)${verb === native ? '' : `; same as ${native.toUpperCase()}`}`,
     ...note(notes.update),
-    parameters: [param('id'), ...readHeaders],
+    parameters: [param('id'), ...headers],
     requestBody: body(`${name}Update`),
     responses: { '200': ok(`The updated ${name}`, ref(name)), '409': response('Conflict'), ...bodyResponses(generation), ...errorResponses },
   });
@@ -95,17 +103,18 @@ function entityPaths(name: string, op: (id: string) => string, generation: Gener
 }
 
 /** Generation B: the records one link of a record points at, one path per link. */
-function linkedPaths(model: EntityModel, op: (id: string) => string): Record<string, PathItem> {
+function linkedPaths(schema: SchemaModel, model: EntityModel, op: (id: string) => string): Record<string, PathItem> {
   const paths: Record<string, PathItem> = {};
   for (const f of model.fields) {
     if (f.system || (f.type !== 'link' && f.type !== 'linkMultiple')) continue;
+    const target = schema.entity(f.target as string);
     const suffix = f.name.charAt(0).toUpperCase() + f.name.slice(1);
     paths[`/${model.name}/{id}/${f.name}`] = {
       get: {
         operationId: op(`list${model.name}${suffix}`),
         tags: [model.name],
         summary: `The ${f.target} records that ${f.name} of a ${model.name} links to`,
-        parameters: [param('id'), ...LIST_PARAMS.map(param), ...READ_HEADERS.map(param)],
+        parameters: [param('id'), ...listParams(target).map(param), ...readHeaders(target).map(param)],
         responses: { '200': ok(`A page of ${f.target} records`, ref(`${f.target}List`)), ...errorResponses },
       },
     };
@@ -182,7 +191,7 @@ function relationPath(op: (id: string) => string): PathItem {
         required('entityName', 'The entity type of the record.'),
         required('id', 'The id of the record.'),
         required('link', 'The name of the link field (`categories`, `brand`).'),
-        ...LIST_PARAMS.map(param),
+        ...[...LIST_PARAMS, 'attributes', 'allAttributes'].map(param),
         ...READ_HEADERS.map(param),
       ],
       responses: { '200': ok('A page of linked records', ref('RecordList')), ...errorResponses },
@@ -328,8 +337,9 @@ export function generationPaths(schema: SchemaModel, fragments: readonly OpenApi
   paths['/entityMassUpdate'] = massUpdatePath(op, generation);
   if (generation === 'B') paths['/MassActions/action/upsert'] = upsertPath(op, generation, 'massActionUpsert');
   for (const model of schema.entities.values()) {
-    Object.assign(paths, entityPaths(model.name, op, generation));
-    if (generation === 'B') Object.assign(paths, linkedPaths(model, op));
+    Object.assign(paths, entityPaths(model, op, generation));
+    if (model.def.hasAttributes) Object.assign(paths, attributePaths(model, op, generation));
+    if (generation === 'B') Object.assign(paths, linkedPaths(schema, model, op));
   }
   for (const fragment of fragments) {
     for (const [path, item] of Object.entries(fragment.paths ?? {})) {

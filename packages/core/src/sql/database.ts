@@ -6,6 +6,13 @@ import type { Dialect } from './dialects/dialect';
 import { postgresDialect } from './dialects/postgres';
 import { sqliteDialect } from './dialects/sqlite';
 
+/** Query types for layers that pass queries and transactions along without building SQL. */
+export type Transaction = Knex.Transaction;
+export type QueryBuilder = Knex.QueryBuilder;
+export type SqlExpression = Knex.Raw;
+/** The connection pool or a transaction. */
+export type Connection = Knex | Knex.Transaction;
+
 export interface Database {
   knex: Knex;
   dialect: Dialect;

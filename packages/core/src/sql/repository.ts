@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { UserAccess } from '../auth/access-control';
 import { forbidden } from '../auth/access-control';
+import type { RecordAttributes } from '../attributes/record-attributes';
 import type { RequestContext } from '../context';
 import type { ApiRecord } from '../declarations';
 import type { EntityModel, FieldModel, SchemaModel } from '../definition/normalize';
@@ -11,7 +12,9 @@ import { nowDateTime } from '../time';
 import { uuidv7 } from '../util/uuid';
 import type { Database } from './database';
 import { databaseUnavailable, isConnectionError } from './dialects/shared';
-import { assertOptionsInList, findMatching, matchFields, optionListId, severalMatches, splitLinkObjects, type LinkObjects } from './link-resolver';
+import { assertOptionsInList, splitLinkObjects } from './link-resolver';
+import { linkObjectResolver, resolveLinkObjects } from './link-objects';
+import { restoreRecords } from './restore';
 import { assertLinkTargets, currentLinkIds, detachEverywhere, writeMultipleLink } from './link-writes';
 import { decodeRows, live, loadMultipleLinks, outputKeys, selectRecords, shapeRecord, sortColumn } from './read-query';
 import { RecordGuard, sameValue } from './record-guard';
@@ -30,6 +33,10 @@ export interface FindParams {
   totalOnly?: boolean;
   /** Only the page, without the count query. */
   collectionOnly?: boolean;
+  /** Attributes (ids or codes) whose values the page shows; they may be sorted by. */
+  attributes?: readonly string[];
+  /** Every attribute each record has (with `Flatten-Attributes: true`). */
+  allAttributes?: boolean;
 }
 
 export interface FindResult<TRecord = ApiRecord> {
@@ -54,13 +61,15 @@ export interface RepositoryEnvironment {
   accessFor: (user: RequestContext['user']) => Promise<UserAccess>;
   /** The repository of another entity type (link targets). */
   repository: (entity: string) => Repository;
+  /** Attribute values of records (entity types with `hasAttributes`). */
+  attributes?: RecordAttributes;
 }
 
 /** System columns that are never NULL (the default sort is `id`). */
 const NEVER_NULL = new Set(['id', 'createdAt', 'modifiedAt']);
 
 /** Work to run once the transaction that wrote the records has committed (after-hooks). */
-type AfterCommit = (() => Promise<void>)[];
+export type AfterCommit = (() => Promise<void>)[];
 
 /** Restricts a query of the target entity to the records linked to one source record. */
 type LinkScope = (qb: Knex.QueryBuilder) => void;
@@ -163,8 +172,9 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
     asNonNegativeInt(offset, 'offset');
     const { access, scope } = await this.guard.scope(ctx, 'read');
     const fields = this.guard.readable(access, this.selectFields(params.select), !!params.select?.length);
-    const sort = this.sortField(params.sortBy);
-    if (!this.guard.canRead(access, sort)) throw forbidden(`Not allowed to sort by ${this.model.name}.${sort.name}`);
+    const attributes = await this.env.attributes?.listQuery(ctx, this.model, params);
+    const sort = attributes?.sort ? undefined : this.sortField(params.sortBy);
+    if (sort && !this.guard.canRead(access, sort)) throw forbidden(`Not allowed to sort by ${this.model.name}.${sort.name}`);
     const whereCtx: WhereContext = {
       schema,
       dialect: this.dialect,
@@ -172,8 +182,10 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
       onField: (field) => {
         if (!this.guard.canRead(access, field)) throw forbidden(`Not allowed to filter by ${this.model.name}.${field.name}`);
       },
+      attribute: attributes?.condition,
     };
     const filter = (qb: Knex.QueryBuilder) => {
+      attributes?.join(qb);
       applyWhere(qb, params.where ?? [], whereCtx);
       if (scope.read === 'own') this.guard.ownOnly(ctx, qb);
       scopeTo?.(qb);
@@ -191,18 +203,20 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
           result.list = [];
         } else {
           // A link sorts by its target's name, which needs its join even when not selected.
-          const joined = fields.includes(sort) ? fields : [...fields, sort];
+          const joined = !sort || fields.includes(sort) ? fields : [...fields, sort];
           const qb = selectRecords(this.db, schema, this.dialect, this.model, joined);
           filter(qb);
           const direction = params.asc === false ? 'desc' : 'asc';
           // NULL sorts as the smallest value on both databases.
           // (knex's own nulls option drops the column on SQLite; both databases know NULLS FIRST/LAST.)
           // Columns that are never NULL get no NULLS clause, so PostgreSQL can page along their index.
-          const nulls = NEVER_NULL.has(sort.name) ? '' : ` nulls ${direction === 'asc' ? 'first' : 'last'}`;
-          qb.orderByRaw(`? ${direction}${nulls}`, [sortColumn(this.db, schema, this.model, sort)]);
-          if (sort.name !== 'id') qb.orderBy(`${this.model.table}.id`, direction);
+          const nulls = sort && NEVER_NULL.has(sort.name) ? '' : ` nulls ${direction === 'asc' ? 'first' : 'last'}`;
+          const by = sort ? sortColumn(this.db, schema, this.model, sort) : (attributes?.sort as Knex.Raw);
+          qb.orderByRaw(`? ${direction}${nulls}`, [by]);
+          if (sort?.name !== 'id') qb.orderBy(`${this.model.table}.id`, direction);
           const rows = await qb.offset(offset).limit(maxSize);
           result.list = (await this.hydrate(this.db, fields, rows)) as TRecord[];
+          await this.env.attributes?.present(ctx, this.model, result.list, { mode: 'list', query: attributes });
         }
       }
       return result;
@@ -215,6 +229,7 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
     const fields = this.guard.readable(access, this.selectFields(options.select), !!options.select?.length);
     const record = await this.visible(ctx, id, fields);
     await this.env.hooks.run('afterRead', { ctx, model: this.model, id, record });
+    await this.env.attributes?.present(ctx, this.model, [record], { mode: 'single' });
     return record as TRecord;
   }
 
@@ -253,8 +268,8 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
     return scope.read === 'own' ? (qb) => this.guard.ownOnly(ctx, qb) : undefined;
   }
 
-  /** A record the caller may see, else 404 (no existence oracle for `own`); 403 without read rights. */
-  private async visible(ctx: RequestContext, id: string, fields = this.readable): Promise<ApiRecord> {
+  /** @internal A record the caller may see, else 404 (no existence oracle for `own`); 403 without read rights. */
+  async visible(ctx: RequestContext, id: string, fields = this.readable): Promise<ApiRecord> {
     const { scope } = await this.guard.scope(ctx, 'read');
     // Ownership is judged on createdBy / assignedUser even when the caller selected neither.
     const owners = scope.read === 'own' ? this.readable.filter((f) => f.name === 'createdBy' || f.name === 'assignedUser') : [];
@@ -308,51 +323,36 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
     }
   }
 
-  /**
-   * Finds or creates the records named by link objects, inside the caller's transaction, and
-   * puts their ids into `values`. Several matches for one object are a 409.
-   */
-  private async resolveLinkObjects(trx: Knex.Transaction, ctx: RequestContext, objects: LinkObjects, values: Map<FieldModel, unknown>, after: AfterCommit) {
-    for (const [field, items] of objects) {
-      const target = this.env.repository(field.target as string);
-      const listId = await optionListId(trx, this.env.schema, this.dialect, field);
-      const ids: string[] = [];
-      for (const item of items) {
-        if (typeof item === 'string') {
-          ids.push(item);
-          continue;
-        }
-        const object = item as Record<string, unknown>;
-        matchFields(field, target.model, object);
-        const match = [...target.validate(object, 'update')];
-        const found = await findMatching(trx, this.dialect, target.model, match, listId, await target.matchScope(ctx, match));
-        if (found.length > 1) throw severalMatches(field, target.model);
-        ids.push(found[0] ?? (await target.insertWithin(trx, ctx, listId ? { ...object, extensibleEnumId: listId } : object, after)));
-      }
-      values.set(field, field.type === 'link' ? ids[0] : [...new Set([...((values.get(field) as string[]) ?? []), ...ids])]);
-    }
-  }
-
   /** Creates a record; the body may carry an `id` of 1 to 64 characters `[A-Za-z0-9_-]`. */
   async create(ctx: RequestContext, body: Record<string, unknown>): Promise<TRecord> {
     // Rights and before-hooks may read the database: settle them before the transaction holds
     // a connection (SQLite has one).
     await this.guard.scope(ctx, 'create');
-    const input = { ...body };
+    const attributes = await this.env.attributes?.prepareWrite(ctx, this.model, body);
+    const input = { ...(attributes?.body ?? body) };
     await this.env.hooks.run('beforeCreate', { ctx, model: this.model, data: input });
     const after: AfterCommit = [];
-    const id = await this.translated(() => this.db.transaction((trx) => this.insertWithin(trx, ctx, input, after, true)));
+    const id = await this.translated(() =>
+      this.db.transaction(async (trx) => {
+        const created = await this.insertWithin(trx, ctx, input, after, true);
+        await attributes?.apply(trx, created, linkObjectResolver(this, ctx, after));
+        return created;
+      }),
+    );
     for (const fn of after) await fn();
     const record = (await this.findById(this.db, id)) as ApiRecord;
     await this.env.hooks.run('afterCreate', { ctx, model: this.model, id, record });
-    return (await this.guard.present(ctx, record, this.readable)) as TRecord;
+    const shown = await this.guard.present(ctx, record, this.readable);
+    await this.env.attributes?.present(ctx, this.model, [shown], { mode: 'single' });
+    return shown as TRecord;
   }
 
   /**
    * The create inside a transaction the caller owns (also find-or-create of linked records,
    * whose before-hooks run inside that transaction).
    */
-  private async insertWithin(
+  /** @internal */
+  async insertWithin(
     trx: Knex.Transaction,
     ctx: RequestContext,
     body: Record<string, unknown>,
@@ -372,7 +372,7 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
     const sent = new Set([...Object.keys(data), ...[...objects.keys()].map((f) => f.key)]);
     this.guard.assertEditable(access, new Map([...values].filter(([f]) => sent.has(f.key))), undefined);
     for (const field of objects.keys()) this.guard.assertEditable(access, new Map([[field, null]]), undefined);
-    await this.resolveLinkObjects(trx, ctx, objects, values, after);
+    await resolveLinkObjects(this, { trx, ctx, after }, objects, values);
     const { row, links } = this.toRow(values);
     const now = nowDateTime();
     const [userId, actorId] = [ctx.user?.id ?? null, ctx.actor?.id ?? null];
@@ -394,10 +394,9 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
 
   /** Changes the fields present in the body; an update that changes nothing writes nothing. */
   async update(ctx: RequestContext, id: string, body: Record<string, unknown>): Promise<TRecord> {
-    const existing = await this.visible(ctx, id);
-    const { access, scope } = await this.guard.scope(ctx, 'edit');
-    this.guard.assertLevel(ctx, scope.edit, existing, 'edit');
-    const input = { ...body };
+    const { existing, access } = await this.editable(ctx, id);
+    const attributes = await this.env.attributes?.prepareWrite(ctx, this.model, body);
+    const input = { ...(attributes?.body ?? body) };
     if (input.id !== undefined && input.id !== id) {
       throw new ApiError('CORE_READ_ONLY_FIELD', 'id cannot be changed', {
         details: { issues: [{ path: ['id'], code: 'read_only', message: 'id cannot be changed' }] },
@@ -414,10 +413,11 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
     const after: AfterCommit = [];
     await this.translated(() =>
       this.db.transaction(async (trx) => {
-        await this.resolveLinkObjects(trx, ctx, objects, values, after);
+        await resolveLinkObjects(this, { trx, ctx, after }, objects, values);
         this.guard.assertEditable(access, values, existing);
         const changed = new Map([...values].filter(([field, value]) => !sameValue(field, existing[field.key], value)));
-        if (changed.size === 0) return;
+        const attributesChanged = (await attributes?.apply(trx, id, linkObjectResolver(this, ctx, after))) ?? false;
+        if (changed.size === 0 && !attributesChanged) return;
         const { row, links } = this.toRow(changed);
         Object.assign(row, this.modifiedBy(ctx));
         await assertLinkTargets(trx, this.env.schema, this.dialect, changed);
@@ -437,7 +437,17 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
     for (const fn of after) await fn();
     const record = (await this.findById(this.db, id)) as ApiRecord;
     await this.env.hooks.run('afterUpdate', { ctx, model: this.model, id, record, existing });
-    return (await this.guard.present(ctx, record, this.readable)) as TRecord;
+    const shown = await this.guard.present(ctx, record, this.readable);
+    await this.env.attributes?.present(ctx, this.model, [shown], { mode: 'single' });
+    return shown as TRecord;
+  }
+
+  /** @internal A record the caller may edit: visible (404) and within the edit right (403). */
+  async editable(ctx: RequestContext, id: string): Promise<{ existing: ApiRecord; access: UserAccess }> {
+    const existing = await this.visible(ctx, id);
+    const { access, scope } = await this.guard.scope(ctx, 'edit');
+    this.guard.assertLevel(ctx, scope.edit, existing, 'edit');
+    return { existing, access };
   }
 
   /** The column conditions of a hook's `expect` (record keys of stored fields only). */
@@ -461,6 +471,7 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
       this.db.transaction(async (trx) => {
         if (options.permanently) {
           await detachEverywhere(trx, this.env.schema, this.model, id);
+          await this.env.attributes?.onPermanentDelete(trx, this.model, id);
           await trx(this.model.table).delete().where({ id });
         } else {
           await trx(this.model.table)
@@ -474,24 +485,6 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
 
   /** Brings soft-deleted records back; one that would collide with a live unique value is an error. */
   async restore(ctx: RequestContext, ids: readonly string[]): Promise<RestoreResult> {
-    const { scope } = await this.guard.scope(ctx, 'delete');
-    const result: RestoreResult = { restored: 0, errors: [] };
-    for (const id of ids) {
-      try {
-        const count = await this.translated(() => {
-          const qb = this.db(this.model.table)
-            .update({ deleted: live(this.dialect), ...this.modifiedBy(ctx) })
-            .where({ id: String(id), deleted: this.dialect.toDb('bool', true) });
-          if (scope.delete === 'own') this.guard.ownOnly(ctx, qb);
-          return qb;
-        });
-        if (count === 0) throw notFound(this.model.name, String(id));
-        result.restored += 1;
-      } catch (error) {
-        if (!(error instanceof ApiError)) throw error;
-        result.errors.push({ id: String(id), code: error.code, message: error.message });
-      }
-    }
-    return result;
+    return restoreRecords(this, ctx, ids);
   }
 }

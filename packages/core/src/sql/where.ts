@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import type { AttributeCondition } from '../attributes/record-attributes';
 import type { EntityModel, FieldModel, SchemaModel } from '../definition/normalize';
 import type { Dialect } from './dialects/dialect';
 import { addDays, isValidTimeZone, localDate, nowDateTime, startOfLocalDay } from '../time';
@@ -19,6 +20,11 @@ export interface WhereContext {
   model: EntityModel;
   /** Called for every field a condition reads (permission checks); throws to refuse. */
   onField?: (field: FieldModel) => void;
+  /**
+   * Resolves the attribute of an `isAttribute` condition to its value column, joined under an
+   * alias chosen by the server; undefined when the entity type has no such attribute.
+   */
+  attribute?: (name: unknown, operator: string) => AttributeCondition | undefined;
 }
 
 type Builder = Knex.QueryBuilder;
@@ -257,10 +263,21 @@ function applyItem(qb: Builder, item: unknown, ctx: WhereContext): void {
   // Own properties only: `toString`, `constructor` or `__proto__` are no operators.
   const op = Object.hasOwn(OPERATORS, w.type) ? OPERATORS[w.type] : undefined;
   if (!op) throw invalidQuery(`Unknown operator '${w.type}'`, { operator: w.type });
-  if (w.isAttribute === true || (w.isAttribute as unknown) === 'true') {
-    throw invalidQuery(`${ctx.model.name} has no attribute '${String(w.attribute)}'`);
+  if (w.isAttribute === true || (w.isAttribute as unknown) === 'true' || (w.isAttribute as unknown) === '1') {
+    applyAttributeItem(qb, w, ctx);
+    return;
   }
   op(qb, resolveField(ctx, w.attribute, w.type), w, ctx);
+}
+
+/** A condition on an attribute: the operator applied to its value, joined under the alias the server chose. */
+function applyAttributeItem(qb: Builder, w: WhereItem, ctx: WhereContext): void {
+  if (typeof w.attribute !== 'string' || w.attribute === '') throw invalidQuery(`Operator '${w.type}' needs an attribute`);
+  const target = ctx.attribute?.(w.attribute, w.type);
+  if (!target) throw invalidQuery(`${ctx.model.name} has no attribute '${w.attribute}'`, { attribute: w.attribute });
+  const op = Object.hasOwn(OPERATORS, target.operator) ? OPERATORS[target.operator] : undefined;
+  if (!op) throw invalidQuery(`Unknown operator '${w.type}'`, { operator: w.type });
+  op(qb, target.field, w, { ...ctx, model: { ...ctx.model, table: target.table } });
 }
 
 /** Applies a list of where items (ANDed) to a query of the context's entity. */

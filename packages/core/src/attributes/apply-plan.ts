@@ -1,0 +1,141 @@
+import type { EntityModel, FieldModel, SchemaModel } from '../definition/normalize';
+import { ApiError, validationFailed } from '../errors';
+import type { AttributeStore } from '../sql/attribute-store';
+import type { Transaction } from '../sql/database';
+import type { Dialect } from '../sql/dialects/dialect';
+import { assertLinkTargets } from '../sql/link-writes';
+import { sameValue } from '../sql/record-guard';
+import { attributeKey, hasUnit, type AttributeDef, type StoredValue } from './attribute-def';
+import type { ValueChange, WritePlan } from './write-plan';
+
+/** Finds or creates the record a link object names, inside the write's transaction; returns its id. */
+export type LinkObjectResolver = (trx: Transaction, field: FieldModel, object: Record<string, unknown>) => Promise<string>;
+
+export interface ApplyContext {
+  trx: Transaction;
+  store: AttributeStore;
+  schema: SchemaModel;
+  dialect: Dialect;
+  model: EntityModel;
+  recordId: string;
+  resolveLinkObject?: LinkObjectResolver;
+}
+
+/** A link attribute seen as a link field, so that the link checks of fields apply to it. */
+export function linkField(a: AttributeDef, key = attributeKey(a)): FieldModel {
+  const type = a.type === 'link' ? 'link' : 'linkMultiple';
+  return { name: key, key: `${key}${type === 'link' ? 'Id' : 'Ids'}`, type, def: { type, entity: a.linkEntity ?? undefined }, system: false, target: a.linkEntity ?? undefined, linkKind: 'belongsTo' };
+}
+
+async function resolveLinkObjects(ac: ApplyContext, plan: WritePlan): Promise<void> {
+  for (const change of plan.changes.values()) {
+    if (!change.linkObject) continue;
+    if (!ac.resolveLinkObject) throw validationFailed('Link objects are not accepted here', [{ path: change.path, code: 'invalid_link_object', message: 'send an id' }]);
+    change.value = await ac.resolveLinkObject(ac.trx, linkField(change.attribute), change.linkObject);
+  }
+}
+
+/** Linked ids must name live records of the attribute's entity type; units must belong to its measure. */
+async function assertTargets(ac: ApplyContext, plan: WritePlan): Promise<void> {
+  const links = new Map<FieldModel, unknown>();
+  const units = new Map<string, ValueChange>();
+  for (const change of plan.changes.values()) {
+    const a = change.attribute;
+    if ((a.type === 'link' || a.type === 'linkMultiple') && change.value !== undefined && change.value !== null) {
+      links.set({ ...linkField(a), key: change.path.join('.') }, change.value);
+    }
+    if (typeof change.unitId === 'string') units.set(change.unitId, change);
+  }
+  await assertLinkTargets(ac.trx, ac.schema, ac.dialect, links);
+  const measures = await ac.store.unitMeasures(ac.trx, [...units.keys()]);
+  const issues = [...units]
+    .filter(([unitId, change]) => measures.get(unitId) !== change.attribute.measureId)
+    .map(([unitId, change]) => ({ path: change.path, code: 'invalid_unit', message: `unit '${unitId}' is not a unit of the attribute's measure` }));
+  if (issues.length) throw validationFailed(`Invalid units: ${issues.map((i) => i.message).join('; ')}`, issues);
+}
+
+/** Read-only attributes keep their values; protected ones stay on the record. */
+function assertAllowed(plan: WritePlan, stored: Map<string, StoredValue>): void {
+  for (const change of plan.changes.values()) {
+    const a = change.attribute;
+    if (!a.isReadOnly) continue;
+    const main = stored.get(`${a.id}:`);
+    const same = (language: string, value: unknown) => sameValue({ type: a.type } as FieldModel, stored.get(`${a.id}:${language}`)?.value ?? null, value);
+    const unchanged =
+      (change.value === undefined || same('', change.value)) &&
+      (change.unitId === undefined || (main?.unitId ?? null) === change.unitId) &&
+      [...change.languages].every(([l, v]) => same(l, v));
+    if (!unchanged) {
+      throw new ApiError('CORE_READ_ONLY_FIELD', `attribute '${attributeKey(a)}' is read-only`, {
+        details: { issues: [{ path: change.path, code: 'read_only', message: `${change.path.join('.')} is read-only` }] },
+      });
+    }
+  }
+  for (const a of plan.remove.values()) {
+    if (a.isProtected && stored.has(`${a.id}:`)) {
+      throw validationFailed(`attribute '${attributeKey(a)}' is protected and cannot be removed`, [
+        { path: ['__attributesToRemove'], code: 'protected', message: `attribute '${attributeKey(a)}' is protected` },
+      ]);
+    }
+  }
+}
+
+/** Unit-bearing values written without a unit get their measure's default unit (when they have none yet). */
+async function defaultUnits(ac: ApplyContext, plan: WritePlan, stored: Map<string, StoredValue>): Promise<void> {
+  const wanting = [...plan.changes.values()].filter(
+    (c) => hasUnit(c.attribute) && c.unitId === undefined && c.value !== undefined && c.value !== null && !stored.get(`${c.attribute.id}:`)?.unitId,
+  );
+  if (wanting.length === 0) return;
+  const defaults = await ac.store.defaultUnits(ac.trx, [...new Set(wanting.map((c) => c.attribute.measureId as string))]);
+  for (const c of wanting) {
+    const unit = defaults.get(c.attribute.measureId as string);
+    if (unit) c.unitId = unit;
+  }
+}
+
+/** Writes one row (insert or update) when it differs from what is stored; true when it wrote. */
+async function writeRow(ac: ApplyContext, a: AttributeDef, language: string, value: unknown, unitId: string | null, row: StoredValue | undefined): Promise<boolean> {
+  if (row) {
+    if (sameValue({ type: a.type } as FieldModel, row.value, value) && row.unitId === unitId) return false;
+    await ac.store.update(ac.trx, ac.model, row.id, a, value, unitId);
+    return true;
+  }
+  await ac.store.insert(ac.trx, ac.model, [{ recordId: ac.recordId, attribute: a, language, value, unitId }]);
+  return true;
+}
+
+/**
+ * Applies a plan inside the caller's transaction: link objects resolved, targets and units
+ * checked, rows written only where they change. Returns whether anything changed.
+ */
+export async function applyPlan(ac: ApplyContext, plan: WritePlan): Promise<boolean> {
+  if (plan.empty) return false;
+  await resolveLinkObjects(ac, plan);
+  await assertTargets(ac, plan);
+  const touched = [...plan.changes.values()].map((c) => c.attribute).concat([...plan.assign.values()], [...plan.remove.values()]);
+  const rows = await ac.store.stored(ac.trx, ac.model, ac.recordId, touched);
+  const stored = new Map(rows.map((r) => [`${r.attributeId}:${r.language}`, r]));
+  assertAllowed(plan, stored);
+  await defaultUnits(ac, plan, stored);
+  let changed = false;
+  for (const change of plan.changes.values()) {
+    const a = change.attribute;
+    const main = stored.get(`${a.id}:`);
+    const value = change.value === undefined ? (main?.value ?? null) : change.value;
+    const unitId = change.unitId === undefined ? (main?.unitId ?? null) : change.unitId;
+    changed = (await writeRow(ac, a, '', value, unitId, main)) || changed;
+    for (const [language, v] of change.languages) {
+      const row = stored.get(`${a.id}:${language}`);
+      if (!row && v === null) continue;
+      changed = (await writeRow(ac, a, language, v, null, row)) || changed;
+    }
+  }
+  for (const a of plan.assign.values()) {
+    if (plan.changes.has(a.id) || stored.has(`${a.id}:`)) continue;
+    await ac.store.insert(ac.trx, ac.model, [{ recordId: ac.recordId, attribute: a, language: '', value: null, unitId: null }], true);
+    changed = true;
+  }
+  const removed = [...plan.remove.values()].filter((a) => stored.has(`${a.id}:`) || rows.some((r) => r.attributeId === a.id)).map((a) => a.id);
+  await ac.store.remove(ac.trx, ac.model, ac.recordId, removed);
+  return changed || removed.length > 0;
+}

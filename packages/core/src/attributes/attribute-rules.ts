@@ -1,0 +1,94 @@
+import type { RequestContext } from '../context';
+import type { ApiRecord } from '../declarations';
+import type { EntityModel, SchemaModel } from '../definition/normalize';
+import { isDerivedKey } from '../definition/validate-record';
+import { validationFailed, type ValidationIssue } from '../errors';
+import type { HookRegistry } from '../hooks';
+import { languageSuffix, MULTILANG_TYPES } from './attribute-def';
+
+/** The rule for attribute codes (they become record keys). */
+export const CODE_PATTERN = '^[a-z][a-zA-Z0-9_]*$';
+const CODE_RE = new RegExp(CODE_PATTERN);
+
+/** Record keys attributes may never take. */
+const RESERVED_KEYS = new Set(['attributesDefs', 'attributesValues', '_meta', 'deleted', 'id']);
+/** Set once; changing them would strand the stored values. */
+const FIXED = ['entityType', 'type', 'linkEntity', 'measureId'] as const;
+
+const UNIT_TYPES = new Set(['int', 'float']);
+const ENUM_TYPES = new Set(['enum', 'multiEnum']);
+const LINK_TYPES = new Set(['link', 'linkMultiple']);
+
+/** The record keys an attribute of this code and type would add. */
+function virtualKeys(code: string, type: unknown, languages: readonly string[]): string[] {
+  if (type === 'link') return [`${code}Id`, `${code}Name`, code];
+  if (type === 'linkMultiple') return [`${code}Ids`, `${code}Names`, code];
+  return [code, `${code}UnitId`, `${code}UnitName`, ...languages.slice(1).map((l) => `${code}${languageSuffix(l)}`)];
+}
+
+const takenBy = (model: EntityModel, key: string) => RESERVED_KEYS.has(key) || model.byKey.has(key) || model.field.has(key) || isDerivedKey(model, key);
+
+interface Checked {
+  issues: ValidationIssue[];
+  value(key: string): unknown;
+  sent(key: string): boolean;
+}
+
+function checkCode(c: Checked, ctx: RequestContext, owner: EntityModel | undefined, creating: boolean, languages: readonly string[]): void {
+  const code = c.value('code');
+  const requiredHere = ctx.generation === 'A' && (creating || c.sent('code'));
+  if ((code === null || code === undefined || code === '') && requiredHere) {
+    c.issues.push({ path: ['code'], code: 'required', message: 'code is required (generation A)' });
+    return;
+  }
+  if (typeof code !== 'string' || code === '') return;
+  if (!CODE_RE.test(code)) c.issues.push({ path: ['code'], code: 'invalid_format', message: `code must match ${CODE_PATTERN}` });
+  else if (owner && virtualKeys(code, c.value('type'), languages).some((k) => takenBy(owner, k))) {
+    c.issues.push({ path: ['code'], code: 'taken', message: `code '${code}' would clash with a field of ${owner.name}` });
+  }
+}
+
+function checkTypeOptions(c: Checked, schema: SchemaModel): void {
+  const type = c.value('type');
+  const issue = (path: string, code: string, message: string) => c.issues.push({ path: [path], code, message: `${path} ${message}` });
+  const options = c.value('options');
+  const hasOptions = Array.isArray(options) && options.length > 0;
+  if (ENUM_TYPES.has(type as string) && !hasOptions && Array.isArray(options ?? [])) issue('options', 'required', `is required for type ${String(type)}`);
+  if (!ENUM_TYPES.has(type as string) && hasOptions) issue('options', 'not_allowed', 'is for enum and multiEnum attributes');
+  const linkEntity = c.value('linkEntity');
+  if (LINK_TYPES.has(type as string) && (typeof linkEntity !== 'string' || !schema.entity(linkEntity))) issue('linkEntity', 'invalid_entity', 'must name an entity type');
+  if (!LINK_TYPES.has(type as string) && linkEntity) issue('linkEntity', 'not_allowed', 'is for link and linkMultiple attributes');
+  if (c.value('measureId') && !UNIT_TYPES.has(type as string)) issue('measureId', 'not_allowed', 'is for int and float attributes');
+  if (c.value('isMultilang') === true && !MULTILANG_TYPES.has(type as never)) issue('isMultilang', 'not_allowed', 'is for varchar and text attributes');
+  for (const bound of ['min', 'max']) if (c.value(bound) !== null && c.value(bound) !== undefined && !UNIT_TYPES.has(type as string)) issue(bound, 'not_allowed', 'is for int and float attributes');
+  const [min, max] = [c.value('min'), c.value('max')];
+  if (typeof min === 'number' && typeof max === 'number' && min > max) issue('min', 'too_big', `${min} is above max ${max}`);
+}
+
+/** Checks an Attribute create or update as a whole (the body merged over the stored record): 400 with every issue. */
+export function checkAttribute(schema: SchemaModel, languages: readonly string[], ctx: RequestContext, data: Record<string, unknown>, existing?: ApiRecord): void {
+  const c: Checked = {
+    issues: [],
+    value: (key) => (key in data ? data[key] : existing?.[key]),
+    sent: (key) => key in data,
+  };
+  const entityType = c.value('entityType');
+  const owner = typeof entityType === 'string' ? schema.entity(entityType) : undefined;
+  if (typeof entityType === 'string' && !owner?.def.hasAttributes) {
+    c.issues.push({ path: ['entityType'], code: 'invalid_entity', message: `entityType '${entityType}' is not an entity type with attributes` });
+  }
+  if (existing) {
+    for (const key of FIXED) {
+      if (c.sent(key) && (data[key] ?? null) !== (existing[key] ?? null)) c.issues.push({ path: [key], code: 'read_only', message: `${key} cannot be changed once the attribute exists` });
+    }
+  }
+  checkCode(c, ctx, owner, !existing, languages);
+  checkTypeOptions(c, schema);
+  if (c.issues.length) throw validationFailed(`Invalid Attribute: ${c.issues.map((i) => i.message).join('; ')}`, c.issues);
+}
+
+/** The checks of Attribute writes, as record hooks. */
+export function installAttributeRules(hooks: HookRegistry, schema: SchemaModel, languages: readonly string[]): void {
+  hooks.add('beforeCreate', 'Attribute', ({ ctx, data }) => checkAttribute(schema, languages, ctx, data ?? {}));
+  hooks.add('beforeUpdate', 'Attribute', ({ ctx, data, existing }) => checkAttribute(schema, languages, ctx, data ?? {}, existing));
+}

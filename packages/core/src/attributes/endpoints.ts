@@ -1,0 +1,138 @@
+import type { RequestContext } from '../context';
+import type { FieldModel } from '../definition/normalize';
+import { ApiError, validationFailed } from '../errors';
+import type { Repository } from '../sql/repository';
+import { applyPlan } from './apply-plan';
+import { attributeKey, hasUnit, isMultilang, type AttributeDef } from './attribute-def';
+import { groupValues, simpleItem } from './present';
+import type { AttributeService } from './service';
+import { WritePlan } from './write-plan';
+
+/** Keys of a value item that are read back from GET attributeValues and ignored on write. */
+const READ_KEYS = new Set(['attributeValueId', 'valueUnitName', 'valueName', 'valueNames', 'type', 'code', 'name', 'required', 'visible', 'readOnly', 'protected']);
+
+export interface DeleteResult {
+  count: number;
+  errors: { attributeId: string; code: string; message: string }[];
+}
+
+/** The simple attribute endpoints of one entity type: read, assign, write and remove values. */
+export class AttributeEndpoints {
+  constructor(private readonly service: AttributeService) {}
+
+  /** 404 for an entity type without attributes (the routes do not exist for it). */
+  private assertHasAttributes(repo: Repository): void {
+    if (!repo.model.def.hasAttributes) {
+      throw new ApiError('CORE_NOT_FOUND', `${repo.model.name} has no attributes`, { details: { entity: repo.model.name } });
+    }
+  }
+
+  /** `GET …/attributeValues`: every attribute the record has, with its value (needs read on the record). */
+  async values(ctx: RequestContext, repo: Repository, id: string): Promise<Record<string, unknown>[]> {
+    this.assertHasAttributes(repo);
+    await repo.visible(ctx, id, [repo.model.field.get('id') as FieldModel]);
+    const { values, linkNames } = await this.service.loadValues(repo.env.database.knex, repo.model, [id]);
+    const view = this.service.view(ctx, linkNames);
+    return [...(groupValues(values).get(id)?.values() ?? [])].map((entry) => simpleItem(entry, view));
+  }
+
+  /** Attributes of the record's type named by id (generation A: or code); unknown names are 400. */
+  private async resolve(repo: Repository, names: readonly string[], byCode: boolean, path: string): Promise<AttributeDef[]> {
+    const found = await this.service.store.attributes(repo.env.database.knex, repo.model.name, names);
+    const issues = names
+      .map((name, i) => ({ name, i, a: found.find((a) => a.id === name || (byCode && a.code === name)) }))
+      .filter((x) => !x.a)
+      .map((x) => ({ path: [path, x.i], code: 'unknown_attribute', message: `'${x.name}' is not an attribute of ${repo.model.name}` }));
+    if (issues.length) throw validationFailed(`Unknown attributes: ${issues.map((i) => i.message).join('; ')}`, issues);
+    return names.map((name) => found.find((a) => a.id === name || (byCode && a.code === name)) as AttributeDef);
+  }
+
+  /** Writes a plan in one transaction with the record's modification time (needs edit on the record). */
+  private async write(ctx: RequestContext, repo: Repository, id: string, plan: WritePlan): Promise<void> {
+    plan.assertValid();
+    const { database, schema } = repo.env;
+    await repo.translated(() =>
+      database.knex.transaction(async (trx) => {
+        const changed = await applyPlan({ trx, store: this.service.store, schema, dialect: database.dialect, model: repo.model, recordId: id }, plan);
+        if (changed) await this.service.store.touch(trx, repo.model, id, repo.modifiedBy(ctx));
+      }),
+    );
+  }
+
+  /** `POST …/addAttributes {attributeIds}`: puts attributes on the record (with no value). */
+  async add(ctx: RequestContext, repo: Repository, id: string, body: unknown): Promise<true> {
+    this.assertHasAttributes(repo);
+    const ids = stringList(body, 'attributeIds');
+    await repo.editable(ctx, id);
+    const plan = new WritePlan();
+    for (const a of await this.resolve(repo, ids, ctx.generation === 'A', 'attributeIds')) plan.assign.set(a.id, a);
+    await this.write(ctx, repo, id, plan);
+    return true;
+  }
+
+  /** `POST …/upsertAttributeValues [{attributeId, value, valueUnitId?}]`: sets values, adding attributes as needed. */
+  async upsert(ctx: RequestContext, repo: Repository, id: string, body: unknown): Promise<true> {
+    this.assertHasAttributes(repo);
+    if (!Array.isArray(body)) throw validationFailed('The body must be an array of {attributeId, value, valueUnitId?}', [{ path: [], code: 'invalid_type', message: 'expected an array' }]);
+    const items = body.map((item, i) => {
+      if (typeof item !== 'object' || item === null || Array.isArray(item) || typeof (item as { attributeId?: unknown }).attributeId !== 'string') {
+        throw validationFailed(`Item ${i} needs an attributeId`, [{ path: [i, 'attributeId'], code: 'required', message: `${i}.attributeId is required` }]);
+      }
+      return item as Record<string, unknown> & { attributeId: string };
+    });
+    await repo.editable(ctx, id);
+    const attributes = await this.resolve(repo, items.map((item) => item.attributeId), ctx.generation === 'A', 'attributeId');
+    const plan = new WritePlan();
+    items.forEach((item, i) => this.planItem(plan, attributes[i], item, i));
+    await this.write(ctx, repo, id, plan);
+    return true;
+  }
+
+  private planItem(plan: WritePlan, a: AttributeDef, item: Record<string, unknown>, i: number): void {
+    const variants = new Map(this.service.variantLanguages.map((l) => [`value${l.suffix}`, l.code]));
+    plan.assign.set(a.id, a);
+    for (const [key, value] of Object.entries(item)) {
+      if (key === 'attributeId' || READ_KEYS.has(key)) continue;
+      if (key === 'value') plan.setValue(a, [i, 'value'], value);
+      else if (key === 'valueUnitId' && hasUnit(a)) plan.setUnit(a, [i, key], value);
+      else if (key === 'valueUnitId' && value === null) continue; // sent back for a type without unit
+      else if (variants.has(key) && isMultilang(a)) plan.setLanguage(a, [i, key], variants.get(key) as string, value);
+      else plan.issue([i, key], 'unknown_field', `is not a part of attribute '${attributeKey(a)}'`);
+    }
+  }
+
+  /** `DELETE …/attributeValues {attributeIds}`: removes attributes; unknown or protected ones are reported, the others removed. */
+  async remove(ctx: RequestContext, repo: Repository, id: string, body: unknown): Promise<DeleteResult> {
+    this.assertHasAttributes(repo);
+    const ids = stringList(body, 'attributeIds');
+    await repo.editable(ctx, id);
+    const { database } = repo.env;
+    const found = await this.service.store.attributes(database.knex, repo.model.name, ids);
+    const result: DeleteResult = { count: 0, errors: [] };
+    await repo.translated(() =>
+      database.knex.transaction(async (trx) => {
+        const stored = new Set((await this.service.store.stored(trx, repo.model, id, found)).filter((r) => r.language === '').map((r) => r.attributeId));
+        const removable: string[] = [];
+        for (const name of new Set(ids)) {
+          const a = found.find((x) => x.id === name || (ctx.generation === 'A' && x.code === name));
+          if (!a) result.errors.push({ attributeId: name, code: 'CORE_NOT_FOUND', message: `Attribute '${name}' of ${repo.model.name} not found` });
+          else if (a.isProtected && stored.has(a.id)) result.errors.push({ attributeId: name, code: 'CORE_VALIDATION_FAILED', message: `Attribute '${attributeKey(a)}' is protected and cannot be removed` });
+          else if (stored.has(a.id) && !removable.includes(a.id)) removable.push(a.id);
+        }
+        await this.service.store.remove(trx, repo.model, id, removable);
+        if (removable.length) await this.service.store.touch(trx, repo.model, id, repo.modifiedBy(ctx));
+        result.count = removable.length;
+      }),
+    );
+    return result;
+  }
+}
+
+/** `{<name>: [ids…]}` from a body (400 otherwise). */
+function stringList(body: unknown, name: string): string[] {
+  const value = typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>)[name] : undefined;
+  if (!Array.isArray(value) || !value.every((v) => typeof v === 'string')) {
+    throw validationFailed(`${name} must be an array of attribute ids`, [{ path: [name], code: 'invalid_type', message: `${name} must be an array of strings` }]);
+  }
+  return value as string[];
+}

@@ -1,0 +1,58 @@
+import type { RequestContext } from '../context';
+import type { ApiRecord } from '../declarations';
+import type { EntityModel, FieldModel } from '../definition/normalize';
+import type { QueryBuilder, SqlExpression, Transaction } from '../sql/database';
+import type { AttributeDef } from './attribute-def';
+import type { LinkObjectResolver } from './apply-plan';
+
+/** A where condition on an attribute, compiled against the value joined under `table`. */
+export interface AttributeCondition {
+  /** The attribute seen as a field of the joined value table (its typed value column). */
+  field: FieldModel;
+  /** The alias the value is joined under. */
+  table: string;
+  /** The operator to apply (link operators of a multiple link become array operators). */
+  operator: string;
+}
+
+/** What a list query needs to know about the attributes it names. */
+export interface AttributeListQuery {
+  /** Attributes whose values the page shows: every one the records have, or these. */
+  shown: 'all' | readonly AttributeDef[] | undefined;
+  /** Joins the values filters and sorting read (one left join per attribute, unique per record). */
+  join(qb: QueryBuilder): void;
+  /** Resolves `where[…][attribute]` of an `isAttribute` condition; undefined when unknown. */
+  condition(name: unknown, operator: string): AttributeCondition | undefined;
+  /** The expression to sort by when `sortBy` names a listed attribute. */
+  sort?: SqlExpression;
+}
+
+/** The list parameters attributes read. */
+export interface AttributeListParams {
+  where?: readonly unknown[];
+  sortBy?: string;
+  attributes?: readonly string[];
+  allAttributes?: boolean;
+}
+
+/** A body with its attribute keys taken out, and how to write them once the record is written. */
+export interface PreparedAttributeWrite {
+  body: Record<string, unknown>;
+  /** Writes the attribute values inside the record's transaction; true when something changed. */
+  apply(trx: Transaction, recordId: string, resolveLinkObject?: LinkObjectResolver): Promise<boolean>;
+}
+
+/**
+ * The points where records meet their attributes. Repositories call each from one place:
+ * list queries, the shaping of records about to be returned, and create and update bodies.
+ */
+export interface RecordAttributes {
+  /** Resolves the attributes a list names (`where` with `isAttribute`, `attributes=`, `sortBy`); 400 for unknown ones. */
+  listQuery(ctx: RequestContext, model: EntityModel, params: AttributeListParams): Promise<AttributeListQuery | undefined>;
+  /** Adds attribute values to records about to be returned (flattened or nested, per the request). */
+  present(ctx: RequestContext, model: EntityModel, records: ApiRecord[], how: { mode: 'list' | 'single'; query?: AttributeListQuery }): Promise<void>;
+  /** Takes the attribute keys (`Flatten-Attributes: true`) out of a create or update body. */
+  prepareWrite(ctx: RequestContext, model: EntityModel, body: Record<string, unknown>): Promise<PreparedAttributeWrite | undefined>;
+  /** A record (or an attribute) removed for good takes its values along. */
+  onPermanentDelete(trx: Transaction, model: EntityModel, id: string): Promise<void>;
+}

@@ -1,0 +1,106 @@
+import type { RequestContext } from '../context';
+import type { ApiRecord } from '../declarations';
+import type { EntityModel, SchemaModel } from '../definition/normalize';
+import type { AttributeStore } from '../sql/attribute-store';
+import type { Connection, Database, Transaction } from '../sql/database';
+import { applyPlan } from './apply-plan';
+import { languageSuffix, type AttributeDef, type LoadedValue } from './attribute-def';
+import { buildListQuery } from '../sql/attribute-query';
+import { flattenInto, groupValues, linkTargets, valueItem, type ValueView } from './present';
+import type { AttributeListParams, AttributeListQuery, PreparedAttributeWrite, RecordAttributes } from './record-attributes';
+import { namesIn, planFlattenedBody, splitFlattenedBody } from './flattened-body';
+
+/** How generation B shows attributes without `Flatten-Attributes: true`. */
+export type V1AttributesFormat = 'none' | 'nested';
+
+export interface AttributeServiceOptions {
+  database: Database;
+  schema: SchemaModel;
+  store: AttributeStore;
+  /** Instance languages, main first. */
+  languages: readonly string[];
+  v1AttributesFormat: V1AttributesFormat;
+}
+
+/** Attributes of records: values shown per request, written with records, filtered and sorted in SQL. */
+export class AttributeService implements RecordAttributes {
+  constructor(readonly options: AttributeServiceOptions) {}
+
+  get store(): AttributeStore {
+    return this.options.store;
+  }
+
+  private get db(): Database['knex'] {
+    return this.options.database.knex;
+  }
+
+  /** The languages of the instance with the suffix of their value keys (`de_DE` → `DeDE`), main excluded. */
+  get variantLanguages(): { code: string; suffix: string }[] {
+    return this.options.languages.slice(1).map((code) => ({ code, suffix: languageSuffix(code) }));
+  }
+
+  /** How values read in this request: the `language` asked for (a non-main instance language) and link names. */
+  view(ctx: RequestContext, linkNames: ReadonlyMap<string, string | null> = new Map()): ValueView {
+    const { languages } = this.options;
+    const language = ctx.language && ctx.language !== 'main' && ctx.language !== languages[0] && languages.includes(ctx.language) ? ctx.language : undefined;
+    return { languages, language, linkNames };
+  }
+
+  /** Values of records with the names of linked records: one query, plus one when links are among them. */
+  async loadValues(db: Connection, model: EntityModel, ids: readonly string[], only?: readonly AttributeDef[]): Promise<{ values: LoadedValue[]; linkNames: Map<string, string | null> }> {
+    const values = await this.store.load(db, model, ids, only?.map((a) => a.id));
+    const targets = linkTargets(values);
+    return { values, linkNames: targets.size ? await this.store.linkNames(db, targets) : new Map() };
+  }
+
+  async listQuery(_ctx: RequestContext, model: EntityModel, params: AttributeListParams): Promise<AttributeListQuery | undefined> {
+    if (!model.def.hasAttributes) return undefined;
+    return buildListQuery(this.store, this.db, model, params);
+  }
+
+  /** Which format this request reads attributes in, if any. */
+  private format(ctx: RequestContext): 'flat' | 'nested' | undefined {
+    if (ctx.flattenAttributes) return 'flat';
+    return ctx.generation === 'B' && this.options.v1AttributesFormat === 'nested' ? 'nested' : undefined;
+  }
+
+  async present(ctx: RequestContext, model: EntityModel, records: ApiRecord[], how: { mode: 'list' | 'single'; query?: AttributeListQuery }): Promise<void> {
+    const format = this.format(ctx);
+    if (!format || !model.def.hasAttributes || records.length === 0) return;
+    // Single reads show every attribute the record has; lists those asked for (nested lists: all).
+    const shown = how.mode === 'single' || format === 'nested' ? (how.query?.shown ?? 'all') : how.query?.shown;
+    const { values, linkNames } = shown
+      ? await this.loadValues(this.db, model, records.map((r) => r.id), shown === 'all' ? undefined : shown)
+      : { values: [], linkNames: new Map<string, string | null>() };
+    const view = this.view(ctx, linkNames);
+    const byRecord = groupValues(values);
+    for (const record of records) {
+      const attributes = byRecord.get(record.id)?.values() ?? [];
+      if (format === 'flat') flattenInto(record, attributes, view, how.mode === 'single');
+      else record.attributesValues = [...attributes].map((entry) => valueItem(entry, view));
+    }
+  }
+
+  async prepareWrite(ctx: RequestContext, model: EntityModel, body: Record<string, unknown>): Promise<PreparedAttributeWrite | undefined> {
+    if (!ctx.flattenAttributes || !model.def.hasAttributes) return undefined;
+    const generation = ctx.generation ?? 'B';
+    const split = splitFlattenedBody(model, body, generation);
+    const names = namesIn(split, this.variantLanguages.map((l) => l.suffix));
+    if (names.length === 0) return { body: split.data, apply: async () => false };
+    const found = await this.store.attributes(this.db, model.name, names);
+    const plan = planFlattenedBody(split, body, found, { model, generation, languages: this.variantLanguages });
+    const { schema, database } = this.options;
+    return {
+      body: split.data,
+      apply: (trx, recordId, resolveLinkObject) => applyPlan({ trx, store: this.store, schema, dialect: database.dialect, model, recordId, resolveLinkObject }, plan),
+    };
+  }
+
+  async onPermanentDelete(trx: Transaction, model: EntityModel, id: string): Promise<void> {
+    if (model.def.hasAttributes) await this.store.removeRecord(trx, model, id);
+    if (model.name !== 'Attribute') return;
+    for (const owner of this.options.schema.entities.values()) {
+      if (owner.def.hasAttributes) await this.store.removeAttribute(trx, owner, id);
+    }
+  }
+}

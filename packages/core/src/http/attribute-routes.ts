@@ -1,0 +1,49 @@
+import type { Request, Router } from 'express';
+import type { AttributeEndpoints } from '../attributes/endpoints';
+import { parseQueryString } from './list-params';
+import { repositoryFor, type RepositoryLookup } from './record-routes';
+import { requestContext } from './request-context';
+import { toHandler } from './to-handler';
+
+/** The body of DELETE …/attributeValues; clients that cannot send a DELETE body may use `?attributeIds=a,b`. */
+function deleteBody(req: Request): unknown {
+  const body = req.body as Record<string, unknown> | undefined;
+  if (body && typeof body === 'object' && 'attributeIds' in body) return body;
+  const ids = parseQueryString(req.originalUrl).attributeIds;
+  if (typeof ids === 'string') return { attributeIds: ids.split(',').filter(Boolean) };
+  if (Array.isArray(ids)) return { attributeIds: ids };
+  return body;
+}
+
+/** The four simple attribute endpoints of the spec, the same in both generations. */
+export function mountAttributeRoutes(router: Router, lookup: RepositoryLookup, endpoints: AttributeEndpoints): void {
+  const target = (req: Request) => ({ ctx: requestContext(req), repo: repositoryFor(lookup, req.params.entity), id: req.params.id as string });
+  router.get(
+    '/:entity/:id/attributeValues',
+    toHandler(async (req, res) => {
+      const { ctx, repo, id } = target(req);
+      res.json(await endpoints.values(ctx, repo, id));
+    }),
+  );
+  router.post(
+    '/:entity/:id/addAttributes',
+    toHandler(async (req, res) => {
+      const { ctx, repo, id } = target(req);
+      res.json(await endpoints.add(ctx, repo, id, req.body));
+    }),
+  );
+  router.post(
+    '/:entity/:id/upsertAttributeValues',
+    toHandler(async (req, res) => {
+      const { ctx, repo, id } = target(req);
+      res.json(await endpoints.upsert(ctx, repo, id, req.body));
+    }),
+  );
+  router.delete(
+    '/:entity/:id/attributeValues',
+    toHandler(async (req, res) => {
+      const { ctx, repo, id } = target(req);
+      res.json(await endpoints.remove(ctx, repo, id, deleteBody(req)));
+    }),
+  );
+}

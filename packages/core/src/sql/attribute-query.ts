@@ -1,0 +1,81 @@
+import type { Knex } from 'knex';
+import { attributeKey, type AttributeDef } from '../attributes/attribute-def';
+import type { AttributeCondition, AttributeListParams, AttributeListQuery } from '../attributes/record-attributes';
+import type { EntityModel, FieldModel } from '../definition/normalize';
+import type { AttributeStore } from './attribute-store';
+import { STORED_TYPE, VALUE_COLUMN } from './attribute-table';
+import { invalidQuery } from './where-values';
+
+/** Types a list may sort by. */
+const SORTABLE = new Set(['varchar', 'text', 'int', 'float', 'bool', 'date', 'datetime', 'enum']);
+
+/** A multiple-link attribute is a JSON array of ids: link operators become array operators. */
+const LINK_MULTIPLE_OPERATORS: Record<string, string> = {
+  linkedWith: 'arrayAnyOf',
+  notLinkedWith: 'arrayNoneOf',
+  isLinked: 'isNotNull',
+  isNotLinked: 'isNull',
+};
+
+const isTrue = (v: unknown) => v === true || v === 'true' || v === '1';
+
+/** Attribute names of `isAttribute` conditions, also inside `and`, `or` and `not`. */
+export function whereAttributeNames(items: readonly unknown[] | undefined, out = new Set<string>()): Set<string> {
+  for (const item of items ?? []) {
+    if (typeof item !== 'object' || item === null) continue;
+    const w = item as { type?: unknown; attribute?: unknown; value?: unknown; isAttribute?: unknown };
+    if (w.type === 'and' || w.type === 'or' || w.type === 'not') {
+      const children = Array.isArray(w.value) ? w.value : typeof w.value === 'object' && w.value !== null ? [w.value] : [];
+      whereAttributeNames(children, out);
+    } else if (isTrue(w.isAttribute) && typeof w.attribute === 'string' && w.attribute !== '') {
+      out.add(w.attribute);
+    }
+  }
+  return out;
+}
+
+/** The value column of an attribute, as a field the where compiler understands. */
+function valueField(a: AttributeDef): FieldModel {
+  const key = attributeKey(a);
+  const column = VALUE_COLUMN[a.type];
+  if (a.type === 'link') {
+    return { name: key, key, type: 'link', column, def: { type: 'link', entity: a.linkEntity ?? undefined }, system: false, target: a.linkEntity ?? undefined, linkKind: 'belongsTo' };
+  }
+  const type = STORED_TYPE[a.type] === 'text' ? a.type : STORED_TYPE[a.type];
+  return { name: key, key, type, column, def: { type, options: a.options ?? undefined }, system: false };
+}
+
+const matches = (a: AttributeDef, name: string) => a.id === name || a.code === name;
+
+/**
+ * The attributes a list names, resolved with one query (none when it names none): unknown ones
+ * are 400. Each gets one join alias (`av_0`, `av_1`…), never a client string.
+ */
+export async function buildListQuery(store: AttributeStore, db: Knex, model: EntityModel, params: AttributeListParams): Promise<AttributeListQuery | undefined> {
+  const inWhere = whereAttributeNames(params.where);
+  const listed = params.attributes ?? [];
+  const sortName = params.sortBy && !model.byKey.has(params.sortBy) && !model.field.has(params.sortBy) ? params.sortBy : undefined;
+  const names = [...new Set([...inWhere, ...listed])];
+  if (names.length === 0) return params.allAttributes ? { shown: 'all', join: () => undefined, condition: () => undefined } : undefined;
+  const found = await store.attributes(db, model.name, names);
+  const find = (name: string) => found.find((a) => matches(a, name));
+  const unknown = listed.find((n) => !find(n));
+  if (unknown) throw invalidQuery(`Unknown attribute '${unknown}' of ${model.name} in attributes`, { attribute: unknown });
+  const shownList = listed.map((n) => find(n) as AttributeDef).filter((a, i, all) => all.indexOf(a) === i);
+  const sorted = sortName ? shownList.find((a) => matches(a, sortName)) : undefined;
+  if (sorted && !SORTABLE.has(sorted.type)) throw invalidQuery(`Cannot sort ${model.name} by attribute '${sortName}' (${sorted.type})`, { field: sortName });
+  const joined = [...new Set([...[...inWhere].map(find).filter((a): a is AttributeDef => !!a), ...(sorted ? [sorted] : [])])];
+  const alias = (a: AttributeDef) => `av_${joined.indexOf(a)}`;
+  const condition = (name: unknown, operator: string): AttributeCondition | undefined => {
+    const a = typeof name === 'string' ? find(name) : undefined;
+    if (!a || !joined.includes(a)) return undefined;
+    const mapped = a.type === 'linkMultiple' ? (LINK_MULTIPLE_OPERATORS[operator] ?? operator) : operator;
+    return { field: valueField(a), table: alias(a), operator: mapped };
+  };
+  return {
+    shown: params.allAttributes ? 'all' : shownList.length ? shownList : undefined,
+    join: (qb) => joined.forEach((a) => store.joinValue(qb, model, alias(a), a.id)),
+    condition,
+    sort: sorted ? db.raw('??', [`${alias(sorted)}.${VALUE_COLUMN[sorted.type]}`]) : undefined,
+  };
+}

@@ -1,0 +1,249 @@
+import type { Knex } from 'knex';
+import { languageSuffix, type AttributeDef, type LoadedValue, type StoredValue } from '../attributes/attribute-def';
+import type { AttributeType } from '../attributes/entities';
+import type { FieldType } from '../declarations';
+import type { EntityModel, SchemaModel } from '../definition/normalize';
+import { uuidv7 } from '../util/uuid';
+import { STORED_TYPE, VALUE_COLUMN, VALUE_COLUMNS, valueTableName } from './attribute-table';
+import type { Database } from './database';
+import type { Dialect } from './dialects/dialect';
+import { live, nameSql } from './read-query';
+
+/** The attribute fields a value read needs, by field name. */
+const ATTRIBUTE_FIELDS = ['code', 'name', 'entityType', 'type', 'measure', 'isMultilang', 'isRequired', 'isReadOnly', 'isProtected', 'options', 'linkEntity', 'min', 'max'];
+
+/** Reads and writes attribute values; every table and column name comes from the definitions. */
+export class AttributeStore {
+  private readonly attribute: EntityModel;
+  private readonly unit: EntityModel;
+
+  constructor(
+    private readonly database: Database,
+    private readonly schema: SchemaModel,
+    private readonly languages: readonly string[],
+  ) {
+    this.attribute = schema.entity('Attribute') as EntityModel;
+    this.unit = schema.entity('Unit') as EntityModel;
+  }
+
+  private get dialect(): Dialect {
+    return this.database.dialect;
+  }
+
+  /** Columns of the Attribute table aliased `a_<field>`, with the name's language variants when it has them. */
+  private attributeColumns(alias: string): Record<string, string> {
+    const columns: Record<string, string> = { a_id: `${alias}.id` };
+    const names = [...ATTRIBUTE_FIELDS, ...this.languages.slice(1).map((l) => `name${languageSuffix(l)}`)];
+    for (const name of names) {
+      const field = this.attribute.field.get(name);
+      if (field?.column) columns[`a_${name}`] = `${alias}.${field.column}`;
+    }
+    return columns;
+  }
+
+  private toAttribute(row: Record<string, unknown>): AttributeDef {
+    const from = (type: FieldType, key: string) => this.dialect.fromDb(type, row[key]);
+    const names: Record<string, string | null> = {};
+    for (const l of this.languages.slice(1)) {
+      const key = `a_name${languageSuffix(l)}`;
+      if (key in row) names[l] = (row[key] as string | null) ?? null;
+    }
+    return {
+      id: row.a_id as string,
+      code: (row.a_code as string | null) ?? null,
+      name: (row.a_name as string | null) ?? null,
+      names,
+      entityType: row.a_entityType as string,
+      type: row.a_type as AttributeType,
+      measureId: (row.a_measure as string | null) ?? null,
+      isMultilang: from('bool', 'a_isMultilang') === true,
+      isRequired: from('bool', 'a_isRequired') === true,
+      isReadOnly: from('bool', 'a_isReadOnly') === true,
+      isProtected: from('bool', 'a_isProtected') === true,
+      options: (from('multiEnum', 'a_options') as string[] | null) ?? null,
+      linkEntity: (row.a_linkEntity as string | null) ?? null,
+      min: (row.a_min as number | null) ?? null,
+      max: (row.a_max as number | null) ?? null,
+    };
+  }
+
+  /** Live attributes of an entity type named by id or code (all of them when `names` is undefined). */
+  async attributes(db: Knex | Knex.Transaction, entityType: string, names?: readonly string[]): Promise<AttributeDef[]> {
+    if (names && names.length === 0) return [];
+    const code = this.attribute.field.get('code')?.column as string;
+    const qb = db({ a: this.attribute.table })
+      .select(this.attributeColumns('a'))
+      .where('a.deleted', live(this.dialect) as never)
+      .andWhere(`a.${this.attribute.field.get('entityType')?.column as string}`, entityType)
+      .orderBy('a.id');
+    if (names) qb.andWhere((w) => w.whereIn('a.id', [...names]).orWhereIn(`a.${code}`, [...names]));
+    return ((await qb) as Record<string, unknown>[]).map((row) => this.toAttribute(row));
+  }
+
+  /**
+   * The values of some records (every language), with their live attributes and unit names, in
+   * one query whatever the number of records.
+   */
+  async load(db: Knex | Knex.Transaction, model: EntityModel, recordIds: readonly string[], attributeIds?: readonly string[]): Promise<LoadedValue[]> {
+    if (recordIds.length === 0 || attributeIds?.length === 0) return [];
+    const table = valueTableName(model);
+    const unitName = nameSql(db, this.unit, 'u') as unknown as string;
+    const qb = db({ v: table })
+      .join({ a: this.attribute.table }, (j) => j.on('a.id', '=', 'v.attribute_id').andOn('a.deleted', '=', db.raw('?', [live(this.dialect)])))
+      .leftJoin({ u: this.unit.table }, (j) => j.on('u.id', '=', 'v.unit_id').andOn('u.deleted', '=', db.raw('?', [live(this.dialect)])))
+      .select({ v_id: 'v.id', v_record: 'v.record_id', v_language: 'v.language', v_unit: 'v.unit_id', v_unit_name: unitName })
+      .select(Object.fromEntries(VALUE_COLUMNS.map((c) => [`v_${c}`, `v.${c}`])))
+      .select(this.attributeColumns('a'))
+      .whereIn('v.record_id', [...recordIds])
+      .orderBy([{ column: 'v.record_id' }, { column: 'a.id' }, { column: 'v.language' }]);
+    if (attributeIds) qb.whereIn('v.attribute_id', [...attributeIds]);
+    const rows = (await qb) as Record<string, unknown>[];
+    return rows.map((row) => {
+      const attribute = this.toAttribute(row);
+      return {
+        id: row.v_id as string,
+        recordId: row.v_record as string,
+        attributeId: attribute.id,
+        language: row.v_language as string,
+        value: this.decode(attribute.type, row[`v_${VALUE_COLUMN[attribute.type]}`]),
+        unitId: (row.v_unit as string | null) ?? null,
+        unitName: (row.v_unit_name as string | null) ?? null,
+        attribute,
+      };
+    });
+  }
+
+  private decode(type: AttributeType, value: unknown): unknown {
+    const decoded = this.dialect.fromDb(STORED_TYPE[type], value);
+    if (type === 'float' && typeof decoded === 'string') return Number(decoded);
+    return decoded;
+  }
+
+  /** Names of linked records, `Entity:id` → name, in one query for every target entity type. */
+  async linkNames(db: Knex | Knex.Transaction, wanted: ReadonlyMap<string, ReadonlySet<string>>): Promise<Map<string, string | null>> {
+    const parts: Knex.QueryBuilder[] = [];
+    for (const [entity, ids] of wanted) {
+      const target = this.schema.entity(entity);
+      if (!target || ids.size === 0) continue;
+      parts.push(
+        db(target.table)
+          .select({ e: db.raw('?', [entity]) as unknown as string, id: 'id', n: nameSql(db, target, target.table) as unknown as string })
+          .whereIn('id', [...ids])
+          .andWhere('deleted', live(this.dialect) as never),
+      );
+    }
+    const names = new Map<string, string | null>();
+    if (parts.length === 0) return names;
+    const [first, ...rest] = parts;
+    // Not wrapped: SQLite refuses parenthesised parts of a compound select.
+    if (rest.length) first.unionAll(rest, false);
+    for (const row of (await first) as { e: string; id: string; n: string | null }[]) names.set(`${row.e}:${row.id}`, row.n);
+    return names;
+  }
+
+  /** The stored rows (every language) of some attributes of one record, whatever their attribute's state. */
+  async stored(trx: Knex.Transaction, model: EntityModel, recordId: string, attributes: readonly AttributeDef[]): Promise<StoredValue[]> {
+    if (attributes.length === 0) return [];
+    const byId = new Map(attributes.map((a) => [a.id, a]));
+    const rows = (await trx(valueTableName(model))
+      .select(['id', 'attribute_id', 'language', 'unit_id', ...VALUE_COLUMNS])
+      .where('record_id', recordId)
+      .whereIn('attribute_id', [...byId.keys()])) as Record<string, unknown>[];
+    return rows.map((row) => {
+      const a = byId.get(row.attribute_id as string) as AttributeDef;
+      return {
+        id: row.id as string,
+        recordId,
+        attributeId: a.id,
+        language: row.language as string,
+        value: this.decode(a.type, row[VALUE_COLUMN[a.type]]),
+        unitId: (row.unit_id as string | null) ?? null,
+      };
+    });
+  }
+
+  /** The column values of a value row. */
+  private columns(attribute: AttributeDef, value: unknown, unitId: string | null): Record<string, unknown> {
+    return { [VALUE_COLUMN[attribute.type]]: this.dialect.toDb(STORED_TYPE[attribute.type], value), unit_id: unitId };
+  }
+
+  /**
+   * Inserts value rows. A row another request inserted meanwhile is overwritten (`keep: false`,
+   * the last write wins) or left as it is (`keep: true`, for attributes added without value).
+   */
+  async insert(
+    trx: Knex.Transaction,
+    model: EntityModel,
+    rows: { recordId: string; attribute: AttributeDef; language: string; value: unknown; unitId: string | null }[],
+    keep = false,
+  ): Promise<void> {
+    if (rows.length === 0) return;
+    const conflict = trx(valueTableName(model))
+      .insert(rows.map((r) => ({ id: uuidv7(), record_id: r.recordId, attribute_id: r.attribute.id, language: r.language, ...this.columns(r.attribute, r.value, r.unitId) })))
+      .onConflict(['record_id', 'attribute_id', 'language']);
+    await (keep ? conflict.ignore() : conflict.merge([...VALUE_COLUMNS, 'unit_id']));
+  }
+
+  async update(trx: Knex.Transaction, model: EntityModel, rowId: string, attribute: AttributeDef, value: unknown, unitId: string | null): Promise<void> {
+    await trx(valueTableName(model)).update(this.columns(attribute, value, unitId)).where('id', rowId);
+  }
+
+  /** Removes some attributes (every language) from a record. */
+  async remove(trx: Knex.Transaction, model: EntityModel, recordId: string, attributeIds: readonly string[]): Promise<void> {
+    if (attributeIds.length === 0) return;
+    await trx(valueTableName(model)).delete().where('record_id', recordId).whereIn('attribute_id', [...attributeIds]);
+  }
+
+  /** After a record is removed for good: its values go too. */
+  async removeRecord(trx: Knex.Transaction, model: EntityModel, recordId: string): Promise<void> {
+    await trx(valueTableName(model)).delete().where('record_id', recordId);
+  }
+
+  /** After an attribute is removed for good: its values go too. */
+  async removeAttribute(trx: Knex.Transaction, model: EntityModel, attributeId: string): Promise<void> {
+    await trx(valueTableName(model)).delete().where('attribute_id', attributeId);
+  }
+
+  /** Live units by id → their measure. */
+  async unitMeasures(trx: Knex.Transaction, unitIds: readonly string[]): Promise<Map<string, string>> {
+    if (unitIds.length === 0) return new Map();
+    const measure = this.unit.field.get('measure')?.column as string;
+    const rows = await trx(this.unit.table).select({ id: 'id', m: measure }).whereIn('id', [...unitIds]).andWhere('deleted', live(this.dialect) as never);
+    return new Map(rows.map((r: { id: string; m: string }) => [r.id, r.m]));
+  }
+
+  /** The default unit of each measure (the first unit marked `isDefault`). */
+  async defaultUnits(trx: Knex.Transaction, measureIds: readonly string[]): Promise<Map<string, string>> {
+    if (measureIds.length === 0) return new Map();
+    const measure = this.unit.field.get('measure')?.column as string;
+    const isDefault = this.unit.field.get('isDefault')?.column as string;
+    const rows = await trx(this.unit.table)
+      .select({ id: 'id', m: measure })
+      .whereIn(measure, [...measureIds])
+      .andWhere(isDefault, this.dialect.toDb('bool', true) as never)
+      .andWhere('deleted', live(this.dialect) as never)
+      .orderBy('id');
+    const defaults = new Map<string, string>();
+    for (const r of rows as { id: string; m: string }[]) if (!defaults.has(r.m)) defaults.set(r.m, r.id);
+    return defaults;
+  }
+
+  /** Marks a record changed (its attribute values were written). */
+  async touch(trx: Knex.Transaction, model: EntityModel, recordId: string, modified: Record<string, unknown>): Promise<void> {
+    await trx(model.table).update(modified).where({ id: recordId, deleted: live(this.dialect) });
+  }
+
+  /**
+   * Joins one attribute's main value to a query of the entity's records under `alias` (at most
+   * one row per record: the value table is unique by record, attribute and language).
+   */
+  joinValue(qb: Knex.QueryBuilder, model: EntityModel, alias: string, attributeId: string): void {
+    const db = this.database.knex;
+    qb.leftJoin({ [alias]: valueTableName(model) }, (j) =>
+      j
+        .on(`${alias}.record_id`, '=', `${model.table}.id`)
+        .andOn(`${alias}.attribute_id`, '=', db.raw('?', [attributeId]))
+        .andOn(`${alias}.language`, '=', db.raw('?', [''])),
+    );
+  }
+}

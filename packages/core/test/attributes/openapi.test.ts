@@ -1,0 +1,81 @@
+import SwaggerParser from '@apidevtools/swagger-parser';
+import Ajv2020 from 'ajv/dist/2020';
+import request from 'supertest';
+import { GENERATIONS, type TestApi } from '../../../../test/support/api';
+import { TEST_DBS } from '../../../../test/support/databases';
+import { createAttribute, createWeight, startAttributeApi } from './support';
+
+type Param = { $ref?: string; name?: string; in?: string; description?: string };
+type Operation = { operationId?: string; parameters?: Param[]; responses: Record<string, { $ref?: string; content?: Record<string, { schema: unknown }> }> };
+type Doc = { paths: Record<string, Record<string, Operation>>; components: { parameters: Record<string, Param>; schemas: Record<string, unknown> } };
+
+const BASES = ['/api', '/api/v1'];
+const METHODS = ['get', 'put', 'post', 'delete', 'patch'];
+
+async function fetchDocument(t: TestApi): Promise<Doc> {
+  return (await request(t.app).get('/apidocs/openapi.json').expect(200)).body as Doc;
+}
+
+const params = (doc: Doc, op: Operation) => (op.parameters ?? []).map((p) => (p.$ref ? doc.components.parameters[p.$ref.split('/').pop() as string] : p));
+
+describe.each(TEST_DBS)('attributes in the OpenAPI document on %s', (kind) => {
+  let t: TestApi;
+  let doc: Doc;
+  beforeAll(async () => {
+    t = await startAttributeApi(kind);
+    doc = await fetchDocument(t);
+  });
+  afterAll(() => t.close());
+
+  it('validates, with unique operationIds', async () => {
+    await expect(SwaggerParser.validate(structuredClone(doc) as never)).resolves.toBeDefined();
+    const ids = Object.values(doc.paths).flatMap((item) => METHODS.filter((m) => item[m]).map((m) => item[m].operationId));
+    expect(ids.filter((id, i) => ids.indexOf(id) !== i)).toEqual([]);
+  });
+
+  it.each(BASES)('describes the four simple endpoints of entity types with attributes under %s', (base) => {
+    expect(Object.keys(doc.paths[`${base}/Product/{id}/attributeValues`]).sort()).toEqual(['delete', 'get']);
+    expect(Object.keys(doc.paths[`${base}/Product/{id}/addAttributes`])).toEqual(['post']);
+    expect(Object.keys(doc.paths[`${base}/Product/{id}/upsertAttributeValues`])).toEqual(['post']);
+    expect(doc.paths[`${base}/Brand/{id}/attributeValues`]).toBeUndefined();
+    const prefix = base === '/api' ? '' : 'v1_';
+    expect(doc.paths[`${base}/Product/{id}/attributeValues`].get.operationId).toBe(`${prefix}getProductAttributeValues`);
+    expect(doc.paths[`${base}/Product/{id}/upsertAttributeValues`].post.operationId).toBe(`${prefix}upsertProductAttributeValues`);
+  });
+
+  it.each(BASES)('documents attributes=, allAttributes and Flatten-Attributes where they apply under %s', (base) => {
+    const names = (op: Operation) => params(doc, op).map((p) => p.name);
+    expect(names(doc.paths[`${base}/Product`].get)).toEqual(expect.arrayContaining(['attributes', 'allAttributes', 'Flatten-Attributes']));
+    expect(names(doc.paths[`${base}/Brand`].get)).not.toContain('attributes');
+    const flatten = (op: Operation) => params(doc, op).find((p) => p.name === 'Flatten-Attributes')?.description ?? '';
+    for (const op of [doc.paths[`${base}/Product`].get, doc.paths[`${base}/Product/{id}`].get, doc.paths[`${base}/Product/{id}`].patch]) {
+      expect(flatten(op)).toMatch(/virtual fields/);
+    }
+    expect(flatten(doc.paths[`${base}/Brand`].get)).toMatch(/no attributes/);
+    expect(flatten(doc.paths[`${base}/Product`].get)).not.toMatch(/no effect/);
+  });
+
+  describe.each(GENERATIONS)('generation %s', (_gen, base) => {
+    it('answers the simple endpoints with bodies that match their schemas', async () => {
+      const ajv = new Ajv2020({ strict: false, allErrors: true });
+      const local = (schema: unknown) => JSON.parse(JSON.stringify(schema).replaceAll('"#/components/', '"openapi#/components/'));
+      ajv.addSchema(local({ $id: 'openapi', components: doc.components }));
+      const check = (path: string, method: string, res: request.Response) => {
+        const responses = doc.paths[`${base}${path}`][method].responses;
+        let documented = responses[String(res.status)] ?? responses.default;
+        if (documented.$ref) documented = (doc.components as unknown as { responses: Record<string, typeof documented> }).responses[documented.$ref.split('/').pop() as string];
+        const validate = ajv.compile(local(documented.content?.['application/json'].schema));
+        expect({ path, method, status: res.status, errors: validate(res.body) ? [] : validate.errors }).toEqual({ path, method, status: res.status, errors: [] });
+      };
+      const { measureId } = await createWeight(t, `w${base.length}`);
+      const weight = await createAttribute(t, { code: `weight${base.length}`, type: 'float', measureId });
+      const id = (await t.post(`${base}/Product`, { name: 'Documented' }).expect(200)).body.id;
+      check('/Product/{id}/addAttributes', 'post', await t.post(`${base}/Product/${id}/addAttributes`, { attributeIds: [weight] }).expect(200));
+      check('/Product/{id}/upsertAttributeValues', 'post', await t.post(`${base}/Product/${id}/upsertAttributeValues`, [{ attributeId: weight, value: 1 }]).expect(200));
+      check('/Product/{id}/upsertAttributeValues', 'post', await t.post(`${base}/Product/${id}/upsertAttributeValues`, [{ attributeId: weight, value: 'x' }]).expect(400));
+      check('/Product/{id}/attributeValues', 'get', await t.get(`${base}/Product/${id}/attributeValues`).expect(200));
+      check('/Product/{id}/attributeValues', 'get', await t.get(`${base}/Product/nope/attributeValues`).expect(404));
+      check('/Product/{id}/attributeValues', 'delete', await t.del(`${base}/Product/${id}/attributeValues`).send({ attributeIds: [weight, 'nope'] }).expect(200));
+    });
+  });
+});
