@@ -23,6 +23,13 @@ export interface RequestContext {
   access?: UserAccess;
   /** In a delegated session: the admin acting for `user`. */
   actor?: ContextUser;
+  /**
+   * The language the response is asked in (header `language`): a code of the instance's
+   * languages (`main` resolved to the main code). Undefined when none was asked for.
+   */
+  language?: string;
+  /** Whether the response carries `_meta` on every record (header `With-Meta: true` or `1`). */
+  withMeta?: boolean;
 }
 
 /** The context of trusted server-side work: no user, no permission checks. */

@@ -11,6 +11,7 @@ import { mountRecordRoutes, type RepositoryLookup } from './record-routes';
 import { mountBulkRoutes } from './bulk-routes';
 import type { JobService } from '../jobs/job-service';
 import { requestContext } from './request-context';
+import { requestOptions, type RequestOptionsParts } from './request-options';
 import { toHandler } from './to-handler';
 
 export interface RouterParts {
@@ -24,6 +25,8 @@ export interface RouterParts {
   jobs: JobService;
   routes: RouteInstaller[];
   publicRoutes: RouteInstaller[];
+  /** Languages for the `language` header, and plugins' `onRequest` hooks. */
+  request: RequestOptionsParts;
   maxBodySize: string | number;
   /** Paths (below the base) whose bodies another parser reads (multipart). */
   rawBodyPaths?: (path: string) => boolean;
@@ -44,6 +47,7 @@ function generationRouter(generation: 'A' | 'B', parts: RouterParts): Router {
   const sessionPaths = generation === 'B' ? ['/userSession', '/App/user'] : ['/userSession'];
   mountSessionRoutes(router, sessionPaths, parts.session);
   router.use(requireToken(parts.auth));
+  router.use(requestOptions(parts.request, generation));
   const metadata = toHandler(async (req, res) => res.json(await parts.metadata(requestContext(req))));
   router.get('/metadata', metadata);
   if (generation === 'B') router.get('/Metadata', metadata);

@@ -3,7 +3,10 @@ import { ERROR_STATUS } from '../errors';
 import type { OpenApiFragment } from '../plugin';
 import { MASS_UPDATE_SYNC_LIMIT } from '../http/bulk-routes';
 import { WHERE_OPERATORS } from '../sql/where';
+import type { MetaCategory } from '../present';
+import type { RequestParameter } from '../plugin';
 import { readSchema, writeSchema } from './entity-schemas';
+import { parameterComponents } from './request-parameters';
 
 export const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 export const json = (schema: unknown) => ({ content: { 'application/json': { schema } } });
@@ -105,10 +108,10 @@ const WHERE_ITEM = {
   },
 };
 
-function entitySchemas(schema: SchemaModel): Record<string, unknown> {
+function entitySchemas(schema: SchemaModel, meta: ReadonlyMap<string, MetaCategory>): Record<string, unknown> {
   const schemas: Record<string, unknown> = {};
   for (const model of schema.entities.values()) {
-    schemas[model.name] = readSchema(model);
+    schemas[model.name] = readSchema(model, meta);
     schemas[`${model.name}Create`] = writeSchema(model, 'create');
     schemas[`${model.name}Update`] = writeSchema(model, 'update');
     schemas[`${model.name}List`] = {
@@ -207,13 +210,11 @@ const query = (name: string, description: string, schema: Record<string, unknown
   schema,
 });
 
-function parameters(sizes: ListSizes) {
+function parameters(sizes: ListSizes, requestParameters: readonly RequestParameter[]) {
   const max = sizes.maxListSize ?? 1000;
   const size = sizes.defaultListSize ?? 200;
   return {
-    WithMeta: header('With-Meta', '`true` or `1` asks for `_meta` on every record of the response. Core does not add `_meta` yet: the header is accepted and has no effect.', ['true', '1']),
-    Language: header('language', 'A language code of the instance, for multilingual fields. Core has no multilingual fields yet: the header is accepted and has no effect.'),
-    FlattenAttributes: header('Flatten-Attributes', '`true` turns attribute values into fields of the record. Core has no attributes yet: the header is accepted and has no effect.', ['true']),
+    ...parameterComponents(requestParameters),
     Permanently: header('permanently', '`true` (or `1`) removes the row instead of soft-deleting it.', ['true', '1']),
     select: query('select', 'Comma-separated field names to return (`id` is always returned).', { type: 'string' }),
     offset: query('offset', 'Records to skip; default 0.', { type: 'integer', minimum: 0 }),
@@ -242,8 +243,19 @@ const errorResponse = (description: string) => ({
   ...json(ref('Error')),
 });
 
+/** What the components are made of besides the definitions. */
+export interface ComponentInput {
+  fragments: readonly OpenApiFragment[];
+  sizes?: ListSizes;
+  /** Request parameters of record operations (core's and the plugins'). */
+  parameters?: readonly RequestParameter[];
+  /** `_meta` categories: records get an optional `_meta` when there is one. */
+  metaCategories?: ReadonlyMap<string, MetaCategory>;
+}
+
 /** Every reusable part of the document; plugin schemas are merged last. */
-export function components(schema: SchemaModel, fragments: readonly OpenApiFragment[], sizes: ListSizes = {}) {
+export function components(schema: SchemaModel, input: ComponentInput) {
+  const { fragments, sizes = {} } = input;
   const schemas: Record<string, unknown> = {
     Error: ERROR_BODY,
     Session: SESSION,
@@ -253,7 +265,7 @@ export function components(schema: SchemaModel, fragments: readonly OpenApiFragm
     WhereItem: WHERE_ITEM,
     RecordList: RECORD_LIST,
     ...upsertSchemas(schema),
-    ...entitySchemas(schema),
+    ...entitySchemas(schema, input.metaCategories ?? new Map()),
   };
   for (const f of fragments) Object.assign(schemas, f.components?.schemas ?? {});
   return {
@@ -267,7 +279,7 @@ export function components(schema: SchemaModel, fragments: readonly OpenApiFragm
         description: 'The HttpOnly cookie set by POST /api/userSession/cookie. A request that changes data and is authenticated by the cookie alone needs the header `X-Requested-With: XMLHttpRequest` (403 without).',
       },
     },
-    parameters: parameters(sizes),
+    parameters: parameters(sizes, input.parameters ?? []),
     responses: {
       BadRequest: errorResponse('Malformed JSON, a wrong type, an unknown field or a bad query parameter'),
       Unauthorized: errorResponse('Missing, unknown, expired or revoked token'),

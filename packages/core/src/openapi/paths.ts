@@ -1,7 +1,9 @@
 import type { EntityModel, SchemaModel } from '../definition/normalize';
-import type { OpenApiFragment } from '../plugin';
+import type { PresentKind } from '../hooks';
+import type { OpenApiFragment, RequestParameter } from '../plugin';
 import { MASS_UPDATE_SYNC_LIMIT } from '../http/bulk-routes';
 import { json, ref } from './components';
+import { parameterRefs } from './request-parameters';
 
 export type Operation = Record<string, unknown>;
 export type PathItem = Record<string, unknown>;
@@ -38,20 +40,21 @@ const ENTITY_NOTES: Record<string, { create?: string; update?: string; read?: st
 };
 
 const LIST_PARAMS = ['select', 'offset', 'maxSize', 'sortBy', 'asc', 'order', 'where', 'totalOnly', 'collectionOnly'];
-const READ_HEADERS = ['WithMeta', 'Language', 'FlattenAttributes'];
+
+/** The request parameters (headers such as `With-Meta`) of the operations of one kind. */
+type KindParameters = (kind: PresentKind) => { $ref: string }[];
 
 /** List, create, read, update (PATCH and PUT) and delete of one entity type. */
-function entityPaths(name: string, op: (id: string) => string, generation: Generation): Record<string, PathItem> {
+function entityPaths(name: string, op: (id: string) => string, generation: Generation, extra: KindParameters): Record<string, PathItem> {
   const tags = [name];
   const notes = ENTITY_NOTES[name] ?? {};
   const note = (text?: string) => (text ? { description: text } : {});
-  const readHeaders = READ_HEADERS.map(param);
   const body = (schema: string) => ({ required: true, ...json(ref(schema)) });
   const list: Operation = {
     operationId: op(`list${name}`),
     tags,
     summary: `List ${name} records`,
-    parameters: [...LIST_PARAMS.map(param), ...readHeaders],
+    parameters: [...LIST_PARAMS.map(param), ...extra('list')],
     responses: { '200': ok(`A page of ${name} records`, ref(`${name}List`)), ...errorResponses },
   };
   const create: Operation = {
@@ -59,7 +62,7 @@ function entityPaths(name: string, op: (id: string) => string, generation: Gener
     tags,
     summary: `Create a ${name}`,
     ...note(notes.create),
-    parameters: readHeaders,
+    parameters: extra('create'),
     requestBody: body(`${name}Create`),
     responses: { '200': ok(`The created ${name}`, ref(name)), '409': response('Conflict'), ...bodyResponses(generation), ...errorResponses },
   };
@@ -68,7 +71,7 @@ function entityPaths(name: string, op: (id: string) => string, generation: Gener
     tags,
     summary: `Read one ${name}`,
     ...note(notes.read),
-    parameters: [param('id'), param('select'), ...readHeaders],
+    parameters: [param('id'), param('select'), ...extra('read')],
     responses: { '200': ok(`The ${name}`, ref(name)), ...errorResponses },
   };
   const native = generation === 'A' ? 'patch' : 'put';
@@ -77,7 +80,7 @@ function entityPaths(name: string, op: (id: string) => string, generation: Gener
     tags,
     summary: `Update a ${name} (fields not sent stay unchanged)${verb === native ? '' : `; same as ${native.toUpperCase()}`}`,
     ...note(notes.update),
-    parameters: [param('id'), ...readHeaders],
+    parameters: [param('id'), ...extra('update')],
     requestBody: body(`${name}Update`),
     responses: { '200': ok(`The updated ${name}`, ref(name)), '409': response('Conflict'), ...bodyResponses(generation), ...errorResponses },
   });
@@ -95,7 +98,7 @@ function entityPaths(name: string, op: (id: string) => string, generation: Gener
 }
 
 /** Generation B: the records one link of a record points at, one path per link. */
-function linkedPaths(model: EntityModel, op: (id: string) => string): Record<string, PathItem> {
+function linkedPaths(model: EntityModel, op: (id: string) => string, extra: KindParameters): Record<string, PathItem> {
   const paths: Record<string, PathItem> = {};
   for (const f of model.fields) {
     if (f.system || (f.type !== 'link' && f.type !== 'linkMultiple')) continue;
@@ -105,7 +108,7 @@ function linkedPaths(model: EntityModel, op: (id: string) => string): Record<str
         operationId: op(`list${model.name}${suffix}`),
         tags: [model.name],
         summary: `The ${f.target} records that ${f.name} of a ${model.name} links to`,
-        parameters: [param('id'), ...LIST_PARAMS.map(param), ...READ_HEADERS.map(param)],
+        parameters: [param('id'), ...LIST_PARAMS.map(param), ...extra('linked')],
         responses: { '200': ok(`A page of ${f.target} records`, ref(`${f.target}List`)), ...errorResponses },
       },
     };
@@ -171,7 +174,7 @@ function massUpdatePath(op: (id: string) => string, generation: Generation): Pat
 }
 
 /** Both generations: the records a link of a record points at, named in the query. */
-function relationPath(op: (id: string) => string): PathItem {
+function relationPath(op: (id: string) => string, extra: KindParameters): PathItem {
   const required = (name: string, description: string) => ({ name, in: 'query', required: true, description, schema: { type: 'string' } });
   return {
     get: {
@@ -183,7 +186,7 @@ function relationPath(op: (id: string) => string): PathItem {
         required('id', 'The id of the record.'),
         required('link', 'The name of the link field (`categories`, `brand`).'),
         ...LIST_PARAMS.map(param),
-        ...READ_HEADERS.map(param),
+        ...extra('linked'),
       ],
       responses: { '200': ok('A page of linked records', ref('RecordList')), ...errorResponses },
     },
@@ -307,8 +310,14 @@ function fragmentPathItem(path: string, item: PathItem, op: (id: string) => stri
  * The paths of one generation, relative to its base. Plugin fragments come last and replace an
  * operation of the same path and method, as plugin routes are mounted before the record routes.
  */
-export function generationPaths(schema: SchemaModel, fragments: readonly OpenApiFragment[], generation: Generation): Record<string, PathItem> {
+export function generationPaths(
+  schema: SchemaModel,
+  fragments: readonly OpenApiFragment[],
+  options: { generation: Generation; parameters: readonly RequestParameter[] },
+): Record<string, PathItem> {
+  const { generation } = options;
   const op = (id: string) => (generation === 'B' ? `v1_${id}` : id);
+  const extra: KindParameters = (kind) => parameterRefs(options.parameters, kind);
   const paths: Record<string, PathItem> = {
     '/userSession': sessionPath(op, ''),
     '/userSession/cookie': cookiePath(op, '', generation),
@@ -322,14 +331,14 @@ export function generationPaths(schema: SchemaModel, fragments: readonly OpenApi
     });
   }
   paths['/entityRestore'] = restorePath(op, generation);
-  paths['/entityRelation'] = relationPath(op);
+  paths['/entityRelation'] = relationPath(op, extra);
   paths['/upsert'] = upsertPath(op, generation, 'upsert');
   paths['/upsertAsync'] = upsertAsyncPath(op, generation);
   paths['/entityMassUpdate'] = massUpdatePath(op, generation);
   if (generation === 'B') paths['/MassActions/action/upsert'] = upsertPath(op, generation, 'massActionUpsert');
   for (const model of schema.entities.values()) {
-    Object.assign(paths, entityPaths(model.name, op, generation));
-    if (generation === 'B') Object.assign(paths, linkedPaths(model, op));
+    Object.assign(paths, entityPaths(model.name, op, generation, extra));
+    if (generation === 'B') Object.assign(paths, linkedPaths(model, op, extra));
   }
   for (const fragment of fragments) {
     for (const [path, item] of Object.entries(fragment.paths ?? {})) {
