@@ -17,7 +17,8 @@ describe.each(TEST_DBS)('_meta.options and _meta.audit on %s', (kind) => {
   let u: UserClient;
   let adminId: string;
   beforeAll(async () => {
-    t = await startTestApi(kind, { entities, plugins: [meta] });
+    // Queries are counted below: no token or role lookup may fall in between.
+    t = await startTestApi(kind, { entities, plugins: [meta], auth: { tokenCacheSeconds: 3600 } });
     o = await seedLists(t);
     brand = (await t.post('/api/Brand', { name: 'Acme' }).expect(200)).body;
     full = (await t.post('/api/Product', { name: 'Full', statusId: o.active.id, tagsIds: [o.sale.id, o.new.id], brandId: brand.id }).expect(200)).body;
@@ -105,6 +106,24 @@ describe.each(TEST_DBS)('_meta.options and _meta.audit on %s', (kind) => {
       expect(await count('/api/Product?maxSize=30&select=name', token, true)).toBe(4);
       expect(await count(`/api/Product/${full.id}`, token, true)).toBe(4);
     }
+  });
+
+  it('reads nothing for _meta in bulk writes, whose answers carry no records', async () => {
+    const queries = async (withMeta: boolean) => {
+      let n = 0;
+      const listener = () => void (n += 1);
+      t.api.database.knex.on('query', listener);
+      try {
+        const req = t.post('/api/entityMassUpdate', { entityName: 'Product', ids: [full.id, bare.id], values: { name: `Mass ${withMeta}` } });
+        expect((await (withMeta ? req.set('With-Meta', 'true') : req).expect(200)).body).toEqual({ updated: 2, errors: [] });
+      } finally {
+        t.api.database.knex.off('query', listener);
+      }
+      return n;
+    };
+    expect(await queries(true)).toBe(await queries(false));
+    await t.post('/api/entityMassUpdate', { entityName: 'Product', ids: [full.id, bare.id], values: { name: 'Full' } }).expect(200);
+    await t.patch(`/api/Product/${bare.id}`, { name: 'Bare' }).expect(200);
   });
 
   it('documents _meta and its categories in the OpenAPI document', () => {

@@ -14,7 +14,7 @@ describe.each(TEST_DBS)('multilingual fields on %s', (kind) => {
   let plain: Rec;
   let option: Rec;
   beforeAll(async () => {
-    t = await startTestApi(kind, { entities, plugins: [multilang], languages: LANGUAGES });
+    t = await startTestApi(kind, { entities, plugins: [multilang], languages: LANGUAGES, auth: { tokenCacheSeconds: 3600 } });
     const list = (await t.post('/api/ExtensibleEnum', { code: 'status', name: 'Status' }).expect(200)).body;
     option = (await t.post('/api/ExtensibleEnumOption', { code: 'ready', name: 'Ready', nameDeDE: 'Bereit', extensibleEnumId: list.id }).expect(200)).body;
     chairs = (await t.post('/api/Category', { name: 'Chairs', nameDeDE: 'Stühle', code: 'chairs' }).expect(200)).body;

@@ -54,7 +54,7 @@ describe.each(TEST_DBS)('the present stage on %s', (kind) => {
   const calls: Call[] = [];
   let products: { id: string }[];
   beforeAll(async () => {
-    t = await startTestApi(kind, { entities: testEntities, plugins: [probePlugin(calls)], languages: ['en_US', 'de_DE'] });
+    t = await startTestApi(kind, { entities: testEntities, plugins: [probePlugin(calls)], languages: ['en_US', 'de_DE'], auth: { tokenCacheSeconds: 3600 } });
     const category = (await t.post('/api/Category', { name: 'Chairs', code: 'chairs' }).expect(200)).body;
     products = [];
     for (const [name, price] of [['A', 5], ['B', 20], ['C', null]] as const) {
