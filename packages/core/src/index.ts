@@ -16,7 +16,7 @@ export { definePlugin } from './plugin';
 export type { Plugin, PluginApi, PluginEntry, OpenApiFragment, RouteInstaller, RequestParameter } from './plugin';
 export { RECORD_HOOKS, APP_HOOKS, PRESENT_KINDS } from './hooks';
 export type { RecordHook, RecordHookEvent, RecordHookName, AppHookName, PresentKind, RequestEvent, RequestHook } from './hooks';
-export type { MetaCategory, PresentEvent, PresentHook, PresentInfo, PresentLink } from './present';
+export type { MetaCategory, MetaProvider, PresentEvent, PresentHook, PresentInfo, PresentLink } from './present';
 export { Languages } from './languages';
 export { systemContext } from './context';
 export type { RequestContext, RequestContextVariables, ContextUser } from './context';

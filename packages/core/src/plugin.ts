@@ -5,7 +5,7 @@ import type { EntityModel } from './definition/normalize';
 import { BootError } from './errors';
 import type { PresentKind, RecordHook, RecordHookName, RequestHook } from './hooks';
 import type { Languages } from './languages';
-import type { MetaCategory, PresentHook } from './present';
+import type { MetaCategory, MetaProvider, PresentHook } from './present';
 import type { Repository } from './sql/repository';
 import type { AuxiliaryTable } from './sql/schema-sync';
 
@@ -39,8 +39,11 @@ export interface PluginApi {
   onRequest(hook: RequestHook): void;
   /** Shapes the records of every response page of one entity type, or `*` for all. */
   onPresent(entity: string, hook: PresentHook): void;
-  /** Adds a `_meta` category, filled when a request sends `With-Meta: true` (or `1`). */
-  addMetaCategory(name: string, category: MetaCategory): void;
+  /**
+   * Adds a `_meta` category, filled when a request sends `With-Meta: true` (or `1`): a provider
+   * function, or a category with the fields it needs, the responses it applies to and a schema.
+   */
+  addMetaCategory(name: string, category: MetaCategory | MetaProvider): void;
   /** Documents a header or query parameter on the record operations of the given kinds. */
   addParameter(parameter: RequestParameter): void;
   /**

@@ -50,6 +50,9 @@ export interface PresentHook {
   present(event: PresentEvent): void | Promise<void>;
 }
 
+/** Computes a `_meta` category for a page: one value per record, in order. */
+export type MetaProvider = (event: PresentEvent) => readonly unknown[] | Promise<readonly unknown[]>;
+
 /** A category of `_meta`: one value per record, computed for the whole page at once. */
 export interface MetaCategory {
   /** The responses it applies to; default all of `PRESENT_KINDS`. */
@@ -57,7 +60,7 @@ export interface MetaCategory {
   /** As `PresentHook.load`: fields the category needs, read only when `_meta` is asked for. */
   load?(info: PresentInfo): readonly string[];
   /** One value per record, in order; `undefined` leaves the category out of that record's `_meta`. */
-  provide(event: PresentEvent): readonly unknown[] | Promise<readonly unknown[]>;
+  provide: MetaProvider;
   /** JSON Schema of the value, shown in the OpenAPI document. */
   schema?: Record<string, unknown>;
 }
@@ -111,7 +114,8 @@ export class Presenter {
     this.hooks.push({ entity, kinds: kindsOf(hook.kinds, 'onPresent'), item: hook });
   }
 
-  addMetaCategory(name: string, category: MetaCategory): void {
+  addMetaCategory(name: string, given: MetaCategory | MetaProvider): void {
+    const category = typeof given === 'function' ? { provide: given } : given;
     if (!/^[a-zA-Z][A-Za-z0-9]*$/.test(name)) throw new BootError('CORE_PLUGIN_INVALID', `meta category name '${name}' must be letters and digits`);
     if (this.meta.has(name)) throw new BootError('CORE_PLUGIN_INVALID', `meta category '${name}' is added twice`);
     if (!category || typeof category.provide !== 'function') throw new BootError('CORE_PLUGIN_INVALID', `meta category '${name}' needs a provide function`);

@@ -1,3 +1,4 @@
+import SwaggerParser from '@apidevtools/swagger-parser';
 import meta from '@entity-records/meta';
 import multilang from '@entity-records/multilang';
 import request from 'supertest';
@@ -144,6 +145,10 @@ describe.each(TEST_DBS)('_meta.options with multilingual option names on %s', (k
     product = (await t.post('/api/Product', { name: 'Chair', statusId: o.active.id, tagsIds: [o.new.id] }).expect(200)).body;
   });
   afterAll(() => t.close());
+
+  it('has a valid OpenAPI document with both plugins', async () => {
+    await expect(SwaggerParser.validate(structuredClone(t.api.openapi()) as never)).resolves.toBeDefined();
+  });
 
   it.each(GENERATIONS)('names options in the language asked for (generation %s)', async (_gen, base) => {
     const german = await t.get(`${base}/Product/${product.id}`).set('With-Meta', 'true').set('language', 'de_DE').expect(200);

@@ -40,6 +40,7 @@ function probePlugin(calls: Call[]) {
           for (const r of records) r.priceSeen = r.price ?? 'none';
         },
       });
+      api.addMetaCategory('plain', ({ records }) => records.map((r) => (r.name === 'B' ? 'b' : undefined)));
       api.addMetaCategory('priced', {
         kinds: ['list', 'read', 'update'],
         load: ({ model }) => (model.field.has('price') ? ['price'] : []),
@@ -106,7 +107,7 @@ describe.each(TEST_DBS)('the present stage on %s', (kind) => {
       expect(plain.body.list.every((r: Record<string, unknown>) => !('_meta' in r))).toBe(true);
       for (const value of ['true', '1', 'TRUE']) {
         const res = await t.get(`${base}/Product?select=name&sortBy=name`).set('With-Meta', value).expect(200);
-        expect(res.body.list.map((r: Record<string, unknown>) => r._meta)).toEqual([{ priced: false }, { priced: true }, {}]);
+        expect(res.body.list.map((r: Record<string, unknown>) => r._meta)).toEqual([{ priced: false }, { plain: 'b', priced: true }, {}]);
         expect(Object.keys(res.body.list[0])).toEqual(['id', 'name', 'priceSeen', '_meta']);
       }
       const no = await t.get(`${base}/Product/${products[0].id}`).set('With-Meta', 'false').expect(200);
