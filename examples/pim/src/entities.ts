@@ -1,4 +1,6 @@
 import { defineEntity } from '@entity-records/core';
+// `isMultilang` on field definitions comes with the multilang plugin.
+import type {} from '@entity-records/multilang';
 
 export const Brand = defineEntity({
   name: 'Brand',
@@ -12,7 +14,7 @@ export const Brand = defineEntity({
 export const Category = defineEntity({
   name: 'Category',
   fields: {
-    name: { type: 'varchar', required: true },
+    name: { type: 'varchar', required: true, isMultilang: true },
     code: { type: 'varchar', required: true },
     parent: { type: 'link', entity: 'Category' },
     products: { type: 'linkMultiple', entity: 'Product', foreign: 'categories' },
@@ -24,10 +26,10 @@ export const Product = defineEntity({
   name: 'Product',
   hasAttributes: true,
   fields: {
-    name: { type: 'varchar', required: true },
+    name: { type: 'varchar', required: true, isMultilang: true },
     sku: { type: 'varchar', unique: true },
     mpn: { type: 'varchar' },
-    description: { type: 'text' },
+    description: { type: 'text', isMultilang: true },
     price: { type: 'float' },
     quantity: { type: 'int' },
     isActive: { type: 'bool', default: true },

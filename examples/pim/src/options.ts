@@ -1,4 +1,6 @@
 import type { EntityApiOptions } from '@entity-records/core';
+import meta from '@entity-records/meta';
+import multilang from '@entity-records/multilang';
 import type { PimConfig } from './config';
 import { pimEntities } from './entities';
 import { HEALTH_OPENAPI_FILES } from './health';
@@ -9,7 +11,11 @@ export function pimOptions(config: PimConfig): EntityApiOptions {
     database: config.databaseUrl,
     entities: pimEntities,
     publicUrl: config.publicUrl,
+    // The first language is the main one; multilang gives every other one its field variants
+    // (nameDeDE), ExtensibleEnumOption.name included.
     languages: config.languages,
+    // Without languages (LANGUAGES set empty) nothing is multilingual.
+    plugins: config.languages.length ? [multilang, meta] : [meta],
     openapi: { title: 'PIM example', version: '0.1.0', apis: HEALTH_OPENAPI_FILES },
   };
 }

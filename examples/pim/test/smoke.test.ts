@@ -80,6 +80,7 @@ async function smoke(server: ChildServer, password: string): Promise<void> {
   const flat = { 'Flatten-Attributes': 'true' };
   const weighed = await call('PATCH', `/api/Product/${product.body.id}`, { netWeight: 1.5 }, flat);
   expect(weighed.body).toMatchObject({ netWeight: 1.5, netWeightUnitName: 'kg' });
+  await multilingualAndMeta(call);
   const doc = await fetch(`${server.url}/apidocs/openapi.json`);
   expect(doc.status).toBe(200);
   const openapi = (await doc.json()) as { openapi: string; info: { title: string }; paths: Record<string, unknown> };
@@ -90,6 +91,40 @@ async function smoke(server: ChildServer, password: string): Promise<void> {
   const health = await fetch(`${server.url}/health`);
   expect(health.status).toBe(200);
   expect(await health.json()).toEqual({ status: 'ok' });
+  const { components } = openapi as unknown as { components: { schemas: Record<string, { properties: Record<string, unknown> }>; parameters: Record<string, unknown> } };
+  expect(Object.keys(components.schemas.Product.properties)).toEqual(expect.arrayContaining(['nameDeDE', 'descriptionDeDE', '_meta']));
+  expect(Object.keys(components.parameters)).toEqual(expect.arrayContaining(['WithMeta', 'Language']));
+}
+
+type Call = (method: string, pathname: string, body?: unknown, headers?: Record<string, string>) => Promise<{ status: number; body: Record<string, any> }>;
+
+/** Multilingual Category, Product and option names with `language`; `_meta` with `With-Meta` (CONTRACT.md §9, §11, §13). */
+async function multilingualAndMeta(call: Call): Promise<void> {
+  const category = await call('POST', '/api/Category', { name: 'Chairs', nameDeDE: 'Stühle', code: 'chairs' });
+  expect(category).toMatchObject({ status: 200, body: { name: 'Chairs', nameDeDE: 'Stühle' } });
+  const active = await call('GET', '/api/ExtensibleEnumOption?select=code,nameDeDE&where[0][type]=equals&where[0][attribute]=code&where[0][value]=active');
+  expect(active.body.list[0]).toMatchObject({ code: 'active', nameDeDE: null });
+  await call('PATCH', `/api/ExtensibleEnumOption/${active.body.list[0].id}`, { nameDeDE: 'Aktiv' });
+  const product = await call('POST', '/api/Product', {
+    name: 'Stool',
+    nameDeDE: 'Hocker',
+    description: 'Three legs',
+    categoriesIds: [category.body.id],
+    statusId: active.body.list[0].id,
+  });
+  expect(product).toMatchObject({ status: 200, body: { descriptionDeDE: null } });
+  for (const base of ['/api', '/api/v1']) {
+    const german = await call('GET', `${base}/Product/${product.body.id}`, undefined, { language: 'de_DE', 'With-Meta': 'true' });
+    expect(german.body).toMatchObject({ name: 'Hocker', description: 'Three legs', statusName: 'Aktiv', categoriesNames: { [category.body.id]: 'Stühle' } });
+    expect(german.body.nameDeDE).toBeUndefined();
+    expect(german.body._meta).toMatchObject({ permissions: { edit: true, delete: true, stream: true }, options: { status: { code: 'active', name: 'Aktiv' }, tags: [] } });
+    const linked = await call('GET', `${base}/entityRelation?entityName=Product&id=${product.body.id}&link=categories`, undefined, { language: 'de_DE', 'With-Meta': '1' });
+    expect(linked.body.list[0]).toMatchObject({ name: 'Stühle', _meta: { permissions: { unlink: true } } });
+    expect((await call('GET', `${base}/Category`, undefined, { language: 'xx_XX' })).status).toBe(400);
+  }
+  const metadata = await call('GET', '/api/v1/Metadata');
+  expect(metadata.body.app.languages).toEqual(['en_US', 'de_DE']);
+  expect(metadata.body.entityDefs.Product.fields.description).toMatchObject({ type: 'text', isMultilang: true });
 }
 
 describe('examples/pim server', () => {
@@ -130,6 +165,23 @@ describe('examples/pim server', () => {
     } finally {
       await db.drop();
     }
+  });
+
+  it('takes its languages from LANGUAGES, the first being the main one', async () => {
+    const server = await startPim({ DATABASE_URL: `sqlite:${path.join(tmp, 'languages.sqlite')}`, ADMIN_PASSWORD: 'pim-smoke-password', LANGUAGES: 'de_DE,en_US,fr_FR' });
+    const token = await tokenFor(server.url, 'pim-smoke-password');
+    const send = async (method: string, pathname: string, body?: unknown, language?: string) => {
+      const headers: Record<string, string> = { 'Authorization-Token': token, 'Content-Type': 'application/json', ...(language && { language }) };
+      const res = await fetch(`${server.url}${pathname}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+      return { status: res.status, body: (await res.json()) as Record<string, any> };
+    };
+    const created = await send('POST', '/api/Product', { name: 'Hocker', nameEnUS: 'Stool', nameFrFR: 'Tabouret' });
+    expect(created).toMatchObject({ status: 200, body: { name: 'Hocker', nameEnUS: 'Stool', nameFrFR: 'Tabouret' } });
+    expect(created.body.nameDeDE).toBeUndefined();
+    expect((await send('GET', `/api/Product/${created.body.id}`, undefined, 'main')).body.name).toBe('Hocker');
+    expect((await send('GET', `/api/Product/${created.body.id}`, undefined, 'en_US')).body.name).toBe('Stool');
+    expect((await send('GET', '/api/metadata')).body.app.languages).toEqual(['de_DE', 'en_US', 'fr_FR']);
+    await stopPim(server);
   });
 
   if (TEST_DBS.includes('postgres')) {

@@ -11,20 +11,21 @@ import type { ApiRecord, EntityDefinition } from './declarations';
 import { buildMetadata } from './definition/metadata';
 import { normalizeDefinitions, type EntityModel, type SchemaModel } from './definition/normalize';
 import { ApiError, BootError } from './errors';
-import { HookRegistry } from './hooks';
 import { consoleLogger, type Logger } from './http/error-handler';
 import { createRouter } from './http/router';
+import { Languages } from './languages';
 import { buildOpenApi } from './openapi/build-document';
 import { hostRoutesFragment } from './openapi/host-routes';
-import { registerPlugins, type OpenApiFragment, type PluginApi, type PluginEntry, type RouteInstaller } from './plugin';
-import { AuthStore, TOKEN_TABLE } from './sql/auth-store';
+import { registerPlugins, type PluginEntry } from './plugin';
+import { Registry } from './registry';
+import { AuthStore } from './sql/auth-store';
 import { openDatabase, type Database } from './sql/database';
 import { JobService } from './jobs/job-service';
 import { InProcessQueue } from './jobs/queue';
 import { PgBossQueue } from './jobs/pg-boss-queue';
 import { massUpdateJob, upsertJob } from './jobs/bulk-jobs';
 import { JobStore } from './sql/job-store';
-import { ThrottleStore, THROTTLE_TABLES } from './sql/throttle-store';
+import { ThrottleStore } from './sql/throttle-store';
 import { LoginThrottle } from './auth/login-throttle';
 import { translateOutage } from './sql/dialects/shared';
 import { Repository } from './sql/repository';
@@ -34,7 +35,7 @@ import { valueTable } from './sql/attribute-table';
 import { AttributeService, type V1AttributesFormat } from './attributes/service';
 import { AttributeEndpoints } from './attributes/endpoints';
 import { installAttributeRules } from './attributes/attribute-rules';
-import { planSchema, syncSchema, type AuxiliaryTable, type SchemaStep } from './sql/schema-sync';
+import { planSchema, syncSchema, type SchemaStep } from './sql/schema-sync';
 
 export interface EntityApiOptions {
   /** `sqlite::memory:`, `sqlite:<path>` or `postgres://…`. */
@@ -53,7 +54,10 @@ export interface EntityApiOptions {
   maxBodySize?: string | number;
   /** The address clients reach the instance at (links in responses). */
   publicUrl?: string;
-  /** Languages of the instance, main first (shown in metadata; multilingual attribute values). */
+  /**
+   * Languages of the instance, main first (`['en_US', 'de_DE']`): shown in metadata, accepted in
+   * the `language` header, and the languages of multilingual fields (`@entity-records/multilang`).
+   */
   languages?: string[];
   /**
    * Generation B without `Flatten-Attributes: true`: no attributes (`'none'`, default) or the
@@ -88,6 +92,8 @@ export interface EntityApi {
   readonly database: Database;
   readonly auth: AuthService;
   readonly options: Readonly<EntityApiOptions>;
+  /** The instance's languages, main first (option `languages`). */
+  readonly languages: Languages;
   /** Syncs the schema and creates the admin; requests wait for it. Idempotent. */
   ready(): Promise<void>;
   /** The repository of an entity type; an unknown name throws `CORE_CONFIG_INVALID`. */
@@ -97,28 +103,6 @@ export interface EntityApi {
   /** What schema sync would do now, without doing it. */
   schemaDiff(): Promise<SchemaStep[]>;
   close(): Promise<void>;
-}
-
-/** Gathers what plugins register; the instance is built from it. */
-class Registry implements PluginApi {
-  entities: EntityDefinition[] = [];
-  entityCallbacks: ((model: EntityModel) => void)[] = [];
-  hooks = new HookRegistry();
-  routes: RouteInstaller[] = [];
-  publicRoutes: RouteInstaller[] = [];
-  tables: AuxiliaryTable[] = [TOKEN_TABLE, ...THROTTLE_TABLES];
-  fragments: OpenApiFragment[] = [];
-  readyCallbacks: (() => Promise<void> | void)[] = [];
-  closeCallbacks: (() => Promise<void> | void)[] = [];
-  addEntity = (d: EntityDefinition) => void this.entities.push(d);
-  onEntity = (fn: (model: EntityModel) => void) => void this.entityCallbacks.push(fn);
-  onRecord: PluginApi['onRecord'] = (name, entity, hook) => this.hooks.add(name, entity, hook);
-  addRoutes = (install: RouteInstaller) => void this.routes.push(install);
-  addPublicRoutes = (install: RouteInstaller) => void this.publicRoutes.push(install);
-  addTable = (table: AuxiliaryTable) => void this.tables.push(table);
-  addOpenApi = (fragment: OpenApiFragment) => void this.fragments.push(fragment);
-  onReady = (fn: () => Promise<void> | void) => void this.readyCallbacks.push(fn);
-  onClose = (fn: () => Promise<void> | void) => void this.closeCallbacks.push(fn);
 }
 
 /** Jobs are made by the system; a client may only cancel its own pending job. */
@@ -170,7 +154,7 @@ function installUserHooks(registry: Registry, auth: () => AuthService, passwordC
 function createAttributes(registry: Registry, options: EntityApiOptions, database: Database, schema: SchemaModel): AttributeService {
   const format = options.v1AttributesFormat ?? 'none';
   if (format !== 'none' && format !== 'nested') throw new BootError('CORE_CONFIG_INVALID', `v1AttributesFormat must be 'none' or 'nested', not '${String(format)}'`);
-  const languages = options.languages ?? [];
+  const languages = registry.languages.codes;
   for (const model of schema.entities.values()) if (model.def.hasAttributes) registry.addTable(valueTable(model, database.dialect));
   installAttributeRules(registry.hooks, schema, languages);
   const store = new AttributeStore(database, schema, languages);
@@ -187,21 +171,22 @@ function createAttributes(registry: Registry, options: EntityApiOptions, databas
  * @see docs/guide/getting-started.md
  */
 export function createEntityApi(options: EntityApiOptions): EntityApi {
-  const registry = new Registry();
+  const languages = new Languages(options.languages);
+  const repositories = new Map<string, Repository>();
+  const registry = new Registry(languages, (name) => repositories.get(name));
   for (const def of CORE_ENTITIES) registry.addEntity(def);
   for (const def of options.entities) registry.addEntity(def);
   // Core's own hooks first: plugins never see a password before it is hashed.
   // The hooks run at request time, when `auth` (made below, once the schema is known) exists.
   installUserHooks(registry, () => auth, options.auth?.passwordCost);
   registerPlugins(options.plugins ?? [], registry);
-  const schema = normalizeDefinitions(registry.entities);
+  const schema = normalizeDefinitions(registry.definitions(), { attributes: registry.attributes });
   for (const model of schema.entities.values()) for (const fn of registry.entityCallbacks) fn(model);
 
   // Read at start-up: a broken JSDoc block is a boot error, not a 500 on /apidocs.
   const hostRoutes = hostRoutesFragment(options.openapi?.apis ?? []);
   const database = openDatabase({ url: options.database, poolSize: options.poolSize });
   const attributes = createAttributes(registry, options, database, schema);
-  const repositories = new Map<string, Repository>();
   const accessService = new AccessService(async (ids) => {
     const found = await (repositories.get('Role') as Repository).find(systemContext(), {
       where: [{ type: 'in', attribute: 'id', value: [...ids] }],
@@ -219,6 +204,7 @@ export function createEntityApi(options: EntityApiOptions): EntityApi {
     accessFor: (user: ContextUser | undefined) => accessService.forUser(user),
     repository: (name: string) => repositories.get(name) as Repository,
     attributes,
+    presenter: registry.presenter,
   };
   for (const m of schema.entities.values()) repositories.set(m.name, new Repository(env, m));
   const cacheEvents = openCacheEvents(database);
@@ -261,6 +247,9 @@ export function createEntityApi(options: EntityApiOptions): EntityApi {
         publicUrl: options.publicUrl,
         defaultListSize: options.defaultListSize,
         maxListSize: options.maxListSize,
+        parameters: registry.parameters,
+        metaCategories: registry.presenter.metaCategories(),
+        languages,
       }),
     ));
   const openapi = () => JSON.parse(openapiJson()) as Record<string, unknown>;
@@ -295,7 +284,7 @@ export function createEntityApi(options: EntityApiOptions): EntityApi {
     metadata: async (ctx) => {
       const access = (ctx.access ??= await accessService.forUser(ctx.user));
       return buildMetadata(schema, {
-        languages: options.languages,
+        languages: languages.codes,
         visible: (m) => access.scope(m.name).read !== 'no',
         visibleField: (m, f) => f.system || access.field(m.name, f.name).read,
       });
@@ -304,7 +293,7 @@ export function createEntityApi(options: EntityApiOptions): EntityApi {
     routes: registry.routes,
     publicRoutes: registry.publicRoutes,
     attributes: new AttributeEndpoints(attributes),
-    languages: options.languages ?? [],
+    request: { languages, hooks: registry.requestHooks },
     maxBodySize: options.maxBodySize ?? '32mb',
     jobs,
     logger,
@@ -317,6 +306,7 @@ export function createEntityApi(options: EntityApiOptions): EntityApi {
     database,
     auth,
     options,
+    languages,
     ready,
     openapi,
     repository<TRecord extends ApiRecord = ApiRecord>(entity: string) {

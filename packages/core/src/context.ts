@@ -25,8 +25,13 @@ export interface RequestContext {
   actor?: ContextUser;
   /** `Flatten-Attributes: true`: attribute values read and write as virtual fields of the record. */
   flattenAttributes?: boolean;
-  /** The `language` header: an instance language code (or `main`); values of that language are shown. */
+  /**
+   * The language the response is asked in (header `language`): a code of the instance's
+   * languages (`main` resolved to the main code). Undefined when none was asked for.
+   */
   language?: string;
+  /** Whether the response carries `_meta` on every record (header `With-Meta: true` or `1`). */
+  withMeta?: boolean;
 }
 
 /** The context of trusted server-side work: no user, no permission checks. */

@@ -15,9 +15,22 @@ export const RECORD_HOOKS = [
 ] as const;
 export type RecordHookName = (typeof RECORD_HOOKS)[number];
 
-/** Points in the instance's life where plugins may act. */
-export const APP_HOOKS = ['onEntity', 'onReady', 'onClose'] as const;
+/**
+ * Points in the instance's life where plugins may act, in the order they run: definitions are
+ * transformed before they are checked and resolved, entity models are visited, every
+ * authenticated request passes `onRequest`, every response page passes `onPresent` (and the
+ * `_meta` categories), and the instance starts and closes.
+ */
+export const APP_HOOKS = ['transformDefinitions', 'onEntity', 'onReady', 'onRequest', 'onPresent', 'onClose'] as const;
 export type AppHookName = (typeof APP_HOOKS)[number];
+
+/**
+ * The responses the present stage shapes: a list page, a single record, the records of a link
+ * (`entityRelation`, generation B `/{Entity}/{id}/{link}`), and the record a create or an update
+ * answers with.
+ */
+export const PRESENT_KINDS = ['list', 'read', 'linked', 'create', 'update'] as const;
+export type PresentKind = (typeof PRESENT_KINDS)[number];
 
 export interface RecordHookEvent {
   ctx: RequestContext;
@@ -39,6 +52,25 @@ export interface RecordHookEvent {
 }
 
 export type RecordHook = (event: RecordHookEvent) => void | Promise<void>;
+
+/** An authenticated request, before its route runs: what `onRequest` hooks see. */
+export interface RequestEvent {
+  ctx: RequestContext;
+  generation: 'A' | 'B';
+  method: string;
+  /** The path below the base (`/Product/123`). */
+  path: string;
+  /** A request header (case-insensitive name), or undefined. */
+  header(name: string): string | undefined;
+  /** The query string, parsed with bracket notation (`where[0][type]=…`). */
+  readonly query: Record<string, unknown>;
+}
+
+/**
+ * Reads what a request asks for into its context (`ctx.variables`), and refuses bad values by
+ * throwing an `ApiError` (before anything is read or written).
+ */
+export type RequestHook = (event: RequestEvent) => void | Promise<void>;
 
 /** Hooks by name and entity (`*` for every entity), run in registration order. */
 export class HookRegistry {

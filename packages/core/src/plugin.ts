@@ -1,8 +1,12 @@
 import type { Router } from 'express';
-import type { EntityDefinition } from './declarations';
+import type { ApiRecord, EntityDefinition } from './declarations';
+import type { DefinitionAttributes } from './definition/validate-definition';
 import type { EntityModel } from './definition/normalize';
 import { BootError } from './errors';
-import type { RecordHook, RecordHookName } from './hooks';
+import type { PresentKind, RecordHook, RecordHookName, RequestHook } from './hooks';
+import type { Languages } from './languages';
+import type { MetaCategory, MetaProvider, PresentHook } from './present';
+import type { Repository } from './sql/repository';
 import type { AuxiliaryTable } from './sql/schema-sync';
 
 /** A route-mounting function; it runs once per path generation. */
@@ -10,12 +14,43 @@ export type RouteInstaller = (router: Router, info: { generation: 'A' | 'B' }) =
 
 /** What a plugin's `setup` may do. Everything is registered before the instance starts. */
 export interface PluginApi {
+  /** The instance's languages (option `languages`), main first. */
+  readonly languages: Languages;
   /** Adds an entity type, as if the host had defined it. */
   addEntity(definition: EntityDefinition): void;
+  /**
+   * Declares the options a plugin adds to field or entity definitions (by declaration merging),
+   * each with a JSON Schema: definitions are checked against it at start-up.
+   */
+  addDefinitionAttributes(attributes: DefinitionAttributes): void;
+  /**
+   * Rewrites the definitions (core's, the host's and every plugin's) before they are checked
+   * and resolved; for example adds fields. Transforms run in registration order.
+   */
+  transformDefinitions(fn: (definitions: readonly EntityDefinition[]) => EntityDefinition[]): void;
   /** Runs for every entity type once the definitions are resolved (the host's and plugins'). */
   onEntity(fn: (model: EntityModel) => void): void;
   /** Adds a record hook for one entity type, or `*` for all. Unknown hook names throw at start-up. */
   onRecord(name: RecordHookName, entity: string, hook: RecordHook): void;
+  /**
+   * Runs for every authenticated request before its route: reads headers or query parameters
+   * into `ctx.variables`, or refuses the request by throwing an `ApiError`.
+   */
+  onRequest(hook: RequestHook): void;
+  /** Shapes the records of every response page of one entity type, or `*` for all. */
+  onPresent(entity: string, hook: PresentHook): void;
+  /**
+   * Adds a `_meta` category, filled when a request sends `With-Meta: true` (or `1`): a provider
+   * function, or a category with the fields it needs, the responses it applies to and a schema.
+   */
+  addMetaCategory(name: string, category: MetaCategory | MetaProvider): void;
+  /** Documents a header or query parameter on the record operations of the given kinds. */
+  addParameter(parameter: RequestParameter): void;
+  /**
+   * The repository of an entity type, once the instance is built: call it in hooks, routes and
+   * providers, not during `setup`.
+   */
+  repository<TRecord extends ApiRecord = ApiRecord>(entity: string): Repository<TRecord>;
   /** Adds routes under both `/api/` and `/api/v1/`, behind token authentication, before the record routes. */
   addRoutes(install: RouteInstaller): void;
   /** Adds routes that need no token (public links), under both bases. */
@@ -28,6 +63,17 @@ export interface PluginApi {
   onReady(fn: () => Promise<void> | void): void;
   /** Runs when the instance closes, in reverse order of registration. */
   onClose(fn: () => Promise<void> | void): void;
+}
+
+/** A header or query parameter a plugin reads, as the OpenAPI document shows it. */
+export interface RequestParameter {
+  name: string;
+  in: 'header' | 'query';
+  description: string;
+  /** JSON Schema of the value; default `{type: 'string'}`. */
+  schema?: Record<string, unknown>;
+  /** The operations that take it, by the kind of response they give. */
+  on: readonly PresentKind[];
 }
 
 export interface OpenApiFragment {

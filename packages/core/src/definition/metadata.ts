@@ -32,7 +32,7 @@ function entityDefs(model: EntityModel, show: (f: FieldModel) => boolean) {
 }
 
 export interface MetadataOptions {
-  languages?: string[];
+  languages?: readonly string[];
   thumbnailTypes?: Record<string, number>;
   /** Entity types to show; default all. */
   visible?: (entity: EntityModel) => boolean;
@@ -47,6 +47,6 @@ export function buildMetadata(schema: SchemaModel, options: MetadataOptions = {}
     entityDefs: Object.fromEntries(models.map((m) => [m.name, entityDefs(m, (f) => options.visibleField?.(m, f) ?? true)])),
     scopes: Object.fromEntries(models.map((m) => [m.name, { entity: true, hasAttributes: m.def.hasAttributes === true }])),
     fields: Object.fromEntries(FIELD_TYPES.map((t) => [t, FIELD_CATALOGUE[t]])),
-    app: { languages: options.languages ?? [], thumbnailTypes: options.thumbnailTypes ?? {} },
+    app: { languages: [...(options.languages ?? [])], thumbnailTypes: options.thumbnailTypes ?? {} },
   };
 }

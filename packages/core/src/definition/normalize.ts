@@ -1,5 +1,5 @@
 import type { EntityDefinition, FieldDefinition, FieldType } from '../declarations';
-import { validateDefinitions } from './validate-definition';
+import { validateDefinitions, type DefinitionAttributes } from './validate-definition';
 
 /** How a link field is stored. */
 export type LinkKind = 'belongsTo' | 'hasMany' | 'manyToMany';
@@ -113,9 +113,12 @@ function fieldModel(owner: EntityDefinition, name: string, def: FieldDefinition,
   return { ...base, key: name, column: snakeCase(name) };
 }
 
-/** Validates the definitions together and resolves them into the runtime model. */
-export function normalizeDefinitions(definitions: readonly EntityDefinition[]): SchemaModel {
-  validateDefinitions(definitions);
+/**
+ * Validates the definitions together (with the options plugins declared) and resolves them into
+ * the runtime model.
+ */
+export function normalizeDefinitions(definitions: readonly EntityDefinition[], options: { attributes?: DefinitionAttributes } = {}): SchemaModel {
+  validateDefinitions(definitions, { attributes: options.attributes });
   const all = new Map(definitions.map((d) => [d.name, d]));
   const entities = new Map<string, EntityModel>();
   for (const def of definitions) {

@@ -81,6 +81,38 @@ ajv.addFormat('date', { type: 'string', validate: isValidDate });
 ajv.addFormat('date-time', { type: 'string', validate: (v: string) => normalizeDateTime(v) !== undefined });
 const validateShape = ajv.compile(entitySchema);
 
+/**
+ * Options plugins add to field and entity definitions, each with the JSON Schema of its value.
+ * Options nobody declared are let through unchecked.
+ */
+export interface DefinitionAttributes {
+  field?: Record<string, Record<string, unknown>>;
+  entity?: Record<string, Record<string, unknown>>;
+}
+
+const shapeValidators = new WeakMap<DefinitionAttributes, ReturnType<typeof ajv.compile>>();
+
+/** The shape check with the plugins' options added; a plugin may not redefine a core option. */
+function shapeValidator(attributes: DefinitionAttributes | undefined) {
+  if (!attributes) return validateShape;
+  let validate = shapeValidators.get(attributes);
+  if (validate) return validate;
+  const taken = (own: Record<string, unknown>, added: Record<string, unknown> | undefined, what: string) => {
+    const clash = Object.keys(added ?? {}).find((k) => k in own);
+    if (clash) throw new BootError('CORE_PLUGIN_INVALID', `the ${what} option '${clash}' is core's; a plugin cannot declare it again`);
+  };
+  taken(fieldSchema.properties, attributes.field, 'field');
+  taken(entitySchema.properties, attributes.entity, 'entity');
+  const field = { ...fieldSchema, properties: { ...fieldSchema.properties, ...attributes.field } };
+  const entity = {
+    ...entitySchema,
+    properties: { ...entitySchema.properties, ...attributes.entity, fields: { ...entitySchema.properties.fields, additionalProperties: field } },
+  };
+  validate = ajv.compile(entity);
+  shapeValidators.set(attributes, validate);
+  return validate;
+}
+
 const NAME_RULES: Record<string, string> = {
   [ENTITY_NAME]: 'PascalCase: a capital letter, then letters and digits, at most 63',
   [FIELD_NAME]: 'a lower-case letter, then letters and digits, at most 60',
@@ -175,14 +207,18 @@ function checkField(entity: string, fieldName: string, field: FieldDefinition): 
   }
 }
 
-/** Checks one definition on its own (shape, names, per-type options). */
-export function validateDefinition(definition: unknown): asserts definition is EntityDefinition {
+/**
+ * Checks one definition on its own (shape, names, per-type options), with the options plugins
+ * declared (`attributes`).
+ */
+export function validateDefinition(definition: unknown, attributes?: DefinitionAttributes): asserts definition is EntityDefinition {
   const name =
     typeof definition === 'object' && definition !== null && 'name' in definition
       ? String((definition as { name: unknown }).name)
       : '(unnamed)';
-  if (!validateShape(definition)) {
-    failShape(name, validateShape.errors ?? []);
+  const validate = shapeValidator(attributes);
+  if (!validate(definition)) {
+    failShape(name, validate.errors ?? []);
   }
   const def = definition as EntityDefinition;
   for (const [fieldName, field] of Object.entries(def.fields)) checkField(name, fieldName, field);
@@ -231,6 +267,8 @@ function checkUniqueIndexes(def: EntityDefinition): void {
 export interface ValidateDefinitionsOptions {
   /** Definitions already checked elsewhere: link targets and taken names, not checked again. */
   known?: readonly EntityDefinition[];
+  /** Options plugins add to definitions, checked like core's. */
+  attributes?: DefinitionAttributes;
 }
 
 /** Checks what needs every definition: link targets, back references, index fields, table names. */
@@ -239,7 +277,7 @@ export function validateDefinitions(definitions: readonly EntityDefinition[], op
   const byName = new Map<string, EntityDefinition>(known.map((d) => [d.name, d]));
   const tables = new Map<string, string>(known.map((d) => [d.table ?? snakeCase(d.name), d.name]));
   for (const def of definitions) {
-    validateDefinition(def);
+    validateDefinition(def, options.attributes);
     if (byName.has(def.name)) fail(def.name, 'is defined twice');
     byName.set(def.name, def);
     const table = def.table ?? snakeCase(def.name);

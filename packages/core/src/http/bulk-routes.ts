@@ -1,4 +1,5 @@
 import type { Request, Router } from 'express';
+import type { RequestContext } from '../context';
 import { ApiError } from '../errors';
 import { massUpdate } from '../jobs/bulk-jobs';
 import type { JobService } from '../jobs/job-service';
@@ -24,10 +25,21 @@ function upsertBody(req: Request): unknown[] {
   return req.body as unknown[];
 }
 
+/**
+ * The context of a bulk request: its answers carry no records, so `With-Meta` and `language`
+ * shape nothing (and cost nothing) in the records it writes.
+ */
+function bulkContext(req: Request): RequestContext {
+  const ctx = requestContext(req);
+  ctx.withMeta = false;
+  ctx.language = undefined;
+  return ctx;
+}
+
 /** Upsert (sync and async) and mass update routes; the same in both generations. */
 export function mountBulkRoutes(router: Router, lookup: RepositoryLookup, jobs: JobService, generation: 'A' | 'B'): void {
   const upsert = toHandler(async (req, res) => {
-    res.json(await upsertItems(lookup, requestContext(req), upsertBody(req)));
+    res.json(await upsertItems(lookup, bulkContext(req), upsertBody(req)));
   });
   router.post('/upsert', upsert);
   if (generation === 'B') router.post('/MassActions/action/upsert', upsert);
@@ -43,7 +55,7 @@ export function mountBulkRoutes(router: Router, lookup: RepositoryLookup, jobs: 
   const mass = toHandler(async (req, res) => {
     const body = (req.body ?? {}) as Record<string, unknown>;
     const repo = repositoryFor(lookup, body.entityName);
-    const ctx = requestContext(req);
+    const ctx = bulkContext(req);
     await repo.guard.scope(ctx, 'edit');
     const { ids, where, values } = body;
     if (typeof values !== 'object' || values === null || Array.isArray(values)) throw invalid('values must be an object of fields', 'values');

@@ -10,7 +10,8 @@ import { errorHandler, type Logger } from './error-handler';
 import { mountRecordRoutes, type RepositoryLookup } from './record-routes';
 import { mountBulkRoutes } from './bulk-routes';
 import type { JobService } from '../jobs/job-service';
-import { readRecordHeaders, requestContext } from './request-context';
+import { requestContext } from './request-context';
+import { requestOptions, type RequestOptionsParts } from './request-options';
 import { mountAttributeRoutes } from './attribute-routes';
 import type { AttributeEndpoints } from '../attributes/endpoints';
 import { toHandler } from './to-handler';
@@ -28,8 +29,8 @@ export interface RouterParts {
   publicRoutes: RouteInstaller[];
   /** The simple attribute endpoints. */
   attributes: AttributeEndpoints;
-  /** Instance languages, main first (the `language` header). */
-  languages: readonly string[];
+  /** Languages for the `language` header, and plugins' `onRequest` hooks. */
+  request: RequestOptionsParts;
   maxBodySize: string | number;
   /** Paths (below the base) whose bodies another parser reads (multipart). */
   rawBodyPaths?: (path: string) => boolean;
@@ -50,10 +51,7 @@ function generationRouter(generation: 'A' | 'B', parts: RouterParts): Router {
   const sessionPaths = generation === 'B' ? ['/userSession', '/App/user'] : ['/userSession'];
   mountSessionRoutes(router, sessionPaths, parts.session);
   router.use(requireToken(parts.auth));
-  router.use((req, _res, next) => {
-    readRecordHeaders(req, requestContext(req), parts.languages);
-    next();
-  });
+  router.use(requestOptions(parts.request, generation));
   const metadata = toHandler(async (req, res) => res.json(await parts.metadata(requestContext(req))));
   router.get('/metadata', metadata);
   if (generation === 'B') router.get('/Metadata', metadata);

@@ -18,7 +18,12 @@ const errors = {
 const bodyErrors = (generation: Generation) => ({ '413': response('PayloadTooLarge'), ...(generation === 'A' && { '415': response('UnsupportedMediaType') }) });
 
 /** The four simple attribute endpoints of an entity type with attributes. */
-export function attributePaths(model: EntityModel, op: (id: string) => string, generation: Generation): Record<string, Record<string, Operation>> {
+export function attributePaths(
+  model: EntityModel,
+  op: (id: string) => string,
+  generation: Generation,
+  languageParameter: { $ref: string }[],
+): Record<string, Record<string, Operation>> {
   const { name } = model;
   const tags = [name];
   const id = param('id');
@@ -30,7 +35,7 @@ export function attributePaths(model: EntityModel, op: (id: string) => string, g
         tags,
         summary: `The attribute values of a ${name}`,
         description: 'Needs the read right on the record.',
-        parameters: [id, param('Language')],
+        parameters: [id, ...languageParameter],
         responses: { '200': ok('Every attribute the record has', { type: 'array', items: ref('AttributeValue') }), ...errors },
       },
       delete: {

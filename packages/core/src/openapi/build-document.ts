@@ -2,8 +2,9 @@ import type { SchemaModel } from '../definition/normalize';
 import type { OpenApiFragment } from '../plugin';
 import { components, type ListSizes } from './components';
 import { generationPaths, HTTP_METHODS, type Operation, type PathItem } from './paths';
+import { documentedParameters, type ParameterInput } from './request-parameters';
 
-export interface OpenApiInput extends ListSizes {
+export interface OpenApiInput extends ListSizes, ParameterInput {
   schema: SchemaModel;
   fragments: readonly OpenApiFragment[];
   info?: { title?: string; version?: string; description?: string };
@@ -56,8 +57,9 @@ function uniqueTags(tags: readonly { name: string; description?: string }[]) {
  */
 export function buildOpenApi(input: OpenApiInput): Record<string, unknown> {
   const paths: Record<string, PathItem> = {};
+  const parameters = documentedParameters(input);
   for (const [base, generation] of BASES) {
-    for (const [path, item] of Object.entries(generationPaths(input.schema, input.fragments, generation))) {
+    for (const [path, item] of Object.entries(generationPaths(input.schema, input.fragments, { generation, parameters }))) {
       paths[`${base}${path}`] = item;
     }
   }
@@ -86,6 +88,6 @@ export function buildOpenApi(input: OpenApiInput): Record<string, unknown> {
       ...[...input.fragments, host].flatMap((f) => f.tags ?? []),
     ]),
     paths,
-    components: components(input.schema, [...input.fragments, host], input),
+    components: components(input.schema, { fragments: [...input.fragments, host], sizes: input, parameters, metaCategories: input.metaCategories }),
   };
 }

@@ -4,7 +4,10 @@ import type { OpenApiFragment } from '../plugin';
 import { MASS_UPDATE_SYNC_LIMIT } from '../http/bulk-routes';
 import { WHERE_OPERATORS } from '../sql/where';
 import { ATTRIBUTE_SCHEMAS } from './attribute-schemas';
+import type { MetaCategory } from '../present';
+import type { RequestParameter } from '../plugin';
 import { readSchema, writeSchema } from './entity-schemas';
+import { parameterComponents } from './request-parameters';
 
 export const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 export const json = (schema: unknown) => ({ content: { 'application/json': { schema } } });
@@ -106,10 +109,10 @@ const WHERE_ITEM = {
   },
 };
 
-function entitySchemas(schema: SchemaModel): Record<string, unknown> {
+function entitySchemas(schema: SchemaModel, meta: ReadonlyMap<string, MetaCategory>): Record<string, unknown> {
   const schemas: Record<string, unknown> = {};
   for (const model of schema.entities.values()) {
-    schemas[model.name] = readSchema(model);
+    schemas[model.name] = readSchema(model, meta);
     schemas[`${model.name}Create`] = writeSchema(model, 'create');
     schemas[`${model.name}Update`] = writeSchema(model, 'update');
     schemas[`${model.name}List`] = {
@@ -208,17 +211,11 @@ const query = (name: string, description: string, schema: Record<string, unknown
   schema,
 });
 
-function parameters(sizes: ListSizes) {
+function parameters(sizes: ListSizes, requestParameters: readonly RequestParameter[]) {
   const max = sizes.maxListSize ?? 1000;
   const size = sizes.defaultListSize ?? 200;
   return {
-    WithMeta: header('With-Meta', '`true` or `1` asks for `_meta` on every record of the response. Core does not add `_meta` yet: the header is accepted and has no effect.', ['true', '1']),
-    Language: header('language', 'A language code of the instance (or `main`): multilingual attribute values read in that language (falling back to the main value), without their language variants. An unknown code is 400.'),
-    FlattenAttributes: header(
-      'Flatten-Attributes',
-      '`true`: attribute values read as virtual fields of the record (keyed by attribute code, or id when it has none) with `attributesDefs`, and an update or create may set them the same way (with `__attributes` to add attributes; generation B also `__attributesToRemove`). The flattened fields are not described here; the attribute endpoints are.',
-      ['true'],
-    ),
+    ...parameterComponents(requestParameters),
     FlattenAttributesNone: header('Flatten-Attributes', 'Accepted; this entity type has no attributes, so the header changes nothing.', ['true']),
     Permanently: header('permanently', '`true` (or `1`) removes the row instead of soft-deleting it.', ['true', '1']),
     select: query('select', 'Comma-separated field names to return (`id` is always returned).', { type: 'string' }),
@@ -250,8 +247,19 @@ const errorResponse = (description: string) => ({
   ...json(ref('Error')),
 });
 
+/** What the components are made of besides the definitions. */
+export interface ComponentInput {
+  fragments: readonly OpenApiFragment[];
+  sizes?: ListSizes;
+  /** Request parameters of record operations (core's and the plugins'). */
+  parameters?: readonly RequestParameter[];
+  /** `_meta` categories: records get an optional `_meta` when there is one. */
+  metaCategories?: ReadonlyMap<string, MetaCategory>;
+}
+
 /** Every reusable part of the document; plugin schemas are merged last. */
-export function components(schema: SchemaModel, fragments: readonly OpenApiFragment[], sizes: ListSizes = {}) {
+export function components(schema: SchemaModel, input: ComponentInput) {
+  const { fragments, sizes = {} } = input;
   const schemas: Record<string, unknown> = {
     Error: ERROR_BODY,
     Session: SESSION,
@@ -262,7 +270,7 @@ export function components(schema: SchemaModel, fragments: readonly OpenApiFragm
     RecordList: RECORD_LIST,
     ...ATTRIBUTE_SCHEMAS,
     ...upsertSchemas(schema),
-    ...entitySchemas(schema),
+    ...entitySchemas(schema, input.metaCategories ?? new Map()),
   };
   for (const f of fragments) Object.assign(schemas, f.components?.schemas ?? {});
   return {
@@ -276,7 +284,7 @@ export function components(schema: SchemaModel, fragments: readonly OpenApiFragm
         description: 'The HttpOnly cookie set by POST /api/userSession/cookie. A request that changes data and is authenticated by the cookie alone needs the header `X-Requested-With: XMLHttpRequest` (403 without).',
       },
     },
-    parameters: parameters(sizes),
+    parameters: parameters(sizes, input.parameters ?? []),
     responses: {
       BadRequest: errorResponse('Malformed JSON, a wrong type, an unknown field or a bad query parameter'),
       Unauthorized: errorResponse('Missing, unknown, expired or revoked token'),

@@ -1,5 +1,6 @@
 import type { EntityModel, FieldModel } from '../definition/normalize';
 import { valueSchema } from '../definition/validate-record';
+import type { MetaCategory } from '../present';
 
 /**
  * Date-times go over the wire as UTC `YYYY-MM-DD HH:MM:SS`, which is not an RFC 3339 `date-time`
@@ -83,8 +84,19 @@ const READ_OVERRIDES: Record<string, Record<string, Record<string, unknown>>> = 
   },
 };
 
-/** The record as reads return it. */
-export function readSchema(model: EntityModel): Record<string, unknown> {
+/** `_meta`, when categories exist: an object of the categories, each optional, and any others. */
+function metaSchema(categories: ReadonlyMap<string, MetaCategory>): Record<string, unknown> {
+  return {
+    type: 'object',
+    readOnly: true,
+    description: 'Only with the header `With-Meta: true` (or `1`): named categories of facts about the record. Clients ignore categories they do not know.',
+    properties: Object.fromEntries([...categories].map(([name, c]) => [name, c.schema ?? {}])),
+    additionalProperties: true,
+  };
+}
+
+/** The record as reads return it (with an optional `_meta` when `_meta` categories exist). */
+export function readSchema(model: EntityModel, meta: ReadonlyMap<string, MetaCategory> = new Map()): Record<string, unknown> {
   const properties: Record<string, unknown> = {};
   for (const f of model.fields) {
     if (f.def.writeOnly) continue;
@@ -99,6 +111,7 @@ export function readSchema(model: EntityModel): Record<string, unknown> {
       properties[`${f.name}Names`] = { type: 'object', additionalProperties: { type: ['string', 'null'] }, readOnly: true };
     }
   }
+  if (meta.size) properties._meta = metaSchema(meta);
   return {
     type: 'object',
     ...(model.def.description && { description: model.def.description }),

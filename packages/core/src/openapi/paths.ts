@@ -1,8 +1,10 @@
 import type { EntityModel, SchemaModel } from '../definition/normalize';
-import type { OpenApiFragment } from '../plugin';
+import type { PresentKind } from '../hooks';
+import type { OpenApiFragment, RequestParameter } from '../plugin';
 import { MASS_UPDATE_SYNC_LIMIT } from '../http/bulk-routes';
 import { attributePaths } from './attribute-paths';
 import { json, ref } from './components';
+import { parameterRefs } from './request-parameters';
 
 export type Operation = Record<string, unknown>;
 export type PathItem = Record<string, unknown>;
@@ -39,27 +41,28 @@ const ENTITY_NOTES: Record<string, { create?: string; update?: string; read?: st
 };
 
 const LIST_PARAMS = ['select', 'offset', 'maxSize', 'sortBy', 'asc', 'order', 'where', 'totalOnly', 'collectionOnly'];
-const READ_HEADERS = ['WithMeta', 'Language', 'FlattenAttributes'];
+
+/**
+ * The request parameters (headers such as `With-Meta`) of the operations of one kind, on one
+ * entity type when given (`Flatten-Attributes` says so when the type has no attributes).
+ */
+type KindParameters = (kind: PresentKind, model?: EntityModel) => { $ref: string }[];
 
 /** The list parameters of an entity type's lists (attributes only where it has them). */
 const listParams = (model: EntityModel | undefined) => [...LIST_PARAMS, ...(model?.def.hasAttributes ? ['attributes', 'allAttributes'] : [])];
-/** Headers of record reads and writes; `Flatten-Attributes` says when the entity type has no attributes. */
-const readHeaders = (model: EntityModel | undefined) =>
-  READ_HEADERS.map((h) => (h === 'FlattenAttributes' && model && !model.def.hasAttributes ? 'FlattenAttributesNone' : h));
 
 /** List, create, read, update (PATCH and PUT) and delete of one entity type. */
-function entityPaths(model: EntityModel, op: (id: string) => string, generation: Generation): Record<string, PathItem> {
+function entityPaths(model: EntityModel, op: (id: string) => string, generation: Generation, extra: KindParameters): Record<string, PathItem> {
   const { name } = model;
   const tags = [name];
   const notes = ENTITY_NOTES[name] ?? {};
   const note = (text?: string) => (text ? { description: text } : {});
-  const headers = readHeaders(model).map(param);
   const body = (schema: string) => ({ required: true, ...json(ref(schema)) });
   const list: Operation = {
     operationId: op(`list${name}`),
     tags,
     summary: `List ${name} records`,
-    parameters: [...listParams(model).map(param), ...headers],
+    parameters: [...listParams(model).map(param), ...extra('list', model)],
     responses: { '200': ok(`A page of ${name} records`, ref(`${name}List`)), ...errorResponses },
   };
   const create: Operation = {
@@ -67,7 +70,7 @@ function entityPaths(model: EntityModel, op: (id: string) => string, generation:
     tags,
     summary: `Create a ${name}`,
     ...note(notes.create),
-    parameters: headers,
+    parameters: extra('create', model),
     requestBody: body(`${name}Create`),
     responses: { '200': ok(`The created ${name}`, ref(name)), '409': response('Conflict'), ...bodyResponses(generation), ...errorResponses },
   };
@@ -76,7 +79,7 @@ function entityPaths(model: EntityModel, op: (id: string) => string, generation:
     tags,
     summary: `Read one ${name}`,
     ...note(notes.read),
-    parameters: [param('id'), param('select'), ...headers],
+    parameters: [param('id'), param('select'), ...extra('read', model)],
     responses: { '200': ok(`The ${name}`, ref(name)), ...errorResponses },
   };
   const native = generation === 'A' ? 'patch' : 'put';
@@ -85,7 +88,7 @@ function entityPaths(model: EntityModel, op: (id: string) => string, generation:
     tags,
     summary: `Update a ${name} (fields not sent stay unchanged)${verb === native ? '' : `; same as ${native.toUpperCase()}`}`,
     ...note(notes.update),
-    parameters: [param('id'), ...headers],
+    parameters: [param('id'), ...extra('update', model)],
     requestBody: body(`${name}Update`),
     responses: { '200': ok(`The updated ${name}`, ref(name)), '409': response('Conflict'), ...bodyResponses(generation), ...errorResponses },
   });
@@ -103,7 +106,7 @@ function entityPaths(model: EntityModel, op: (id: string) => string, generation:
 }
 
 /** Generation B: the records one link of a record points at, one path per link. */
-function linkedPaths(schema: SchemaModel, model: EntityModel, op: (id: string) => string): Record<string, PathItem> {
+function linkedPaths(schema: SchemaModel, model: EntityModel, op: (id: string) => string, extra: KindParameters): Record<string, PathItem> {
   const paths: Record<string, PathItem> = {};
   for (const f of model.fields) {
     if (f.system || (f.type !== 'link' && f.type !== 'linkMultiple')) continue;
@@ -114,7 +117,7 @@ function linkedPaths(schema: SchemaModel, model: EntityModel, op: (id: string) =
         operationId: op(`list${model.name}${suffix}`),
         tags: [model.name],
         summary: `The ${f.target} records that ${f.name} of a ${model.name} links to`,
-        parameters: [param('id'), ...listParams(target).map(param), ...readHeaders(target).map(param)],
+        parameters: [param('id'), ...listParams(target).map(param), ...extra('linked', target)],
         responses: { '200': ok(`A page of ${f.target} records`, ref(`${f.target}List`)), ...errorResponses },
       },
     };
@@ -180,7 +183,7 @@ function massUpdatePath(op: (id: string) => string, generation: Generation): Pat
 }
 
 /** Both generations: the records a link of a record points at, named in the query. */
-function relationPath(op: (id: string) => string): PathItem {
+function relationPath(op: (id: string) => string, extra: KindParameters): PathItem {
   const required = (name: string, description: string) => ({ name, in: 'query', required: true, description, schema: { type: 'string' } });
   return {
     get: {
@@ -192,7 +195,7 @@ function relationPath(op: (id: string) => string): PathItem {
         required('id', 'The id of the record.'),
         required('link', 'The name of the link field (`categories`, `brand`).'),
         ...[...LIST_PARAMS, 'attributes', 'allAttributes'].map(param),
-        ...READ_HEADERS.map(param),
+        ...extra('linked'),
       ],
       responses: { '200': ok('A page of linked records', ref('RecordList')), ...errorResponses },
     },
@@ -316,8 +319,16 @@ function fragmentPathItem(path: string, item: PathItem, op: (id: string) => stri
  * The paths of one generation, relative to its base. Plugin fragments come last and replace an
  * operation of the same path and method, as plugin routes are mounted before the record routes.
  */
-export function generationPaths(schema: SchemaModel, fragments: readonly OpenApiFragment[], generation: Generation): Record<string, PathItem> {
+export function generationPaths(
+  schema: SchemaModel,
+  fragments: readonly OpenApiFragment[],
+  options: { generation: Generation; parameters: readonly RequestParameter[] },
+): Record<string, PathItem> {
+  const { generation } = options;
   const op = (id: string) => (generation === 'B' ? `v1_${id}` : id);
+  const flattenNone = { $ref: '#/components/parameters/FlattenAttributesNone' };
+  const extra: KindParameters = (kind, model) =>
+    parameterRefs(options.parameters, kind).map((p) => (model && !model.def.hasAttributes && p.$ref.endsWith('/FlattenAttributes') ? flattenNone : p));
   const paths: Record<string, PathItem> = {
     '/userSession': sessionPath(op, ''),
     '/userSession/cookie': cookiePath(op, '', generation),
@@ -331,15 +342,15 @@ export function generationPaths(schema: SchemaModel, fragments: readonly OpenApi
     });
   }
   paths['/entityRestore'] = restorePath(op, generation);
-  paths['/entityRelation'] = relationPath(op);
+  paths['/entityRelation'] = relationPath(op, extra);
   paths['/upsert'] = upsertPath(op, generation, 'upsert');
   paths['/upsertAsync'] = upsertAsyncPath(op, generation);
   paths['/entityMassUpdate'] = massUpdatePath(op, generation);
   if (generation === 'B') paths['/MassActions/action/upsert'] = upsertPath(op, generation, 'massActionUpsert');
   for (const model of schema.entities.values()) {
-    Object.assign(paths, entityPaths(model, op, generation));
-    if (model.def.hasAttributes) Object.assign(paths, attributePaths(model, op, generation));
-    if (generation === 'B') Object.assign(paths, linkedPaths(schema, model, op));
+    Object.assign(paths, entityPaths(model, op, generation, extra));
+    if (model.def.hasAttributes) Object.assign(paths, attributePaths(model, op, generation, extra('read').filter((p) => p.$ref.endsWith('/Language'))));
+    if (generation === 'B') Object.assign(paths, linkedPaths(schema, model, op, extra));
   }
   for (const fragment of fragments) {
     for (const [path, item] of Object.entries(fragment.paths ?? {})) {

@@ -84,11 +84,11 @@ export class RecordGuard {
     }
   }
 
-  /** Drops fields the user may not read from a record about to be returned. */
+  /** Drops the keys of `fields` the user may not read from a record about to be returned. */
   async present(ctx: RequestContext, record: ApiRecord, fields: readonly FieldModel[]): Promise<ApiRecord> {
     const access = await this.access(ctx);
     if (access.unrestricted) return record;
-    const allowed = new Set(outputKeys(fields.filter((f) => this.canRead(access, f))));
-    return Object.fromEntries(Object.entries(record).filter(([k]) => allowed.has(k))) as ApiRecord;
+    const hidden = new Set(outputKeys(fields.filter((f) => !this.canRead(access, f))));
+    return Object.fromEntries(Object.entries(record).filter(([k]) => !hidden.has(k))) as ApiRecord;
   }
 }

@@ -7,7 +7,8 @@ import type { ApiRecord } from '../declarations';
 import type { EntityModel, FieldModel, SchemaModel } from '../definition/normalize';
 import { compileRecordValidator, isValidId, type RecordValidator } from '../definition/validate-record';
 import { ApiError, notFound } from '../errors';
-import type { HookRegistry, RecordHookEvent } from '../hooks';
+import type { HookRegistry, PresentKind, RecordHookEvent } from '../hooks';
+import { hiddenKeys, type PresentLink, type PresentPlan, type Presenter } from '../present';
 import { nowDateTime } from '../time';
 import { uuidv7 } from '../util/uuid';
 import type { Database } from './database';
@@ -63,7 +64,21 @@ export interface RepositoryEnvironment {
   repository: (entity: string) => Repository;
   /** Attribute values of records (entity types with `hasAttributes`). */
   attributes?: RecordAttributes;
+  /** Plugin hooks and `_meta` categories that shape response pages. */
+  presenter: Presenter;
 }
+
+/** How a page of records is read: for which response, and (linked records) through which link. */
+interface ListOptions {
+  kind: PresentKind;
+  scope?: LinkScope;
+  link?: PresentLink;
+  /** `findByIds`: any number of records, whatever `maxListSize` says. */
+  unlimited?: boolean;
+}
+
+/** Ids per query of `findByIds`. */
+const IDS_PER_QUERY = 500;
 
 /** System columns that are never NULL (the default sort is `id`). */
 const NEVER_NULL = new Set(['id', 'createdAt', 'modifiedAt']);
@@ -156,19 +171,60 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
     return field;
   }
 
-  private async hydrate(db: Knex | Knex.Transaction, fields: FieldModel[], rows: Record<string, unknown>[]): Promise<ApiRecord[]> {
-    decodeRows(this.dialect, fields, rows);
-    await loadMultipleLinks(db, this.env.schema, this.dialect, fields, rows as ApiRecord[]);
-    const keys = outputKeys(fields);
+  /** Decodes rows into records of `fields`, plus the keys of `extra` fields (read for the present stage). */
+  private async hydrate(db: Knex | Knex.Transaction, fields: FieldModel[], rows: Record<string, unknown>[], extra: readonly FieldModel[] = []): Promise<ApiRecord[]> {
+    const all = extra.length ? [...fields, ...extra] : fields;
+    decodeRows(this.dialect, all, rows);
+    await loadMultipleLinks(db, this.env.schema, this.dialect, all, rows as ApiRecord[]);
+    const keys = extra.length ? [...outputKeys(fields), ...hiddenKeys(extra, fields)] : outputKeys(fields);
     return rows.map((row) => shapeRecord(keys, row));
   }
 
-  /** A page of live records with the total count. */
-  async find(ctx: RequestContext, params: FindParams = {}, scopeTo?: LinkScope): Promise<FindResult<TRecord>> {
+  /** The present stage of a response: what plugins add to (and remove from) its records. */
+  private plan(ctx: RequestContext, kind: PresentKind, fields: readonly FieldModel[]): PresentPlan | undefined {
+    return this.env.presenter.plan({ ctx, model: this.model, kind, fields });
+  }
+
+  /**
+   * A page of live records with the total count, shaped by the present stage (plugins; `_meta`
+   * with `ctx.withMeta`).
+   */
+  async find(ctx: RequestContext, params: FindParams = {}): Promise<FindResult<TRecord>> {
+    return this.list(ctx, params, { kind: 'list' });
+  }
+
+  /**
+   * The live records with these ids that the caller may read (with `systemContext()`: all), by
+   * id, in as few queries as the ids need (500 per query), whatever `maxListSize` says.
+   */
+  async findByIds(ctx: RequestContext, ids: Iterable<string>, options: { select?: readonly string[] } = {}): Promise<Map<string, TRecord>> {
+    const unique = [...new Set(ids)];
+    const found = new Map<string, TRecord>();
+    for (let at = 0; at < unique.length; at += IDS_PER_QUERY) {
+      const chunk = unique.slice(at, at + IDS_PER_QUERY);
+      const where = [{ type: 'in', attribute: 'id', value: chunk }];
+      const page = await this.list(ctx, { where, select: options.select, maxSize: chunk.length, collectionOnly: true }, { kind: 'list', unlimited: true });
+      for (const record of page.list ?? []) found.set(record.id, record);
+    }
+    return found;
+  }
+
+  /**
+   * Whether the caller's roles allow an action on this record (`own`: created by or assigned to
+   * the caller). The record needs `createdById` (and `assignedUserId` when the entity has one).
+   */
+  async permits(ctx: RequestContext, action: 'read' | 'edit' | 'delete', record: ApiRecord): Promise<boolean> {
+    const level = (await this.guard.access(ctx)).scope(this.model.name)[action];
+    return level === 'all' || (level === 'own' && this.guard.isOwn(ctx, record));
+  }
+
+  /** @internal A page for a list, a linked-record response, or `findByIds` (no size limit). */
+  async list(ctx: RequestContext, params: FindParams, options: ListOptions): Promise<FindResult<TRecord>> {
+    const scopeTo = options.scope;
     const { schema, maxListSize, defaultListSize } = this.env;
     const maxSize = params.maxSize ?? defaultListSize;
     const offset = params.offset ?? 0;
-    if (maxSize > maxListSize) throw invalidQuery(`maxSize must not exceed ${maxListSize}`);
+    if (!options.unlimited && maxSize > maxListSize) throw invalidQuery(`maxSize must not exceed ${maxListSize}`);
     asNonNegativeInt(offset, 'offset');
     const { access, scope } = await this.guard.scope(ctx, 'read');
     const fields = this.guard.readable(access, this.selectFields(params.select), !!params.select?.length);
@@ -202,8 +258,11 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
         if (result.total === 0 || maxSize === 0) {
           result.list = [];
         } else {
+          const plan = this.plan(ctx, options.kind, fields);
+          const extra = plan?.extra ?? [];
           // A link sorts by its target's name, which needs its join even when not selected.
-          const joined = !sort || fields.includes(sort) ? fields : [...fields, sort];
+          const read = [...fields, ...extra];
+          const joined = !sort || read.includes(sort) ? read : [...read, sort];
           const qb = selectRecords(this.db, schema, this.dialect, this.model, joined);
           filter(qb);
           const direction = params.asc === false ? 'desc' : 'asc';
@@ -215,8 +274,10 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
           qb.orderByRaw(`? ${direction}${nulls}`, [by]);
           if (sort?.name !== 'id') qb.orderBy(`${this.model.table}.id`, direction);
           const rows = await qb.offset(offset).limit(maxSize);
-          result.list = (await this.hydrate(this.db, fields, rows)) as TRecord[];
-          await this.env.attributes?.present(ctx, this.model, result.list, { mode: 'list', query: attributes });
+          const records = await this.hydrate(this.db, fields, rows, extra);
+          await this.env.attributes?.present(ctx, this.model, records, { mode: 'list', query: attributes });
+          await plan?.run(records, { access, link: options.link });
+          result.list = records as TRecord[];
         }
       }
       return result;
@@ -227,9 +288,11 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
   async get(ctx: RequestContext, id: string, options: { select?: readonly string[] } = {}): Promise<TRecord> {
     const { access } = await this.guard.scope(ctx, 'read');
     const fields = this.guard.readable(access, this.selectFields(options.select), !!options.select?.length);
-    const record = await this.visible(ctx, id, fields);
+    const plan = this.plan(ctx, 'read', fields);
+    const record = await this.visible(ctx, id, fields, plan?.extra);
     await this.env.hooks.run('afterRead', { ctx, model: this.model, id, record });
     await this.env.attributes?.present(ctx, this.model, [record], { mode: 'single' });
+    await plan?.run([record], { access });
     return record as TRecord;
   }
 
@@ -253,7 +316,7 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
         qb.whereIn(`${t}.id`, (sub: Knex.QueryBuilder) => void sub.select(join.targetColumn).from(join.table).where(join.ownColumn, id));
       }
     };
-    return target.find(ctx, params, scope);
+    return target.list(ctx, params, { kind: 'linked', scope, link: { model: this.model, record: source, field } });
   }
 
   /**
@@ -268,28 +331,49 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
     return scope.read === 'own' ? (qb) => this.guard.ownOnly(ctx, qb) : undefined;
   }
 
-  /** @internal A record the caller may see, else 404 (no existence oracle for `own`); 403 without read rights. */
-  async visible(ctx: RequestContext, id: string, fields = this.readable): Promise<ApiRecord> {
+  /**
+   * @internal A record the caller may see, else 404 (no existence oracle for `own`); 403 without
+   * read rights. `present` fields (for the present stage) stay in the record.
+   */
+  async visible(ctx: RequestContext, id: string, fields = this.readable, present: readonly FieldModel[] = []): Promise<ApiRecord> {
     const { scope } = await this.guard.scope(ctx, 'read');
     // Ownership is judged on createdBy / assignedUser even when the caller selected neither.
     const owners = scope.read === 'own' ? this.readable.filter((f) => f.name === 'createdBy' || f.name === 'assignedUser') : [];
-    const extra = owners.filter((f) => !fields.includes(f));
-    const record = await this.findById(this.db, id, extra.length ? [...fields, ...extra] : fields);
+    const extra = [...present, ...owners.filter((f) => !fields.includes(f) && !present.includes(f))];
+    const record = await this.findById(this.db, id, fields, extra);
     if (!record || (scope.read === 'own' && !this.guard.isOwn(ctx, record))) throw notFound(this.model.name, id);
-    if (extra.length) {
-      const keep = new Set(outputKeys(fields));
+    if (extra.length > present.length) {
+      const keep = new Set([...outputKeys(fields), ...hiddenKeys(present, fields)]);
       for (const key of Object.keys(record)) if (!keep.has(key)) delete record[key];
     }
     return record;
   }
 
-  private async findById(db: Knex | Knex.Transaction, id: string, fields = this.readable): Promise<ApiRecord | undefined> {
+  private async findById(db: Knex | Knex.Transaction, id: string, fields = this.readable, extra: readonly FieldModel[] = []): Promise<ApiRecord | undefined> {
     if (!isValidId(id)) return undefined;
     return this.translated(async () => {
-      const rows = await selectRecords(db, this.env.schema, this.dialect, this.model, fields).where(`${this.model.table}.id`, id);
+      const rows = await selectRecords(db, this.env.schema, this.dialect, this.model, [...fields, ...extra]).where(`${this.model.table}.id`, id);
       if (rows.length === 0) return undefined;
-      return (await this.hydrate(db, fields, rows))[0];
+      return (await this.hydrate(db, fields, rows, extra))[0];
     });
+  }
+
+  /**
+   * The answer of a create or an update: the record as stored (after-hooks see every field),
+   * without fields the caller may not read, shaped by the present stage.
+   */
+  private async answer(ctx: RequestContext, kind: 'create' | 'update', id: string, afterHook: (record: ApiRecord) => Promise<void>): Promise<TRecord> {
+    const access = await this.guard.access(ctx);
+    const shown = this.readable.filter((f) => this.guard.canRead(access, f));
+    const plan = this.plan(ctx, kind, shown);
+    const extra = plan?.extra.filter((f) => !this.readable.includes(f)) ?? [];
+    const record = (await this.findById(this.db, id, this.readable, extra)) as ApiRecord;
+    await afterHook(record);
+    // Fields read for the present stage stay until it has run.
+    const presented = await this.guard.present(ctx, record, plan ? this.readable.filter((f) => !plan.extra.includes(f)) : this.readable);
+    await this.env.attributes?.present(ctx, this.model, [presented], { mode: 'single' });
+    await plan?.run([presented], { access });
+    return presented as TRecord;
   }
 
   /** @internal The columns every change sets: when, by whom, and in a delegated session through whom. */
@@ -340,11 +424,7 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
       }),
     );
     for (const fn of after) await fn();
-    const record = (await this.findById(this.db, id)) as ApiRecord;
-    await this.env.hooks.run('afterCreate', { ctx, model: this.model, id, record });
-    const shown = await this.guard.present(ctx, record, this.readable);
-    await this.env.attributes?.present(ctx, this.model, [shown], { mode: 'single' });
-    return shown as TRecord;
+    return this.answer(ctx, 'create', id, (record) => this.env.hooks.run('afterCreate', { ctx, model: this.model, id, record }));
   }
 
   /**
@@ -435,11 +515,7 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
       }),
     );
     for (const fn of after) await fn();
-    const record = (await this.findById(this.db, id)) as ApiRecord;
-    await this.env.hooks.run('afterUpdate', { ctx, model: this.model, id, record, existing });
-    const shown = await this.guard.present(ctx, record, this.readable);
-    await this.env.attributes?.present(ctx, this.model, [shown], { mode: 'single' });
-    return shown as TRecord;
+    return this.answer(ctx, 'update', id, (record) => this.env.hooks.run('afterUpdate', { ctx, model: this.model, id, record, existing }));
   }
 
   /** @internal A record the caller may edit: visible (404) and within the edit right (403). */

@@ -1,0 +1,80 @@
+import type { ApiRecord, EntityDefinition } from './declarations';
+import type { EntityModel } from './definition/normalize';
+import { validateDefinition, type DefinitionAttributes } from './definition/validate-definition';
+import { BootError } from './errors';
+import { HookRegistry, type RequestHook } from './hooks';
+import type { Languages } from './languages';
+import type { OpenApiFragment, PluginApi, RequestParameter, RouteInstaller } from './plugin';
+import { Presenter } from './present';
+import { TOKEN_TABLE } from './sql/auth-store';
+import type { Repository } from './sql/repository';
+import type { AuxiliaryTable } from './sql/schema-sync';
+import { THROTTLE_TABLES } from './sql/throttle-store';
+
+/** Merges one plugin's definition options into those declared before; each name is declared once. */
+function mergeAttributes(into: Required<DefinitionAttributes>, added: DefinitionAttributes): void {
+  for (const kind of ['field', 'entity'] as const) {
+    for (const [name, schema] of Object.entries(added[kind] ?? {})) {
+      if (name in into[kind]) throw new BootError('CORE_PLUGIN_INVALID', `the ${kind} option '${name}' is declared twice`);
+      into[kind][name] = schema;
+    }
+  }
+}
+
+/** Gathers what plugins register; the instance is built from it. */
+export class Registry implements PluginApi {
+  entities: EntityDefinition[] = [];
+  attributes: Required<DefinitionAttributes> = { field: {}, entity: {} };
+  transforms: ((definitions: readonly EntityDefinition[]) => EntityDefinition[])[] = [];
+  entityCallbacks: ((model: EntityModel) => void)[] = [];
+  hooks = new HookRegistry();
+  requestHooks: RequestHook[] = [];
+  presenter: Presenter;
+  parameters: RequestParameter[] = [];
+  routes: RouteInstaller[] = [];
+  publicRoutes: RouteInstaller[] = [];
+  tables: AuxiliaryTable[] = [TOKEN_TABLE, ...THROTTLE_TABLES];
+  fragments: OpenApiFragment[] = [];
+  readyCallbacks: (() => Promise<void> | void)[] = [];
+  closeCallbacks: (() => Promise<void> | void)[] = [];
+
+  constructor(
+    readonly languages: Languages,
+    private readonly lookup: (entity: string) => Repository | undefined,
+  ) {
+    this.presenter = new Presenter((entity) => this.repository(entity));
+  }
+
+  addEntity = (d: EntityDefinition) => void this.entities.push(d);
+  addDefinitionAttributes = (attributes: DefinitionAttributes) => mergeAttributes(this.attributes, attributes);
+  transformDefinitions = (fn: (definitions: readonly EntityDefinition[]) => EntityDefinition[]) => void this.transforms.push(fn);
+  onEntity = (fn: (model: EntityModel) => void) => void this.entityCallbacks.push(fn);
+  onRecord: PluginApi['onRecord'] = (name, entity, hook) => this.hooks.add(name, entity, hook);
+  onRequest = (hook: RequestHook) => void this.requestHooks.push(hook);
+  onPresent: PluginApi['onPresent'] = (entity, hook) => this.presenter.addHook(entity, hook);
+  addMetaCategory: PluginApi['addMetaCategory'] = (name, category) => this.presenter.addMetaCategory(name, category);
+  addRoutes = (install: RouteInstaller) => void this.routes.push(install);
+  addPublicRoutes = (install: RouteInstaller) => void this.publicRoutes.push(install);
+  addTable = (table: AuxiliaryTable) => void this.tables.push(table);
+  addOpenApi = (fragment: OpenApiFragment) => void this.fragments.push(fragment);
+  onReady = (fn: () => Promise<void> | void) => void this.readyCallbacks.push(fn);
+  onClose = (fn: () => Promise<void> | void) => void this.closeCallbacks.push(fn);
+
+  addParameter = (parameter: RequestParameter) => {
+    const same = this.parameters.find((p) => p.in === parameter.in && p.name.toLowerCase() === parameter.name.toLowerCase());
+    if (same) throw new BootError('CORE_PLUGIN_INVALID', `the ${parameter.in} parameter '${parameter.name}' is documented twice`);
+    this.parameters.push(parameter);
+  };
+
+  repository<TRecord extends ApiRecord = ApiRecord>(entity: string): Repository<TRecord> {
+    const repository = this.lookup(entity);
+    if (!repository) throw new BootError('CORE_CONFIG_INVALID', `unknown entity type '${entity}' (or the instance is not built yet)`);
+    return repository as unknown as Repository<TRecord>;
+  }
+
+  /** Every definition, checked on its own, then rewritten by the plugins' transforms in order. */
+  definitions(): EntityDefinition[] {
+    for (const def of this.entities) validateDefinition(def, this.attributes);
+    return this.transforms.reduce<EntityDefinition[]>((defs, fn) => fn(defs), [...this.entities]);
+  }
+}

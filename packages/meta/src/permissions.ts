@@ -1,0 +1,57 @@
+import type { ApiRecord, MetaCategory, PresentEvent } from '@entity-records/core';
+
+const BOOL = { type: 'boolean' };
+
+/** `_meta.permissions`: what the caller may do with each record. */
+export const PERMISSIONS_SCHEMA = {
+  type: 'object',
+  description: 'What the caller may do with the record (`own` rights judged on this record). `unlink` only in linked-record responses.',
+  required: ['edit', 'delete', 'stream'],
+  properties: { edit: BOOL, delete: BOOL, stream: BOOL, unlink: { ...BOOL, description: 'Whether the caller may remove this record from the link the response follows.' } },
+};
+
+/**
+ * Whether the caller may take a listed record off the link the response follows. The link is
+ * stored on the record it starts from (a single link, a join table), so that record must be
+ * editable, with its link field; a has-many link is stored on the listed records, so each of them
+ * must be editable, with the field that points back.
+ */
+async function unlinkRule(event: PresentEvent): Promise<(record: ApiRecord) => Promise<boolean>> {
+  const { ctx, model, access, link, repository } = event;
+  if (!link) return async () => false;
+  if (link.field.linkKind === 'hasMany') {
+    const back = link.field.def.foreign as string;
+    const target = repository(model.name);
+    const fieldEditable = access.field(model.name, back).edit;
+    return async (record) => fieldEditable && (await target.permits(ctx, 'edit', record));
+  }
+  const source = repository(link.model.name);
+  const allowed = access.field(link.model.name, link.field.name).edit && (await source.permits(ctx, 'edit', link.record));
+  return async () => allowed;
+}
+
+/**
+ * `permissions`: `edit`, `delete` and `stream` per record from the caller's roles (admins: all
+ * true); `unlink` in linked-record responses. Ownership needs `createdBy` (and `assignedUser`),
+ * read with the page whatever the response selects.
+ */
+export const permissionsCategory: MetaCategory = {
+  schema: PERMISSIONS_SCHEMA,
+  load: ({ model }) => ['createdBy', ...(model.field.get('assignedUser')?.type === 'link' ? ['assignedUser'] : [])],
+  async provide(event) {
+    const { ctx, model, records, access, kind, repository } = event;
+    const repo = repository(model.name);
+    const stream = access.scope(model.name).stream;
+    const unlink = kind === 'linked' ? await unlinkRule(event) : undefined;
+    const values = [];
+    for (const record of records) {
+      values.push({
+        edit: await repo.permits(ctx, 'edit', record),
+        delete: await repo.permits(ctx, 'delete', record),
+        stream,
+        ...(unlink && { unlink: await unlink(record) }),
+      });
+    }
+    return values;
+  },
+};
