@@ -15,7 +15,7 @@ import { HookRegistry } from './hooks';
 import { consoleLogger, type Logger } from './http/error-handler';
 import { createRouter } from './http/router';
 import { buildOpenApi } from './openapi/build-document';
-import { registerPlugins, type OpenApiFragment, type PluginApi, type PluginEntry, type RouteInstaller } from './plugin';
+import { registerPlugins, type OpenApiFragment, type PluginApi, type PluginEntry, type RootRouteInstaller, type RouteInstaller } from './plugin';
 import { AuthStore, TOKEN_TABLE } from './sql/auth-store';
 import { openDatabase, type Database } from './sql/database';
 import { JobService } from './jobs/job-service';
@@ -69,6 +69,8 @@ export interface EntityApi {
   readonly schema: SchemaModel;
   readonly database: Database;
   readonly auth: AuthService;
+  /** Sign-in throttling (shared by processes through the database); plugins throttle their own secrets with it. */
+  readonly throttle: LoginThrottle;
   readonly options: Readonly<EntityApiOptions>;
   /** Syncs the schema and creates the admin; requests wait for it. Idempotent. */
   ready(): Promise<void>;
@@ -88,6 +90,9 @@ class Registry implements PluginApi {
   hooks = new HookRegistry();
   routes: RouteInstaller[] = [];
   publicRoutes: RouteInstaller[] = [];
+  rootRoutes: RootRouteInstaller[] = [];
+  rawBodyPaths = new Set<string>();
+  built?: EntityApi;
   tables: AuxiliaryTable[] = [TOKEN_TABLE, ...THROTTLE_TABLES];
   fragments: OpenApiFragment[] = [];
   readyCallbacks: (() => Promise<void> | void)[] = [];
@@ -97,6 +102,12 @@ class Registry implements PluginApi {
   onRecord: PluginApi['onRecord'] = (name, entity, hook) => this.hooks.add(name, entity, hook);
   addRoutes = (install: RouteInstaller) => void this.routes.push(install);
   addPublicRoutes = (install: RouteInstaller) => void this.publicRoutes.push(install);
+  addRootRoutes = (install: RootRouteInstaller) => void this.rootRoutes.push(install);
+  addRawBodyPath = (path: string) => void this.rawBodyPaths.add(path);
+  instance = (): EntityApi => {
+    if (!this.built) throw new BootError('CORE_PLUGIN_INVALID', 'the instance does not exist yet: call instance() from routes, hooks or onReady');
+    return this.built;
+  };
   addTable = (table: AuxiliaryTable) => void this.tables.push(table);
   addOpenApi = (fragment: OpenApiFragment) => void this.fragments.push(fragment);
   onReady = (fn: () => Promise<void> | void) => void this.readyCallbacks.push(fn);
@@ -253,17 +264,20 @@ export function createEntityApi(options: EntityApiOptions): EntityApi {
     openapi: openapiJson,
     routes: registry.routes,
     publicRoutes: registry.publicRoutes,
+    rootRoutes: registry.rootRoutes,
+    rawBodyPaths: (path) => registry.rawBodyPaths.has(path),
     maxBodySize: options.maxBodySize ?? '32mb',
     jobs,
     logger,
     translateError: translateOutage,
   });
 
-  return {
+  const instance: EntityApi = {
     router,
     schema,
     database,
     auth,
+    throttle,
     options,
     ready,
     openapi,
@@ -280,6 +294,8 @@ export function createEntityApi(options: EntityApiOptions): EntityApi {
       await database.close();
     },
   };
+  registry.built = instance;
+  return instance;
 }
 
 /**

@@ -33,3 +33,10 @@ export type { AccessLevel, ScopeAccess, FieldAccess, RoleData } from './auth/acc
 export { CORE_ENTITIES } from './core-entities';
 export { JobEntity, JOB_STATUSES } from './jobs/job-entity';
 export type { JobStatus } from './jobs/job-entity';
+export type { RootRouteInstaller } from './plugin';
+export { requestContext } from './http/request-context';
+export { toHandler } from './http/to-handler';
+export { uuidv7 } from './util/uuid';
+export { nowDateTime, formatDateTime } from './time';
+export type { LoginThrottle, ThrottleOptions } from './auth/login-throttle';
+export type { Database } from './sql/database';

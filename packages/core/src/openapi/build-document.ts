@@ -59,6 +59,7 @@ export function buildOpenApi(input: OpenApiInput): Record<string, unknown> {
       paths[`${base}${path}`] = item;
     }
   }
+  for (const fragment of input.fragments) Object.assign(paths, fragment.rootPaths);
   uniqueOperationIds(paths);
   return {
     openapi: '3.1.0',
