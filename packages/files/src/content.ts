@@ -1,0 +1,51 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { Readable, Transform } from 'node:stream';
+import { ApiError } from '@entity-records/core';
+import type { StorageDriver } from './declarations';
+
+/** A fresh storage key for a file's contents, spread over directories by its first characters. */
+export function newContentKey(): string {
+  const id = randomUUID().replaceAll('-', '');
+  return `files/${id.slice(0, 2)}/${id.slice(2, 4)}/${id}`;
+}
+
+export const tooLarge = (limit: number) => new ApiError('FILES_TOO_LARGE', `The file is larger than the limit of ${limit} bytes`, { details: { maxFileSize: limit } });
+
+/** Counts and hashes what passes through; past `limit` bytes it fails with 413. */
+export class HashingCounter extends Transform {
+  readonly hash = createHash('sha256');
+  bytes = 0;
+
+  constructor(private readonly limit: number) {
+    super();
+  }
+
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null, data?: Buffer) => void): void {
+    this.bytes += chunk.length;
+    if (this.bytes > this.limit) return callback(tooLarge(this.limit));
+    this.hash.update(chunk);
+    callback(null, chunk);
+  }
+
+  digest(): string {
+    return this.hash.digest('hex');
+  }
+}
+
+/**
+ * Streams `source` into storage under `key`, hashing and counting on the way; memory stays at a
+ * few buffers whatever the size. A failure removes what was written.
+ */
+export async function writeContent(storage: StorageDriver, key: string, source: Readable | Buffer, limit: number): Promise<{ size: number; hash: string }> {
+  const counter = new HashingCounter(limit);
+  const input = Buffer.isBuffer(source) ? Readable.from([source]) : source;
+  // A failing source must fail the counter too, or the write would wait forever.
+  input.once('error', (error) => counter.destroy(error));
+  try {
+    await storage.write(key, input.pipe(counter));
+  } catch (error) {
+    await storage.delete(key).catch(() => undefined);
+    throw counter.errored ?? error;
+  }
+  return { size: counter.bytes, hash: counter.digest() };
+}

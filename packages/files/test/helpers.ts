@@ -1,0 +1,57 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { EntityApiOptions, PluginEntry } from '@entity-records/core';
+import files, { type FilesOptions } from '@entity-records/files';
+import { startTestApi, type TestApi } from '../../../test/support/api';
+
+export interface FilesTestApi extends TestApi {
+  storageDir: string;
+}
+
+/** An instance with the files plugin on a fresh database and a fresh storage directory. */
+export async function startFilesApi(
+  kind: 'sqlite' | 'postgres',
+  options: FilesOptions = {},
+  more: Partial<Omit<EntityApiOptions, 'database'>> & { plugins?: PluginEntry[] } = {},
+): Promise<FilesTestApi> {
+  const storageDir = fs.mkdtempSync(path.join(os.tmpdir(), 'er-files-'));
+  const t = await startTestApi(kind, {
+    entities: [],
+    publicUrl: 'http://files.test',
+    ...more,
+    plugins: [[files, { storageDir, ...options }], ...(more.plugins ?? [])],
+  });
+  return {
+    ...t,
+    storageDir,
+    async close() {
+      await t.close();
+      fs.rmSync(storageDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** `data:<mime>;base64,<bytes>` */
+export const dataUrl = (bytes: Buffer | string, mime = 'application/octet-stream') =>
+  `data:${mime};base64,${Buffer.from(bytes).toString('base64')}`;
+
+/** Every file under a directory, relative paths. */
+export function listFiles(dir: string): string[] {
+  if (!fs.existsSync(dir)) return [];
+  return fs.readdirSync(dir, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => path.relative(dir, path.join(e.parentPath ?? e.path, e.name)));
+}
+
+/** A PNG of the given size, made with sharp. */
+export async function pngOf(width: number, height: number): Promise<Buffer> {
+  const sharp = (await import('sharp')).default;
+  return sharp({ create: { width, height, channels: 3, background: { r: 200, g: 30, b: 30 } } }).png().toBuffer();
+}
+
+/** Binary response bodies as Buffers (supertest parses only text types by default). */
+export function binary(res: NodeJS.ReadableStream, callback: (error: Error | null, body: Buffer) => void): void {
+  const parts: Buffer[] = [];
+  res.on('data', (c: Buffer) => parts.push(c));
+  res.on('end', () => callback(null, Buffer.concat(parts)));
+  res.on('error', (e: Error) => callback(e, Buffer.alloc(0)));
+}
