@@ -1,4 +1,6 @@
 import type { EntityApiOptions } from '@entity-records/core';
+import files from '@entity-records/files';
+import sharing from '@entity-records/sharing';
 import type { PimConfig } from './config';
 import { pimEntities } from './entities';
 
@@ -10,5 +12,6 @@ export function pimOptions(config: PimConfig): EntityApiOptions {
     publicUrl: config.publicUrl,
     languages: config.languages,
     openapi: { title: 'PIM example', version: '0.1.0' },
+    plugins: [[files, { storageDir: config.storageDir, fileUrlAllowedHosts: config.fileUrlAllowedHosts }], sharing],
   };
 }

@@ -92,6 +92,7 @@ class Registry implements PluginApi {
   publicRoutes: RouteInstaller[] = [];
   rootRoutes: RootRouteInstaller[] = [];
   rawBodyPaths = new Set<string>();
+  appMetadata: Record<string, unknown> = {};
   built?: EntityApi;
   tables: AuxiliaryTable[] = [TOKEN_TABLE, ...THROTTLE_TABLES];
   fragments: OpenApiFragment[] = [];
@@ -104,6 +105,7 @@ class Registry implements PluginApi {
   addPublicRoutes = (install: RouteInstaller) => void this.publicRoutes.push(install);
   addRootRoutes = (install: RootRouteInstaller) => void this.rootRoutes.push(install);
   addRawBodyPath = (path: string) => void this.rawBodyPaths.add(path);
+  addAppMetadata = (values: Record<string, unknown>) => void Object.assign(this.appMetadata, values);
   instance = (): EntityApi => {
     if (!this.built) throw new BootError('CORE_PLUGIN_INVALID', 'the instance does not exist yet: call instance() from routes, hooks or onReady');
     return this.built;
@@ -255,11 +257,12 @@ export function createEntityApi(options: EntityApiOptions): EntityApi {
     repository: (name) => repositories.get(name),
     metadata: async (ctx) => {
       const access = (ctx.access ??= await accessService.forUser(ctx.user));
-      return buildMetadata(schema, {
+      const metadata = buildMetadata(schema, {
         languages: options.languages,
         visible: (m) => access.scope(m.name).read !== 'no',
         visibleField: (m, f) => f.system || access.field(m.name, f.name).read,
       });
+      return { ...metadata, app: { ...metadata.app, ...registry.appMetadata } };
     },
     openapi: openapiJson,
     routes: registry.routes,

@@ -36,6 +36,8 @@ export interface PluginApi {
   addRawBodyPath(path: string): void;
   /** A table the plugin owns outside the entity definitions; schema sync creates it. */
   addTable(table: AuxiliaryTable): void;
+  /** Values shown under `app` in the metadata (`GET /api/metadata`), such as `thumbnailTypes`. */
+  addAppMetadata(values: Record<string, unknown>): void;
   /** Merges paths, schemas or tags into the OpenAPI document. */
   addOpenApi(fragment: OpenApiFragment): void;
   /** Runs after schema sync, before the first request is served. */

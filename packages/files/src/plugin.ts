@@ -1,7 +1,7 @@
 import { definePlugin, type PluginApi } from '@entity-records/core';
 import { ChunkService } from './chunks';
 import { UPLOAD_TABLES } from './chunk-store';
-import type { FilesOptions, StorageDriver } from './declarations';
+import { THUMBNAIL_SIZES, type FilesOptions, type StorageDriver } from './declarations';
 import { FileEntity } from './file-entity';
 import { FileService } from './file-service';
 import { filesOpenApi } from './openapi';
@@ -51,6 +51,7 @@ export const filesPlugin = definePlugin<FilesOptions | undefined>({
     api.addRawBodyPath('/File/upload');
     api.addRoutes(fileRoutes({ files, chunks, instance: api.instance }));
     api.addOpenApi(filesOpenApi);
+    api.addAppMetadata({ thumbnailTypes: { ...THUMBNAIL_SIZES } });
 
     let sweeper: NodeJS.Timeout | undefined;
     const sweep = () => chunks.removeExpired().catch(() => undefined);
