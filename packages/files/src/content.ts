@@ -39,8 +39,11 @@ export class HashingCounter extends Transform {
 export async function writeContent(storage: StorageDriver, key: string, source: Readable | Buffer, limit: number): Promise<{ size: number; hash: string }> {
   const counter = new HashingCounter(limit);
   const input = Buffer.isBuffer(source) ? Readable.from([source]) : source;
-  // A failing source must fail the counter too, or the write would wait forever.
+  // A failing source must fail the counter too, or the write would wait forever. The counter's
+  // own error may come before storage listens (it may first create a directory): it is read
+  // back from `counter.errored` below.
   input.once('error', (error) => counter.destroy(error));
+  counter.on('error', () => undefined);
   try {
     await storage.write(key, input.pipe(counter));
   } catch (error) {
