@@ -45,6 +45,18 @@ export function parseFileUrl(value: unknown): URL {
   return url;
 }
 
+/** Where a redirect leads: http or https only, and never from https down to http. */
+export function redirectTarget(current: URL, location: string): URL {
+  let next: URL;
+  try {
+    next = parseFileUrl(new URL(location, current).href);
+  } catch {
+    throw refused('url redirects to a location that is not an http or https URL');
+  }
+  if (current.protocol === 'https:' && next.protocol === 'http:') throw refused('url redirects from https to http');
+  return next;
+}
+
 /**
  * The name lookup the connection uses: the address it answers is the one connected to, so the
  * check holds at connect time (a host that resolves differently the second time cannot slip past).
@@ -72,6 +84,8 @@ function requestOnce(url: URL, options: UrlFetchOptions, signal: AbortSignal): P
   if (!allowed && net.isIP(literal) && isForbiddenAddress(literal)) {
     return Promise.reject(refused(`url host ${url.hostname} is a private or reserved address`));
   }
+  // `localhost` and its subdomains always mean this host (RFC 6761), whatever a resolver says.
+  if (!allowed && /(^|\.)localhost\.?$/.test(literal)) return Promise.reject(refused(`url host ${url.hostname} is this host`));
   const lookup = options.lookup ?? (dns.lookup as unknown as LookupFunction);
   const client = url.protocol === 'https:' ? https : http;
   return new Promise((resolve, reject) => {
@@ -111,9 +125,7 @@ export async function fetchUrl(start: URL, options: UrlFetchOptions): Promise<Fe
       if (REDIRECTS.has(status) && res.headers.location) {
         res.resume();
         if (redirects >= options.maxRedirects) throw failed(`url redirects more than ${options.maxRedirects} times`);
-        const next = parseFileUrl(new URL(res.headers.location, url).href);
-        if (url.protocol === 'https:' && next.protocol === 'http:') throw refused('url redirects from https to http');
-        url = next;
+        url = redirectTarget(url, res.headers.location);
         continue;
       }
       if (status < 200 || status > 299) {

@@ -55,3 +55,16 @@ export function binary(res: NodeJS.ReadableStream, callback: (error: Error | nul
   res.on('end', () => callback(null, Buffer.concat(parts)));
   res.on('error', (e: Error) => callback(e, Buffer.alloc(0)));
 }
+
+/** A multipart/form-data body built by hand, so that a file name reaches the server exactly as given. */
+export function multipartBody(parts: { name: string; filename?: string; type?: string; value: Buffer | string }[]): { body: Buffer; contentType: string } {
+  const boundary = `----er${Math.random().toString(16).slice(2)}`;
+  const chunks: Buffer[] = [];
+  for (const p of parts) {
+    const disposition = `form-data; name="${p.name}"${p.filename === undefined ? '' : `; filename="${p.filename.replace(/"/g, '%22')}"`}`;
+    const head = `--${boundary}\r\nContent-Disposition: ${disposition}\r\n${p.type ? `Content-Type: ${p.type}\r\n` : ''}\r\n`;
+    chunks.push(Buffer.from(head, 'utf8'), Buffer.from(p.value), Buffer.from('\r\n'));
+  }
+  chunks.push(Buffer.from(`--${boundary}--\r\n`));
+  return { body: Buffer.concat(chunks), contentType: `multipart/form-data; boundary=${boundary}` };
+}
