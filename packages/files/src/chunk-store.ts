@@ -76,15 +76,15 @@ export class ChunkStore {
     return this.instance().database.knex;
   }
 
-  private get postgres(): boolean {
-    return this.instance().database.dialect.name === 'postgres';
-  }
-
-  /** Runs `fn` in a transaction holding the upload's row lock (SQLite: its one writer). */
+  /**
+   * Runs `fn` in a transaction holding the upload's row lock. The lock is taken by writing the row
+   * first: PostgreSQL locks it, and SQLite takes its write lock at the start (waiting for other
+   * processes as long as its busy timeout allows) instead of failing to upgrade a read later.
+   */
   async locked<T>(uploadId: string, fn: (trx: Trx, upload: UploadRow | undefined) => Promise<T>): Promise<T> {
     return this.knex.transaction(async (trx) => {
-      const query = trx('file_upload').where({ upload_id: uploadId }).first();
-      const row = await (this.postgres ? query.forUpdate() : query);
+      await trx('file_upload').where({ upload_id: uploadId }).update({ upload_id: uploadId });
+      const row = await trx('file_upload').where({ upload_id: uploadId }).first();
       return fn(trx, row ? toUpload(row) : undefined);
     });
   }
