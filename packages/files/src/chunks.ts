@@ -111,7 +111,8 @@ export class ChunkService {
     const early = relation(seen, input.start, size);
     if (early === 'overlap') throw conflict(`The chunk at ${input.start} (${size} bytes) overlaps a chunk already received`, { start: input.start });
     const key = early === 'new' ? `chunks/${uploadId}/${input.start}-${randomBytes(6).toString('hex')}` : undefined;
-    if (key) await writeContent(this.files.storage, key, input.bytes, this.options.maxFileSize);
+    // Pieces are not hashed: the file is, once, when they are joined.
+    if (key) await writeContent(this.files.storage, key, input.bytes, { maxBytes: this.options.maxFileSize, hash: false });
 
     let obsolete: ChunkRow[] = [];
     let result: { upload: UploadRow; chunks: ChunkRow[]; claimed: string | undefined; keep: boolean };
@@ -208,7 +209,7 @@ export class ChunkService {
         })(),
         { objectMode: false },
       );
-      const { size, hash } = await writeContent(storage, finalKey, joined, this.options.maxFileSize);
+      const { size, hash } = await writeContent(storage, finalKey, joined, { maxBytes: this.options.maxFileSize });
       const stored = await this.files.describe(finalKey, size, hash, mimeTypeOf(upload.name));
       record = await this.files.createRecord(ctx, { id: upload.fileId, name: upload.name }, stored);
     } catch (error) {

@@ -11,33 +11,42 @@ export function newContentKey(): string {
 
 export const tooLarge = (limit: number) => new ApiError('FILES_TOO_LARGE', `The file is larger than the limit of ${limit} bytes`, { details: { maxFileSize: limit } });
 
-/** Counts and hashes what passes through; past `limit` bytes it fails with 413. */
+/** Counts (and unless told not to, hashes) what passes through; past `limit` bytes it fails with 413. */
 export class HashingCounter extends Transform {
-  readonly hash = createHash('sha256');
+  private readonly hash?: ReturnType<typeof createHash>;
   bytes = 0;
 
-  constructor(private readonly limit: number) {
+  constructor(
+    private readonly limit: number,
+    hashing = true,
+  ) {
     super();
+    if (hashing) this.hash = createHash('sha256');
   }
 
   override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null, data?: Buffer) => void): void {
     this.bytes += chunk.length;
     if (this.bytes > this.limit) return callback(tooLarge(this.limit));
-    this.hash.update(chunk);
+    this.hash?.update(chunk);
     callback(null, chunk);
   }
 
   digest(): string {
-    return this.hash.digest('hex');
+    return this.hash ? this.hash.digest('hex') : '';
   }
 }
 
 /**
- * Streams `source` into storage under `key`, hashing and counting on the way; memory stays at a
- * few buffers whatever the size. A failure removes what was written.
+ * Streams `source` into storage under `key`, hashing (sha256, unless `hash: false`) and counting on
+ * the way; memory stays at a few buffers whatever the size. A failure removes what was written.
  */
-export async function writeContent(storage: StorageDriver, key: string, source: Readable | Buffer, limit: number): Promise<{ size: number; hash: string }> {
-  const counter = new HashingCounter(limit);
+export async function writeContent(
+  storage: StorageDriver,
+  key: string,
+  source: Readable | Buffer,
+  limits: { maxBytes: number; hash?: boolean },
+): Promise<{ size: number; hash: string }> {
+  const counter = new HashingCounter(limits.maxBytes, limits.hash !== false);
   const input = Buffer.isBuffer(source) ? Readable.from([source]) : source;
   // A failing source must fail the counter too, or the write would wait forever. The counter's
   // own error may come before storage listens (it may first create a directory): it is read

@@ -43,7 +43,7 @@ export class FileService {
   /** Stores bytes (or a stream) under a new key, measuring images; memory stays flat for streams. */
   async store(source: Readable | Buffer, mimeType: string): Promise<StoredContent> {
     const storageKey = newContentKey();
-    const { size, hash } = await writeContent(this.storage, storageKey, source, this.options.maxFileSize);
+    const { size, hash } = await writeContent(this.storage, storageKey, source, { maxBytes: this.options.maxFileSize });
     return this.describe(storageKey, size, hash, mimeType, Buffer.isBuffer(source) ? source : undefined);
   }
 

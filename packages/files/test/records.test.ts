@@ -40,7 +40,7 @@ describe.each(TEST_DBS)('File records on %s', (kind) => {
     });
 
     it('decodes base64 strictly and records the data URL mime type', async () => {
-      const bad = ['data:text/plain;base64,aGVsbG8=\n', 'data:text/plain;base64,aGVs bG8=', 'data:text/plain;base64,aGVsbG9=', 'data:text/plain;base64,a-_b', 'data:text/plain;base64,aG=Vs', 'aGVsbG8=', 'data:text/plain,hello'];
+      const bad = ['data:text/plain;base64,aGVsbG8=\n', 'data:text/plain;base64,aGVs bG8=', 'data:text/plain;base64,aGVsbG9=', 'data:text/plain;base64,a-_b', 'data:text/plain;base64,aG=Vs', 'data:text/plain;base64,aG==aGVs', 'data:text/plain;base64,YR==', 'data:text/plain;base64,aGVsbG8\u00e9', 'data:text/plain;base64,aGVsbG8===', 'aGVsbG8=', 'data:text/plain,hello'];
       for (const fileContents of bad) {
         const res = await create({ name: 'a.txt', fileContents }).expect(400);
         expect({ fileContents, code: res.body.error.code }).toEqual({ fileContents, code: 'FILES_CONTENT_INVALID' });
