@@ -6,7 +6,7 @@ const PAGES = [
   ...['docs/guide', 'docs/reference'].flatMap((dir) =>
     fs.existsSync(path.join(ROOT, dir)) ? fs.readdirSync(path.join(ROOT, dir)).filter((f) => f.endsWith('.md')).map((f) => `${dir}/${f}`) : [],
   ),
-  'packages/core/README.md',
+  ...fs.readdirSync(path.join(ROOT, 'packages')).map((p) => `packages/${p}/README.md`).filter((f) => fs.existsSync(path.join(ROOT, f))),
   'examples/pim/README.md',
   'examples/minimal/README.md',
 ];
