@@ -1,4 +1,4 @@
-import { definePlugin, requestContext, toHandler } from '@entity-records/core';
+import { ApiError, definePlugin, requestContext, toHandler } from '@entity-records/core';
 import { filesOf } from '@entity-records/files';
 import type { SharingOptions } from './declarations';
 import { sharingOpenApi } from './openapi';
@@ -28,6 +28,9 @@ export const sharingPlugin = definePlugin<SharingOptions | undefined>({
     api.addRoutes((router) => {
       router.post('/Sharing', toHandler(async (req, res) => {
         const body: unknown = req.body ?? {};
+        if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+          throw new ApiError('CORE_VALIDATION_FAILED', 'The body must be a JSON object', { details: { issues: [] } });
+        }
         const created = await api.instance().repository('Sharing').create(requestContext(req), body as Record<string, unknown>);
         res.json({ ...created, deleted: false });
       }));

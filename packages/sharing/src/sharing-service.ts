@@ -47,7 +47,9 @@ export class SharingService {
     if (!('password' in data)) return;
     const password = data.password;
     if (password === null || password === '') {
-      data.password = null;
+      // Stored as '' rather than NULL: core skips a write-only field whose new value is null, as it
+      // cannot tell that from the (hidden) stored value.
+      data.password = '';
       return;
     }
     if (typeof password !== 'string' || password.length > 1000) {
