@@ -83,6 +83,8 @@ export interface EntityApi {
   close(): Promise<void>;
 }
 
+const rawPathKey = (path: string) => path.replace(/\/+$/, '').toLowerCase();
+
 /** Gathers what plugins register; the instance is built from it. */
 class Registry implements PluginApi {
   entities: EntityDefinition[] = [];
@@ -104,7 +106,8 @@ class Registry implements PluginApi {
   addRoutes = (install: RouteInstaller) => void this.routes.push(install);
   addPublicRoutes = (install: RouteInstaller) => void this.publicRoutes.push(install);
   addRootRoutes = (install: RootRouteInstaller) => void this.rootRoutes.push(install);
-  addRawBodyPath = (path: string) => void this.rawBodyPaths.add(path);
+  // Express matches routes case-insensitively and with or without a trailing slash: so does this.
+  addRawBodyPath = (path: string) => void this.rawBodyPaths.add(rawPathKey(path));
   addAppMetadata = (values: Record<string, unknown>) => void Object.assign(this.appMetadata, values);
   instance = (): EntityApi => {
     if (!this.built) throw new BootError('CORE_PLUGIN_INVALID', 'the instance does not exist yet: call instance() from routes, hooks or onReady');
@@ -268,7 +271,7 @@ export function createEntityApi(options: EntityApiOptions): EntityApi {
     routes: registry.routes,
     publicRoutes: registry.publicRoutes,
     rootRoutes: registry.rootRoutes,
-    rawBodyPaths: (path) => registry.rawBodyPaths.has(path),
+    rawBodyPaths: (path) => registry.rawBodyPaths.has(rawPathKey(path)),
     maxBodySize: options.maxBodySize ?? '32mb',
     jobs,
     logger,

@@ -125,10 +125,10 @@ export class ChunkService {
         }
         this.assertSameFile(upload, input);
         let chunks = await this.store.chunks(uploadId, trx);
-        const now2 = relation(chunks, input.start, size);
-        if (now2 === 'overlap') throw conflict(`The chunk at ${input.start} (${size} bytes) overlaps a chunk already received`, { start: input.start });
+        const current = relation(chunks, input.start, size);
+        if (current === 'overlap') throw conflict(`The chunk at ${input.start} (${size} bytes) overlaps a chunk already received`, { start: input.start });
         let keep = false;
-        if (now2 === 'new') {
+        if (current === 'new') {
           if (upload.state !== 'open' || chunks.length >= upload.piecesCount) throw conflict(`All ${upload.piecesCount} pieces of this file are in already`);
           const added = { start: input.start, size, storageKey: key ?? null };
           if (chunks.length + 1 === upload.piecesCount && !contiguous([...chunks, added])) {

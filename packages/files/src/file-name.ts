@@ -19,12 +19,6 @@ export function assertFileName(name: unknown): asserts name is string {
   if (/[\u0000-\u001f\u007f]/.test(name)) throw refuse('name must not contain NUL, CR, LF or other control characters');
 }
 
-/** The extension of a name for public links: letters and digits only, lower case; `bin` when there is none. */
-export function linkExtension(name: string): string {
-  const match = /\.([A-Za-z0-9]{1,16})$/.exec(name);
-  return match ? match[1].toLowerCase() : 'bin';
-}
-
 const MIME = /^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}\/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}$/;
 
 /** A media type without parameters, lower case, or `application/octet-stream` when it is not one. */
