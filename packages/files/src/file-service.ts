@@ -49,8 +49,8 @@ export class FileService {
 
   /** The description of contents already in storage (assembled chunks). */
   async describe(storageKey: string, size: number, hash: string, mimeType: string, bytes?: Buffer): Promise<StoredContent> {
-    const { width, height } = await measureImage(this.storage, storageKey, mimeType, bytes);
-    return { storageKey, size, hash, mimeType, width, height };
+    const image = await measureImage(this.storage, storageKey, mimeType, bytes);
+    return { storageKey, size, hash, mimeType: image.mimeType, width: image.width, height: image.height };
   }
 
   /** Removes stored contents and their thumbnails; missing objects are fine. */

@@ -30,23 +30,28 @@ async function sharpInput(storage: StorageDriver, key: string, limit: number, wh
   return readAtMost(await storage.read(key), limit, whole);
 }
 
-/** Width and height of a raster image, or nulls for anything else (including broken images). */
+/**
+ * Width, height and media type of a raster image, or nulls for anything else (including broken
+ * images). Contents declared as `application/octet-stream` (chunks of a name without a known
+ * extension) are looked at too, and get the type found.
+ */
 export async function measureImage(
   storage: StorageDriver,
   key: string,
   mimeType: string,
   bytes?: Buffer,
-): Promise<{ width: number | null; height: number | null }> {
-  const none = { width: null, height: null };
-  if (!mimeType.startsWith('image/')) return none;
+): Promise<{ width: number | null; height: number | null; mimeType: string }> {
+  const none = { width: null, height: null, mimeType };
+  if (!mimeType.startsWith('image/') && mimeType !== 'application/octet-stream') return none;
   try {
     const input = bytes ?? (await sharpInput(storage, key, HEADER_BYTES, false));
     if (!input) return none;
     const meta = await sharp(input, { failOn: 'none' }).metadata();
     if (!meta.format || !RASTER_FORMATS.has(meta.format) || !meta.width || !meta.height) return none;
+    const found = mimeType === 'application/octet-stream' ? `image/${meta.format}` : mimeType;
     // EXIF orientations 5-8 turn the picture on its side.
     const turned = (meta.orientation ?? 1) >= 5;
-    return turned ? { width: meta.height, height: meta.width } : { width: meta.width, height: meta.height };
+    return { mimeType: found, ...(turned ? { width: meta.height, height: meta.width } : { width: meta.width, height: meta.height }) };
   } catch {
     return none;
   }

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { GENERATIONS } from '../../../test/support/api';
 import { TEST_DBS } from '../../../test/support/databases';
-import { binary, dataUrl, listFiles, startFilesApi, type FilesTestApi } from './helpers';
+import { binary, dataUrl, listFiles, pngOf, startFilesApi, type FilesTestApi } from './helpers';
 
 const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 
@@ -98,6 +98,20 @@ describe.each(TEST_DBS)('chunked upload on %s', (kind) => {
       expect((await chunk('/File', u, 'gap.bin', 2, { start: 200, bytes: randomBytes(100) }).expect(409)).body.error.code).toBe('FILES_CHUNK_CONFLICT');
       await chunk('/File', u, 'gap.bin', 2, { start: 100, bytes: randomBytes(100) }).expect(200);
       expect((await chunk('/File', u, 'gap.bin', 2, { start: 200, bytes: randomBytes(100) }).expect(409)).body.error.code).toBe('FILES_CHUNK_CONFLICT');
+    });
+
+    it('measures an image sent in chunks, also when its name has no extension', async () => {
+      const png = await pngOf(300, 150);
+      for (const name of ['photo.png', 'photo']) {
+        const u = ids();
+        const pieces = cut(png, Math.ceil(png.length / 3));
+        let last: Record<string, unknown> = {};
+        for (const p of pieces) last = (await chunk('/File', u, name, pieces.length, p).expect(200)).body;
+        expect(last.id).toBe(u.id);
+        const record = (await t.get(`${base}/File/${u.id}`).expect(200)).body;
+        expect({ name, ...record }).toMatchObject({ name, mimeType: 'image/png', width: 300, height: 150 });
+        await t.get(`${base}/File/${u.id}/thumbnail/small`).expect(200);
+      }
     });
 
     it('answers 400 for a chunk without id, with a bad start or piecesCount, or with bad base64', async () => {
