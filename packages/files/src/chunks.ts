@@ -4,7 +4,7 @@ import { ApiError, type ApiRecord, type RequestContext } from '@entity-records/c
 import { decodeDataUrl } from './base64';
 import { newContentKey, tooLarge, writeContent } from './content';
 import { ChunkStore, type ChunkRow, type UploadRow } from './chunk-store';
-import { assertFileName } from './file-name';
+import { assertFileName, mimeTypeOf } from './file-name';
 import type { FileService } from './file-service';
 
 /** One chunk as the client sends it (spec: File upload payload fields, chunk method). */
@@ -238,19 +238,4 @@ export class ChunkService {
     }
     return taken.length;
   }
-}
-
-/** Chunks carry no media type of the file; it is guessed from the name's extension. */
-const BY_EXTENSION: Record<string, string> = {
-  jpg: 'image/jpeg', jpeg: 'image/jpeg', png: 'image/png', gif: 'image/gif', webp: 'image/webp', avif: 'image/avif',
-  tif: 'image/tiff', tiff: 'image/tiff', svg: 'image/svg+xml', pdf: 'application/pdf', txt: 'text/plain', csv: 'text/csv',
-  json: 'application/json', xml: 'application/xml', zip: 'application/zip', mp4: 'video/mp4', mp3: 'audio/mpeg',
-  doc: 'application/msword', docx: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
-  xls: 'application/vnd.ms-excel', xlsx: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
-  html: 'text/html', htm: 'text/html',
-};
-
-export function mimeTypeOf(name: string): string {
-  const ext = /\.([A-Za-z0-9]+)$/.exec(name)?.[1]?.toLowerCase();
-  return (ext && BY_EXTENSION[ext]) || 'application/octet-stream';
 }

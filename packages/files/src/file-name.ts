@@ -27,3 +27,18 @@ export function cleanMimeType(value: unknown): string {
   const type = value.split(';')[0].trim().toLowerCase();
   return MIME.test(type) ? type : 'application/octet-stream';
 }
+
+/** A media type guessed from a name's extension (chunks carry none; curl sends octet-stream). */
+const BY_EXTENSION: Record<string, string> = {
+  jpg: 'image/jpeg', jpeg: 'image/jpeg', png: 'image/png', gif: 'image/gif', webp: 'image/webp', avif: 'image/avif',
+  tif: 'image/tiff', tiff: 'image/tiff', svg: 'image/svg+xml', pdf: 'application/pdf', txt: 'text/plain', csv: 'text/csv',
+  json: 'application/json', xml: 'application/xml', zip: 'application/zip', mp4: 'video/mp4', mp3: 'audio/mpeg',
+  doc: 'application/msword', docx: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+  xls: 'application/vnd.ms-excel', xlsx: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+  html: 'text/html', htm: 'text/html',
+};
+
+export function mimeTypeOf(name: string): string {
+  const ext = /\.([A-Za-z0-9]+)$/.exec(name)?.[1]?.toLowerCase();
+  return (ext && BY_EXTENSION[ext]) || 'application/octet-stream';
+}

@@ -3,7 +3,7 @@ import { ApiError, requestContext, toHandler, type ApiRecord, type EntityApi, ty
 import { decodeDataUrl } from './base64';
 import { parseChunk, type ChunkService } from './chunks';
 import { THUMBNAIL_SIZES, type ThumbnailSize } from './declarations';
-import { assertFileName } from './file-name';
+import { assertFileName, mimeTypeOf } from './file-name';
 import { SERVER_FIELDS, thumbnailKey, type FileService } from './file-service';
 import { createMultipartReader } from './multipart';
 import { sendContent } from './send-content';
@@ -131,8 +131,11 @@ export function fileRoutes(parts: FileRoutesParts): (router: Router) => void {
       await mayCreate(ctx);
       const upload = await readMultipart(req, res);
       const fields = { ...upload.fields, name: upload.fields.name ?? upload.originalName };
+      // A part sent as application/octet-stream (curl's default) gets the type its name says.
+      const declared = upload.stored.mimeType;
+      const stored = declared === 'application/octet-stream' ? { ...upload.stored, mimeType: mimeTypeOf(String(fields.name)) } : upload.stored;
       try {
-        res.json(await files.createRecord(ctx, recordFields(fields), upload.stored));
+        res.json(await files.createRecord(ctx, recordFields(fields), stored));
       } catch (error) {
         await files.discard(upload.stored.storageKey);
         throw error;

@@ -23,6 +23,13 @@ describe.each(TEST_DBS)('multipart upload on %s', (kind) => {
       expect(Buffer.compare(down.body, png)).toBe(0);
     });
 
+    it('types a part sent as application/octet-stream by its name', async () => {
+      const res = await t.post(`${base}/File/upload`).attach('file', Buffer.from('{}'), { filename: 'data.json', contentType: 'application/octet-stream' }).expect(200);
+      expect(res.body.mimeType).toBe('application/json');
+      const unknown = await t.post(`${base}/File/upload`).attach('file', Buffer.from('?'), { filename: 'data.xyz', contentType: 'application/octet-stream' }).expect(200);
+      expect(unknown.body.mimeType).toBe('application/octet-stream');
+    });
+
     it('takes name and id from form fields, and UTF-8 file names', async () => {
       const res = await t.post(`${base}/File/upload`).field('id', `mp-${g}`).field('name', 'renamed.txt').attach('file', Buffer.from('abc'), { filename: 'x.txt', contentType: 'text/plain' }).expect(200);
       expect(res.body).toMatchObject({ id: `mp-${g}`, name: 'renamed.txt', mimeType: 'text/plain' });
