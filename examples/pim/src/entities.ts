@@ -38,6 +38,7 @@ export const Product = defineEntity({
     categories: { type: 'linkMultiple', entity: 'Category', foreign: 'products' },
     status: { type: 'link', entity: 'ExtensibleEnumOption', extensibleEnum: 'product_status' },
     tags: { type: 'linkMultiple', entity: 'ExtensibleEnumOption', extensibleEnum: 'product_tags' },
+    mainImage: { type: 'link', entity: 'File' },
   },
   uniqueIndexes: { brand_mpn: ['brand', 'mpn'] },
 });

@@ -1,4 +1,6 @@
 import type { EntityApiOptions } from '@entity-records/core';
+import files from '@entity-records/files';
+import sharing from '@entity-records/sharing';
 import meta from '@entity-records/meta';
 import multilang from '@entity-records/multilang';
 import type { PimConfig } from './config';
@@ -14,8 +16,13 @@ export function pimOptions(config: PimConfig): EntityApiOptions {
     // The first language is the main one; multilang gives every other one its field variants
     // (nameDeDE), ExtensibleEnumOption.name included.
     languages: config.languages,
-    // Without languages (LANGUAGES set empty) nothing is multilingual.
-    plugins: config.languages.length ? [multilang, meta] : [meta],
     openapi: { title: 'PIM example', version: '0.1.0', apis: HEALTH_OPENAPI_FILES },
+    // Without languages (LANGUAGES set empty) nothing is multilingual.
+    plugins: [
+      [files, { storageDir: config.storageDir, fileUrlAllowedHosts: config.fileUrlAllowedHosts }],
+      sharing,
+      ...(config.languages.length ? [multilang] : []),
+      meta,
+    ],
   };
 }

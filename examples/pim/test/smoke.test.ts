@@ -80,13 +80,27 @@ async function smoke(server: ChildServer, password: string): Promise<void> {
   const flat = { 'Flatten-Attributes': 'true' };
   const weighed = await call('PATCH', `/api/Product/${product.body.id}`, { netWeight: 1.5 }, flat);
   expect(weighed.body).toMatchObject({ netWeight: 1.5, netWeightUnitName: 'kg' });
+  // a file, the product's main image, and a public link to it
+  const image = await call('POST', '/api/File', { name: 'widget.txt', fileContents: `data:text/plain;base64,${Buffer.from('widget').toString('base64')}` });
+  expect(image).toMatchObject({ status: 200, body: { name: 'widget.txt', mimeType: 'text/plain', fileSize: 6 } });
+  expect(image.body.downloadUrl).toBe(`${server.url}/api/File/${image.body.id}/download`);
+  const withImage = await call('PATCH', `/api/Product/${product.body.id}`, { mainImageId: image.body.id });
+  expect(withImage.body).toMatchObject({ mainImageId: image.body.id, mainImageName: 'widget.txt' });
+  const share = await call('POST', '/api/v1/Sharing', { fileId: image.body.id });
+  expect(share.body).toMatchObject({ active: true, available: true, deleted: false, link: `${server.url}/sharings/${share.body.id}.txt` });
+  const shared = await fetch(share.body.link);
+  expect(shared.status).toBe(200);
+  expect(await shared.text()).toBe('widget');
+  const meta = await call('GET', '/api/metadata');
+  expect(meta.body.app.thumbnailTypes).toEqual({ small: 128, medium: 256, large: 1024 });
+  expect(meta.body.entityDefs.Product.fields.mainImage).toMatchObject({ type: 'link', entity: 'File' });
   await multilingualAndMeta(call);
   const doc = await fetch(`${server.url}/apidocs/openapi.json`);
   expect(doc.status).toBe(200);
   const openapi = (await doc.json()) as { openapi: string; info: { title: string }; paths: Record<string, unknown> };
   expect(openapi.openapi).toMatch(/^3\.1\./);
   expect(openapi.info.title).toBe('PIM example');
-  expect(Object.keys(openapi.paths)).toEqual(expect.arrayContaining(['/api/Product', '/api/v1/Product', '/api/Brand/{id}', '/health']));
+  expect(Object.keys(openapi.paths)).toEqual(expect.arrayContaining(['/api/Product', '/api/v1/Product', '/api/Brand/{id}', '/health', '/api/File/upload', '/api/v1/Sharing', '/sharings/{file}']));
   // the example's own route, described by its JSDoc in the compiled file
   const health = await fetch(`${server.url}/health`);
   expect(health.status).toBe(200);
@@ -131,6 +145,8 @@ describe('examples/pim server', () => {
   it('serves the API on SQLite with the admin password from the environment', async () => {
     const server = await startPim({ DATABASE_URL: `sqlite:${path.join(tmp, 'given.sqlite')}`, ADMIN_PASSWORD: 'pim-smoke-password' });
     await smoke(server, 'pim-smoke-password');
+    // file contents live under STORAGE_DIR
+    expect(fs.readdirSync(path.join(tmp, 'files', 'files')).length).toBeGreaterThan(0);
     expect(server.output()).not.toMatch(/password/i);
     expect((await signIn(server.url, 'admin', 'wrong-password')).status).toBe(401);
     await stopPim(server);

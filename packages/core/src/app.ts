@@ -91,6 +91,8 @@ export interface EntityApi {
   readonly schema: SchemaModel;
   readonly database: Database;
   readonly auth: AuthService;
+  /** Sign-in throttling (shared by processes through the database); plugins throttle their own secrets with it. */
+  readonly throttle: LoginThrottle;
   readonly options: Readonly<EntityApiOptions>;
   /** The instance's languages, main first (option `languages`). */
   readonly languages: Languages;
@@ -283,28 +285,32 @@ export function createEntityApi(options: EntityApiOptions): EntityApi {
     repository: (name) => repositories.get(name),
     metadata: async (ctx) => {
       const access = (ctx.access ??= await accessService.forUser(ctx.user));
-      return buildMetadata(schema, {
+      const metadata = buildMetadata(schema, {
         languages: languages.codes,
         visible: (m) => access.scope(m.name).read !== 'no',
         visibleField: (m, f) => f.system || access.field(m.name, f.name).read,
       });
+      return { ...metadata, app: { ...metadata.app, ...registry.appMetadata } };
     },
     openapi: openapiJson,
     routes: registry.routes,
     publicRoutes: registry.publicRoutes,
     attributes: new AttributeEndpoints(attributes),
     request: { languages, hooks: registry.requestHooks },
+    rootRoutes: registry.rootRoutes,
+    rawBodyPaths: (path) => registry.isRawBodyPath(path),
     maxBodySize: options.maxBodySize ?? '32mb',
     jobs,
     logger,
     translateError: translateOutage,
   });
 
-  return {
+  const instance: EntityApi = {
     router,
     schema,
     database,
     auth,
+    throttle,
     options,
     languages,
     ready,
@@ -323,6 +329,8 @@ export function createEntityApi(options: EntityApiOptions): EntityApi {
       await database.close();
     },
   };
+  registry.built = instance;
+  return instance;
 }
 
 /**

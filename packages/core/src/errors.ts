@@ -1,6 +1,7 @@
 /**
  * One error class for everything the API can answer with, string codes prefixed by package,
- * and one table from code to HTTP status. A code without a status does not compile.
+ * and one table from code to HTTP status. A code without a status does not compile. First-party
+ * plugins keep their codes here too, so that one table (and docs/reference/errors.md) lists all.
  */
 
 export const ERROR_STATUS = {
@@ -23,6 +24,19 @@ export const ERROR_STATUS = {
   CORE_TOO_MANY_REQUESTS: 429,
   CORE_INTERNAL: 500,
   CORE_DATABASE_UNAVAILABLE: 503,
+  // @entity-records/files
+  FILES_NAME_INVALID: 400,
+  FILES_CONTENT_REQUIRED: 400,
+  FILES_CONTENT_INVALID: 400,
+  FILES_URL_REFUSED: 400,
+  FILES_URL_FETCH_FAILED: 400,
+  FILES_NO_THUMBNAIL: 404,
+  FILES_CHUNK_CONFLICT: 409,
+  FILES_TOO_LARGE: 413,
+  // @entity-records/sharing
+  SHARING_PASSWORD_REQUIRED: 401,
+  SHARING_EXPIRED: 410,
+  SHARING_USED_UP: 410,
 } as const satisfies Record<string, number>;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

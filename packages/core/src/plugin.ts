@@ -1,4 +1,5 @@
 import type { Router } from 'express';
+import type { EntityApi } from './app';
 import type { ApiRecord, EntityDefinition } from './declarations';
 import type { DefinitionAttributes } from './definition/validate-definition';
 import type { EntityModel } from './definition/normalize';
@@ -11,6 +12,9 @@ import type { AuxiliaryTable } from './sql/schema-sync';
 
 /** A route-mounting function; it runs once per path generation. */
 export type RouteInstaller = (router: Router, info: { generation: 'A' | 'B' }) => void;
+
+/** A route-mounting function for the root of the instance's router; it runs once. */
+export type RootRouteInstaller = (router: Router) => void;
 
 /** What a plugin's `setup` may do. Everything is registered before the instance starts. */
 export interface PluginApi {
@@ -55,14 +59,31 @@ export interface PluginApi {
   addRoutes(install: RouteInstaller): void;
   /** Adds routes that need no token (public links), under both bases. */
   addPublicRoutes(install: RouteInstaller): void;
+  /**
+   * Adds routes at the root of the instance's router, beside `/api` and `/apidocs` (public links
+   * such as `/sharings/{id}.pdf`): no token check and no body parsing; errors get the usual body.
+   */
+  addRootRoutes(install: RootRouteInstaller): void;
+  /**
+   * A path below the bases (`/File/upload`) whose request body the plugin's own route reads
+   * (multipart): core neither parses it as JSON nor refuses it with 415 there.
+   */
+  addRawBodyPath(path: string): void;
   /** A table the plugin owns outside the entity definitions; schema sync creates it. */
   addTable(table: AuxiliaryTable): void;
+  /** Values shown under `app` in the metadata (`GET /api/metadata`), such as `thumbnailTypes`. */
+  addAppMetadata(values: Record<string, unknown>): void;
   /** Merges paths, schemas or tags into the OpenAPI document. */
   addOpenApi(fragment: OpenApiFragment): void;
   /** Runs after schema sync, before the first request is served. */
   onReady(fn: () => Promise<void> | void): void;
   /** Runs when the instance closes, in reverse order of registration. */
   onClose(fn: () => Promise<void> | void): void;
+  /**
+   * The instance being built (repositories, database, options), for routes, hooks and `onReady`
+   * work. It exists once `createEntityApi` has returned: calling this inside `setup` throws.
+   */
+  instance(): EntityApi;
 }
 
 /** A header or query parameter a plugin reads, as the OpenAPI document shows it. */
@@ -78,6 +99,8 @@ export interface RequestParameter {
 
 export interface OpenApiFragment {
   paths?: Record<string, unknown>;
+  /** Paths of root routes (`addRootRoutes`), taken as they are, not repeated under the bases. */
+  rootPaths?: Record<string, unknown>;
   components?: { schemas?: Record<string, unknown> };
   tags?: { name: string; description?: string }[];
 }

@@ -1,10 +1,11 @@
+import type { EntityApi } from './app';
 import type { ApiRecord, EntityDefinition } from './declarations';
 import type { EntityModel } from './definition/normalize';
 import { validateDefinition, type DefinitionAttributes } from './definition/validate-definition';
 import { BootError } from './errors';
 import { HookRegistry, type RequestHook } from './hooks';
 import type { Languages } from './languages';
-import type { OpenApiFragment, PluginApi, RequestParameter, RouteInstaller } from './plugin';
+import type { OpenApiFragment, PluginApi, RequestParameter, RootRouteInstaller, RouteInstaller } from './plugin';
 import { Presenter } from './present';
 import { TOKEN_TABLE } from './sql/auth-store';
 import type { Repository } from './sql/repository';
@@ -21,6 +22,9 @@ function mergeAttributes(into: Required<DefinitionAttributes>, added: Definition
   }
 }
 
+/** Express matches routes case-insensitively and with or without a trailing slash: so do raw body paths. */
+const rawPathKey = (path: string) => path.replace(/\/+$/, '').toLowerCase();
+
 /** Gathers what plugins register; the instance is built from it. */
 export class Registry implements PluginApi {
   entities: EntityDefinition[] = [];
@@ -33,6 +37,11 @@ export class Registry implements PluginApi {
   parameters: RequestParameter[] = [];
   routes: RouteInstaller[] = [];
   publicRoutes: RouteInstaller[] = [];
+  rootRoutes: RootRouteInstaller[] = [];
+  rawBodyPaths = new Set<string>();
+  appMetadata: Record<string, unknown> = {};
+  /** The instance, once built (`instance()`). */
+  built?: EntityApi;
   tables: AuxiliaryTable[] = [TOKEN_TABLE, ...THROTTLE_TABLES];
   fragments: OpenApiFragment[] = [];
   readyCallbacks: (() => Promise<void> | void)[] = [];
@@ -55,6 +64,13 @@ export class Registry implements PluginApi {
   addMetaCategory: PluginApi['addMetaCategory'] = (name, category) => this.presenter.addMetaCategory(name, category);
   addRoutes = (install: RouteInstaller) => void this.routes.push(install);
   addPublicRoutes = (install: RouteInstaller) => void this.publicRoutes.push(install);
+  addRootRoutes = (install: RootRouteInstaller) => void this.rootRoutes.push(install);
+  addRawBodyPath = (path: string) => void this.rawBodyPaths.add(rawPathKey(path));
+  addAppMetadata = (values: Record<string, unknown>) => void Object.assign(this.appMetadata, values);
+  instance = (): EntityApi => {
+    if (!this.built) throw new BootError('CORE_PLUGIN_INVALID', 'the instance does not exist yet: call instance() from routes, hooks or onReady');
+    return this.built;
+  };
   addTable = (table: AuxiliaryTable) => void this.tables.push(table);
   addOpenApi = (fragment: OpenApiFragment) => void this.fragments.push(fragment);
   onReady = (fn: () => Promise<void> | void) => void this.readyCallbacks.push(fn);
@@ -70,6 +86,10 @@ export class Registry implements PluginApi {
     const repository = this.lookup(entity);
     if (!repository) throw new BootError('CORE_CONFIG_INVALID', `unknown entity type '${entity}' (or the instance is not built yet)`);
     return repository as unknown as Repository<TRecord>;
+  }
+
+  isRawBodyPath(path: string): boolean {
+    return this.rawBodyPaths.has(rawPathKey(path));
   }
 
   /** Every definition, checked on its own, then rewritten by the plugins' transforms in order. */

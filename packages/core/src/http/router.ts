@@ -3,7 +3,7 @@ import swaggerUi from 'swagger-ui-express';
 import type { AuthService } from '../auth/auth-service';
 import type { RequestContext } from '../context';
 import { ApiError } from '../errors';
-import type { RouteInstaller } from '../plugin';
+import type { RootRouteInstaller, RouteInstaller } from '../plugin';
 import { mountSessionRoutes, requireToken, type SessionParts } from './auth-routes';
 import { jsonBody } from './body';
 import { errorHandler, type Logger } from './error-handler';
@@ -31,6 +31,8 @@ export interface RouterParts {
   attributes: AttributeEndpoints;
   /** Languages for the `language` header, and plugins' `onRequest` hooks. */
   request: RequestOptionsParts;
+  /** Plugin routes at the root (public links), before the bases. */
+  rootRoutes?: RootRouteInstaller[];
   maxBodySize: string | number;
   /** Paths (below the base) whose bodies another parser reads (multipart). */
   rawBodyPaths?: (path: string) => boolean;
@@ -83,6 +85,7 @@ export function createRouter(parts: RouterParts): Router {
     swaggerUi.serveFiles(undefined, { swaggerOptions: { url: './openapi.json' } }),
     swaggerUi.setup(undefined, { swaggerOptions: { url: './openapi.json' } }),
   );
+  for (const install of parts.rootRoutes ?? []) install(root);
   root.use('/api/v1', generationRouter('B', parts));
   root.use('/api', generationRouter('A', parts));
   root.use(errorHandler(parts.logger, parts.translateError));

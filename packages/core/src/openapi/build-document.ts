@@ -67,6 +67,7 @@ export function buildOpenApi(input: OpenApiInput): Record<string, unknown> {
   for (const [path, item] of Object.entries(host.paths ?? {})) {
     if (item && typeof item === 'object') paths[path] = { ...paths[path], ...(item as PathItem) };
   }
+  for (const fragment of input.fragments) Object.assign(paths, fragment.rootPaths);
   uniqueOperationIds(paths);
   return {
     openapi: '3.1.0',

@@ -80,6 +80,11 @@ interface ListOptions {
 /** Ids per query of `findByIds`. */
 const IDS_PER_QUERY = 500;
 
+/** Keys whose value before-hooks put into (or changed in) the body. */
+function keysSetByHooks(sent: Record<string, unknown>, input: Record<string, unknown>): ReadonlySet<string> {
+  return new Set(Object.keys(input).filter((key) => !Object.is(sent[key], input[key])));
+}
+
 /** System columns that are never NULL (the default sort is `id`). */
 const NEVER_NULL = new Set(['id', 'createdAt', 'modifiedAt']);
 
@@ -392,10 +397,13 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
     return { row, links };
   }
 
-  /** @internal Read-only fields may be sent back unchanged, never changed. */
-  assertWritable(values: Map<FieldModel, unknown>, existing: ApiRecord | undefined): void {
+  /**
+   * @internal Read-only fields may be sent back unchanged, never changed, except those a
+   * before-hook set (`fromHooks`): a plugin fills in values it computed (a file's hash).
+   */
+  assertWritable(values: Map<FieldModel, unknown>, existing: ApiRecord | undefined, fromHooks?: ReadonlySet<string>): void {
     for (const [field, value] of values) {
-      if (!field.def.readOnly) continue;
+      if (!field.def.readOnly || fromHooks?.has(field.key)) continue;
       if (existing && sameValue(field, existing[field.key], value)) {
         values.delete(field);
         continue;
@@ -414,11 +422,13 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
     await this.guard.scope(ctx, 'create');
     const attributes = await this.env.attributes?.prepareWrite(ctx, this.model, body);
     const input = { ...(attributes?.body ?? body) };
+    const sent = { ...input };
     await this.env.hooks.run('beforeCreate', { ctx, model: this.model, data: input });
+    const fromHooks = keysSetByHooks(sent, input);
     const after: AfterCommit = [];
     const id = await this.translated(() =>
       this.db.transaction(async (trx) => {
-        const created = await this.insertWithin(trx, ctx, input, after, true);
+        const created = await this.insertWithin(trx, ctx, input, after, fromHooks);
         await attributes?.apply(trx, created, linkObjectResolver(this, ctx, after));
         return created;
       }),
@@ -437,18 +447,20 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
     ctx: RequestContext,
     body: Record<string, unknown>,
     after: AfterCommit,
-    hooked = false,
+    /** Set when create() already ran the before-hooks: the keys they set. */
+    hooked?: ReadonlySet<string>,
   ): Promise<string> {
     const { access } = await this.guard.scope(ctx, 'create');
     const input = { ...body };
     if (!hooked) await this.env.hooks.run('beforeCreate', { ctx, model: this.model, data: input });
+    const fromHooks = hooked ?? keysSetByHooks(body, input);
     const id = input.id === undefined || input.id === null || input.id === '' ? uuidv7() : input.id;
     if (!isValidId(id)) {
       throw new ApiError('CORE_INVALID_ID', 'id must be 1 to 64 characters of A-Z, a-z, 0-9, _ and -', { details: { id } });
     }
     const { data, objects } = splitLinkObjects(this.model, input);
     const values = this.validate(data, 'create');
-    this.assertWritable(values, undefined);
+    this.assertWritable(values, undefined, fromHooks);
     const sent = new Set([...Object.keys(data), ...[...objects.keys()].map((f) => f.key)]);
     this.guard.assertEditable(access, new Map([...values].filter(([f]) => sent.has(f.key))), undefined);
     for (const field of objects.keys()) this.guard.assertEditable(access, new Map([[field, null]]), undefined);
@@ -483,12 +495,13 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
       });
     }
     delete input.id;
+    const sent = { ...input };
     const event: RecordHookEvent = { ctx, model: this.model, id, data: input, existing };
     await this.env.hooks.run('beforeUpdate', event);
     const expected = this.expectedColumns(event.expect);
     const { data, objects } = splitLinkObjects(this.model, input);
     const values = this.validate(data, 'update');
-    this.assertWritable(values, existing);
+    this.assertWritable(values, existing, keysSetByHooks(sent, input));
     for (const field of objects.keys()) this.guard.assertEditable(access, new Map([[field, null]]), undefined);
     const after: AfterCommit = [];
     await this.translated(() =>

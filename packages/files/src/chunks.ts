@@ -1,0 +1,241 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { ApiError, type ApiRecord, type RequestContext } from '@entity-records/core';
+import { decodeDataUrl } from './base64';
+import { newContentKey, tooLarge, writeContent } from './content';
+import { ChunkStore, type ChunkRow, type UploadRow } from './chunk-store';
+import { assertFileName, mimeTypeOf } from './file-name';
+import type { FileService } from './file-service';
+
+/** One chunk as the client sends it (spec: File upload payload fields, chunk method). */
+export interface ChunkInput {
+  id: string;
+  name: string;
+  fileUniqueHash: string;
+  start: number;
+  piecesCount: number;
+  bytes: Buffer;
+}
+
+export interface ChunkAnswer {
+  chunks: string[];
+  id?: string;
+  name?: string;
+}
+
+const conflict = (message: string, details?: Record<string, unknown>) => new ApiError('FILES_CHUNK_CONFLICT', message, { details });
+
+function issue(path: string, message: string): ApiError {
+  return new ApiError('CORE_VALIDATION_FAILED', message, { details: { issues: [{ path: [path], code: 'invalid_type', message }] } });
+}
+
+/** A non-negative whole number, also when sent as a string ("2097152"). */
+function wholeNumber(value: unknown, path: string, min: number): number {
+  const n = typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value;
+  if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < min) throw issue(path, `${path} must be a whole number of at least ${min}`);
+  return n;
+}
+
+/** Checks a chunk body: `id`, `name`, `fileUniqueHash`, `start`, `piecesCount` and a base64 `piece`. */
+export function parseChunk(body: Record<string, unknown>, maxPieces: number): ChunkInput {
+  const { id, name, fileUniqueHash } = body;
+  if (typeof id !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(id)) throw issue('id', 'id is required for chunks: 1 to 64 characters of A-Z, a-z, 0-9, _ and -, the same for every chunk of a file');
+  if (typeof name !== 'string' || name === '') throw issue('name', 'name is required');
+  assertFileName(name);
+  if (typeof fileUniqueHash !== 'string' || fileUniqueHash === '' || fileUniqueHash.length > 255) throw issue('fileUniqueHash', 'fileUniqueHash must be a string of 1 to 255 characters');
+  const piecesCount = wholeNumber(body.piecesCount, 'piecesCount', 1);
+  if (piecesCount > maxPieces) throw issue('piecesCount', `piecesCount must be at most ${maxPieces}`);
+  const start = wholeNumber(body.start, 'start', 0);
+  const { bytes } = decodeDataUrl(body.piece, 'piece');
+  if (bytes.length === 0 && piecesCount !== 1) throw issue('piece', 'piece must not be empty');
+  return { id, name, fileUniqueHash, start, piecesCount, bytes };
+}
+
+const offsets = (chunks: readonly ChunkRow[]) => [...chunks].sort((a, b) => a.start - b.start).map((c) => String(c.start));
+
+/** How a new chunk relates to those received: the same one again, overlapping another, or new. */
+function relation(chunks: readonly ChunkRow[], start: number, size: number): 'repeat' | 'overlap' | 'new' {
+  for (const c of chunks) {
+    if (c.start === start) return c.size === size ? 'repeat' : 'overlap';
+    if (start < c.start + c.size && c.start < start + size) return 'overlap';
+  }
+  return 'new';
+}
+
+/** Whether the chunks cover 0 … total without gaps. */
+function contiguous(chunks: readonly ChunkRow[]): boolean {
+  let end = 0;
+  for (const c of [...chunks].sort((a, b) => a.start - b.start)) {
+    if (c.start !== end) return false;
+    end += c.size;
+  }
+  return true;
+}
+
+/**
+ * Chunked uploads: chunks in any order, concurrently, on any process sharing the database and the
+ * storage. Each chunk is stored as its own object; the request whose chunk completes the set
+ * claims the upload in the database and streams the pieces, in order, into the file.
+ */
+export class ChunkService {
+  readonly store: ChunkStore;
+
+  constructor(
+    private readonly files: FileService,
+    instance: ConstructorParameters<typeof ChunkStore>[0],
+  ) {
+    this.store = new ChunkStore(instance);
+  }
+
+  private get options() {
+    return this.files.options;
+  }
+
+  /** One upload per user and fileUniqueHash: another user's upload with the same hash is another upload. */
+  uploadIdOf(ctx: RequestContext, fileUniqueHash: string): string {
+    return createHash('sha256').update(`${ctx.user?.id ?? ''}\n${fileUniqueHash}`).digest('hex');
+  }
+
+  async receive(ctx: RequestContext, input: ChunkInput): Promise<ChunkAnswer> {
+    const size = input.bytes.length;
+    if (input.start + size > this.options.maxFileSize) throw tooLarge(this.options.maxFileSize);
+    const uploadId = this.uploadIdOf(ctx, input.fileUniqueHash);
+    const now = Date.now();
+    const description = { uploadId, fileId: input.id, name: input.name, piecesCount: input.piecesCount, touchedAt: now };
+    await this.store.ensureUpload(description);
+
+    // Write the bytes first (outside any lock), unless this is plainly a repeat or a conflict.
+    const before = await this.store.upload(uploadId);
+    const seen = before && !this.expired(before, now) ? await this.store.chunks(uploadId) : [];
+    if (before && !this.expired(before, now)) this.assertSameFile(before, input);
+    const early = relation(seen, input.start, size);
+    if (early === 'overlap') throw conflict(`The chunk at ${input.start} (${size} bytes) overlaps a chunk already received`, { start: input.start });
+    const key = early === 'new' ? `chunks/${uploadId}/${input.start}-${randomBytes(6).toString('hex')}` : undefined;
+    // Pieces are not hashed: the file is, once, when they are joined.
+    if (key) await writeContent(this.files.storage, key, input.bytes, { maxBytes: this.options.maxFileSize, hash: false });
+
+    let obsolete: ChunkRow[] = [];
+    let result: { upload: UploadRow; chunks: ChunkRow[]; claimed: string | undefined; keep: boolean };
+    try {
+      result = await this.store.locked(uploadId, async (trx, upload) => {
+        if (!upload) throw conflict('The upload was removed meanwhile; send the chunk again');
+        if (this.expired(upload, now)) {
+          obsolete = await this.store.restart(trx, description);
+          upload = { ...upload, ...description, state: 'open', claimedAt: null, finalKey: null };
+        }
+        this.assertSameFile(upload, input);
+        let chunks = await this.store.chunks(uploadId, trx);
+        const current = relation(chunks, input.start, size);
+        if (current === 'overlap') throw conflict(`The chunk at ${input.start} (${size} bytes) overlaps a chunk already received`, { start: input.start });
+        let keep = false;
+        if (current === 'new') {
+          if (upload.state !== 'open' || chunks.length >= upload.piecesCount) throw conflict(`All ${upload.piecesCount} pieces of this file are in already`);
+          const added = { start: input.start, size, storageKey: key ?? null };
+          if (chunks.length + 1 === upload.piecesCount && !contiguous([...chunks, added])) {
+            throw conflict('The pieces would not join into one file: their offsets and sizes leave gaps or overlaps');
+          }
+          await this.store.addChunk(trx, uploadId, added, now);
+          chunks = [...chunks, added];
+          keep = true;
+        }
+        const complete = chunks.length === upload.piecesCount && upload.state === 'open';
+        const finalKey = complete ? newContentKey() : undefined;
+        const claimed = finalKey && (await this.store.claim(trx, uploadId, finalKey, now)) ? finalKey : undefined;
+        return { upload, chunks, claimed, keep };
+      });
+    } catch (error) {
+      if (key) await this.files.storage.delete(key).catch(() => undefined);
+      throw error;
+    }
+    if (key && !result.keep) await this.files.storage.delete(key).catch(() => undefined);
+    await this.removeChunkObjects(obsolete);
+
+    const answer: ChunkAnswer = { chunks: offsets(result.chunks) };
+    if (result.claimed) return { ...answer, ...(await this.assemble(ctx, result.upload, result.chunks, result.claimed)) };
+    if (result.upload.state === 'done') return { ...answer, id: result.upload.fileId, name: result.upload.name };
+    if (result.upload.state === 'assembling' && result.chunks.length === result.upload.piecesCount) {
+      const taken = await this.takeOverStale(ctx, result.upload, result.chunks);
+      if (taken) return { ...answer, ...taken };
+    }
+    return answer;
+  }
+
+  private expired(upload: UploadRow, now: number): boolean {
+    return upload.state !== 'assembling' && upload.touchedAt < now - this.options.chunkExpiryMs;
+  }
+
+  private assertSameFile(upload: UploadRow, input: ChunkInput): void {
+    for (const [field, stored, sent] of [
+      ['id', upload.fileId, input.id],
+      ['name', upload.name, input.name],
+      ['piecesCount', upload.piecesCount, input.piecesCount],
+    ] as const) {
+      if (stored !== sent) throw conflict(`This fileUniqueHash belongs to an upload with another ${field}`, { field });
+    }
+  }
+
+  /** An assembly whose process died long ago (claim older than the timeout) is done again here. */
+  private async takeOverStale(ctx: RequestContext, upload: UploadRow, chunks: ChunkRow[]): Promise<{ id: string; name: string } | undefined> {
+    const now = Date.now();
+    if (upload.claimedAt === null || upload.claimedAt >= now - this.options.assemblyTimeoutMs) return undefined;
+    // The record may exist already: the process died after creating it.
+    if (upload.finalKey && (await this.recordHolds(upload.fileId, upload.finalKey))) {
+      await this.store.complete(upload.uploadId, now);
+      await this.removeChunkObjects(chunks);
+      return { id: upload.fileId, name: upload.name };
+    }
+    const finalKey = newContentKey();
+    if (!(await this.store.claim(undefined, upload.uploadId, finalKey, now, now - this.options.assemblyTimeoutMs))) return undefined;
+    if (upload.finalKey) await this.files.discard(upload.finalKey);
+    return this.assemble(ctx, upload, chunks, finalKey);
+  }
+
+  private async recordHolds(fileId: string, key: string): Promise<boolean> {
+    return (await this.files.storageKeyOf(fileId)) === key;
+  }
+
+  /** Streams the pieces in order into the file, hashing on the way, and creates the File record. */
+  private async assemble(ctx: RequestContext, upload: UploadRow, chunks: ChunkRow[], finalKey: string): Promise<{ id: string; name: string }> {
+    let record: ApiRecord;
+    try {
+      const ordered = [...chunks].sort((a, b) => a.start - b.start);
+      const storage = this.files.storage;
+      const joined = Readable.from(
+        (async function* () {
+          for (const c of ordered) {
+            if (!c.storageKey) throw new Error(`chunk ${c.start} of upload ${upload.uploadId} has no stored bytes`);
+            yield* (await storage.read(c.storageKey)) as AsyncIterable<Buffer>;
+          }
+        })(),
+        { objectMode: false },
+      );
+      const { size, hash } = await writeContent(storage, finalKey, joined, { maxBytes: this.options.maxFileSize });
+      const stored = await this.files.describe(finalKey, size, hash, mimeTypeOf(upload.name));
+      record = await this.files.createRecord(ctx, { id: upload.fileId, name: upload.name }, stored);
+    } catch (error) {
+      await this.files.discard(finalKey);
+      await this.store.release(upload.uploadId);
+      throw error;
+    }
+    await this.store.complete(upload.uploadId, Date.now());
+    await this.removeChunkObjects(chunks);
+    return { id: record.id, name: record.name as string };
+  }
+
+  private async removeChunkObjects(chunks: readonly ChunkRow[]): Promise<void> {
+    for (const c of chunks) if (c.storageKey) await this.files.storage.delete(c.storageKey).catch(() => undefined);
+  }
+
+  /** Removes uploads untouched for longer than the expiry, with their objects. */
+  async removeExpired(): Promise<number> {
+    const taken = await this.store.takeExpired(Date.now() - this.options.chunkExpiryMs);
+    for (const { upload, chunks } of taken) {
+      await this.removeChunkObjects(chunks);
+      await this.files.storage.deletePrefix(`chunks/${upload.uploadId}/`).catch(() => undefined);
+      if (upload.state !== 'done' && upload.finalKey && !(await this.recordHolds(upload.fileId, upload.finalKey))) {
+        await this.files.discard(upload.finalKey);
+      }
+    }
+    return taken.length;
+  }
+}

@@ -1,0 +1,136 @@
+import type { Readable } from 'node:stream';
+import { ApiError, uuidv7, type ApiRecord, type EntityApi, type PluginApi, type RequestContext } from '@entity-records/core';
+import { newContentKey, writeContent } from './content';
+import type { StorageDriver, StoredContent, ThumbnailSize } from './declarations';
+import { THUMBNAIL_SIZES } from './declarations';
+import { assertFileName } from './file-name';
+import { measureImage } from './images';
+import type { ResolvedOptions } from './options';
+
+/** Keys of a File record that only uploads set. */
+export const SERVER_FIELDS = ['mimeType', 'fileSize', 'hash', 'width', 'height', 'downloadUrl', 'thumbnails', 'storageKey'] as const;
+
+/**
+ * Stores contents and creates File records for them. A File record is only ever created for
+ * contents just stored: the route stores, hands the result over here, and the `beforeCreate`
+ * hook fills the record's read-only fields from it.
+ */
+export class FileService {
+  /** Contents waiting for the record about to be created in this request. */
+  private readonly pending = new WeakMap<RequestContext, StoredContent>();
+
+  constructor(
+    readonly storage: StorageDriver,
+    readonly options: ResolvedOptions,
+    private readonly instance: () => EntityApi,
+  ) {}
+
+  private get base(): string {
+    return (this.options.publicUrl ?? this.instance().options.publicUrl ?? '').replace(/\/+$/, '');
+  }
+
+  /** The authenticated download link of a file. */
+  downloadUrl(id: string): string {
+    return `${this.base}/api/File/${encodeURIComponent(id)}/download`;
+  }
+
+  /** Thumbnail links, or nulls for files that are not raster images. */
+  thumbnailUrls(id: string, isImage: boolean): Record<ThumbnailSize, string | null> {
+    const url = (size: ThumbnailSize) => (isImage ? `${this.base}/api/File/${encodeURIComponent(id)}/thumbnail/${size}` : null);
+    return { small: url('small'), medium: url('medium'), large: url('large') };
+  }
+
+  /** Stores bytes (or a stream) under a new key, measuring images; memory stays flat for streams. */
+  async store(source: Readable | Buffer, mimeType: string): Promise<StoredContent> {
+    const storageKey = newContentKey();
+    const { size, hash } = await writeContent(this.storage, storageKey, source, { maxBytes: this.options.maxFileSize });
+    return this.describe(storageKey, size, hash, mimeType, Buffer.isBuffer(source) ? source : undefined);
+  }
+
+  /** The description of contents already in storage (assembled chunks). */
+  async describe(storageKey: string, size: number, hash: string, mimeType: string, bytes?: Buffer): Promise<StoredContent> {
+    const image = await measureImage(this.storage, storageKey, mimeType, bytes);
+    return { storageKey, size, hash, mimeType: image.mimeType, width: image.width, height: image.height };
+  }
+
+  /** Removes stored contents and their thumbnails; missing objects are fine. */
+  async discard(storageKey: string): Promise<void> {
+    await this.storage.delete(storageKey).catch(() => undefined);
+    await this.storage.deletePrefix(thumbnailPrefix(storageKey)).catch(() => undefined);
+  }
+
+  /**
+   * Creates the File record for stored contents with the caller's rights; when that fails the
+   * contents are removed again.
+   */
+  async createRecord(ctx: RequestContext, body: Record<string, unknown>, stored: StoredContent): Promise<ApiRecord> {
+    this.pending.set(ctx, stored);
+    try {
+      return await this.instance().repository('File').create(ctx, body);
+    } catch (error) {
+      await this.discard(stored.storageKey);
+      throw error;
+    } finally {
+      this.pending.delete(ctx);
+    }
+  }
+
+  /** The storage key of a live File, or undefined. */
+  async storageKeyOf(id: string): Promise<string | undefined> {
+    const { database, schema } = this.instance();
+    const model = schema.entity('File');
+    const column = model?.field.get('storageKey')?.column;
+    if (!model || !column) return undefined;
+    const row = await database.knex(model.table).select({ key: column }).where({ id }).first();
+    return (row?.key as string | null) ?? undefined;
+  }
+
+  /** Record hooks: read-only fields come from the upload; names are checked; contents go with the row. */
+  installHooks(api: PluginApi): void {
+    api.onRecord('beforeCreate', 'File', ({ ctx, data }) => {
+      const stored = this.pending.get(ctx);
+      this.pending.delete(ctx);
+      if (!stored || !data) {
+        throw new ApiError('FILES_CONTENT_REQUIRED', 'A File is created by an upload: send fileContents, url or chunks to POST /File, or a multipart body to POST /File/upload');
+      }
+      assertFileName(data.name);
+      const id = typeof data.id === 'string' && data.id !== '' ? data.id : uuidv7();
+      const isImage = stored.width !== null;
+      Object.assign(data, {
+        id,
+        mimeType: stored.mimeType,
+        fileSize: stored.size,
+        hash: stored.hash,
+        width: stored.width,
+        height: stored.height,
+        downloadUrl: this.downloadUrl(id),
+        thumbnails: this.thumbnailUrls(id, isImage),
+        storageKey: stored.storageKey,
+      });
+    });
+    api.onRecord('beforeUpdate', 'File', ({ data }) => assertFileName(data?.name));
+    // A permanent delete removes the contents; a soft-deleted file keeps them (it can be restored).
+    const removing = new WeakMap<RequestContext, Map<string, string>>();
+    api.onRecord('beforeDelete', 'File', async ({ ctx, id }) => {
+      const key = await this.storageKeyOf(id as string);
+      if (!key) return;
+      if (!removing.has(ctx)) removing.set(ctx, new Map());
+      removing.get(ctx)?.set(id as string, key);
+    });
+    api.onRecord('afterDelete', 'File', async ({ ctx, id }) => {
+      const key = removing.get(ctx)?.get(id as string);
+      removing.get(ctx)?.delete(id as string);
+      if (key && (await this.rowGone(id as string))) await this.discard(key);
+    });
+  }
+
+  private async rowGone(id: string): Promise<boolean> {
+    const { database, schema } = this.instance();
+    const table = schema.entity('File')?.table as string;
+    return !(await database.knex(table).select('id').where({ id }).first());
+  }
+}
+
+/** Where the thumbnails of some contents are kept. */
+export const thumbnailPrefix = (storageKey: string) => `thumbs/${storageKey.replace(/^files\//, '')}/`;
+export const thumbnailKey = (storageKey: string, size: ThumbnailSize) => `${thumbnailPrefix(storageKey)}${size}-${THUMBNAIL_SIZES[size]}.png`;

@@ -1,0 +1,13 @@
+import { filesPlugin } from './plugin';
+
+export default filesPlugin;
+export { filesPlugin, filesOf } from './plugin';
+export { FileEntity } from './file-entity';
+export { FileService } from './file-service';
+export { LocalStorage } from './storage/local-storage';
+export { sendContent, contentDisposition } from './send-content';
+export type { ContentResponse } from './send-content';
+export { isForbiddenAddress } from './address-guard';
+export { redirectTarget } from './url-fetch';
+export { THUMBNAIL_SIZES } from './declarations';
+export type { FilesOptions, StorageDriver, FileRecord, StoredContent, ThumbnailSize } from './declarations';

@@ -1,0 +1,132 @@
+import type { OpenApiFragment } from '@entity-records/core';
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const response = (name: string) => ({ $ref: `#/components/responses/${name}` });
+const json = (schema: unknown) => ({ content: { 'application/json': { schema } } });
+
+const errors = {
+  '400': response('BadRequest'),
+  '401': response('Unauthorized'),
+  '403': response('Forbidden'),
+  '404': response('NotFound'),
+  default: response('Error'),
+};
+const uploadErrors = { ...errors, '409': response('Conflict'), '413': response('PayloadTooLarge'), '415': response('UnsupportedMediaType') };
+
+const name = { type: 'string', maxLength: 255, description: 'File name with its extension; no `/`, `\\`, `..`, NUL, CR or LF.' };
+const id = { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$' };
+
+const schemas = {
+  FileBase64Upload: {
+    type: 'object',
+    required: ['name', 'fileContents'],
+    properties: {
+      id: { ...id, description: 'Optional; made when absent.' },
+      name,
+      fileContents: { type: 'string', pattern: '^data:[^,]*;base64,', description: '`data:<mimeType>;base64,<data>`; the mime type is recorded.' },
+    },
+  },
+  FileUrlUpload: {
+    type: 'object',
+    required: ['name', 'url'],
+    properties: {
+      id: { ...id, description: 'Optional; made when absent.' },
+      name,
+      url: { type: 'string', format: 'uri', description: 'A public http or https URL; private and loopback addresses are refused, at most 3 redirects.' },
+    },
+  },
+  FileChunk: {
+    type: 'object',
+    required: ['id', 'name', 'fileUniqueHash', 'start', 'piece', 'piecesCount'],
+    description:
+      'One chunk of a file. Every chunk of a file carries the same `id`, `name`, `fileUniqueHash` and `piecesCount`; chunks may come in any order and at once.',
+    properties: {
+      id: { ...id, description: 'The id of the File to create; the same for every chunk.' },
+      name,
+      fileUniqueHash: { type: 'string', maxLength: 255, description: 'Names the upload; unique per whole file, distinct from `id`.' },
+      start: { type: ['integer', 'string'], description: 'Byte offset of the chunk in the file.' },
+      piece: { type: 'string', pattern: '^data:[^,]*;base64,', description: '`data:application/octet-stream;base64,<data>`.' },
+      piecesCount: { type: ['integer', 'string'], description: 'How many chunks the file has.' },
+    },
+  },
+  FileChunkAnswer: {
+    type: 'object',
+    required: ['chunks'],
+    description: '`id` and `name` appear once every chunk is in and the File exists.',
+    properties: {
+      chunks: { type: 'array', items: { type: 'string' }, description: 'Start offsets received so far, sorted.' },
+      id: { type: 'string' },
+      name: { type: 'string' },
+    },
+  },
+  FileMultipartUpload: {
+    type: 'object',
+    required: ['file'],
+    properties: {
+      file: { type: 'string', contentMediaType: 'application/octet-stream', description: 'The file.' },
+      name: { ...name, description: 'Overrides the file name of the part.' },
+      id: { ...id, description: 'Optional; made when absent.' },
+    },
+  },
+};
+
+const idParam = { $ref: '#/components/parameters/id' };
+
+/** The file routes in both generations. */
+export const filesOpenApi: OpenApiFragment = {
+  tags: [{ name: 'File', description: 'Upload files by base64, URL, chunks or multipart; download them and their thumbnails.' }],
+  components: { schemas },
+  paths: {
+    '/File': {
+      post: {
+        operationId: 'createFile',
+        tags: ['File'],
+        summary: 'Upload a file: base64 contents, a URL to fetch, or one chunk',
+        description:
+          'A body with `fileContents` or `url` creates the File and answers it. A body with `piece` and `fileUniqueHash` is one chunk: the answer lists the chunks received, and once all are in also `id` and `name` of the File. A chunk overlapping another, or naming another `id`, `name` or `piecesCount` than the first chunk of its `fileUniqueHash`, is 409.',
+        requestBody: { required: true, ...json({ oneOf: [ref('FileBase64Upload'), ref('FileUrlUpload'), ref('FileChunk')] }) },
+        responses: { '200': { description: 'The created File, or the state of a chunked upload', ...json({ oneOf: [ref('File'), ref('FileChunkAnswer')] }) }, ...uploadErrors },
+      },
+    },
+    '/File/createChunk': {
+      post: {
+        operationId: 'createFileChunk',
+        tags: ['File'],
+        summary: 'Upload one chunk of a file',
+        requestBody: { required: true, ...json(ref('FileChunk')) },
+        responses: { '200': { description: 'Chunks received; with `id` and `name` once the file is complete', ...json(ref('FileChunkAnswer')) }, ...uploadErrors },
+      },
+    },
+    '/File/upload': {
+      post: {
+        operationId: 'uploadFile',
+        tags: ['File'],
+        summary: 'Upload a file as multipart/form-data (field `file`)',
+        description: 'The one route that takes a body other than JSON.',
+        requestBody: { required: true, content: { 'multipart/form-data': { schema: ref('FileMultipartUpload') } } },
+        responses: { '200': { description: 'The created File', ...json(ref('File')) }, ...uploadErrors },
+      },
+    },
+    '/File/{id}/download': {
+      get: {
+        operationId: 'downloadFile',
+        tags: ['File'],
+        summary: 'The contents of a file, as an attachment',
+        parameters: [idParam],
+        responses: {
+          '200': { description: 'The contents, with the recorded Content-Type and a Content-Disposition naming the file', content: { 'application/octet-stream': { schema: { type: 'string', contentMediaType: 'application/octet-stream' } } } },
+          ...errors,
+        },
+      },
+    },
+    '/File/{id}/thumbnail/{size}': {
+      get: {
+        operationId: 'getFileThumbnail',
+        tags: ['File'],
+        summary: 'A PNG thumbnail of an image file (made on first request)',
+        parameters: [idParam, { name: 'size', in: 'path', required: true, schema: { type: 'string', enum: ['small', 'medium', 'large'] }, description: '128, 256 or 1024 px on the longer side.' }],
+        responses: { '200': { description: 'The thumbnail', content: { 'image/png': { schema: { type: 'string', contentMediaType: 'image/png' } } } }, ...errors },
+      },
+    },
+  },
+};

@@ -1,0 +1,36 @@
+import path from 'node:path';
+import type { LookupFunction } from 'node:net';
+import type { FilesOptions } from './declarations';
+
+const GiB = 1024 ** 3;
+
+/** The options with every default filled in. */
+export interface ResolvedOptions {
+  storageDir: string;
+  publicUrl?: string;
+  maxFileSize: number;
+  fileUrlAllowedHosts: ReadonlySet<string>;
+  urlTimeoutMs: number;
+  urlMaxRedirects: number;
+  urlLookup?: LookupFunction;
+  chunkExpiryMs: number;
+  maxPiecesCount: number;
+  assemblyTimeoutMs: number;
+  maxThumbnailSourceSize: number;
+}
+
+export function resolveOptions(options: FilesOptions = {}): ResolvedOptions {
+  return {
+    storageDir: path.resolve(options.storageDir ?? path.join('data', 'files')),
+    publicUrl: options.publicUrl,
+    maxFileSize: options.maxFileSize ?? 2 * GiB,
+    fileUrlAllowedHosts: new Set((options.fileUrlAllowedHosts ?? []).map((h) => h.trim().toLowerCase().replace(/^\[|\]$/g, '')).filter(Boolean)),
+    urlTimeoutMs: options.urlTimeoutMs ?? 30_000,
+    urlMaxRedirects: options.urlMaxRedirects ?? 3,
+    urlLookup: options.urlLookup,
+    chunkExpiryMs: (options.chunkExpiryHours ?? 24) * 3_600_000,
+    maxPiecesCount: options.maxPiecesCount ?? 100_000,
+    assemblyTimeoutMs: (options.assemblyTimeoutMinutes ?? 10) * 60_000,
+    maxThumbnailSourceSize: options.maxThumbnailSourceSize ?? 64 * 1024 ** 2,
+  };
+}

@@ -1,0 +1,147 @@
+import type { Request, Response, Router } from 'express';
+import { ApiError, requestContext, toHandler, type ApiRecord, type EntityApi, type RequestContext } from '@entity-records/core';
+import { decodeDataUrl } from './base64';
+import { parseChunk, type ChunkService } from './chunks';
+import { THUMBNAIL_SIZES, type ThumbnailSize } from './declarations';
+import { assertFileName, mimeTypeOf } from './file-name';
+import { SERVER_FIELDS, thumbnailKey, type FileService } from './file-service';
+import { createMultipartReader } from './multipart';
+import { sendContent } from './send-content';
+import { makeThumbnail } from './images';
+import { fetchUrl, parseFileUrl } from './url-fetch';
+
+const CHUNK_KEYS = ['piece', 'fileUniqueHash', 'piecesCount', 'start'];
+const CONTENT_KEYS = ['fileContents', 'url', ...CHUNK_KEYS];
+
+function bodyObject(req: Request): Record<string, unknown> {
+  const body: unknown = req.body;
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw new ApiError('CORE_VALIDATION_FAILED', 'The body must be a JSON object', { details: { issues: [] } });
+  }
+  return body as Record<string, unknown>;
+}
+
+/** The record fields of an upload body: what is left without the content keys; read-only ones refused. */
+function recordFields(body: Record<string, unknown>): Record<string, unknown> {
+  const fields = Object.fromEntries(Object.entries(body).filter(([k]) => !CONTENT_KEYS.includes(k)));
+  for (const key of SERVER_FIELDS) {
+    if (fields[key] !== undefined && fields[key] !== null) {
+      throw new ApiError('CORE_READ_ONLY_FIELD', `${key} is read-only: the upload sets it`, {
+        details: { issues: [{ path: [key], code: 'read_only', message: `${key} is read-only` }] },
+      });
+    }
+    delete fields[key];
+  }
+  assertFileName(fields.name);
+  return fields;
+}
+
+export interface FileRoutesParts {
+  files: FileService;
+  chunks: ChunkService;
+  instance: () => EntityApi;
+}
+
+/** `POST /File` (base64, URL, chunk), `/File/createChunk`, `/File/upload`, downloads and thumbnails. */
+export function fileRoutes(parts: FileRoutesParts): (router: Router) => void {
+  const { files, chunks, instance } = parts;
+  const repository = () => instance().repository('File');
+  const mayCreate = (ctx: RequestContext) => repository().guard.scope(ctx, 'create');
+  const readMultipart = createMultipartReader(files);
+
+  const createFromJson = async (ctx: RequestContext, body: Record<string, unknown>): Promise<ApiRecord> => {
+    const fields = recordFields(body);
+    await mayCreate(ctx);
+    if (body.fileContents !== undefined && body.url !== undefined) {
+      throw new ApiError('FILES_CONTENT_INVALID', 'Send either fileContents or url, not both');
+    }
+    if (body.fileContents !== undefined) {
+      const { mimeType, bytes } = decodeDataUrl(body.fileContents, 'fileContents');
+      return files.createRecord(ctx, fields, await files.store(bytes, mimeType));
+    }
+    if (body.url !== undefined) {
+      const o = files.options;
+      const fetched = await fetchUrl(parseFileUrl(body.url), {
+        allowedHosts: o.fileUrlAllowedHosts,
+        timeoutMs: o.urlTimeoutMs,
+        maxRedirects: o.urlMaxRedirects,
+        maxBytes: o.maxFileSize,
+        lookup: o.urlLookup,
+      });
+      const stored = await files.store(fetched.body, fetched.mimeType).catch((error: unknown) => {
+        fetched.abort();
+        if (error instanceof ApiError) throw error;
+        throw new ApiError('FILES_URL_FETCH_FAILED', `The download from url broke off or took longer than ${o.urlTimeoutMs} ms`);
+      });
+      fetched.abort();
+      return files.createRecord(ctx, fields, stored);
+    }
+    throw new ApiError('FILES_CONTENT_REQUIRED', 'Send the contents: fileContents (base64 data URL), url, or a chunk (piece, fileUniqueHash, start, piecesCount)');
+  };
+
+  const receiveChunk = async (ctx: RequestContext, body: Record<string, unknown>) => {
+    const input = parseChunk(body, files.options.maxPiecesCount);
+    await mayCreate(ctx);
+    return chunks.receive(ctx, input);
+  };
+
+  const download = async (req: Request, res: Response) => {
+    const ctx = requestContext(req);
+    const record = await repository().get(ctx, req.params.id as string);
+    const key = await files.storageKeyOf(record.id);
+    if (!key) throw new ApiError('CORE_NOT_FOUND', `File '${record.id}' not found`);
+    const stream = await files.storage.read(key);
+    await sendContent(res, { stream, name: String(record.name ?? record.id), mimeType: record.mimeType, size: record.fileSize as number, disposition: 'attachment' });
+  };
+
+  const inflight = new Map<string, Promise<Buffer | undefined>>();
+  const thumbnail = async (req: Request, res: Response) => {
+    const size = req.params.size as ThumbnailSize;
+    if (!Object.hasOwn(THUMBNAIL_SIZES, size)) throw new ApiError('FILES_NO_THUMBNAIL', 'Thumbnail sizes are small, medium and large');
+    const record = await repository().get(requestContext(req), req.params.id as string);
+    const key = await files.storageKeyOf(record.id);
+    if (!key || !record.width) throw new ApiError('FILES_NO_THUMBNAIL', `File '${record.id}' is not a raster image and has no thumbnails`);
+    const target = thumbnailKey(key, size);
+    if (!(await files.storage.exists(target))) {
+      // One rendering per thumbnail in this process; another process may render it too (same bytes).
+      let job = inflight.get(target);
+      if (!job) {
+        job = makeThumbnail(files.storage, key, size, files.options.maxThumbnailSourceSize)
+          .then(async (png) => (png && (await files.storage.write(target, png)), png))
+          .finally(() => inflight.delete(target));
+        inflight.set(target, job);
+      }
+      if (!(await job.catch(() => undefined))) throw new ApiError('FILES_NO_THUMBNAIL', `No thumbnail can be made of File '${record.id}'`);
+    }
+    const base = String(record.name ?? record.id).replace(/\.[^.]*$/, '');
+    await sendContent(res, { stream: await files.storage.read(target), name: `${base}-${size}.png`, mimeType: 'image/png', disposition: 'inline' });
+  };
+
+  return (router) => {
+    router.post('/File', toHandler(async (req, res) => {
+      const ctx = requestContext(req);
+      const body = bodyObject(req);
+      const chunked = CHUNK_KEYS.some((k) => body[k] !== undefined);
+      res.json(chunked ? await receiveChunk(ctx, body) : await createFromJson(ctx, body));
+    }));
+    router.post('/File/createChunk', toHandler(async (req, res) => res.json(await receiveChunk(requestContext(req), bodyObject(req)))));
+    router.post('/File/upload', toHandler(async (req, res) => {
+      if (!req.is('multipart/form-data')) throw new ApiError('CORE_UNSUPPORTED_MEDIA_TYPE', "POST /File/upload takes a multipart/form-data body with the file in the field 'file'");
+      const ctx = requestContext(req);
+      await mayCreate(ctx);
+      const upload = await readMultipart(req, res);
+      const fields = { ...upload.fields, name: upload.fields.name ?? upload.originalName };
+      // A part sent as application/octet-stream (curl's default) gets the type its name says.
+      const declared = upload.stored.mimeType;
+      const stored = declared === 'application/octet-stream' ? { ...upload.stored, mimeType: mimeTypeOf(String(fields.name)) } : upload.stored;
+      try {
+        res.json(await files.createRecord(ctx, recordFields(fields), stored));
+      } catch (error) {
+        await files.discard(upload.stored.storageKey);
+        throw error;
+      }
+    }));
+    router.get('/File/:id/download', toHandler(download));
+    router.get('/File/:id/thumbnail/:size', toHandler(thumbnail));
+  };
+}

@@ -1,0 +1,74 @@
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { StorageDriver } from '../declarations';
+
+/** Keys the plugin makes: no absolute paths, no `..`, nothing a shell or a file system treats specially. */
+const KEY = /^[A-Za-z0-9_-][A-Za-z0-9_.-]*(\/[A-Za-z0-9_-][A-Za-z0-9_.-]*)*\/?$/;
+
+/**
+ * Files in one directory on this machine's disk (or a shared mount, for several processes).
+ * Writes go to a temporary name beside the target and are renamed into place, so a reader sees
+ * the whole object or none.
+ */
+export class LocalStorage implements StorageDriver {
+  readonly root: string;
+
+  constructor(root: string) {
+    this.root = path.resolve(root);
+  }
+
+  /** The absolute path of a key, refusing anything that would leave the root. */
+  private pathOf(key: string): string {
+    if (!KEY.test(key) || key.split('/').includes('..')) throw new Error(`invalid storage key '${key}'`);
+    const full = path.join(this.root, key);
+    if (!full.startsWith(this.root + path.sep)) throw new Error(`invalid storage key '${key}'`);
+    return full;
+  }
+
+  localPath(key: string): string {
+    return this.pathOf(key);
+  }
+
+  async write(key: string, source: Readable | Buffer): Promise<number> {
+    const target = this.pathOf(key);
+    await fs.promises.mkdir(path.dirname(target), { recursive: true });
+    const temporary = `${target}.${randomBytes(6).toString('hex')}.part`;
+    let bytes = 0;
+    const counted = (Buffer.isBuffer(source) ? Readable.from([source]) : source).on('data', (b: Buffer) => (bytes += b.length));
+    try {
+      await pipeline(counted, fs.createWriteStream(temporary, { flags: 'wx' }));
+      await fs.promises.rename(temporary, target);
+    } catch (error) {
+      await fs.promises.rm(temporary, { force: true });
+      throw error;
+    }
+    return bytes;
+  }
+
+  async read(key: string): Promise<Readable> {
+    const file = this.pathOf(key);
+    // Open first, so a missing object rejects here rather than on the stream.
+    const handle = await fs.promises.open(file, 'r');
+    return handle.createReadStream();
+  }
+
+  async exists(key: string): Promise<boolean> {
+    try {
+      return (await fs.promises.stat(this.pathOf(key))).isFile();
+    } catch {
+      return false;
+    }
+  }
+
+  async delete(key: string): Promise<void> {
+    await fs.promises.rm(this.pathOf(key), { force: true });
+  }
+
+  async deletePrefix(prefix: string): Promise<void> {
+    if (!prefix.endsWith('/')) throw new Error(`a prefix ends in '/': '${prefix}'`);
+    await fs.promises.rm(this.pathOf(prefix), { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,188 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { GENERATIONS } from '../../../test/support/api';
+import { TEST_DBS } from '../../../test/support/databases';
+import { binary, dataUrl, listFiles, pngOf, startFilesApi, type FilesTestApi } from './helpers';
+
+const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+
+/** A file cut into pieces of `size` bytes, as the reference client does. */
+function cut(file: Buffer, size: number) {
+  const pieces: { start: number; bytes: Buffer }[] = [];
+  for (let start = 0; start < file.length; start += size) pieces.push({ start, bytes: file.subarray(start, start + size) });
+  return pieces;
+}
+
+describe.each(TEST_DBS)('chunked upload on %s', (kind) => {
+  let t: FilesTestApi;
+  beforeAll(async () => {
+    t = await startFilesApi(kind);
+  });
+  afterAll(() => t.close());
+
+  describe.each(GENERATIONS)('generation %s', (g, base) => {
+    let n = 0;
+    const ids = () => {
+      n += 1;
+      return { id: `f${g}${n}-${randomBytes(3).toString('hex')}`, fileUniqueHash: `h-${g}-${n}-${randomBytes(4).toString('hex')}` };
+    };
+    const chunk = (path: string, u: { id: string; fileUniqueHash: string }, name: string, piecesCount: number, p: { start: number; bytes: Buffer }) =>
+      t.post(`${base}${path}`, { ...u, name, piecesCount, start: p.start, piece: dataUrl(p.bytes) });
+
+    it('answers the offsets received, as sorted strings, and id and name once every piece is in', async () => {
+      const file = randomBytes(5 * 1000 + 17);
+      const pieces = cut(file, 1000);
+      const u = ids();
+      const order = [3, 0, 5, 1, 4, 2];
+      const answers = [];
+      for (const i of order) answers.push((await chunk('/File', u, 'data.bin', pieces.length, pieces[i]).expect(200)).body);
+      expect(answers[0]).toEqual({ chunks: ['3000'] });
+      expect(answers[1]).toEqual({ chunks: ['0', '3000'] });
+      expect(answers[4]).toEqual({ chunks: ['0', '1000', '3000', '4000', '5000'] });
+      expect(answers[5]).toEqual({ chunks: ['0', '1000', '2000', '3000', '4000', '5000'], id: u.id, name: 'data.bin' });
+      const record = (await t.get(`${base}/File/${u.id}`).expect(200)).body;
+      expect(record).toMatchObject({ id: u.id, name: 'data.bin', fileSize: file.length, hash: sha256(file), mimeType: 'application/octet-stream' });
+      const down = await t.get(`${base}/File/${u.id}/download`).buffer(true).parse(binary).expect(200);
+      expect(Buffer.compare(down.body, file)).toBe(0);
+      // the pieces' objects are gone once the file exists
+      const { upload_id: uploadId } = await t.api.database.knex('file_upload').where({ file_id: u.id }).first();
+      expect(listFiles(t.storageDir).filter((f) => f.startsWith(`chunks/${uploadId}/`))).toEqual([]);
+    });
+
+    it('takes chunks at /File/createChunk too, all at once, and completes the file exactly once', async () => {
+      const file = randomBytes(8 * 512);
+      const pieces = cut(file, 512);
+      const u = ids();
+      const answers = await Promise.all(pieces.map((p) => chunk('/File/createChunk', u, 'all-at-once.bin', pieces.length, p).expect(200)));
+      const completed = answers.filter((a) => a.body.id);
+      expect(completed).toHaveLength(1);
+      expect(completed[0].body).toEqual({ chunks: pieces.map((p) => String(p.start)), id: u.id, name: 'all-at-once.bin' });
+      const files = (await t.get(`${base}/File?where[0][type]=equals&where[0][attribute]=id&where[0][value]=${u.id}`).expect(200)).body;
+      expect(files.total).toBe(1);
+      expect(files.list[0].hash).toBe(sha256(file));
+    });
+
+    it('treats a repeated chunk as received once, also after the file is complete', async () => {
+      const file = randomBytes(3000);
+      const pieces = cut(file, 1000);
+      const u = ids();
+      await chunk('/File', u, 'again.bin', 3, pieces[0]).expect(200);
+      expect((await chunk('/File', u, 'again.bin', 3, pieces[0]).expect(200)).body).toEqual({ chunks: ['0'] });
+      await chunk('/File', u, 'again.bin', 3, pieces[1]).expect(200);
+      expect((await chunk('/File', u, 'again.bin', 3, pieces[2]).expect(200)).body).toMatchObject({ id: u.id });
+      expect((await chunk('/File', u, 'again.bin', 3, pieces[2]).expect(200)).body).toEqual({ chunks: ['0', '1000', '2000'], id: u.id, name: 'again.bin' });
+      expect((await t.get(`${base}/File/${u.id}`).expect(200)).body.fileSize).toBe(3000);
+    });
+
+    it('answers 409 for overlapping bytes and for another name, piecesCount or id of the same fileUniqueHash', async () => {
+      const u = ids();
+      await chunk('/File', u, 'c.bin', 3, { start: 0, bytes: randomBytes(1000) }).expect(200);
+      for (const p of [
+        { start: 500, bytes: randomBytes(1000) },
+        { start: 0, bytes: randomBytes(999) },
+        { start: 999, bytes: randomBytes(10) },
+      ]) {
+        const res = await chunk('/File', u, 'c.bin', 3, p).expect(409);
+        expect(res.body.error.code).toBe('FILES_CHUNK_CONFLICT');
+      }
+      const other = { start: 1000, bytes: randomBytes(1000) };
+      expect((await chunk('/File', u, 'd.bin', 3, other).expect(409)).body.error.details).toEqual({ field: 'name' });
+      expect((await chunk('/File', u, 'c.bin', 4, other).expect(409)).body.error.details).toEqual({ field: 'piecesCount' });
+      expect((await chunk('/File', { ...u, id: `${u.id}x` }, 'c.bin', 3, other).expect(409)).body.error.details).toEqual({ field: 'id' });
+      // nothing of the refused chunks was kept
+      expect((await chunk('/File', u, 'c.bin', 3, other).expect(200)).body).toEqual({ chunks: ['0', '1000'] });
+    });
+
+    it('refuses a last piece that leaves a gap, and chunks past piecesCount', async () => {
+      const u = ids();
+      await chunk('/File', u, 'gap.bin', 2, { start: 0, bytes: randomBytes(100) }).expect(200);
+      expect((await chunk('/File', u, 'gap.bin', 2, { start: 200, bytes: randomBytes(100) }).expect(409)).body.error.code).toBe('FILES_CHUNK_CONFLICT');
+      await chunk('/File', u, 'gap.bin', 2, { start: 100, bytes: randomBytes(100) }).expect(200);
+      expect((await chunk('/File', u, 'gap.bin', 2, { start: 200, bytes: randomBytes(100) }).expect(409)).body.error.code).toBe('FILES_CHUNK_CONFLICT');
+    });
+
+    it('measures an image sent in chunks, also when its name has no extension', async () => {
+      const png = await pngOf(300, 150);
+      for (const name of ['photo.png', 'photo']) {
+        const u = ids();
+        const pieces = cut(png, Math.ceil(png.length / 3));
+        let last: Record<string, unknown> = {};
+        for (const p of pieces) last = (await chunk('/File', u, name, pieces.length, p).expect(200)).body;
+        expect(last.id).toBe(u.id);
+        const record = (await t.get(`${base}/File/${u.id}`).expect(200)).body;
+        expect({ name, ...record }).toMatchObject({ name, mimeType: 'image/png', width: 300, height: 150 });
+        await t.get(`${base}/File/${u.id}/thumbnail/small`).expect(200);
+      }
+    });
+
+    it('answers 400 for a chunk without id, with a bad start or piecesCount, or with bad base64', async () => {
+      const u = ids();
+      const good = { ...u, name: 'x.bin', piecesCount: 2, start: 0, piece: dataUrl('abc') };
+      const cases: [Record<string, unknown>, string][] = [
+        [{ ...good, id: undefined }, 'CORE_VALIDATION_FAILED'],
+        [{ ...good, start: -1 }, 'CORE_VALIDATION_FAILED'],
+        [{ ...good, start: 1.5 }, 'CORE_VALIDATION_FAILED'],
+        [{ ...good, piecesCount: 0 }, 'CORE_VALIDATION_FAILED'],
+        [{ ...good, fileUniqueHash: '' }, 'CORE_VALIDATION_FAILED'],
+        [{ ...good, piece: 'data:application/octet-stream;base64,ab$c' }, 'FILES_CONTENT_INVALID'],
+        [{ ...good, piece: 'YWJj' }, 'FILES_CONTENT_INVALID'],
+        [{ ...good, name: '../x.bin' }, 'FILES_NAME_INVALID'],
+      ];
+      for (const [body, code] of cases) {
+        const res = await t.post(`${base}/File`, body).expect(400);
+        expect({ body, code: res.body.error.code }).toEqual({ body, code });
+      }
+      // offsets and counts may come as strings, as the reference client sends them
+      expect((await t.post(`${base}/File`, { ...good, start: '0', piecesCount: '2' }).expect(200)).body).toEqual({ chunks: ['0'] });
+    });
+  });
+});
+
+describe.each(TEST_DBS)('chunked upload limits on %s', (kind) => {
+  let t: FilesTestApi;
+  beforeAll(async () => {
+    t = await startFilesApi(kind, { maxFileSize: 2500, chunkExpiryHours: 1 });
+  });
+  afterAll(() => t.close());
+
+  it('answers 413 for a chunk that ends past maxFileSize, and keeps nothing of it', async () => {
+    const u = { id: 'big', fileUniqueHash: 'big-hash' };
+    await t.post('/api/File', { ...u, name: 'big.bin', piecesCount: 3, start: 0, piece: dataUrl(randomBytes(1000)) }).expect(200);
+    const res = await t.post('/api/File', { ...u, name: 'big.bin', piecesCount: 3, start: 2000, piece: dataUrl(randomBytes(1000)) }).expect(413);
+    expect(res.body.error.code).toBe('FILES_TOO_LARGE');
+    expect(listFiles(t.storageDir).filter((f) => f.startsWith('chunks/'))).toHaveLength(1);
+  });
+
+  it('removes incomplete uploads after the expiry, with their stored pieces', async () => {
+    const u = { id: 'old', fileUniqueHash: 'old-hash' };
+    await t.post('/api/v1/File', { ...u, name: 'old.bin', piecesCount: 2, start: 0, piece: dataUrl(randomBytes(100)) }).expect(200);
+    const before = listFiles(t.storageDir).filter((f) => f.startsWith('chunks/')).length;
+    // two hours pass for this upload
+    await t.api.database.knex('file_upload').update({ touched_at: Date.now() - 2 * 3_600_000 });
+    // a new chunk of the expired upload starts it afresh: the old piece is not counted
+    expect((await t.post('/api/v1/File', { ...u, name: 'old.bin', piecesCount: 2, start: 100, piece: dataUrl(randomBytes(100)) }).expect(200)).body).toEqual({ chunks: ['100'] });
+    expect(listFiles(t.storageDir).filter((f) => f.startsWith('chunks/')).length).toBe(before);
+  });
+});
+
+describe.each(TEST_DBS)('expiry sweep on %s', (kind) => {
+  let t: FilesTestApi;
+  beforeAll(async () => {
+    // 1.8 s: the sweep runs that often too
+    t = await startFilesApi(kind, { chunkExpiryHours: 0.0005 });
+  });
+  afterAll(() => t.close());
+
+  it('removes incomplete uploads and their pieces once they expire, and keeps complete files', async () => {
+    await t.post('/api/File', { id: 'left', fileUniqueHash: 'left-hash', name: 'left.bin', piecesCount: 2, start: 0, piece: dataUrl(randomBytes(100)) }).expect(200);
+    await t.post('/api/File', { id: 'whole', fileUniqueHash: 'whole-hash', name: 'whole.bin', piecesCount: 1, start: 0, piece: dataUrl('whole') }).expect(200);
+    expect(listFiles(t.storageDir).filter((f) => f.startsWith('chunks/'))).toHaveLength(1);
+    const uploads = async () => Number((await t.api.database.knex('file_upload').count({ n: '*' }).first())?.n);
+    const pieces = () => listFiles(t.storageDir).filter((f) => f.startsWith('chunks/'));
+    // rows go first, then their objects
+    for (let i = 0; i < 100 && ((await uploads()) > 0 || pieces().length > 0); i++) await new Promise((r) => setTimeout(r, 100));
+    expect(await uploads()).toBe(0);
+    expect(pieces()).toEqual([]);
+    const whole = await t.get('/api/File/whole/download').buffer(true).parse(binary).expect(200);
+    expect(whole.body.toString()).toBe('whole');
+  });
+});

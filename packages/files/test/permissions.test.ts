@@ -1,0 +1,77 @@
+import request from 'supertest';
+import sharing from '@entity-records/sharing';
+import { GENERATIONS } from '../../../test/support/api';
+import { TEST_DBS } from '../../../test/support/databases';
+import { dataUrl, listFiles, pngOf, startFilesApi, type FilesTestApi } from './helpers';
+
+type Scopes = Record<string, Record<string, unknown>>;
+
+describe.each(TEST_DBS)('permissions of files and sharings on %s', (kind) => {
+  let t: FilesTestApi;
+  let n = 0;
+  /** A user holding one new role with these scopes; returns a client acting as them. */
+  async function userWith(scopes: Scopes) {
+    n += 1;
+    const role = (await t.post('/api/Role', { name: `role ${n}`, scopes }).expect(200)).body;
+    const userName = `user${n}`;
+    await t.post('/api/User', { userName, password: 'pw-123456', rolesIds: [role.id] }).expect(200);
+    const token = (await request(t.app).get('/api/userSession').auth(userName, 'pw-123456').set('Authorization-Token-Only', 'true').expect(200)).body.authorizationToken;
+    const as = (r: request.Test) => r.set('Authorization-Token', token);
+    return {
+      get: (p: string) => as(request(t.app).get(p)),
+      post: (p: string, body?: unknown) => as(request(t.app).post(p)).send(body as object),
+      upload: (p: string) => as(request(t.app).post(p)),
+    };
+  }
+
+  beforeAll(async () => {
+    t = await startFilesApi(kind, {}, { plugins: [sharing] });
+  });
+  afterAll(() => t.close());
+
+  describe.each(GENERATIONS)('generation %s', (g, base) => {
+    const objects = () => listFiles(t.storageDir).filter((f) => f.startsWith('files/') || f.startsWith('chunks/')).length;
+
+    it('refuses every upload method without the create right, storing nothing', async () => {
+      const reader = await userWith({ File: { read: 'all' } });
+      const before = objects();
+      const refused = [
+        await reader.post(`${base}/File`, { name: 'a.txt', fileContents: dataUrl('a') }),
+        await reader.post(`${base}/File`, { name: 'a.txt', url: 'http://127.0.0.1:9/a.txt' }),
+        await reader.post(`${base}/File`, { id: `x${g}`, name: 'a.txt', fileUniqueHash: 'h', start: 0, piecesCount: 2, piece: dataUrl('a') }),
+        await reader.post(`${base}/File/createChunk`, { id: `x${g}`, name: 'a.txt', fileUniqueHash: 'h', start: 0, piecesCount: 2, piece: dataUrl('a') }),
+        await reader.upload(`${base}/File/upload`).attach('file', Buffer.from('a'), 'a.txt'),
+      ];
+      expect(refused.map((r) => [r.status, r.body.error?.code])).toEqual(Array(5).fill([403, 'CORE_FORBIDDEN']));
+      expect(objects()).toBe(before);
+      expect((await t.get(`${base}/File?totalOnly=true`).expect(200)).body.total).toBe((await reader.get(`${base}/File?totalOnly=true`).expect(200)).body.total);
+    });
+
+    it('lets downloads and thumbnails follow the read right, own records only under `own`', async () => {
+      const png = await pngOf(40, 40);
+      const admins = (await t.post(`${base}/File`, { name: 'admin.png', fileContents: dataUrl(png, 'image/png') }).expect(200)).body;
+      const owner = await userWith({ File: { create: true, read: 'own' } });
+      const mine = (await owner.post(`${base}/File`, { name: 'mine.txt', fileContents: dataUrl('mine') }).expect(200)).body;
+      expect(mine.createdById).toBeTruthy();
+      await owner.get(`${base}/File/${mine.id}/download`).expect(200);
+      expect((await owner.get(`${base}/File/${admins.id}/download`).expect(404)).body.error.code).toBe('CORE_NOT_FOUND');
+      await owner.get(`${base}/File/${admins.id}/thumbnail/small`).expect(404);
+      const stranger = await userWith({ Product: { read: 'all' } });
+      expect((await stranger.get(`${base}/File/${mine.id}/download`).expect(403)).body.error.code).toBe('CORE_FORBIDDEN');
+      await stranger.get(`${base}/File/${admins.id}/thumbnail/small`).expect(403);
+      await request(t.app).get(`${base}/File/${mine.id}/download`).expect(401);
+    });
+
+    it('lets a user share only files they may read, with the create right on Sharing', async () => {
+      const file = (await t.post(`${base}/File`, { name: 'private.txt', fileContents: dataUrl('private') }).expect(200)).body;
+      const sharer = await userWith({ Sharing: { create: true, read: 'own' }, File: { create: true, read: 'own' } });
+      expect((await sharer.post(`${base}/Sharing`, { fileId: file.id }).expect(404)).body.error.code).toBe('CORE_NOT_FOUND');
+      const own = (await sharer.post(`${base}/File`, { name: 'own.txt', fileContents: dataUrl('own') }).expect(200)).body;
+      const shared = (await sharer.post(`${base}/Sharing`, { fileId: own.id }).expect(200)).body;
+      expect(shared).toMatchObject({ fileId: own.id, active: true });
+      const noShare = await userWith({ File: { read: 'all' } });
+      expect((await noShare.post(`${base}/Sharing`, { fileId: file.id }).expect(403)).body.error.code).toBe('CORE_FORBIDDEN');
+      expect(await t.api.database.knex('sharing').where({ file_id: file.id }).count({ n: '*' }).first()).toEqual({ n: 0 });
+    });
+  });
+});

@@ -1,0 +1,71 @@
+import type { OpenApiFragment } from '@entity-records/core';
+
+const response = (name: string) => ({ $ref: `#/components/responses/${name}` });
+
+const fileParam = {
+  name: 'file',
+  in: 'path',
+  required: true,
+  schema: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}(\\.[A-Za-z0-9]+)?$' },
+  description: '`{id}.{ext}`: the sharing id and the extension of the file name.',
+};
+const viewParam = { name: 'view', in: 'query', required: false, schema: { type: 'string', enum: ['1'] }, description: '`1` shows the file inline instead of as an attachment.' };
+const passwordHeader = { name: 'Sharing-Password', in: 'header', required: false, schema: { type: 'string' }, description: 'The password of a protected link.' };
+
+const responses = {
+  '200': { description: 'The file (counts one use)', content: { 'application/octet-stream': { schema: { type: 'string', contentMediaType: 'application/octet-stream' } } } },
+  '401': { ...response('Unauthorized'), description: 'Password missing (SHARING_PASSWORD_REQUIRED) or wrong (CORE_UNAUTHORIZED)' },
+  '404': response('NotFound'),
+  '410': { description: 'Expired (SHARING_EXPIRED) or used up (SHARING_USED_UP)', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
+  '429': { description: 'Too many wrong passwords; see Retry-After', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
+  default: response('Error'),
+};
+
+/** POST /Sharing in both generations, and the public link at the root. */
+export const sharingOpenApi: OpenApiFragment = {
+  tags: [{ name: 'Sharing', description: 'Public links to files, optionally limited in time, in uses and by a password.' }],
+  paths: {
+    '/Sharing': {
+      post: {
+        operationId: 'createSharing',
+        tags: ['Sharing'],
+        summary: 'Share a file: {fileId, name?} plus optional validTill, allowedUsage, password',
+        description: 'The caller must be able to read the file. The answer carries `link`, `viewLink` and `filePathsData`; `active` and `available` are true and `deleted` false.',
+        requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/SharingCreate' } } } },
+        responses: {
+          '200': { description: 'The Sharing', content: { 'application/json': { schema: { $ref: '#/components/schemas/Sharing' } } } },
+          '400': response('BadRequest'),
+          '401': response('Unauthorized'),
+          '403': response('Forbidden'),
+          '404': response('NotFound'),
+          '413': response('PayloadTooLarge'),
+          '415': response('UnsupportedMediaType'),
+          default: response('Error'),
+        },
+      },
+    },
+  },
+  rootPaths: {
+    '/sharings/{file}': {
+      get: {
+        operationId: 'downloadSharing',
+        tags: ['Sharing'],
+        summary: 'Download a shared file (no token)',
+        security: [],
+        parameters: [fileParam, viewParam, passwordHeader],
+        responses,
+      },
+      post: {
+        operationId: 'downloadSharingWithPassword',
+        tags: ['Sharing'],
+        summary: 'Download a protected shared file, the password posted as a form (no token)',
+        security: [],
+        parameters: [fileParam, viewParam],
+        requestBody: {
+          content: { 'application/x-www-form-urlencoded': { schema: { type: 'object', properties: { password: { type: 'string' } } } } },
+        },
+        responses,
+      },
+    },
+  },
+};

@@ -1,0 +1,83 @@
+import type { Request, Response, Router } from 'express';
+import { ApiError, nowDateTime, toHandler, verifyPassword, type EntityApi } from '@entity-records/core';
+import { sendContent, type FileService } from '@entity-records/files';
+import type { SharingStore, ShareState } from './sharing-store';
+
+const FORM_LIMIT = 16 * 1024;
+
+const notFound = (id: string) => new ApiError('CORE_NOT_FOUND', `Sharing '${id}' not found`, { details: { entity: 'Sharing', id } });
+
+/** `password` from a small urlencoded or JSON body (a browser form posting the password). */
+async function postedPassword(req: Request): Promise<string | undefined> {
+  if (req.method !== 'POST') return undefined;
+  const form = req.is('application/x-www-form-urlencoded');
+  const json = req.is('application/json');
+  if (!form && !json) return undefined;
+  let text = '';
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    text += chunk.toString('utf8');
+    if (text.length > FORM_LIMIT) throw new ApiError('CORE_PAYLOAD_TOO_LARGE', 'The form is larger than allowed');
+  }
+  if (form) return new URLSearchParams(text).get('password') ?? undefined;
+  try {
+    const body: unknown = JSON.parse(text);
+    const value = (body as { password?: unknown } | null)?.password;
+    return typeof value === 'string' ? value : undefined;
+  } catch {
+    throw new ApiError('CORE_INVALID_JSON', 'The body is not valid JSON');
+  }
+}
+
+/** 404 (unknown, deleted, inactive, file gone), 410 (expired, used up), else the state. */
+function assertUsable(state: ShareState | undefined, id: string): asserts state is ShareState & { file: NonNullable<ShareState['file']> } {
+  if (!state || !state.live || !state.active || !state.file) throw notFound(id);
+  if (state.validTill !== null && state.validTill <= nowDateTime()) throw new ApiError('SHARING_EXPIRED', `Sharing '${id}' expired at ${state.validTill}`);
+  if (state.allowedUsage !== null && state.used >= state.allowedUsage) throw new ApiError('SHARING_USED_UP', `Sharing '${id}' has been used ${state.used} of ${state.allowedUsage} times`);
+}
+
+/** The password check, throttled like sign-ins (per sharing and per address, across processes). */
+async function checkPassword(instance: EntityApi, req: Request, state: ShareState): Promise<void> {
+  if (!state.passwordHash) return;
+  const given = req.get('sharing-password') ?? (await postedPassword(req));
+  if (given === undefined || given === '') {
+    throw new ApiError('SHARING_PASSWORD_REQUIRED', 'This link needs a password: send it in the Sharing-Password header or post it as the form field password');
+  }
+  const address = req.ip ?? req.socket.remoteAddress ?? 'unknown';
+  await instance.throttle.attempt(`sharing:${state.id}`, address, async () => {
+    const cost = instance.options.auth?.passwordCost;
+    if (!(await verifyPassword(given, state.passwordHash, cost))) throw new ApiError('CORE_UNAUTHORIZED', 'Wrong sharing password');
+  });
+}
+
+/**
+ * `GET /sharings/{id}.{ext}` downloads the shared file without a token (`?view=1` shows it
+ * inline); `POST` the same with a form field `password` for protected links. Each download counts
+ * one use; `HEAD` does not.
+ */
+export function publicLinkRoutes(parts: { store: SharingStore; files: FileService; instance: () => EntityApi }) {
+  const serve = toHandler(async (req: Request, res: Response) => {
+    const id = String(req.params.file).split('.')[0];
+    if (!/^[A-Za-z0-9_-]{1,64}$/.test(id)) throw notFound(id);
+    const state = await parts.store.state(id);
+    assertUsable(state, id);
+    await checkPassword(parts.instance(), req, state);
+    if (req.method !== 'HEAD' && !(await parts.store.use(id))) {
+      // Another download took the last use (or the sharing changed) meanwhile.
+      assertUsable(await parts.store.state(id), id);
+      throw new ApiError('SHARING_USED_UP', `Sharing '${id}' has been used up`);
+    }
+    const inline = req.query.view === '1' || req.query.view === 'true';
+    await sendContent(res, {
+      stream: await parts.files.storage.read(state.file.storageKey),
+      name: state.file.name,
+      mimeType: state.file.mimeType,
+      size: state.file.size ?? undefined,
+      disposition: inline ? 'inline' : 'attachment',
+      cache: 'no-store',
+    });
+  });
+  return (router: Router) => {
+    router.get('/sharings/:file', serve);
+    router.post('/sharings/:file', serve);
+  };
+}

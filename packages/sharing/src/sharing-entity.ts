@@ -1,0 +1,21 @@
+import { defineEntity } from '@entity-records/core';
+
+/** A public link to a file, with an optional expiry, usage limit and password. */
+export const SharingEntity = defineEntity({
+  name: 'Sharing',
+  description:
+    'Public links to files. POST {fileId, name?} answers `link` (download as attachment) and `viewLink` (shown inline); both need no token. Optional `validTill`, `allowedUsage` and `password` limit them.',
+  fields: {
+    name: { type: 'varchar', maxLength: 255 },
+    file: { type: 'link', entity: 'File', required: true },
+    active: { type: 'bool', default: true, description: 'An inactive sharing answers 404.' },
+    available: { type: 'bool', readOnly: true, default: true, description: 'Active, not expired, not used up.' },
+    link: { type: 'text', readOnly: true, description: '{publicUrl}/sharings/{id}.{ext}: the file as an attachment.' },
+    viewLink: { type: 'text', readOnly: true, description: 'link?view=1: the file shown inline.' },
+    filePathsData: { type: 'jsonObject', readOnly: true, description: '`{download, thumbnails: {small, medium, large}}` of the file (each thumbnail a URL or null).' },
+    validTill: { type: 'datetime', description: 'After this moment (UTC) the link answers 410.' },
+    allowedUsage: { type: 'int', min: 1, description: 'Downloads allowed; then the link answers 410. Null: no limit.' },
+    used: { type: 'int', readOnly: true, default: 0, description: 'Downloads so far.' },
+    password: { type: 'varchar', writeOnly: true, maxLength: 1000, description: 'Asked for by the link (Sharing-Password header or a posted form field `password`); stored hashed. Empty or null removes it.' },
+  },
+});

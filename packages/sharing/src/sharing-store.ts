@@ -1,0 +1,84 @@
+import { nowDateTime, type EntityApi, type EntityModel } from '@entity-records/core';
+
+/** What the public link needs of a sharing and its file, read past the API's permission checks. */
+export interface ShareState {
+  id: string;
+  live: boolean;
+  active: boolean;
+  validTill: string | null;
+  allowedUsage: number | null;
+  used: number;
+  passwordHash: string | null;
+  file?: { id: string; name: string; mimeType: string | null; size: number | null; storageKey: string };
+}
+
+const col = (model: EntityModel, field: string) => model.field.get(field)?.column as string;
+
+/** The SQL of public links: one read, and one atomic counting update shared by every process. */
+export class SharingStore {
+  constructor(private readonly instance: () => EntityApi) {}
+
+  private models() {
+    const { schema } = this.instance();
+    return { sharing: schema.entity('Sharing') as EntityModel, file: schema.entity('File') as EntityModel };
+  }
+
+  async state(id: string): Promise<ShareState | undefined> {
+    const { database } = this.instance();
+    const { sharing: s, file: f } = this.models();
+    const { dialect, knex } = database;
+    const row = await knex(`${s.table} as s`)
+      .leftJoin(`${f.table} as f`, (j) => void j.on(`f.id`, '=', `s.${col(s, 'file')}`).andOn(`f.deleted`, '=', knex.raw('?', [dialect.toDb('bool', false) as boolean])))
+      .select({
+        id: 's.id',
+        deleted: 's.deleted',
+        active: `s.${col(s, 'active')}`,
+        validTill: `s.${col(s, 'validTill')}`,
+        allowedUsage: `s.${col(s, 'allowedUsage')}`,
+        used: `s.${col(s, 'used')}`,
+        password: `s.${col(s, 'password')}`,
+        fileId: 'f.id',
+        fileName: `f.${col(f, 'name')}`,
+        mimeType: `f.${col(f, 'mimeType')}`,
+        fileSize: `f.${col(f, 'fileSize')}`,
+        storageKey: `f.${col(f, 'storageKey')}`,
+      })
+      .where('s.id', id)
+      .first();
+    if (!row) return undefined;
+    const bool = (v: unknown) => dialect.fromDb('bool', v) === true;
+    return {
+      id: row.id,
+      live: !bool(row.deleted),
+      active: bool(row.active),
+      validTill: (row.validTill as string | null) ?? null,
+      allowedUsage: row.allowedUsage === null ? null : Number(row.allowedUsage),
+      used: Number(row.used ?? 0),
+      passwordHash: row.password ?? null,
+      ...(row.fileId && row.storageKey
+        ? { file: { id: row.fileId, name: row.fileName, mimeType: row.mimeType, size: row.fileSize === null ? null : Number(row.fileSize), storageKey: row.storageKey } }
+        : {}),
+    };
+  }
+
+  /**
+   * Counts one use, only while the sharing is live, active, not expired and not used up: one
+   * statement, so concurrent downloads on any number of processes never exceed the limit.
+   */
+  async use(id: string): Promise<boolean> {
+    const { knex, dialect } = this.instance().database;
+    const { sharing: s } = this.models();
+    const [used, allowed, till, available] = [col(s, 'used'), col(s, 'allowedUsage'), col(s, 'validTill'), col(s, 'available')];
+    const yes = dialect.toDb('bool', true) as boolean;
+    const no = dialect.toDb('bool', false) as boolean;
+    const count = await knex(s.table)
+      .where({ id, deleted: no, [col(s, 'active')]: yes })
+      .andWhere((w) => void w.whereNull(allowed).orWhere(used, '<', knex.ref(allowed)))
+      .andWhere((w) => void w.whereNull(till).orWhere(till, '>', nowDateTime()))
+      .update({
+        [used]: knex.raw('?? + 1', [used]),
+        [available]: knex.raw('case when ?? is not null and ?? + 1 >= ?? then ? else ?? end', [allowed, used, allowed, no, available]),
+      });
+    return count === 1;
+  }
+}

@@ -1,0 +1,144 @@
+import request from 'supertest';
+import sharing from '@entity-records/sharing';
+import { GENERATIONS } from '../../../test/support/api';
+import { TEST_DBS } from '../../../test/support/databases';
+import { binary, dataUrl, startFilesApi, type FilesTestApi } from '../../files/test/helpers';
+
+const DATE_TIME = /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/;
+
+describe.each(TEST_DBS)('Sharing on %s', (kind) => {
+  let t: FilesTestApi;
+  beforeAll(async () => {
+    t = await startFilesApi(kind, {}, { plugins: [sharing] });
+  });
+  afterAll(() => t.close());
+
+  const upload = async (base: string, name: string, contents: string, mime = 'text/plain') =>
+    (await t.post(`${base}/File`, { name, fileContents: dataUrl(contents, mime) }).expect(200)).body as { id: string; name: string; downloadUrl: string; thumbnails: unknown };
+
+  describe.each(GENERATIONS)('generation %s', (g, base) => {
+    it('answers the fields of the spec at creation, and the link downloads the file without a token', async () => {
+      const file = await upload(base, 'report.PDF', `report of ${g}`, 'application/pdf');
+      const res = await t.post(`${base}/Sharing`, { fileId: file.id }).expect(200);
+      const s = res.body;
+      expect(s).toMatchObject({
+        name: 'report.PDF',
+        deleted: false,
+        active: true,
+        available: true,
+        fileId: file.id,
+        fileName: 'report.PDF',
+        link: `http://files.test/sharings/${s.id}.pdf`,
+        viewLink: `http://files.test/sharings/${s.id}.pdf?view=1`,
+        filePathsData: { download: file.downloadUrl, thumbnails: { small: null, medium: null, large: null } },
+        createdById: expect.any(String),
+        modifiedById: expect.any(String),
+        modifiedByName: 'Administrator',
+        used: 0,
+      });
+      expect(s.createdAt).toMatch(DATE_TIME);
+      expect(s.modifiedAt).toMatch(DATE_TIME);
+      expect(s.password).toBeUndefined();
+
+      const got = await request(t.app).get(`/sharings/${s.id}.pdf`).buffer(true).parse(binary).expect(200);
+      expect(got.body.toString()).toBe(`report of ${g}`);
+      expect(got.headers['content-disposition']).toMatch(/^attachment; filename="report.PDF"/);
+      expect(got.headers['content-type']).toBe('application/pdf');
+      const view = await request(t.app).get(`/sharings/${s.id}.pdf?view=1`).buffer(true).parse(binary).expect(200);
+      expect(view.headers['content-disposition']).toMatch(/^inline; /);
+      const read = await t.get(`${base}/Sharing/${s.id}`).expect(200);
+      expect(read.body).toMatchObject({ used: 2, deleted: false, available: true });
+    });
+
+    it('refuses with 404 unknown and inactive sharings, with 410 used-up and expired ones', async () => {
+      const file = await upload(base, 'a.txt', 'a');
+      await request(t.app).get('/sharings/nope.txt').expect(404);
+      const inactive = (await t.post(`${base}/Sharing`, { fileId: file.id, active: false }).expect(200)).body;
+      expect(inactive.available).toBe(false);
+      expect((await request(t.app).get(`/sharings/${inactive.id}.txt`).expect(404)).body.error.code).toBe('CORE_NOT_FOUND');
+      const once = (await t.post(`${base}/Sharing`, { fileId: file.id, allowedUsage: 1 }).expect(200)).body;
+      await request(t.app).get(`/sharings/${once.id}.txt`).expect(200);
+      expect((await request(t.app).get(`/sharings/${once.id}.txt`).expect(410)).body.error.code).toBe('SHARING_USED_UP');
+      expect((await t.get(`${base}/Sharing/${once.id}`).expect(200)).body).toMatchObject({ used: 1, available: false });
+      const past = (await t.post(`${base}/Sharing`, { fileId: file.id, validTill: '2001-01-01 00:00:00' }).expect(200)).body;
+      expect((await request(t.app).get(`/sharings/${past.id}.txt`).expect(410)).body.error.code).toBe('SHARING_EXPIRED');
+    });
+
+    it('asks for a password (header or posted form), stored hashed and never shown', async () => {
+      const file = await upload(base, 'secret.txt', 'secret');
+      const s = (await t.post(`${base}/Sharing`, { fileId: file.id, password: 'open sesame' }).expect(200)).body;
+      expect(s.password).toBeUndefined();
+      expect((await request(t.app).get(`/sharings/${s.id}.txt`).expect(401)).body.error.code).toBe('SHARING_PASSWORD_REQUIRED');
+      expect((await request(t.app).get(`/sharings/${s.id}.txt`).set('Sharing-Password', 'wrong').expect(401)).body.error.code).toBe('CORE_UNAUTHORIZED');
+      const ok = await request(t.app).get(`/sharings/${s.id}.txt`).set('Sharing-Password', 'open sesame').buffer(true).parse(binary).expect(200);
+      expect(ok.body.toString()).toBe('secret');
+      const form = await request(t.app).post(`/sharings/${s.id}.txt`).type('form').send({ password: 'open sesame' }).buffer(true).parse(binary).expect(200);
+      expect(form.body.toString()).toBe('secret');
+      const stored = await t.api.database.knex('sharing').where({ id: s.id }).first();
+      expect(stored.password).toMatch(/^scrypt\$/);
+    });
+  });
+});
+
+describe.each(TEST_DBS)('Sharing changes and limits on %s', (kind) => {
+  let t: FilesTestApi;
+  beforeAll(async () => {
+    t = await startFilesApi(kind, {}, { plugins: [sharing], auth: { throttle: { maxFailuresPerUser: 3 } } });
+  });
+  afterAll(() => t.close());
+
+  const upload = async (base: string, name: string, contents: string) =>
+    (await t.post(`${base}/File`, { name, fileContents: dataUrl(contents, 'text/plain') }).expect(200)).body as { id: string };
+
+  describe.each(GENERATIONS)('generation %s', (g, base) => {
+    it('follows changes: deactivation, a new limit, a new or removed password, another file', async () => {
+      const first = await upload(base, 'one.txt', 'one');
+      const s = (await t.post(`${base}/Sharing`, { fileId: first.id, name: `mine ${g}` }).expect(200)).body;
+      const path = new URL(s.link).pathname;
+      expect((await t.patch(`${base}/Sharing/${s.id}`, { active: false }).expect(200)).body).toMatchObject({ active: false, available: false });
+      await request(t.app).get(path).expect(404);
+      expect((await t.patch(`${base}/Sharing/${s.id}`, { active: true, allowedUsage: 1 }).expect(200)).body).toMatchObject({ available: true });
+      await request(t.app).head(path).expect(200);
+      await request(t.app).head(path).expect(200);
+      await request(t.app).get(path).expect(200);
+      await request(t.app).get(path).expect(410);
+      expect((await t.patch(`${base}/Sharing/${s.id}`, { allowedUsage: 5, password: 'pw' }).expect(200)).body).toMatchObject({ available: true, used: 1 });
+      await request(t.app).get(path).expect(401);
+      await request(t.app).get(path).set('Sharing-Password', 'pw').expect(200);
+      await t.patch(`${base}/Sharing/${s.id}`, { password: null }).expect(200);
+      await request(t.app).get(path).expect(200);
+      const second = await upload(base, 'two.csv', 'two');
+      const moved = (await t.patch(`${base}/Sharing/${s.id}`, { fileId: second.id }).expect(200)).body;
+      expect(moved).toMatchObject({ fileId: second.id, fileName: 'two.csv', link: `http://files.test/sharings/${s.id}.csv` });
+      expect((await request(t.app).get(`/sharings/${s.id}.csv`).buffer(true).parse(binary).expect(200)).body.toString()).toBe('two');
+      for (const field of ['used', 'link', 'available']) {
+        const res = await t.patch(`${base}/Sharing/${s.id}`, { [field]: field === 'used' ? 0 : field === 'available' ? false : 'http://x' }).expect(400);
+        expect({ field, code: res.body.error.code }).toEqual({ field, code: 'CORE_READ_ONLY_FIELD' });
+      }
+      const list = (await t.get(`${base}/Sharing?where[0][type]=equals&where[0][attribute]=id&where[0][value]=${s.id}`).expect(200)).body;
+      expect(list.list[0]).toMatchObject({ id: s.id, link: moved.link, used: 4 });
+      expect(list.list[0].password).toBeUndefined();
+    });
+
+    it('answers 404 once the file is deleted, and refuses a sharing of an unknown file', async () => {
+      const f = await upload(base, 'doomed.txt', 'x');
+      const s = (await t.post(`${base}/Sharing`, { fileId: f.id }).expect(200)).body;
+      await t.del(`${base}/File/${f.id}`).expect(200);
+      await request(t.app).get(new URL(s.link).pathname).expect(404);
+      expect((await t.post(`${base}/Sharing`, { fileId: 'nope' }).expect(404)).body.error.code).toBe('CORE_NOT_FOUND');
+      expect((await t.post(`${base}/Sharing`, {}).expect(400)).body.error.code).toBe('CORE_VALIDATION_FAILED');
+      expect((await t.post(`${base}/Sharing`, [{ fileId: f.id }]).expect(400)).body.error.code).toBe('CORE_VALIDATION_FAILED');
+    });
+
+    it('throttles wrong passwords like sign-ins, even for the right one afterwards', async () => {
+      const f = await upload(base, 'locked.txt', 'locked');
+      const s = (await t.post(`${base}/Sharing`, { fileId: f.id, password: 'right' }).expect(200)).body;
+      const path = new URL(s.link).pathname;
+      for (let i = 0; i < 3; i++) await request(t.app).get(path).set('Sharing-Password', `wrong ${i}`).expect(401);
+      const blocked = await request(t.app).get(path).set('Sharing-Password', 'right').expect(429);
+      expect(blocked.body.error.code).toBe('CORE_TOO_MANY_REQUESTS');
+      expect(Number(blocked.headers['retry-after'])).toBeGreaterThan(0);
+      expect((await t.get(`${base}/Sharing/${s.id}`).expect(200)).body.used).toBe(0);
+    });
+  });
+});
