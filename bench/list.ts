@@ -11,11 +11,13 @@ import path from 'node:path';
 import type { CapturedQuery } from './child-ipc';
 import { summarize } from './profile-top';
 import {
+  AUTH_SQL,
   BenchDatabase,
   cpuSnapshot,
   foreignShare,
   foreignTicks,
   machineFacts,
+  option,
   seed,
   ServerChild,
   staleBuildWarning,
@@ -35,10 +37,6 @@ interface AutocannonResult {
 
 const ROOT = path.resolve(__dirname, '..', '..');
 
-function option(name: string, fallback: string): string {
-  const at = process.argv.indexOf(`--${name}`);
-  return at > 0 && process.argv[at + 1] !== undefined ? process.argv[at + 1] : fallback;
-}
 const DURATION = Number(option('duration', '10'));
 /** A fresh server needs thousands of requests before V8 has optimized its hot paths; 2 s measured it 25 % slow here. */
 const WARMUP = Number(option('warmup', '5'));
@@ -123,7 +121,6 @@ async function send(server: ServerChild, token: string, req: Req): Promise<{ sta
   return { status: res.status, body: await res.json() };
 }
 
-const AUTH_SQL = /from "auth_token"|from "user" where|update "auth_token"|from "user_roles__role"/;
 
 interface Verdict {
   problems: string[];
