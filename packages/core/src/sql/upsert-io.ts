@@ -16,12 +16,23 @@ function chunks<T>(items: readonly T[], size: number): T[][] {
   return out;
 }
 
-export const storedFields = (model: EntityModel) => model.fields.filter((f) => f.column);
+const stored = new WeakMap<EntityModel, FieldModel[]>();
+
+/** The fields of an entity type that have a column (asked per row, so computed once per type). */
+export function storedFields(model: EntityModel): readonly FieldModel[] {
+  let fields = stored.get(model);
+  if (!fields) stored.set(model, (fields = model.fields.filter((f) => f.column)));
+  return fields;
+}
 
 /** Raw rows → records keyed as the API keys them (stored values only, no names). */
 export function decodeStored(model: EntityModel, dialect: Dialect, rows: Record<string, unknown>[]): Record<string, unknown>[] {
   const fields = storedFields(model);
-  return rows.map((row) => Object.fromEntries(fields.map((f) => [f.key, dialect.fromDb(f.type, row[f.column as string])])));
+  return rows.map((row) => {
+    const record: Record<string, unknown> = {};
+    for (const f of fields) record[f.key] = dialect.fromDb(f.type, row[f.column as string]);
+    return record;
+  });
 }
 
 /** Values to look records up by: ids, values of unique fields, tuples of unique indexes. */
@@ -140,18 +151,34 @@ function pgRecordset(model: EntityModel, rows: Record<string, unknown>[]): strin
   );
 }
 
+/**
+ * PostgreSQL rows from one JSON recordset. A plain insert costs PostgreSQL about a third less
+ * than ON CONFLICT DO NOTHING, which inserts every row speculatively. A conflict means another
+ * request stored one of the keys since they were looked up, which is rare: so the plain insert is
+ * tried first, in a savepoint, and only after a unique violation are the rows inserted again
+ * skipping those whose key is taken. Answers the ids stored.
+ */
+async function insertRecordset(trx: Knex.Transaction, dialect: Dialect, model: EntityModel, columns: string[], rows: Record<string, unknown>[]): Promise<string[]> {
+  const list = columns.map(q).join(', ');
+  const sql = `insert into ${q(model.table)} (${list}) select ${list} from json_populate_recordset(null::${q(model.table)}, ?::json)`;
+  const json = pgRecordset(model, rows);
+  try {
+    await trx.transaction((sp) => sp.raw(sql, [json]));
+    return rows.map((r) => r.id as string);
+  } catch (error) {
+    if (dialect.translateError(error, {})?.code !== 'CORE_UNIQUE_VIOLATION') throw error;
+    const result = await trx.raw(`${sql} on conflict do nothing returning id`, [json]);
+    return (result.rows as { id: string }[]).map((r) => r.id);
+  }
+}
+
 /** Inserts new records in as few statements as the limits allow; answers the ids stored. */
 export async function insertRows(trx: Knex.Transaction, dialect: Dialect, model: EntityModel, rows: Record<string, unknown>[]): Promise<Set<string>> {
   const stored = new Set<string>();
   if (rows.length === 0) return stored;
   const columns = Object.keys(rows[0]);
   if (dialect.name === 'postgres') {
-    const list = columns.map(q).join(', ');
-    const sql = `insert into ${q(model.table)} (${list}) select ${list} from json_populate_recordset(null::${q(model.table)}, ?::json) on conflict do nothing returning id`;
-    for (const part of chunks(rows, PG_MAX_ROWS)) {
-      const result = await trx.raw(sql, [pgRecordset(model, part)]);
-      for (const r of result.rows as { id: string }[]) stored.add(r.id);
-    }
+    for (const part of chunks(rows, PG_MAX_ROWS)) for (const id of await insertRecordset(trx, dialect, model, columns, part)) stored.add(id);
     return stored;
   }
   for (const part of chunks(rows, Math.max(1, Math.min(SQLITE_MAX_ROWS, Math.floor(MAX_BINDINGS / columns.length))))) {
