@@ -4,7 +4,8 @@ import type { EntityModel } from '../definition/normalize';
 import { ApiError } from '../errors';
 import { writeMultipleLink } from './link-writes';
 import type { Repository } from './repository';
-import { fetchByKeys, fetchMultipleLinks, insertRows, keyLookups, replaceJoinRows, toStoredRow, updateRows } from './upsert-io';
+import { insertRows, replaceJoinRows, updateRows } from './bulk-writes';
+import { fetchByKeys, fetchMultipleLinks, keyLookups, toStoredRow } from './upsert-io';
 import { applyValues, type Prepared, type RecordState } from './upsert-plan';
 
 /** The message of a failed item: an API error's own, else a generic one (no driver details leak). */
@@ -53,12 +54,12 @@ async function updateChanged(trx: Knex.Transaction, repo: Repository, ctx: Reque
   const rows = changed.map((s) => Object.assign(toStoredRow(repo, s), { modified_by_actor_id: actor }));
   const all = [...columns, 'modified_at', 'modified_by_id', 'modified_by_actor_id'];
   // Only multiple links changed: the record's own row just records who changed it and when.
-  if (columns.length === 0) return updateRows(trx, repo, rows, all);
+  if (columns.length === 0) return updateRows(trx, repo.env.database.dialect, repo.model, rows, all);
   try {
-    await trx.transaction((sp) => updateRows(sp, repo, rows, all));
+    await trx.transaction((sp) => updateRows(sp, repo.env.database.dialect, repo.model, rows, all));
   } catch {
     for (const [i, s] of changed.entries()) {
-      await trx.transaction((sp) => updateRows(sp, repo, [rows[i]], all)).catch(async (error) => {
+      await trx.transaction((sp) => updateRows(sp, repo.env.database.dialect, repo.model, [rows[i]], all)).catch(async (error) => {
         failures.set(s, failureMessage(await repo.translated(() => Promise.reject(error)).catch((e) => e)));
       });
     }
@@ -82,7 +83,7 @@ export async function writeDecided(trx: Knex.Transaction, repo: Repository, ctx:
   for (const field of model.fields.filter((f) => f.type === 'linkMultiple')) {
     const touched = ok.filter((s) => s.dirty.has(field));
     if (!touched.length) continue;
-    if (field.join) await replaceJoinRows(trx, field, new Map(touched.map((s) => [s.id, s.record[field.key] as string[]])));
+    if (field.join) await replaceJoinRows(trx, dialect, field, new Map(touched.map((s) => [s.id, s.record[field.key] as string[]])));
     else for (const s of touched) await writeMultipleLink(trx, env.schema, field, s.id, s.record[field.key] as string[], (await fetchMultipleLinks(trx, env.schema, dialect, field, [s.id])).get(s.id) ?? []);
   }
 }
