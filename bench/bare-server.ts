@@ -1,5 +1,5 @@
 /**
- * The floor: a bare `node:http` + `pg` server that answers the bench's four requests with the same
+ * The floor: a bare `node:http` + `pg` server that answers the bench's requests with the same
  * SQL text and bindings our server sends (list.ts checks this before measuring) and the same JSON.
  * It does only what the answer needs: one cached token check, hand-written SQL, JSON.stringify.
  */
@@ -51,15 +51,16 @@ const LIST_WITH_BRAND =
   `${P}."brand_id" as "brandId", coalesce(nullif("l_brand"."name", ''), nullif("l_brand"."code", ''), nullif("l_brand"."id", '')) as "brandName" from ${P} ` +
   `left join "brand" as "l_brand" on "l_brand"."id" = ${P}."brand_id" and "l_brand"."deleted" = $1 ` +
   `where ${P}."deleted" = $2 order by ${P}."id" asc limit $3`;
+const LIST_PLAIN =
+  `select ${P}."id" as "id", ${P}."name" as "name", ${P}."sku" as "sku", ${P}."price" as "price" from ${P} ` +
+  `where ${P}."deleted" = $1 order by ${P}."id" asc limit $2`;
 const marks = (from: number, count: number) => Array.from({ length: count }, (_, i) => `$${from + i}`).join(', ');
-const CATEGORIES = (n: number) =>
-  `select "j"."product_id" as "o", "t"."id" as "id", coalesce(nullif("t"."name", ''), nullif("t"."code", ''), nullif("t"."id", '')) as "n" from "category_products__product_categories" as "j" ` +
-  `inner join "category" as "t" on "t"."id" = "j"."category_id" where "j"."product_id" in (${marks(1, n)}) ` +
-  `and "t"."deleted" = $${n + 1} order by "t"."id" asc`;
-const TAGS = (n: number) =>
-  `select "j"."product_id" as "o", "t"."id" as "id", coalesce(nullif("t"."name", ''), nullif("t"."code", ''), nullif("t"."id", '')) as "n" from "product_tags__extensible_enum_option" as "j" ` +
-  `inner join "extensible_enum_option" as "t" on "t"."id" = "j"."extensible_enum_option_id" where "j"."product_id" in (${marks(1, n)}) ` +
-  `and "t"."deleted" = $${n + 1} order by "t"."id" asc`;
+/** The linked records of n owners, ordered by linked id, as one JSON text of [owner, id, name] arrays. */
+const LINKED = (join: string, target: string, targetColumn: string) => (n: number) =>
+  `select json_agg(json_build_array("j"."product_id", "t"."id", coalesce(nullif("t"."name", ''), nullif("t"."code", ''), nullif("t"."id", ''))) order by "t"."id")::text as "l" ` +
+  `from "${join}" as "j" inner join "${target}" as "t" on "t"."id" = "j"."${targetColumn}" where "j"."product_id" in (${marks(1, n)}) and "t"."deleted" = $${n + 1}`;
+const CATEGORIES = LINKED('category_products__product_categories', 'category', 'category_id');
+const TAGS = LINKED('product_tags__extensible_enum_option', 'extensible_enum_option', 'extensible_enum_option_id');
 const BRAND_EXISTS = 'select "id" from "brand" where "id" in ($1) and "deleted" = $2';
 const INSERT_PRODUCT =
   'insert into "product" ("brand_id", "created_at", "created_by_actor_id", "created_by_id", "id", "is_active", "modified_at", ' +
@@ -124,20 +125,25 @@ async function authenticate(token: string | undefined): Promise<Session> {
 
 type Row = Record<string, unknown>;
 
+type Linked = Map<string, { ids: string[]; names: Record<string, unknown> }>;
+
+/** The ids and names of a multiple link of the rows, by row id (one query). */
+async function links(ids: string[], sql: (n: number) => string): Promise<Linked> {
+  const byOwner: Linked = new Map(ids.map((id) => [id, { ids: [], names: {} }]));
+  const [{ l }] = await query<{ l: string | null }>(pool, sql(ids.length), [...ids, false]);
+  for (const [o, id, n] of (l ? JSON.parse(l) : []) as [string, string, unknown][]) {
+    const e = byOwner.get(o);
+    if (e) (e.ids.push(id), (e.names[id] = n));
+  }
+  return byOwner;
+}
+
 /** Adds `categoriesIds/Names` and `tagsIds/Names` (one query each) and orders keys as ours does. */
 async function shape(rows: Row[]): Promise<Row[]> {
   if (rows.length === 0) return rows;
   const ids = rows.map((r) => r.id as string);
-  const links = async (sql: string) => {
-    const byOwner = new Map<string, { ids: string[]; names: Record<string, unknown> }>(ids.map((id) => [id, { ids: [], names: {} }]));
-    for (const l of await query<{ o: string; id: string; n: unknown }>(pool, sql, [...ids, false])) {
-      const e = byOwner.get(l.o);
-      if (e) (e.ids.push(l.id), (e.names[l.id] = l.n));
-    }
-    return byOwner;
-  };
-  const categories = await links(CATEGORIES(ids.length));
-  const tags = await links(TAGS(ids.length));
+  const categories = await links(ids, CATEGORIES);
+  const tags = await links(ids, TAGS);
   return rows.map((r) => {
     const c = categories.get(r.id as string)!;
     const t = tags.get(r.id as string)!;
@@ -165,6 +171,20 @@ async function listProducts(params: URLSearchParams): Promise<unknown> {
   if (select === 'name,sku,price,brandName' && params.get('collectionOnly') === 'true') {
     const rows = await query<Row>(pool, LIST_WITH_BRAND, [false, false, maxSize]);
     return { list: rows.map((r) => ({ id: r.id, name: r.name, sku: r.sku, price: r.price, brandId: r.brandId, brandName: r.brandName })) };
+  }
+  if (select === 'name,sku,price' && params.get('collectionOnly') === 'true') {
+    const rows = await query<Row>(pool, LIST_PLAIN, [false, maxSize]);
+    return { list: rows.map((r) => ({ id: r.id, name: r.name, sku: r.sku, price: r.price })) };
+  }
+  if (select === 'name,sku,price,brandName,categoriesNames' && params.get('collectionOnly') === 'true') {
+    const rows = await query<Row>(pool, LIST_WITH_BRAND, [false, false, maxSize]);
+    const categories = rows.length ? await links(rows.map((r) => r.id as string), CATEGORIES) : new Map();
+    return {
+      list: rows.map((r) => {
+        const c = categories.get(r.id as string)!;
+        return { id: r.id, name: r.name, sku: r.sku, price: r.price, brandId: r.brandId, brandName: r.brandName, categoriesIds: c.ids, categoriesNames: c.names };
+      }),
+    };
   }
   if (params.get('where[0][type]') === 'greaterThan' && params.get('where[0][attribute]') === 'price' && params.get('sortBy') === 'price') {
     const above = Number(params.get('where[0][value]'));

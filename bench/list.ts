@@ -3,7 +3,10 @@
  * floor (bare node:http + pg running the same SQL), one after the other, with autocannon on
  * loopback. See bench/README.md.
  *
- *   npm run build && npm run bench:list [-- --duration 10 --warmup 5 --rounds 3 --scenarios get,filter,brand,create --profile DIR]
+ * It also compares our 100-row page with the names of the brand and the categories against our
+ * plain 100-row page (the same rows, simple fields only): issue goal, at most 1.5 times the time.
+ *
+ *   npm run build && npm run bench:list [-- --duration 10 --warmup 5 --rounds 3 --scenarios get,filter,brand,plain,links,create --profile DIR]
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -43,7 +46,7 @@ const WARMUP = Number(option('warmup', '5'));
 const CONNECTIONS = Number(option('connections', '10'));
 const PRODUCTS = Number(option('products', '100000'));
 const PROFILE_DIR = option('profile', '');
-const ONLY = option('scenarios', 'get,filter,brand,create').split(',');
+const ONLY = option('scenarios', 'get,filter,brand,plain,links,create').split(',');
 /** Rounds of (ours, floor) per scenario; the best round of each counts (other work on a shared machine only lowers figures). */
 const ROUNDS = Number(option('rounds', '1'));
 
@@ -56,7 +59,8 @@ interface Req {
 interface Scenario {
   key: string;
   title: string;
-  goal: number;
+  /** Least ratio of our req/s to the floor's (DESIGN.md), if the scenario has one. */
+  goal?: number;
   /** Same JSON from both servers (false: records made at different moments with different ids). */
   sameAnswer: boolean;
   request(i: number, target: Target, data: Seeded): Req;
@@ -64,6 +68,10 @@ interface Scenario {
 
 const br = (s: string) => s.replace(/\[/g, '%5B').replace(/\]/g, '%5D');
 const THRESHOLDS = [100, 300, 500, 700, 900];
+/** The simple fields of the plain list; the list with links selects them too. */
+const PLAIN_FIELDS = 'name,sku,price';
+/** Issue goal: the page with brand and categories names takes at most this many times the plain page's time. */
+const LINKS_GOAL = 1.5;
 const runId = Date.now().toString(36);
 
 const SCENARIOS: Scenario[] = [
@@ -90,6 +98,18 @@ const SCENARIOS: Scenario[] = [
     goal: 0.6,
     sameAnswer: true,
     request: () => ({ method: 'GET', path: '/api/Product?select=name,sku,price,brandName&maxSize=100&collectionOnly=true' }),
+  },
+  {
+    key: 'plain',
+    title: 'plain list, 100 rows',
+    sameAnswer: true,
+    request: () => ({ method: 'GET', path: `/api/Product?select=${PLAIN_FIELDS}&maxSize=100&collectionOnly=true` }),
+  },
+  {
+    key: 'links',
+    title: 'list 100 rows with brand and categories names',
+    sameAnswer: true,
+    request: () => ({ method: 'GET', path: `/api/Product?select=${PLAIN_FIELDS},brandName,categoriesNames&maxSize=100&collectionOnly=true` }),
   },
   {
     key: 'create',
@@ -222,7 +242,9 @@ async function measure(server: ServerChild, token: string, s: Scenario, t: Targe
   };
 }
 
-function table(rows: { s: Scenario; ours: Measured; floor: Measured; extra: number }[], facts: string[]): string {
+type Row = { s: Scenario; ours: Measured; floor: Measured; extra: number };
+
+function table(rows: Row[], facts: string[]): string {
   const n = (v: number) => Math.round(v).toLocaleString('en-US');
   const lines = [
     '| scenario | ours req/s | floor req/s | ratio | goal | met |',
@@ -231,7 +253,8 @@ function table(rows: { s: Scenario; ours: Measured; floor: Measured; extra: numb
       const ratio = ours.rps / floor.rps;
       const fail = ours.failed || floor.failed ? ` (failed: ours ${ours.failed}, floor ${floor.failed})` : '';
       const more = extra ? ` (ours: ${extra} more SQL statement${extra > 1 ? 's' : ''})` : '';
-      return `| ${s.title}${more}${fail} | ${n(ours.rps)} | ${n(floor.rps)} | ${ratio.toFixed(2)}× | ≥ ${s.goal}× | ${ratio >= s.goal ? 'yes' : 'no'} |`;
+      const goal = s.goal === undefined ? '| — | — |' : `| ≥ ${s.goal}× | ${ratio >= s.goal ? 'yes' : 'no'} |`;
+      return `| ${s.title}${more}${fail} | ${n(ours.rps)} | ${n(floor.rps)} | ${ratio.toFixed(2)}× ${goal}`;
     }),
     '',
     '| scenario | p50 / p99 ms, ours | p50 / p99 ms, floor | server CPU per request, ours | floor | machine busy, ours / floor | other work, ours / floor |',
@@ -247,6 +270,29 @@ function table(rows: { s: Scenario; ours: Measured; floor: Measured; extra: numb
     '- "other work": CPU share of the machine used meanwhile by processes outside this bench (0 % on a quiet machine)',
   ];
   return lines.join('\n');
+}
+
+/**
+ * The page with brand and categories names against the plain page, on each server: how many
+ * times the plain page's time it takes (plain req/s ÷ links req/s), and the same for server CPU.
+ */
+function linksTable(rows: Row[]): string[] {
+  const plain = rows.find((r) => r.s.key === 'plain');
+  const links = rows.find((r) => r.s.key === 'links');
+  if (!plain || !links) return [];
+  const n = (v: number) => Math.round(v).toLocaleString('en-US');
+  const line = (label: string, p: Measured, l: Measured, goal: boolean) => {
+    const times = p.rps / l.rps;
+    const met = goal ? `≤ ${LINKS_GOAL}× | ${times <= LINKS_GOAL ? 'yes' : 'no'}` : '— | —';
+    return `| ${label} | ${n(p.rps)} | ${n(l.rps)} | ${times.toFixed(2)}× | ${(l.cpuPerRequestUs / p.cpuPerRequestUs).toFixed(2)}× | ${met} |`;
+  };
+  return [
+    '| server | plain list req/s | with brand and categories names req/s | time, links ÷ plain | server CPU, links ÷ plain | goal | met |',
+    '|---|---:|---:|---:|---:|---:|:---:|',
+    line('ours', plain.ours, links.ours, true),
+    line('floor', plain.floor, links.floor, false),
+    '',
+  ];
 }
 
 async function main(): Promise<void> {
@@ -294,7 +340,7 @@ async function main(): Promise<void> {
       if (extra.length) console.log(`note: ${s.title}: ours sends ${extra.length} statement(s) the floor does not need:\n  ${extra.join('\n  ')}`);
     }
     console.log('the floor sends the same SQL as ours (or a subset, as noted) and the same JSON for every scenario');
-    const rows: { s: Scenario; ours: Measured; floor: Measured; extra: number }[] = [];
+    const rows: Row[] = [];
     const best = (a: Measured | undefined, b: Measured) => (a && a.rps >= b.rps ? a : b);
     for (const s of scenarios) {
       let o: Measured | undefined;
@@ -311,7 +357,7 @@ async function main(): Promise<void> {
       rows.push({ s, ours: o as Measured, floor: f as Measured, extra: extraStatements.get(s) ?? 0 });
     }
     const facts = [...(await machineFacts(db)), `other work on the machine before start: ${Math.round(background * 100)} % of its CPU`];
-    console.log(`\n${table(rows, facts)}\n`);
+    console.log(`\n${[...linksTable(rows), table(rows, facts)].join('\n')}\n`);
     if (PROFILE_DIR) for (const s of scenarios) console.log(`${summarize(path.join(PROFILE_DIR, `ours-${s.key}.cpuprofile`), 15).lines.join('\n')}\n`);
   } finally {
     clearTimeout(guard);

@@ -56,10 +56,15 @@ export interface Seeded {
   brandIds: string[];
 }
 
+/** Categories of the seed; each product is linked to CATEGORIES_PER_PRODUCT of them. */
+export const CATEGORIES = 200;
+export const CATEGORIES_PER_PRODUCT = 3;
+
 /**
- * 100 brands and `products` products in two set-based statements (not measured). Prices are a
- * permutation of 0.00 … 999.99 so filters and sorts are deterministic; every product has a
- * brand, name, sku, price and quantity.
+ * 100 brands, `products` products, 200 categories and 3 category links per product, in four
+ * set-based statements (not measured). Prices are a permutation of 0.00 … 999.99 so filters and
+ * sorts are deterministic; every product has a brand, name, sku, price and quantity, and three
+ * different categories.
  */
 export async function seed(db: BenchDatabase, products: number): Promise<Seeded> {
   return db.withClient(async (c) => {
@@ -78,6 +83,21 @@ export async function seed(db: BenchDatabase, products: number): Promise<Seeded>
        from generate_series(1, $3::int) i
        join (select id, (row_number() over (order by name)) - 1 as n from brand) b on b.n = i % 100`,
       [at, admin, products],
+    );
+    await c.query(
+      `insert into category (id, name, code, created_at, modified_at, created_by_id, modified_by_id, deleted)
+       select gen_random_uuid()::text, 'Category ' || lpad(i::text, 3, '0'), 'C' || lpad(i::text, 3, '0'), $1, $1, $2, $2, false
+       from generate_series(1, $3::int) i`,
+      [at, admin, CATEGORIES],
+    );
+    // Product n (in id order) gets categories n, n + 67 and n + 134 (modulo 200, in name order): three different ones.
+    await c.query(
+      `insert into category_products__product_categories (product_id, category_id)
+       select p.id, c.id
+       from (select id, (row_number() over (order by id)) - 1 as n from product) p
+       cross join generate_series(0, $1::int - 1) k
+       join (select id, (row_number() over (order by name)) - 1 as n from category) c on c.n = (p.n + k * 67) % $2::int`,
+      [CATEGORIES_PER_PRODUCT, CATEGORIES],
     );
     await c.query('vacuum analyze');
     const productIds = (await c.query('select id from product order by id')).rows.map((r) => r.id as string);
