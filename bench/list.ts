@@ -11,10 +11,10 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { CapturedQuery } from './child-ipc';
+import { linksTable, table, type Measured, type Row } from './list-report';
+import { login, SCENARIOS, verify, type Scenario, type Target } from './list-scenarios';
 import { summarize } from './profile-top';
 import {
-  AUTH_SQL,
   BenchDatabase,
   cpuSnapshot,
   foreignShare,
@@ -49,154 +49,6 @@ const PROFILE_DIR = option('profile', '');
 const ONLY = option('scenarios', 'get,filter,brand,plain,links,create').split(',');
 /** Rounds of (ours, floor) per scenario; the best round of each counts (other work on a shared machine only lowers figures). */
 const ROUNDS = Number(option('rounds', '1'));
-
-type Target = 'ours' | 'floor';
-interface Req {
-  method: 'GET' | 'POST';
-  path: string;
-  body?: string;
-}
-interface Scenario {
-  key: string;
-  title: string;
-  /** Least ratio of our req/s to the floor's (DESIGN.md), if the scenario has one. */
-  goal?: number;
-  /** Same JSON from both servers (false: records made at different moments with different ids). */
-  sameAnswer: boolean;
-  request(i: number, target: Target, data: Seeded): Req;
-}
-
-const br = (s: string) => s.replace(/\[/g, '%5B').replace(/\]/g, '%5D');
-const THRESHOLDS = [100, 300, 500, 700, 900];
-/** The simple fields of the plain list; the list with links selects them too. */
-const PLAIN_FIELDS = 'name,sku,price';
-/** Issue goal: the page with brand and categories names takes at most this many times the plain page's time. */
-const LINKS_GOAL = 1.5;
-const runId = Date.now().toString(36);
-
-const SCENARIOS: Scenario[] = [
-  {
-    key: 'get',
-    title: 'get one record by id',
-    goal: 0.5,
-    sameAnswer: true,
-    request: (i, _t, d) => ({ method: 'GET', path: `/api/Product/${d.productIds[(i * 7919) % d.productIds.length]}` }),
-  },
-  {
-    key: 'filter',
-    title: 'list: filter + sort + count, 100 rows',
-    goal: 0.8,
-    sameAnswer: true,
-    request: (i) => ({
-      method: 'GET',
-      path: br(`/api/Product?where[0][type]=greaterThan&where[0][attribute]=price&where[0][value]=${THRESHOLDS[i % THRESHOLDS.length]}&sortBy=price&asc=true&maxSize=100`),
-    }),
-  },
-  {
-    key: 'brand',
-    title: 'list 100 rows with the brand name',
-    goal: 0.6,
-    sameAnswer: true,
-    request: () => ({ method: 'GET', path: '/api/Product?select=name,sku,price,brandName&maxSize=100&collectionOnly=true' }),
-  },
-  {
-    key: 'plain',
-    title: 'plain list, 100 rows',
-    sameAnswer: true,
-    request: () => ({ method: 'GET', path: `/api/Product?select=${PLAIN_FIELDS}&maxSize=100&collectionOnly=true` }),
-  },
-  {
-    key: 'links',
-    title: 'list 100 rows with brand and categories names',
-    sameAnswer: true,
-    request: () => ({ method: 'GET', path: `/api/Product?select=${PLAIN_FIELDS},brandName,categoriesNames&maxSize=100&collectionOnly=true` }),
-  },
-  {
-    key: 'create',
-    title: 'create one',
-    goal: 0.5,
-    sameAnswer: false,
-    request: (i, t, d) => ({
-      method: 'POST',
-      path: '/api/Product',
-      body: JSON.stringify({ name: `Bench product ${i}`, sku: `bench-${runId}-${t}-${i}`, price: (i % 1000) + 0.5, quantity: i % 50, brandId: d.brandIds[i % d.brandIds.length] }),
-    }),
-  },
-];
-
-async function login(server: ServerChild, password: string): Promise<string> {
-  const res = await fetch(`${server.url}/api/userSession`, {
-    headers: { authorization: `Basic ${Buffer.from(`admin:${password}`).toString('base64')}`, 'authorization-token-only': 'true' },
-  });
-  if (!res.ok) throw new Error(`login failed: ${res.status} ${await res.text()}`);
-  return ((await res.json()) as { authorizationToken: string }).authorizationToken;
-}
-
-async function send(server: ServerChild, token: string, req: Req): Promise<{ status: number; body: unknown }> {
-  const res = await fetch(server.url + req.path, {
-    method: req.method,
-    headers: { 'authorization-token': token, ...(req.body && { 'content-type': 'application/json' }) },
-    body: req.body,
-  });
-  return { status: res.status, body: await res.json() };
-}
-
-
-interface Verdict {
-  problems: string[];
-  /** Statements our server sends beyond the floor's (redundant work, counted against ours). */
-  extra: string[];
-}
-
-/**
- * Before measuring: every statement of the floor must appear, in order and with the same
- * bindings, among ours, and the JSON must be the same. Statements only ours sends are allowed
- * but reported: the floor does the work the answer needs, not our redundant work.
- */
-async function verify(s: Scenario, servers: Record<Target, ServerChild>, token: string, data: Seeded): Promise<Verdict> {
-  const seen = {} as Record<Target, { status: number; body: unknown; queries: CapturedQuery[] }>;
-  for (const t of ['ours', 'floor'] as Target[]) {
-    const { result, queries } = await servers[t].capture(() => send(servers[t], token, s.request(0, t, data)));
-    seen[t] = { ...result, queries: queries.filter((q) => !AUTH_SQL.test(q.sql)) };
-  }
-  const problems: string[] = [];
-  const { ours, floor } = seen;
-  if (ours.status !== 200 || floor.status !== 200) problems.push(`status ours ${ours.status}, floor ${floor.status}: ${JSON.stringify(ours.body).slice(0, 300)}`);
-  const bindings = (q: CapturedQuery) => JSON.stringify(s.sameAnswer ? q.bindings : q.bindings.length);
-  const extra: string[] = [];
-  let f = 0;
-  for (const q of ours.queries) {
-    const want = floor.queries[f];
-    if (want && want.sql === q.sql) {
-      if (bindings(want) !== bindings(q)) problems.push(`bindings differ for ${q.sql.slice(0, 80)}…: ours ${bindings(q)}, floor ${bindings(want)}`);
-      f += 1;
-    } else extra.push(q.sql);
-  }
-  if (f < floor.queries.length) {
-    const list = (q: CapturedQuery[]) => q.map((x) => x.sql).join('\n         ');
-    problems.push(`the floor sends SQL ours does not:\n  ours:  ${list(ours.queries)}\n  floor: ${list(floor.queries)}`);
-  }
-  const comparable = (body: unknown) => {
-    if (s.sameAnswer) return JSON.stringify(body);
-    const { id, sku, createdAt, modifiedAt, ...rest } = body as Record<string, unknown>;
-    return JSON.stringify({ keys: Object.keys(body as object), rest, types: [typeof id, typeof sku, typeof createdAt, typeof modifiedAt] });
-  };
-  if (comparable(ours.body) !== comparable(floor.body)) {
-    problems.push(`JSON differs:\n  ours:  ${comparable(ours.body).slice(0, 400)}\n  floor: ${comparable(floor.body).slice(0, 400)}`);
-  }
-  return { problems, extra };
-}
-
-interface Measured {
-  rps: number;
-  p50: number;
-  p99: number;
-  failed: number;
-  cpuPerRequestUs: number;
-  machineBusy: number;
-  /** Share of the machine used by processes outside the bench meanwhile. */
-  foreign: number;
-}
 
 /** Our pids, for telling our CPU use from other work on the machine. */
 const ownPids = new Set<number>([process.pid]);
@@ -242,58 +94,6 @@ async function measure(server: ServerChild, token: string, s: Scenario, t: Targe
   };
 }
 
-type Row = { s: Scenario; ours: Measured; floor: Measured; extra: number };
-
-function table(rows: Row[], facts: string[]): string {
-  const n = (v: number) => Math.round(v).toLocaleString('en-US');
-  const lines = [
-    '| scenario | ours req/s | floor req/s | ratio | goal | met |',
-    '|---|---:|---:|---:|---:|:---:|',
-    ...rows.map(({ s, ours, floor, extra }) => {
-      const ratio = ours.rps / floor.rps;
-      const fail = ours.failed || floor.failed ? ` (failed: ours ${ours.failed}, floor ${floor.failed})` : '';
-      const more = extra ? ` (ours: ${extra} more SQL statement${extra > 1 ? 's' : ''})` : '';
-      const goal = s.goal === undefined ? '| — | — |' : `| ≥ ${s.goal}× | ${ratio >= s.goal ? 'yes' : 'no'} |`;
-      return `| ${s.title}${more}${fail} | ${n(ours.rps)} | ${n(floor.rps)} | ${ratio.toFixed(2)}× ${goal}`;
-    }),
-    '',
-    '| scenario | p50 / p99 ms, ours | p50 / p99 ms, floor | server CPU per request, ours | floor | machine busy, ours / floor | other work, ours / floor |',
-    '|---|---:|---:|---:|---:|---:|---:|',
-    ...rows.map(({ s, ours, floor }) => {
-      const us = (v: number) => `${n(v)} µs`;
-      const pct = (v: number) => `${Math.round(v * 100)} %`;
-      return `| ${s.title} | ${ours.p50} / ${ours.p99} | ${floor.p50} / ${floor.p99} | ${us(ours.cpuPerRequestUs)} | ${us(floor.cpuPerRequestUs)} | ${pct(ours.machineBusy)} / ${pct(floor.machineBusy)} | ${pct(ours.foreign)} / ${pct(floor.foreign)} |`;
-    }),
-    '',
-    ...facts.map((f) => `- ${f}`),
-    `- ${PRODUCTS.toLocaleString('en-US')} products, 100 brands; ${CONNECTIONS} connections; ${WARMUP} s warm-up + ${DURATION} s per scenario and server${ROUNDS > 1 ? `, best of ${ROUNDS} alternating rounds` : ''}${PROFILE_DIR ? '; CPU profiler ON (figures lowered by it)' : ''}`,
-    '- "other work": CPU share of the machine used meanwhile by processes outside this bench (0 % on a quiet machine)',
-  ];
-  return lines.join('\n');
-}
-
-/**
- * The page with brand and categories names against the plain page, on each server: how many
- * times the plain page's time it takes (plain req/s ÷ links req/s), and the same for server CPU.
- */
-function linksTable(rows: Row[]): string[] {
-  const plain = rows.find((r) => r.s.key === 'plain');
-  const links = rows.find((r) => r.s.key === 'links');
-  if (!plain || !links) return [];
-  const n = (v: number) => Math.round(v).toLocaleString('en-US');
-  const line = (label: string, p: Measured, l: Measured, goal: boolean) => {
-    const times = p.rps / l.rps;
-    const met = goal ? `≤ ${LINKS_GOAL}× | ${times <= LINKS_GOAL ? 'yes' : 'no'}` : '— | —';
-    return `| ${label} | ${n(p.rps)} | ${n(l.rps)} | ${times.toFixed(2)}× | ${(l.cpuPerRequestUs / p.cpuPerRequestUs).toFixed(2)}× | ${met} |`;
-  };
-  return [
-    '| server | plain list req/s | with brand and categories names req/s | time, links ÷ plain | server CPU, links ÷ plain | goal | met |',
-    '|---|---:|---:|---:|---:|---:|:---:|',
-    line('ours', plain.ours, links.ours, true),
-    line('floor', plain.floor, links.floor, false),
-    '',
-  ];
-}
 
 async function main(): Promise<void> {
   const stale = staleBuildWarning(ROOT);
@@ -356,7 +156,11 @@ async function main(): Promise<void> {
       }
       rows.push({ s, ours: o as Measured, floor: f as Measured, extra: extraStatements.get(s) ?? 0 });
     }
-    const facts = [...(await machineFacts(db)), `other work on the machine before start: ${Math.round(background * 100)} % of its CPU`];
+    const facts = [
+      ...(await machineFacts(db)),
+      `other work on the machine before start: ${Math.round(background * 100)} % of its CPU`,
+      `${PRODUCTS.toLocaleString('en-US')} products, 100 brands, 200 categories (3 per product); ${CONNECTIONS} connections; ${WARMUP} s warm-up + ${DURATION} s per scenario and server${ROUNDS > 1 ? `, best of ${ROUNDS} alternating rounds` : ''}${PROFILE_DIR ? '; CPU profiler ON (figures lowered by it)' : ''}`,
+    ];
     console.log(`\n${[...linksTable(rows), table(rows, facts)].join('\n')}\n`);
     if (PROFILE_DIR) for (const s of scenarios) console.log(`${summarize(path.join(PROFILE_DIR, `ours-${s.key}.cpuprofile`), 15).lines.join('\n')}\n`);
   } finally {
