@@ -170,6 +170,22 @@ describe.each(TEST_DBS)('upsert on %s', (kind) => {
     for (const p of list.list) expect(p).toMatchObject({ price: 2, categoriesIds: [c2] });
   });
 
+  it('fails only the item whose update the database refuses, and stores the others', async () => {
+    const brandId = (await t.post('/api/Brand', { name: 'Refusing brand' }).expect(200)).body.id;
+    const made = [];
+    for (const mpn of ['REF-1', 'REF-2', 'REF-3']) made.push((await t.post('/api/Product', { name: mpn, brandId, mpn }).expect(200)).body);
+    // The batch names neither the record holding (brand, REF-1) nor a complete (brand, mpn) tuple,
+    // so it cannot see the collision: the database refuses that update, the other one is stored.
+    const res = await t.post('/api/upsert', [
+      { entity: 'Product', payload: { id: made[1].id, mpn: 'REF-1' } },
+      { entity: 'Product', payload: { id: made[2].id, name: 'REF-3 renamed' } },
+    ]).expect(200);
+    expect(res.body.map((r: { status: string }) => r.status)).toEqual(['Failed', 'Updated']);
+    expect(res.body[0].message).toMatch(/already exists/);
+    expect((await t.get(`/api/Product/${made[1].id}`).expect(200)).body.mpn).toBe('REF-2');
+    expect((await t.get(`/api/Product/${made[2].id}`).expect(200)).body.name).toBe('REF-3 renamed');
+  });
+
   it('answers 400 for a body that is not an array', async () => {
     await t.post('/api/upsert', { entity: 'Brand' }).expect(400);
   });
