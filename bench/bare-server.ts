@@ -1,5 +1,5 @@
 /**
- * The floor: a bare `node:http` + `pg` server that answers the bench's four requests with the same
+ * The floor: a bare `node:http` + `pg` server that answers the bench's requests with the same
  * SQL text and bindings our server sends (list.ts checks this before measuring) and the same JSON.
  * It does only what the answer needs: one cached token check, hand-written SQL, JSON.stringify.
  */
@@ -7,6 +7,21 @@ import { createHash, randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
+import {
+  BRAND_EXISTS,
+  CATEGORIES,
+  COUNT_PRICE_ABOVE,
+  GET_PRODUCT,
+  INSERT_PRODUCT,
+  LIST_PLAIN,
+  LIST_PRICE_ABOVE,
+  LIST_WITH_BRAND,
+  TAGS,
+  TOKEN_BY_HASH,
+  TOUCH_TOKEN,
+  USER_BY_ID,
+  USER_ROLES,
+} from './bare-sql';
 import { closeHttp, serveBench, watchHttp, type CapturedQuery } from './child-ipc';
 
 /** The same type parsers as our server: date/time stay text, int8 and numeric become numbers. */
@@ -27,53 +42,6 @@ async function query<T>(runner: Runner, sql: string, bindings: unknown[] = []): 
   captured?.push({ sql, bindings });
   return (await runner.query(sql, bindings)).rows as T[];
 }
-
-// --- SQL, written out as a person would (and as knex prints it for our server) ---------------
-
-const P = '"product"';
-const SELECT_PRODUCT =
-  `select ${P}."id" as "id", ${P}."name" as "name", ${P}."sku" as "sku", ${P}."mpn" as "mpn", ` +
-  `${P}."description" as "description", ${P}."price" as "price", ${P}."quantity" as "quantity", ` +
-  `${P}."is_active" as "isActive", ${P}."release_date" as "releaseDate", ${P}."brand_id" as "brandId", ` +
-  `coalesce(nullif("l_brand"."name", ''), nullif("l_brand"."code", ''), nullif("l_brand"."id", '')) as "brandName", ${P}."status_id" as "statusId", coalesce(nullif("l_status"."name", ''), nullif("l_status"."code", ''), nullif("l_status"."id", '')) as "statusName", ` +
-  `${P}."created_at" as "createdAt", ${P}."modified_at" as "modifiedAt", ${P}."created_by_id" as "createdById", ` +
-  `coalesce(nullif("l_createdBy"."name", ''), nullif("l_createdBy"."user_name", ''), nullif("l_createdBy"."id", '')) as "createdByName", ${P}."modified_by_id" as "modifiedById", coalesce(nullif("l_modifiedBy"."name", ''), nullif("l_modifiedBy"."user_name", ''), nullif("l_modifiedBy"."id", '')) as "modifiedByName" ` +
-  `from ${P} left join "brand" as "l_brand" on "l_brand"."id" = ${P}."brand_id" and "l_brand"."deleted" = $1 ` +
-  `left join "extensible_enum_option" as "l_status" on "l_status"."id" = ${P}."status_id" and "l_status"."deleted" = $2 ` +
-  `left join "user" as "l_createdBy" on "l_createdBy"."id" = ${P}."created_by_id" and "l_createdBy"."deleted" = $3 ` +
-  `left join "user" as "l_modifiedBy" on "l_modifiedBy"."id" = ${P}."modified_by_id" and "l_modifiedBy"."deleted" = $4 ` +
-  `where ${P}."deleted" = $5`;
-const GET_PRODUCT = `${SELECT_PRODUCT} and ${P}."id" = $6`;
-const COUNT_PRICE_ABOVE = `select count(*) as "total" from ${P} where ${P}."deleted" = $1 and ${P}."price" > $2`;
-const LIST_PRICE_ABOVE = `${SELECT_PRODUCT} and ${P}."price" > $6 order by ${P}."price" asc nulls first, ${P}."id" asc limit $7`;
-const LIST_WITH_BRAND =
-  `select ${P}."id" as "id", ${P}."name" as "name", ${P}."sku" as "sku", ${P}."price" as "price", ` +
-  `${P}."brand_id" as "brandId", coalesce(nullif("l_brand"."name", ''), nullif("l_brand"."code", ''), nullif("l_brand"."id", '')) as "brandName" from ${P} ` +
-  `left join "brand" as "l_brand" on "l_brand"."id" = ${P}."brand_id" and "l_brand"."deleted" = $1 ` +
-  `where ${P}."deleted" = $2 order by ${P}."id" asc limit $3`;
-const marks = (from: number, count: number) => Array.from({ length: count }, (_, i) => `$${from + i}`).join(', ');
-const CATEGORIES = (n: number) =>
-  `select "j"."product_id" as "o", "t"."id" as "id", coalesce(nullif("t"."name", ''), nullif("t"."code", ''), nullif("t"."id", '')) as "n" from "category_products__product_categories" as "j" ` +
-  `inner join "category" as "t" on "t"."id" = "j"."category_id" where "j"."product_id" in (${marks(1, n)}) ` +
-  `and "t"."deleted" = $${n + 1} order by "t"."id" asc`;
-const TAGS = (n: number) =>
-  `select "j"."product_id" as "o", "t"."id" as "id", coalesce(nullif("t"."name", ''), nullif("t"."code", ''), nullif("t"."id", '')) as "n" from "product_tags__extensible_enum_option" as "j" ` +
-  `inner join "extensible_enum_option" as "t" on "t"."id" = "j"."extensible_enum_option_id" where "j"."product_id" in (${marks(1, n)}) ` +
-  `and "t"."deleted" = $${n + 1} order by "t"."id" asc`;
-const BRAND_EXISTS = 'select "id" from "brand" where "id" in ($1) and "deleted" = $2';
-const INSERT_PRODUCT =
-  'insert into "product" ("brand_id", "created_at", "created_by_actor_id", "created_by_id", "id", "is_active", "modified_at", ' +
-  '"modified_by_actor_id", "modified_by_id", "name", "price", "quantity", "sku") values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)';
-const TOKEN_BY_HASH =
-  'select "id" as "id", "user_id" as "userId", "created_at" as "createdAt", "last_used_at" as "lastUsedAt", ' +
-  '"expires_at" as "expiresAt", "idle_ms" as "idleMs", "actor_id" as "actorId" from "auth_token" where "token_hash" = $1 limit $2';
-const USER_ROLES =
-  'select "r"."id" as "id" from "user_roles__role" as "j" inner join "role" as "r" on "r"."id" = "j"."role_id" ' +
-  'where "j"."user_id" = $1 and "r"."deleted" = $2 order by "r"."id" asc';
-const USER_BY_ID =
-  'select "id" as "id", "user_name" as "userName", "name" as "name", "is_admin" as "isAdmin", "is_active" as "isActive", ' +
-  '"password" as "passwordHash" from "user" where "deleted" = $1 and "id" = $2 limit $3';
-const TOUCH_TOKEN = 'update "auth_token" set "last_used_at" = $1 where "id" = $2';
 
 // --- token check: one cached lookup, same rules as ours (5 s trust, touch at most once a minute)
 
@@ -124,20 +92,25 @@ async function authenticate(token: string | undefined): Promise<Session> {
 
 type Row = Record<string, unknown>;
 
+type Linked = Map<string, { ids: string[]; names: Record<string, unknown> }>;
+
+/** The ids and names of a multiple link of the rows, by row id (one query). */
+async function links(ids: string[], sql: (n: number) => string): Promise<Linked> {
+  const byOwner: Linked = new Map(ids.map((id) => [id, { ids: [], names: {} }]));
+  const [{ l }] = await query<{ l: string | null }>(pool, sql(ids.length), [...ids, false]);
+  for (const [o, id, n] of (l ? JSON.parse(l) : []) as [string, string, unknown][]) {
+    const e = byOwner.get(o);
+    if (e) (e.ids.push(id), (e.names[id] = n));
+  }
+  return byOwner;
+}
+
 /** Adds `categoriesIds/Names` and `tagsIds/Names` (one query each) and orders keys as ours does. */
 async function shape(rows: Row[]): Promise<Row[]> {
   if (rows.length === 0) return rows;
   const ids = rows.map((r) => r.id as string);
-  const links = async (sql: string) => {
-    const byOwner = new Map<string, { ids: string[]; names: Record<string, unknown> }>(ids.map((id) => [id, { ids: [], names: {} }]));
-    for (const l of await query<{ o: string; id: string; n: unknown }>(pool, sql, [...ids, false])) {
-      const e = byOwner.get(l.o);
-      if (e) (e.ids.push(l.id), (e.names[l.id] = l.n));
-    }
-    return byOwner;
-  };
-  const categories = await links(CATEGORIES(ids.length));
-  const tags = await links(TAGS(ids.length));
+  const categories = await links(ids, CATEGORIES);
+  const tags = await links(ids, TAGS);
   return rows.map((r) => {
     const c = categories.get(r.id as string)!;
     const t = tags.get(r.id as string)!;
@@ -165,6 +138,20 @@ async function listProducts(params: URLSearchParams): Promise<unknown> {
   if (select === 'name,sku,price,brandName' && params.get('collectionOnly') === 'true') {
     const rows = await query<Row>(pool, LIST_WITH_BRAND, [false, false, maxSize]);
     return { list: rows.map((r) => ({ id: r.id, name: r.name, sku: r.sku, price: r.price, brandId: r.brandId, brandName: r.brandName })) };
+  }
+  if (select === 'name,sku,price' && params.get('collectionOnly') === 'true') {
+    const rows = await query<Row>(pool, LIST_PLAIN, [false, maxSize]);
+    return { list: rows.map((r) => ({ id: r.id, name: r.name, sku: r.sku, price: r.price })) };
+  }
+  if (select === 'name,sku,price,brandName,categoriesNames' && params.get('collectionOnly') === 'true') {
+    const rows = await query<Row>(pool, LIST_WITH_BRAND, [false, false, maxSize]);
+    const categories = rows.length ? await links(rows.map((r) => r.id as string), CATEGORIES) : new Map();
+    return {
+      list: rows.map((r) => {
+        const c = categories.get(r.id as string)!;
+        return { id: r.id, name: r.name, sku: r.sku, price: r.price, brandId: r.brandId, brandName: r.brandName, categoriesIds: c.ids, categoriesNames: c.names };
+      }),
+    };
   }
   if (params.get('where[0][type]') === 'greaterThan' && params.get('where[0][attribute]') === 'price' && params.get('sortBy') === 'price') {
     const above = Number(params.get('where[0][value]'));

@@ -55,11 +55,19 @@ export function summarize(file: string, top = 20): ProfileSummary {
   const self = new Map<string, number>();
   const total = new Map<string, number>();
   const libs = new Map<string, number>();
+  // Stopping the profiler (node:inspector, from child-ipc.ts) serializes the profile inside the window: not the server's work.
+  const profiler = new Set<number>();
+  const mark = (n: ProfileNode) => {
+    profiler.add(n.id);
+    for (const c of n.children ?? []) mark(byId.get(c) as ProfileNode);
+  };
+  for (const n of profile.nodes) if (n.callFrame.url === 'node:inspector' && !profiler.has(n.id)) mark(n);
   let busy = 0;
   let idle = 0;
   profile.samples.forEach((id, i) => {
     const dt = profile.timeDeltas[i] ?? 0;
     const node = byId.get(id) as ProfileNode;
+    if (profiler.has(id)) return;
     if (node.callFrame.functionName === '(idle)') return void (idle += dt);
     busy += dt;
     self.set(label(node), (self.get(label(node)) ?? 0) + dt);

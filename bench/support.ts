@@ -18,7 +18,8 @@ export class BenchDatabase {
   readonly url = pgUrl(this.name);
   private created = false;
 
-  private async admin<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
+  /** Runs `fn` on a connection to the `postgres` database (this one may not exist yet). */
+  async withAdmin<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
     const client = new pg.Client({ connectionString: pgUrl('postgres') });
     await client.connect();
     try {
@@ -29,13 +30,13 @@ export class BenchDatabase {
   }
 
   async create(): Promise<void> {
-    await this.admin((c) => c.query(`create database "${this.name}"`));
+    await this.withAdmin((c) => c.query(`create database "${this.name}"`));
     this.created = true;
   }
 
   async drop(): Promise<void> {
     if (!this.created) return;
-    await this.admin((c) => c.query(`drop database if exists "${this.name}" with (force)`));
+    await this.withAdmin((c) => c.query(`drop database if exists "${this.name}" with (force)`));
     this.created = false;
   }
 
@@ -55,10 +56,15 @@ export interface Seeded {
   brandIds: string[];
 }
 
+/** Categories of the seed; each product is linked to CATEGORIES_PER_PRODUCT of them. */
+export const CATEGORIES = 200;
+export const CATEGORIES_PER_PRODUCT = 3;
+
 /**
- * 100 brands and `products` products in two set-based statements (not measured). Prices are a
- * permutation of 0.00 … 999.99 so filters and sorts are deterministic; every product has a
- * brand, name, sku, price and quantity.
+ * 100 brands, `products` products, 200 categories and 3 category links per product, in four
+ * set-based statements (not measured). Prices are a permutation of 0.00 … 999.99 so filters and
+ * sorts are deterministic; every product has a brand, name, sku, price and quantity, and three
+ * different categories.
  */
 export async function seed(db: BenchDatabase, products: number): Promise<Seeded> {
   return db.withClient(async (c) => {
@@ -77,6 +83,21 @@ export async function seed(db: BenchDatabase, products: number): Promise<Seeded>
        from generate_series(1, $3::int) i
        join (select id, (row_number() over (order by name)) - 1 as n from brand) b on b.n = i % 100`,
       [at, admin, products],
+    );
+    await c.query(
+      `insert into category (id, name, code, created_at, modified_at, created_by_id, modified_by_id, deleted)
+       select gen_random_uuid()::text, 'Category ' || lpad(i::text, 3, '0'), 'C' || lpad(i::text, 3, '0'), $1, $1, $2, $2, false
+       from generate_series(1, $3::int) i`,
+      [at, admin, CATEGORIES],
+    );
+    // Product n (in id order) gets categories n, n + 67 and n + 134 (modulo 200, in name order): three different ones.
+    await c.query(
+      `insert into category_products__product_categories (product_id, category_id)
+       select p.id, c.id
+       from (select id, (row_number() over (order by id)) - 1 as n from product) p
+       cross join generate_series(0, $1::int - 1) k
+       join (select id, (row_number() over (order by name)) - 1 as n from category) c on c.n = (p.n + k * 67) % $2::int`,
+      [CATEGORIES_PER_PRODUCT, CATEGORIES],
     );
     await c.query('vacuum analyze');
     const productIds = (await c.query('select id from product order by id')).rows.map((r) => r.id as string);
@@ -160,17 +181,27 @@ export function cpuSnapshot(): { busy: number; total: number } {
   return { busy, total };
 }
 
-export async function machineFacts(db: BenchDatabase): Promise<string[]> {
+/** CPUs, Node.js, PostgreSQL (when `db` is given), OS and memory. */
+export async function machineFacts(db?: BenchDatabase): Promise<string[]> {
   const cpus = os.cpus();
-  const pgVersion = await db.withClient(async (c) => (await c.query('show server_version')).rows[0].server_version as string);
+  const pgVersion = db && (await db.withAdmin(async (c) => (await c.query('show server_version')).rows[0].server_version as string));
   return [
-    `CPUs: ${cpus.length} × ${cpus[0]?.model.trim() ?? 'unknown'} (shared by load generator, both servers and PostgreSQL)`,
-    `Node.js ${process.version}, PostgreSQL ${pgVersion}, ${os.type()} ${os.release()}, ${Math.round(os.totalmem() / 2 ** 30)} GiB RAM`,
+    `CPUs: ${cpus.length} × ${cpus[0]?.model.trim() ?? 'unknown'} (shared by the load generator, the server(s) and the database)`,
+    `Node.js ${process.version}${pgVersion ? `, PostgreSQL ${pgVersion}` : ''}, ${os.type()} ${os.release()}, ${Math.round(os.totalmem() / 2 ** 30)} GiB RAM`,
   ];
 }
 
+/** `--name value` from the command line, else `fallback`. */
+export function option(name: string, fallback: string): string {
+  const at = process.argv.indexOf(`--${name}`);
+  return at > 0 && process.argv[at + 1] !== undefined ? process.argv[at + 1] : fallback;
+}
+
+/** Statements of the token check (cached by the servers, so they appear now and then): not part of a request's own SQL. */
+export const AUTH_SQL = /from "auth_token"|from "user" where|update "auth_token"|from "user_roles__role"/;
+
 /** Warns when compiled code is older than its sources (the bench runs dist/, not src/). */
-export function staleBuildWarning(root: string): string | undefined {
+export function staleBuildWarning(root: string, packages = ['packages/core', 'examples/pim']): string | undefined {
   const newest = (dir: string): number => {
     let t = 0;
     for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
@@ -179,11 +210,9 @@ export function staleBuildWarning(root: string): string | undefined {
     }
     return t;
   };
-  const pairs: [string, string, string][] = [
-    ['packages/core/src', 'packages/core/dist', 'packages/core/dist/index.js'],
-    ['examples/pim/src', 'examples/pim/dist', 'examples/pim/dist/app.js'],
-  ];
-  for (const [src, dist, entry] of pairs) {
+  const entries: Record<string, string> = { 'packages/core': 'index.js', 'examples/pim': 'app.js' };
+  for (const pkg of packages) {
+    const [src, dist, entry] = [`${pkg}/src`, `${pkg}/dist`, `${pkg}/dist/${entries[pkg]}`];
     if (!fs.existsSync(path.join(root, entry))) return `${entry} is missing: run \`npm run build\` first.`;
     if (newest(path.join(root, src)) > newest(path.join(root, dist)) + 1000) return `${dist} is older than ${src}: run \`npm run build\` to measure the current code.`;
   }

@@ -17,11 +17,27 @@ const invalid = (field: FieldModel, message: string) =>
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
+const linkNamesByModel = new WeakMap<EntityModel, Set<string>>();
+
+/** The names under which a body may carry link objects (`brand`, `categories`): links whose name is not their key. */
+function linkNames(model: EntityModel): Set<string> {
+  let names = linkNamesByModel.get(model);
+  if (!names) {
+    names = new Set(model.fields.filter((f) => !f.system && (f.type === 'link' || f.type === 'linkMultiple') && f.key !== f.name).map((f) => f.name));
+    linkNamesByModel.set(model, names);
+  }
+  return names;
+}
+
 /**
  * Takes link objects out of a body. A single link accepts one object (`brand: {name: 'Acme'}`),
- * a multiple link an array whose items are objects or ids. The rest of the body is returned.
+ * a multiple link an array whose items are objects or ids. The rest of the body is returned (the
+ * body itself when it has no link objects: callers only read it).
  */
 export function splitLinkObjects(model: EntityModel, body: Record<string, unknown>): { data: Record<string, unknown>; objects: LinkObjects } {
+  // Most bodies name links by id only: then `data` is the body itself (upsert asks per item).
+  const names = linkNames(model);
+  if (!Object.keys(body).some((key) => names.has(key))) return { data: body, objects: new Map() };
   const data: Record<string, unknown> = {};
   const objects: LinkObjects = new Map();
   for (const [key, value] of Object.entries(body)) {

@@ -4,42 +4,53 @@ import { ApiError } from '../errors';
 import type { Dialect } from './dialects/dialect';
 import { live } from './read-query';
 
+/** Ids a link value names: none for null, one for a single link, the list for a multiple link. */
+export const linkedIds = (value: unknown): readonly string[] => (Array.isArray(value) ? (value as string[]) : value === null || value === undefined ? [] : [value as string]);
+
 /**
- * Checks that every id written into a link names a live record of its target, with one query per
- * target entity. A missing one fails the whole write.
+ * The ids written into links that name no live record of their target, by target entity: one
+ * query per target entity, whatever the number of values. The callers decide what a missing id
+ * means (a failed write, a failed item).
  */
+export async function missingLinkTargets(
+  trx: Knex.Transaction,
+  schema: SchemaModel,
+  dialect: Dialect,
+  values: Iterable<[FieldModel, unknown]>,
+): Promise<Map<string, Set<string>>> {
+  const wanted = new Map<string, Set<string>>();
+  for (const [field, value] of values) {
+    if (field.type !== 'link' && field.type !== 'linkMultiple') continue;
+    let ids = wanted.get(field.target as string);
+    if (!ids) wanted.set(field.target as string, (ids = new Set()));
+    for (const id of linkedIds(value)) ids.add(String(id));
+  }
+  const missing = new Map<string, Set<string>>();
+  for (const [targetName, ids] of wanted) {
+    if (ids.size === 0) continue;
+    const target = schema.entity(targetName) as EntityModel;
+    const rows = await trx(target.table).select('id').whereIn('id', [...ids]).andWhere('deleted', live(dialect) as never);
+    for (const r of rows as { id: string }[]) ids.delete(r.id);
+    if (ids.size) missing.set(targetName, ids);
+  }
+  return missing;
+}
+
+/** Every id written into a link must name a live record of its target; a missing one fails the whole write. */
 export async function assertLinkTargets(
   trx: Knex.Transaction,
   schema: SchemaModel,
   dialect: Dialect,
   values: Map<FieldModel, unknown>,
 ): Promise<void> {
-  const wanted = new Map<string, { ids: Set<string>; fields: Map<string, string> }>();
-  for (const [field, value] of values) {
-    if (field.type !== 'link' && field.type !== 'linkMultiple') continue;
-    const ids = field.type === 'link' ? (value === null ? [] : [value as string]) : (value as string[]);
-    let entry = wanted.get(field.target as string);
-    if (!entry) wanted.set(field.target as string, (entry = { ids: new Set(), fields: new Map() }));
-    for (const id of ids) {
-      entry.ids.add(id);
-      if (!entry.fields.has(id)) entry.fields.set(id, field.key);
-    }
-  }
-  for (const [targetName, { ids, fields }] of wanted) {
-    if (ids.size === 0) continue;
-    const target = schema.entity(targetName) as EntityModel;
-    const found = new Set(
-      (await trx(target.table).select('id').whereIn('id', [...ids]).andWhere('deleted', live(dialect) as never)).map(
-        (r: { id: string }) => r.id,
-      ),
-    );
-    const missing = [...ids].filter((id) => !found.has(id));
-    if (missing.length) {
-      throw new ApiError('CORE_INVALID_LINK', `${targetName} '${missing[0]}' not found (${fields.get(missing[0])})`, {
-        details: { entity: targetName, field: fields.get(missing[0]), ids: missing },
-      });
-    }
-  }
+  const missing = await missingLinkTargets(trx, schema, dialect, values);
+  if (missing.size === 0) return;
+  const [[targetName, ids]] = missing;
+  const [first] = ids;
+  const field = [...values].find(([f, v]) => f.target === targetName && (f.type === 'link' || f.type === 'linkMultiple') && linkedIds(v).includes(first))?.[0];
+  throw new ApiError('CORE_INVALID_LINK', `${targetName} '${first}' not found (${field?.key})`, {
+    details: { entity: targetName, field: field?.key, ids: [...ids] },
+  });
 }
 
 /** Current ids of a multiple link of one record (live targets only). */

@@ -7,6 +7,8 @@ import { outputKeys } from './read-query';
 
 export type Action = 'read' | 'edit' | 'delete' | 'create';
 
+const isPlainValue = (v: unknown) => typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v));
+
 /** Stored and new value are the same (multiple links compared as sets). */
 export function sameValue(field: FieldModel, stored: unknown, next: unknown): boolean {
   if (field.type === 'linkMultiple') {
@@ -14,6 +16,9 @@ export function sameValue(field: FieldModel, stored: unknown, next: unknown): bo
     const b = new Set((next as string[] | null) ?? []);
     return a.size === b.size && [...a].every((x) => b.has(x));
   }
+  // Strings, finite numbers and booleans are equal in JSON exactly when they are ===: no need to
+  // serialize them (upsert compares every field of every item).
+  if (isPlainValue(stored) && isPlainValue(next)) return stored === next;
   return JSON.stringify(stored ?? null) === JSON.stringify(next ?? null);
 }
 

@@ -5,23 +5,29 @@ import { live } from './read-query';
 import type { Repository } from './repository';
 import type { RecordState } from './upsert-plan';
 
-const q = (name: string) => `"${name.replaceAll('"', '""')}"`;
-
-/** Largest number of bound values one statement gets (SQLite allows 32766, PostgreSQL 65535). */
-const MAX_BINDINGS = 30_000;
-
-function chunks<TItem>(items: readonly TItem[], size: number): TItem[][] {
+export function chunks<TItem>(items: readonly TItem[], size: number): TItem[][] {
   const out: TItem[][] = [];
   for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
   return out;
 }
 
-export const storedFields = (model: EntityModel) => model.fields.filter((f) => f.column);
+const stored = new WeakMap<EntityModel, FieldModel[]>();
+
+/** The fields of an entity type that have a column (asked per row, so computed once per type). */
+export function storedFields(model: EntityModel): readonly FieldModel[] {
+  let fields = stored.get(model);
+  if (!fields) stored.set(model, (fields = model.fields.filter((f) => f.column)));
+  return fields;
+}
 
 /** Raw rows → records keyed as the API keys them (stored values only, no names). */
 export function decodeStored(model: EntityModel, dialect: Dialect, rows: Record<string, unknown>[]): Record<string, unknown>[] {
   const fields = storedFields(model);
-  return rows.map((row) => Object.fromEntries(fields.map((f) => [f.key, dialect.fromDb(f.type, row[f.column as string])])));
+  return rows.map((row) => {
+    const record: Record<string, unknown> = {};
+    for (const f of fields) record[f.key] = dialect.fromDb(f.type, row[f.column as string]);
+    return record;
+  });
 }
 
 /** Values to look records up by: ids, values of unique fields, tuples of unique indexes. */
@@ -115,77 +121,4 @@ export function toStoredRow(repo: Repository, state: RecordState): Record<string
   const row: Record<string, unknown> = {};
   for (const f of storedFields(repo.model)) row[f.column as string] = dialect.toDb(f.type, state.record[f.key] ?? null);
   return row;
-}
-
-/** SQLite builds a multi-row insert as a compound select, which may have at most 500 terms. */
-const SQLITE_MAX_ROWS = 400;
-/** Rows per statement on PostgreSQL, where they travel as one JSON parameter. */
-const PG_MAX_ROWS = 5000;
-
-/**
- * PostgreSQL rows as one JSON document for `json_populate_recordset`: one bound value however
- * many rows, so the statement costs one parse whatever the batch (JSON columns go as JSON).
- */
-function pgRecordset(model: EntityModel, rows: Record<string, unknown>[]): string {
-  const jsonColumns = storedFields(model)
-    .filter((f) => f.type === 'multiEnum' || f.type === 'jsonObject')
-    .map((f) => f.column as string);
-  if (jsonColumns.length === 0) return JSON.stringify(rows);
-  return JSON.stringify(
-    rows.map((row) => {
-      const out = { ...row };
-      for (const c of jsonColumns) if (typeof out[c] === 'string') out[c] = JSON.parse(out[c] as string);
-      return out;
-    }),
-  );
-}
-
-/** Inserts new records in as few statements as the limits allow; answers the ids stored. */
-export async function insertRows(trx: Knex.Transaction, dialect: Dialect, model: EntityModel, rows: Record<string, unknown>[]): Promise<Set<string>> {
-  const stored = new Set<string>();
-  if (rows.length === 0) return stored;
-  const columns = Object.keys(rows[0]);
-  if (dialect.name === 'postgres') {
-    const list = columns.map(q).join(', ');
-    const sql = `insert into ${q(model.table)} (${list}) select ${list} from json_populate_recordset(null::${q(model.table)}, ?::json) on conflict do nothing returning id`;
-    for (const part of chunks(rows, PG_MAX_ROWS)) {
-      const result = await trx.raw(sql, [pgRecordset(model, part)]);
-      for (const r of result.rows as { id: string }[]) stored.add(r.id);
-    }
-    return stored;
-  }
-  for (const part of chunks(rows, Math.max(1, Math.min(SQLITE_MAX_ROWS, Math.floor(MAX_BINDINGS / columns.length))))) {
-    const returned = await trx(model.table).insert(part).onConflict().ignore().returning('id');
-    for (const r of returned as { id: string }[]) stored.add(r.id);
-  }
-  return stored;
-}
-
-/**
- * Updates many records in one statement per chunk on PostgreSQL (`UPDATE … FROM json_populate_recordset`),
- * and with one prepared statement per record inside the transaction on SQLite.
- */
-export async function updateRows(trx: Knex.Transaction, repo: Repository, rows: Record<string, unknown>[], columns: string[]): Promise<void> {
-  const { model } = repo;
-  const dialect = repo.env.database.dialect;
-  if (rows.length === 0) return;
-  if (dialect.name !== 'postgres') {
-    for (const row of rows) {
-      const { id, ...set } = row;
-      await trx(model.table).update(Object.fromEntries(columns.map((c) => [c, set[c]]))).where({ id, deleted: live(dialect) });
-    }
-    return;
-  }
-  const set = columns.map((c) => `${q(c)} = v.${q(c)}`).join(', ');
-  const sql = `update ${q(model.table)} as t set ${set} from json_populate_recordset(null::${q(model.table)}, ?::json) as v where t.id = v.id and t.deleted = false`;
-  for (const part of chunks(rows, PG_MAX_ROWS)) await trx.raw(sql, [pgRecordset(model, part)]);
-}
-
-/** Replaces the join rows of many owners at once: one delete and one insert per chunk. */
-export async function replaceJoinRows(trx: Knex.Transaction, field: FieldModel, sets: Map<string, string[]>): Promise<void> {
-  const join = field.join as NonNullable<FieldModel['join']>;
-  const owners = [...sets.keys()];
-  for (const part of chunks(owners, 1000)) await trx(join.table).delete().whereIn(join.ownColumn, part);
-  const pairs = [...sets].flatMap(([own, ids]) => ids.map((id) => ({ [join.ownColumn]: own, [join.targetColumn]: id })));
-  for (const part of chunks(pairs, 10_000)) await trx(join.table).insert(part);
 }

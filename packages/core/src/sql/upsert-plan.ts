@@ -11,6 +11,22 @@ export interface UpsertResult {
   message?: string;
 }
 
+/** One item of a run, validated; then what the batch decided for it. */
+export interface Prepared {
+  index: number;
+  id?: string;
+  /** The payload as sent: its keys tell which fields the item sets. */
+  data: Record<string, unknown>;
+  values: Map<FieldModel, unknown>;
+  state?: RecordState;
+  /**
+   * The record as this item left it, copied only when a later item of the batch changes the same
+   * record (else the result shows the state's final record, which is the same).
+   */
+  snapshot?: Record<string, unknown>;
+  status?: 'Created' | 'Updated' | 'NotModified';
+}
+
 /** One record as the batch sees it: as stored, plus what earlier items of the batch did to it. */
 export interface RecordState {
   id: string;
@@ -19,8 +35,15 @@ export interface RecordState {
   isNew: boolean;
   /** Changed by this batch (for existing records: written by the update). */
   dirty: Set<FieldModel>;
-  /** Items of the batch that created or changed it, in order. */
-  items: number[];
+  /** The last item of the batch that created or named this record. */
+  lastItem?: Prepared;
+}
+
+/** The record an item leaves: shown as it is now when no later item changes it (see `Prepared.snapshot`). */
+export function settle(state: RecordState, item: Prepared): void {
+  if (state.lastItem && state.lastItem !== item) state.lastItem.snapshot ??= { ...state.record };
+  state.lastItem = item;
+  item.state = state;
 }
 
 /** A lookup key: `id:<id>`, `f:<field>:<value>` or `ix:<index>:<json of values>`. */
@@ -28,15 +51,19 @@ const idKey = (id: string) => `id:${id}`;
 const fieldKey = (field: FieldModel, value: unknown) => `f:${field.name}:${JSON.stringify(value)}`;
 const indexKey = (name: string, values: unknown[]) => `ix:${name}:${JSON.stringify(values)}`;
 
-/** The keys a record can be found by: id, each non-null unique field, each complete unique index. */
-export function recordKeys(model: EntityModel, record: Record<string, unknown>): string[] {
+/**
+ * The keys a record can be found by: id, each non-null unique field, each complete unique index.
+ * `changes` are values about to be applied to the record (they win over its own).
+ */
+export function recordKeys(model: EntityModel, record: Record<string, unknown>, changes?: ReadonlyMap<FieldModel, unknown>): string[] {
+  const value = (f: FieldModel) => (changes?.has(f) ? changes.get(f) : record[f.key]);
   const keys = [idKey(record.id as string)];
   for (const f of model.uniqueFields) {
-    const v = record[f.key];
+    const v = value(f);
     if (v !== null && v !== undefined) keys.push(fieldKey(f, v));
   }
   for (const ix of model.uniqueIndexes) {
-    const values = ix.fields.map((n) => record[(model.field.get(n) as FieldModel).key]);
+    const values = ix.fields.map((n) => value(model.field.get(n) as FieldModel));
     if (values.every((v) => v !== null && v !== undefined)) keys.push(indexKey(ix.name, values));
   }
   return keys;
@@ -53,14 +80,16 @@ export interface Lookup {
 }
 
 export function lookupOf(model: EntityModel, id: string | undefined, values: Map<FieldModel, unknown>): Lookup {
-  const byKey = new Map([...values].map(([f, v]) => [f.key, v]));
-  const unique = model.uniqueFields
-    .filter((f) => byKey.get(f.key) !== undefined && byKey.get(f.key) !== null)
-    .map((f) => fieldKey(f, byKey.get(f.key)));
-  const indexes = model.uniqueIndexes
-    .map((ix) => ({ ix, values: ix.fields.map((n) => byKey.get((model.field.get(n) as FieldModel).key)) }))
-    .filter(({ values: v }) => v.every((x) => x !== undefined && x !== null))
-    .map(({ ix, values: v }) => indexKey(ix.name, v));
+  const unique: string[] = [];
+  for (const f of model.uniqueFields) {
+    const v = values.get(f);
+    if (v !== undefined && v !== null) unique.push(fieldKey(f, v));
+  }
+  const indexes: string[] = [];
+  for (const ix of model.uniqueIndexes) {
+    const v = ix.fields.map((n) => values.get(model.field.get(n) as FieldModel));
+    if (v.every((x) => x !== undefined && x !== null)) indexes.push(indexKey(ix.name, v));
+  }
   return { id, unique, indexes };
 }
 
@@ -70,19 +99,21 @@ export class BatchIndex {
 
   constructor(private readonly model: EntityModel) {}
 
-  add(state: RecordState): void {
-    for (const key of recordKeys(this.model, state.record)) this.byKey.set(key, state);
+  /** Indexes a record by its keys (`recordKeys`, computed again when not given). */
+  add(state: RecordState, keys = recordKeys(this.model, state.record)): void {
+    for (const key of keys) this.byKey.set(key, state);
   }
 
-  /** Re-indexes a record whose unique values changed. */
-  reindex(state: RecordState, before: string[]): void {
+  /** Re-indexes a record whose unique values may have changed from `before` to `after`. */
+  reindex(state: RecordState, before: readonly string[], after = recordKeys(this.model, state.record)): void {
+    if (after.length === before.length && after.every((key, i) => key === before[i])) return;
     for (const key of before) if (this.byKey.get(key) === state) this.byKey.delete(key);
-    this.add(state);
+    this.add(state, after);
   }
 
-  /** A key another record of the batch already holds (a unique collision), if any. */
-  collision(state: RecordState | undefined, record: Record<string, unknown>): string | undefined {
-    return recordKeys(this.model, record).find((key) => {
+  /** A key of `keys` another record of the batch already holds (a unique collision), if any. */
+  collision(state: RecordState | undefined, keys: readonly string[]): string | undefined {
+    return keys.find((key) => {
       const holder = this.byKey.get(key);
       return holder !== undefined && holder !== state;
     });

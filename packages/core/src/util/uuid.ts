@@ -8,15 +8,18 @@ const POOL_SIZE = 16 * 256;
 let pool = Buffer.alloc(0);
 let offset = POOL_SIZE;
 
-function random16(): Buffer {
+/** The offset of 16 fresh random bytes in `pool` (valid until the next call). */
+function random16(): number {
   if (offset + 16 > pool.length) {
     pool = randomBytes(POOL_SIZE);
     offset = 0;
   }
-  const out = Buffer.from(pool.subarray(offset, offset + 16));
   offset += 16;
-  return out;
+  return offset - 16;
 }
+
+/** The 16 bytes of the id being made: one buffer reused, as ids are made one at a time. */
+const bytes = Buffer.alloc(16);
 
 /**
  * A UUIDv7 (RFC 9562): 48 bits of Unix milliseconds, then a 12-bit counter that keeps ids made in
@@ -33,10 +36,12 @@ export function uuidv7(): string {
       sequence = 0;
     }
   } else {
-    sequence = random16().readUInt16BE(0) & 0x3ff;
+    const at = random16(); // before reading `pool`, which it may replace
+    sequence = pool.readUInt16BE(at) & 0x3ff;
   }
   lastMs = ms;
-  const bytes = random16();
+  const at = random16();
+  pool.copy(bytes, 0, at, at + 16);
   bytes.writeUIntBE(ms, 0, 6);
   bytes[6] = 0x70 | (sequence >> 8);
   bytes[7] = sequence & 0xff;

@@ -37,6 +37,24 @@ describe.each(TEST_DBS)('links, delete and restore on %s', (kind) => {
       expect((await t.get(`${base}/Product/${p.id}`).expect(200)).body.brandId).toBe(brand.id);
     });
 
+    it('lists multiple links of every record in linked-id order, without deleted targets', async () => {
+      const ids = ['zz', 'aa', 'mm'].map((s) => `cat-${s}-${gen}`);
+      for (const id of ids) await t.post(`${base}/Category`, { id, name: `Cat ${id}`, code: id }).expect(200);
+      const brand = (await t.post(`${base}/Brand`, { name: uniq('Ordered brand') }).expect(200)).body;
+      const made = [];
+      for (const categoriesIds of [ids, [ids[2], ids[0]], []]) {
+        made.push((await t.post(`${base}/Product`, { name: uniq('Ordered'), brandId: brand.id, categoriesIds }).expect(200)).body.id);
+      }
+      await t.del(`${base}/Category/${ids[2]}`).expect(200);
+      const page = (await t.get(`${base}/Product?select=categoriesNames&where[0][type]=equals&where[0][attribute]=name&where[0][value]=${uniq('Ordered')}`).expect(200)).body;
+      expect(page.list.map((p: { id: string }) => p.id)).toEqual(made);
+      expect(page.list.map((p: { categoriesIds: string[] }) => p.categoriesIds)).toEqual([[ids[1], ids[0]], [ids[0]], []]);
+      expect(page.list[0].categoriesNames).toEqual({ [ids[1]]: `Cat ${ids[1]}`, [ids[0]]: `Cat ${ids[0]}` });
+      expect(page.list[2].categoriesNames).toEqual({});
+      const brands = (await t.get(`${base}/Brand?select=productsNames&where[0][type]=equals&where[0][attribute]=id&where[0][value]=${brand.id}`).expect(200)).body;
+      expect(brands.list[0].productsIds).toEqual([...made].sort());
+    });
+
     it('fails a write naming a link target that does not exist, and stores nothing', async () => {
       const before = (await t.get(`${base}/Product?totalOnly=true`)).body.total;
       const res = await t.post(`${base}/Product`, { name: 'Dangling', brandId: 'no-such-brand' }).expect(400);

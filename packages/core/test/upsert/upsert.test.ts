@@ -117,6 +117,75 @@ describe.each(TEST_DBS)('upsert on %s', (kind) => {
     expect((await t.get('/api/Category?totalOnly=true&where[0][type]=startsWith&where[0][attribute]=code&where[0][value]=big-').expect(200)).body.total).toBe(1200);
   });
 
+  it('stores every field type as a single create and update do', async () => {
+    const brandId = (await t.post('/api/Brand', { name: 'Typed brand' }).expect(200)).body.id;
+    const categoryId = (await t.post('/api/Category', { name: 'Typed', code: 'typed' }).expect(200)).body.id;
+    const first = {
+      name: 'Typed "quoted" \\ naïve 🚀',
+      mpn: null,
+      description: 'line 1\nline 2',
+      price: 12.5,
+      quantity: -3,
+      isActive: false,
+      releaseDate: '2024-02-29',
+      availableAt: '2024-03-01T10:20:30+02:00',
+      color: 'green',
+      labels: ['sale', 'eco'],
+      specs: { weight: 1.5, tags: ['a', 'b'], nested: { on: true } },
+      brandId,
+      categoriesIds: [categoryId],
+    };
+    const second = { ...first, description: null, price: 0, quantity: 0, isActive: true, labels: [], specs: null, color: null, categoriesIds: [] };
+    const read = async (id: string) => {
+      const { id: _id, createdAt: _c, modifiedAt: _m, sku: _s, ...rest } = (await t.get(`/api/Product/${id}`).expect(200)).body;
+      return rest;
+    };
+    for (const values of [first, second]) {
+      const single = (await t.post('/api/Product', { ...values, sku: `typed-single-${values.price}` }).expect(200)).body;
+      const res = await t.post('/api/upsert', [{ entity: 'Product', payload: { ...values, sku: `typed-bulk-${values.price}` } }]).expect(200);
+      expect(res.body[0].status).toBe('Created');
+      expect(await read(res.body[0].entity.id)).toEqual(await read(single.id));
+    }
+    const created = (await t.post('/api/upsert', [{ entity: 'Product', payload: { ...first, sku: 'typed-changed' } }]).expect(200)).body[0].entity;
+    const changed = await t.post('/api/upsert', [{ entity: 'Product', payload: { ...second, sku: 'typed-changed' } }]).expect(200);
+    expect(changed.body[0]).toMatchObject({ status: 'Updated', entity: { id: created.id } });
+    const single = (await t.post('/api/Product', { ...first, sku: 'typed-patched' }).expect(200)).body;
+    await t.patch(`/api/Product/${single.id}`, second).expect(200);
+    expect(await read(created.id)).toEqual(await read(single.id));
+    const again = await t.post('/api/upsert', [{ entity: 'Product', payload: { ...second, sku: 'typed-changed' } }]).expect(200);
+    expect(again.body[0].status).toBe('NotModified');
+  });
+
+  it('links many records in one batch and replaces their links in the next', async () => {
+    const [c1, c2] = await Promise.all(
+      ['many-1', 'many-2'].map(async (code) => (await t.post('/api/Category', { name: code, code }).expect(200)).body.id as string),
+    );
+    const batch = (categoriesIds: string[], price: number) => Array.from({ length: 700 }, (_, i) => ({ entity: 'Product', payload: { name: `many ${i}`, sku: `many-${i}`, price, categoriesIds } }));
+    const created = await t.post('/api/upsert', batch([c1, c2], 1)).expect(200);
+    expect(created.body.filter((r: { status: string }) => r.status === 'Created')).toHaveLength(700);
+    const updated = await t.post('/api/upsert', batch([c2], 2)).expect(200);
+    expect(updated.body.filter((r: { status: string }) => r.status === 'Updated')).toHaveLength(700);
+    const list = (await t.get('/api/Product?select=sku,price,categoriesIds&maxSize=1000&where[0][type]=startsWith&where[0][attribute]=sku&where[0][value]=many-').expect(200)).body;
+    expect(list.total).toBe(700);
+    for (const p of list.list) expect(p).toMatchObject({ price: 2, categoriesIds: [c2] });
+  });
+
+  it('fails only the item whose update the database refuses, and stores the others', async () => {
+    const brandId = (await t.post('/api/Brand', { name: 'Refusing brand' }).expect(200)).body.id;
+    const made = [];
+    for (const mpn of ['REF-1', 'REF-2', 'REF-3']) made.push((await t.post('/api/Product', { name: mpn, brandId, mpn }).expect(200)).body);
+    // The batch names neither the record holding (brand, REF-1) nor a complete (brand, mpn) tuple,
+    // so it cannot see the collision: the database refuses that update, the other one is stored.
+    const res = await t.post('/api/upsert', [
+      { entity: 'Product', payload: { id: made[1].id, mpn: 'REF-1' } },
+      { entity: 'Product', payload: { id: made[2].id, name: 'REF-3 renamed' } },
+    ]).expect(200);
+    expect(res.body.map((r: { status: string }) => r.status)).toEqual(['Failed', 'Updated']);
+    expect(res.body[0].message).toMatch(/already exists/);
+    expect((await t.get(`/api/Product/${made[1].id}`).expect(200)).body.mpn).toBe('REF-2');
+    expect((await t.get(`/api/Product/${made[2].id}`).expect(200)).body.name).toBe('REF-3 renamed');
+  });
+
   it('answers 400 for a body that is not an array', async () => {
     await t.post('/api/upsert', { entity: 'Brand' }).expect(400);
   });

@@ -51,6 +51,11 @@ export const postgresDialect: Dialect = {
     return `${column} \\?| array[${marks}]::text[]`;
   },
 
+  jsonArrayRows(count) {
+    const marks = Array.from({ length: count }, () => '?').join(', ');
+    return `json_agg(json_build_array(${marks}) order by ?)::text`;
+  },
+
   async introspect(db) {
     const result: Introspection = { tables: new Map(), indexes: new Set() };
     const columns = await db.raw(

@@ -45,6 +45,12 @@ export const sqliteDialect: Dialect = {
     return `exists (select 1 from json_each(${column}) where json_each.value in (${marks}))`;
   },
 
+  jsonArrayRows(count) {
+    const marks = Array.from({ length: count }, () => '?').join(', ');
+    // ORDER BY inside an aggregate needs SQLite 3.44 or later; better-sqlite3 12 bundles a later one.
+    return `json_group_array(json_array(${marks}) order by ?)`;
+  },
+
   async introspect(db) {
     const result: Introspection = { tables: new Map(), indexes: new Set() };
     const objects: { type: string; name: string }[] = await db.raw(

@@ -1,0 +1,47 @@
+/** The floor's SQL, written out as a person would (and as knex prints it for our server; list.ts checks). */
+
+const P = '"product"';
+export const SELECT_PRODUCT =
+  `select ${P}."id" as "id", ${P}."name" as "name", ${P}."sku" as "sku", ${P}."mpn" as "mpn", ` +
+  `${P}."description" as "description", ${P}."price" as "price", ${P}."quantity" as "quantity", ` +
+  `${P}."is_active" as "isActive", ${P}."release_date" as "releaseDate", ${P}."brand_id" as "brandId", ` +
+  `coalesce(nullif("l_brand"."name", ''), nullif("l_brand"."code", ''), nullif("l_brand"."id", '')) as "brandName", ${P}."status_id" as "statusId", coalesce(nullif("l_status"."name", ''), nullif("l_status"."code", ''), nullif("l_status"."id", '')) as "statusName", ` +
+  `${P}."created_at" as "createdAt", ${P}."modified_at" as "modifiedAt", ${P}."created_by_id" as "createdById", ` +
+  `coalesce(nullif("l_createdBy"."name", ''), nullif("l_createdBy"."user_name", ''), nullif("l_createdBy"."id", '')) as "createdByName", ${P}."modified_by_id" as "modifiedById", coalesce(nullif("l_modifiedBy"."name", ''), nullif("l_modifiedBy"."user_name", ''), nullif("l_modifiedBy"."id", '')) as "modifiedByName" ` +
+  `from ${P} left join "brand" as "l_brand" on "l_brand"."id" = ${P}."brand_id" and "l_brand"."deleted" = $1 ` +
+  `left join "extensible_enum_option" as "l_status" on "l_status"."id" = ${P}."status_id" and "l_status"."deleted" = $2 ` +
+  `left join "user" as "l_createdBy" on "l_createdBy"."id" = ${P}."created_by_id" and "l_createdBy"."deleted" = $3 ` +
+  `left join "user" as "l_modifiedBy" on "l_modifiedBy"."id" = ${P}."modified_by_id" and "l_modifiedBy"."deleted" = $4 ` +
+  `where ${P}."deleted" = $5`;
+export const GET_PRODUCT = `${SELECT_PRODUCT} and ${P}."id" = $6`;
+export const COUNT_PRICE_ABOVE = `select count(*) as "total" from ${P} where ${P}."deleted" = $1 and ${P}."price" > $2`;
+export const LIST_PRICE_ABOVE = `${SELECT_PRODUCT} and ${P}."price" > $6 order by ${P}."price" asc nulls first, ${P}."id" asc limit $7`;
+export const LIST_WITH_BRAND =
+  `select ${P}."id" as "id", ${P}."name" as "name", ${P}."sku" as "sku", ${P}."price" as "price", ` +
+  `${P}."brand_id" as "brandId", coalesce(nullif("l_brand"."name", ''), nullif("l_brand"."code", ''), nullif("l_brand"."id", '')) as "brandName" from ${P} ` +
+  `left join "brand" as "l_brand" on "l_brand"."id" = ${P}."brand_id" and "l_brand"."deleted" = $1 ` +
+  `where ${P}."deleted" = $2 order by ${P}."id" asc limit $3`;
+export const LIST_PLAIN =
+  `select ${P}."id" as "id", ${P}."name" as "name", ${P}."sku" as "sku", ${P}."price" as "price" from ${P} ` +
+  `where ${P}."deleted" = $1 order by ${P}."id" asc limit $2`;
+const marks = (from: number, count: number) => Array.from({ length: count }, (_, i) => `$${from + i}`).join(', ');
+/** The linked records of n owners, ordered by linked id, as one JSON text of [owner, id, name] arrays. */
+const LINKED = (join: string, target: string, targetColumn: string) => (n: number) =>
+  `select json_agg(json_build_array("j"."product_id", "t"."id", coalesce(nullif("t"."name", ''), nullif("t"."code", ''), nullif("t"."id", ''))) order by "t"."id")::text as "l" ` +
+  `from "${join}" as "j" inner join "${target}" as "t" on "t"."id" = "j"."${targetColumn}" where "j"."product_id" in (${marks(1, n)}) and "t"."deleted" = $${n + 1}`;
+export const CATEGORIES = LINKED('category_products__product_categories', 'category', 'category_id');
+export const TAGS = LINKED('product_tags__extensible_enum_option', 'extensible_enum_option', 'extensible_enum_option_id');
+export const BRAND_EXISTS = 'select "id" from "brand" where "id" in ($1) and "deleted" = $2';
+export const INSERT_PRODUCT =
+  'insert into "product" ("brand_id", "created_at", "created_by_actor_id", "created_by_id", "id", "is_active", "modified_at", ' +
+  '"modified_by_actor_id", "modified_by_id", "name", "price", "quantity", "sku") values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)';
+export const TOKEN_BY_HASH =
+  'select "id" as "id", "user_id" as "userId", "created_at" as "createdAt", "last_used_at" as "lastUsedAt", ' +
+  '"expires_at" as "expiresAt", "idle_ms" as "idleMs", "actor_id" as "actorId" from "auth_token" where "token_hash" = $1 limit $2';
+export const USER_ROLES =
+  'select "r"."id" as "id" from "user_roles__role" as "j" inner join "role" as "r" on "r"."id" = "j"."role_id" ' +
+  'where "j"."user_id" = $1 and "r"."deleted" = $2 order by "r"."id" asc';
+export const USER_BY_ID =
+  'select "id" as "id", "user_name" as "userName", "name" as "name", "is_admin" as "isAdmin", "is_active" as "isActive", ' +
+  '"password" as "passwordHash" from "user" where "deleted" = $1 and "id" = $2 limit $3';
+export const TOUCH_TOKEN = 'update "auth_token" set "last_used_at" = $1 where "id" = $2';

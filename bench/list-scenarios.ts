@@ -1,0 +1,140 @@
+/** The requests list.ts sends to both servers, and the check that both do the same work for them. */
+import type { CapturedQuery } from './child-ipc';
+import { AUTH_SQL, type Seeded, type ServerChild } from './support';
+
+export type Target = 'ours' | 'floor';
+export interface Req {
+  method: 'GET' | 'POST';
+  path: string;
+  body?: string;
+}
+export interface Scenario {
+  key: string;
+  title: string;
+  /** Least ratio of our req/s to the floor's (DESIGN.md), if the scenario has one. */
+  goal?: number;
+  /** Same JSON from both servers (false: records made at different moments with different ids). */
+  sameAnswer: boolean;
+  request(i: number, target: Target, data: Seeded): Req;
+}
+
+const br = (s: string) => s.replace(/\[/g, '%5B').replace(/\]/g, '%5D');
+const THRESHOLDS = [100, 300, 500, 700, 900];
+/** The simple fields of the plain list; the list with links selects them too. */
+export const PLAIN_FIELDS = 'name,sku,price';
+/** Issue goal: the page with brand and categories names takes at most this many times the plain page's time. */
+export const LINKS_GOAL = 1.5;
+const runId = Date.now().toString(36);
+
+export const SCENARIOS: Scenario[] = [
+  {
+    key: 'get',
+    title: 'get one record by id',
+    goal: 0.5,
+    sameAnswer: true,
+    request: (i, _t, d) => ({ method: 'GET', path: `/api/Product/${d.productIds[(i * 7919) % d.productIds.length]}` }),
+  },
+  {
+    key: 'filter',
+    title: 'list: filter + sort + count, 100 rows',
+    goal: 0.8,
+    sameAnswer: true,
+    request: (i) => ({
+      method: 'GET',
+      path: br(`/api/Product?where[0][type]=greaterThan&where[0][attribute]=price&where[0][value]=${THRESHOLDS[i % THRESHOLDS.length]}&sortBy=price&asc=true&maxSize=100`),
+    }),
+  },
+  {
+    key: 'brand',
+    title: 'list 100 rows with the brand name',
+    goal: 0.6,
+    sameAnswer: true,
+    request: () => ({ method: 'GET', path: '/api/Product?select=name,sku,price,brandName&maxSize=100&collectionOnly=true' }),
+  },
+  {
+    key: 'plain',
+    title: 'plain list, 100 rows',
+    sameAnswer: true,
+    request: () => ({ method: 'GET', path: `/api/Product?select=${PLAIN_FIELDS}&maxSize=100&collectionOnly=true` }),
+  },
+  {
+    key: 'links',
+    title: 'list 100 rows with brand and categories names',
+    sameAnswer: true,
+    request: () => ({ method: 'GET', path: `/api/Product?select=${PLAIN_FIELDS},brandName,categoriesNames&maxSize=100&collectionOnly=true` }),
+  },
+  {
+    key: 'create',
+    title: 'create one',
+    goal: 0.5,
+    sameAnswer: false,
+    request: (i, t, d) => ({
+      method: 'POST',
+      path: '/api/Product',
+      body: JSON.stringify({ name: `Bench product ${i}`, sku: `bench-${runId}-${t}-${i}`, price: (i % 1000) + 0.5, quantity: i % 50, brandId: d.brandIds[i % d.brandIds.length] }),
+    }),
+  },
+];
+
+export async function login(server: ServerChild, password: string): Promise<string> {
+  const res = await fetch(`${server.url}/api/userSession`, {
+    headers: { authorization: `Basic ${Buffer.from(`admin:${password}`).toString('base64')}`, 'authorization-token-only': 'true' },
+  });
+  if (!res.ok) throw new Error(`login failed: ${res.status} ${await res.text()}`);
+  return ((await res.json()) as { authorizationToken: string }).authorizationToken;
+}
+
+async function send(server: ServerChild, token: string, req: Req): Promise<{ status: number; body: unknown }> {
+  const res = await fetch(server.url + req.path, {
+    method: req.method,
+    headers: { 'authorization-token': token, ...(req.body && { 'content-type': 'application/json' }) },
+    body: req.body,
+  });
+  return { status: res.status, body: await res.json() };
+}
+
+
+export interface Verdict {
+  problems: string[];
+  /** Statements our server sends beyond the floor's (redundant work, counted against ours). */
+  extra: string[];
+}
+
+/**
+ * Before measuring: every statement of the floor must appear, in order and with the same
+ * bindings, among ours, and the JSON must be the same. Statements only ours sends are allowed
+ * but reported: the floor does the work the answer needs, not our redundant work.
+ */
+export async function verify(s: Scenario, servers: Record<Target, ServerChild>, token: string, data: Seeded): Promise<Verdict> {
+  const seen = {} as Record<Target, { status: number; body: unknown; queries: CapturedQuery[] }>;
+  for (const t of ['ours', 'floor'] as Target[]) {
+    const { result, queries } = await servers[t].capture(() => send(servers[t], token, s.request(0, t, data)));
+    seen[t] = { ...result, queries: queries.filter((q) => !AUTH_SQL.test(q.sql)) };
+  }
+  const problems: string[] = [];
+  const { ours, floor } = seen;
+  if (ours.status !== 200 || floor.status !== 200) problems.push(`status ours ${ours.status}, floor ${floor.status}: ${JSON.stringify(ours.body).slice(0, 300)}`);
+  const bindings = (q: CapturedQuery) => JSON.stringify(s.sameAnswer ? q.bindings : q.bindings.length);
+  const extra: string[] = [];
+  let f = 0;
+  for (const q of ours.queries) {
+    const want = floor.queries[f];
+    if (want && want.sql === q.sql) {
+      if (bindings(want) !== bindings(q)) problems.push(`bindings differ for ${q.sql.slice(0, 80)}…: ours ${bindings(q)}, floor ${bindings(want)}`);
+      f += 1;
+    } else extra.push(q.sql);
+  }
+  if (f < floor.queries.length) {
+    const list = (q: CapturedQuery[]) => q.map((x) => x.sql).join('\n         ');
+    problems.push(`the floor sends SQL ours does not:\n  ours:  ${list(ours.queries)}\n  floor: ${list(floor.queries)}`);
+  }
+  const comparable = (body: unknown) => {
+    if (s.sameAnswer) return JSON.stringify(body);
+    const { id, sku, createdAt, modifiedAt, ...rest } = body as Record<string, unknown>;
+    return JSON.stringify({ keys: Object.keys(body as object), rest, types: [typeof id, typeof sku, typeof createdAt, typeof modifiedAt] });
+  };
+  if (comparable(ours.body) !== comparable(floor.body)) {
+    problems.push(`JSON differs:\n  ours:  ${comparable(ours.body).slice(0, 400)}\n  floor: ${comparable(floor.body).slice(0, 400)}`);
+  }
+  return { problems, extra };
+}

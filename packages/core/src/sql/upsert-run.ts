@@ -1,0 +1,179 @@
+import type { Knex } from 'knex';
+import { forbidden, type ScopeAccess, type UserAccess } from '../auth/access-control';
+import type { RequestContext } from '../context';
+import type { ApiRecord } from '../declarations';
+import type { EntityModel, FieldModel } from '../definition/normalize';
+import { completeForCreate } from '../definition/validate-record';
+import { ApiError } from '../errors';
+import { nowDateTime } from '../time';
+import { uuidv7 } from '../util/uuid';
+import { linkedIds, missingLinkTargets } from './link-writes';
+import type { Repository } from './repository';
+import { fetchByKeys, fetchMultipleLinks, keyLookups, storedFields } from './upsert-io';
+import { applyValues, BatchIndex, failed, lookupOf, recordKeys, settle, type Prepared, type RecordState, type UpsertResult } from './upsert-plan';
+import { failureMessage, writeDecided } from './upsert-write';
+
+/** What the items of one run share: the caller, their rights, the batch so far, the time. */
+interface Run {
+  repo: Repository;
+  ctx: RequestContext;
+  access: UserAccess;
+  scope: ScopeAccess;
+  index: BatchIndex;
+  /** One time for the whole run: its items are stored by one transaction. */
+  now: string;
+  linkFields: FieldModel[];
+  /** What a new record of the run starts from: stored fields null, created and modified now by the caller. */
+  blank: Record<string, unknown>;
+  /** Keys of multiple links, which a new record starts with as empty lists. */
+  listKeys: string[];
+}
+
+/** As one-at-a-time processing would: a unique value another record holds fails the item (409 text). */
+function assertNoCollision(run: Run, state: RecordState | undefined, keys: readonly string[]): void {
+  const key = run.index.collision(state, keys);
+  if (!key) return;
+  const what = key.startsWith('id:') ? 'id' : key.split(':')[1];
+  throw new ApiError('CORE_UNIQUE_VIOLATION', `${run.repo.model.name} with the same ${what} already exists`);
+}
+
+/** An item that names a record of the batch (stored, or created by an earlier item) changes it. */
+function applyToExisting(run: Run, p: Prepared, found: RecordState): void {
+  const { repo, ctx, scope } = run;
+  if (scope.edit === 'no' || (!found.isNew && scope.read === 'no')) throw forbidden(`Not allowed to edit ${repo.model.name}`);
+  if (!found.isNew) repo.guard.assertLevel(ctx, scope.edit, found.record as ApiRecord, 'edit');
+  repo.assertWritable(p.values, found.record as ApiRecord);
+  repo.guard.assertEditable(run.access, p.values, found.record as ApiRecord);
+  const before = recordKeys(repo.model, found.record);
+  const after = recordKeys(repo.model, found.record, p.values);
+  assertNoCollision(run, found, after);
+  settle(found, p);
+  const changed = applyValues(found, p.values);
+  if (changed) Object.assign(found.record, { modifiedAt: run.now, modifiedById: ctx.user?.id ?? null });
+  p.status = changed ? 'Updated' : 'NotModified';
+  run.index.reindex(found, before, after);
+}
+
+/** An item that names no record of the batch creates one. */
+function createNew(run: Run, p: Prepared): void {
+  const { repo } = run;
+  if (!run.scope.create) throw forbidden(`Not allowed to create ${repo.model.name}`);
+  const values = completeForCreate(repo.model, p.values);
+  repo.assertWritable(values, undefined);
+  // The right to edit is needed for the fields the item sent, not for the defaults.
+  repo.guard.assertEditable(run.access, p.values, undefined);
+  // A copy of one object shape is cheaper than adding the keys one by one.
+  const record: Record<string, unknown> = { ...run.blank, id: p.id ?? uuidv7() };
+  for (const key of run.listKeys) record[key] = [];
+  for (const [f, v] of values) record[f.key] = f.type === 'linkMultiple' ? [...new Set(v as string[])] : v;
+  const keys = recordKeys(repo.model, record);
+  assertNoCollision(run, undefined, keys);
+  const state: RecordState = { id: record.id as string, record, isNew: true, dirty: new Set(values.keys()) };
+  settle(state, p);
+  p.status = 'Created';
+  run.index.add(state, keys);
+}
+
+/**
+ * Decides one item against the batch so far, exactly as processing the items one at a time
+ * would; the SQL runs afterwards, set-based.
+ */
+function decide(run: Run, p: Prepared): void {
+  const found = run.index.find(lookupOf(run.repo.model, p.id, p.values));
+  if (found === 'ambiguous') throw new ApiError('CORE_CONFLICT', 'The unique fields of the payload point at different records');
+  if (found) applyToExisting(run, p, found);
+  else createNew(run, p);
+}
+
+/** The link values of the items, for one existence query per target entity. */
+function* linkValues(run: Run, items: readonly Prepared[]): Generator<[FieldModel, unknown]> {
+  for (const p of items) for (const f of run.linkFields) if (p.values.has(f)) yield [f, p.values.get(f)];
+}
+
+/** The first link id of an item that names no live record, nor one an earlier item of the run created. */
+function missingLink(run: Run, p: Prepared, missing: Map<string, Set<string>>): string | undefined {
+  for (const field of run.linkFields) {
+    const absent = missing.get(field.target as string);
+    if (!absent || !p.values.has(field)) continue;
+    for (const id of linkedIds(p.values.get(field))) {
+      if (!absent.has(String(id))) continue;
+      if (field.target === run.repo.model.name && run.index.find({ id: String(id), unique: [], indexes: [] })) continue;
+      return `${field.target} '${id}' not found (${field.key})`;
+    }
+  }
+  return undefined;
+}
+
+/** Puts the stored records the items name into the index, with their multiple links when items set them. */
+async function loadNamed(trx: Knex.Transaction, run: Run, items: readonly Prepared[]): Promise<void> {
+  const { repo } = run;
+  const found = await fetchByKeys(trx, repo, keyLookups(repo.model, items));
+  const multi = repo.model.fields.filter((f) => f.type === 'linkMultiple' && items.some((p) => p.values.has(f)));
+  for (const field of multi) {
+    const links = await fetchMultipleLinks(trx, repo.env.schema, repo.env.database.dialect, field, found.map((r) => r.id as string));
+    for (const r of found) r[field.key] = links.get(r.id as string) ?? [];
+  }
+  for (const record of found) run.index.add({ id: record.id as string, record, isNew: false, dirty: new Set() });
+}
+
+/** The keys of a stored record an upsert result shows: stored fields the caller may read (no link names, no attributes). */
+export function shownKeys(repo: Repository, access: UserAccess): string[] {
+  return repo.readable.filter((f) => f.system || access.field(repo.model.name, f.name).read).map((f) => f.key);
+}
+
+export function entityOf(keys: readonly string[], record: Record<string, unknown>): ApiRecord {
+  const out: Record<string, unknown> = {};
+  for (const key of keys) if (key in record) out[key] = record[key] ?? null;
+  return out as ApiRecord;
+}
+
+/** What a new record starts from: every stored field null, then who created it and when. */
+function blankRecord(model: EntityModel, ctx: RequestContext, now: string): Record<string, unknown> {
+  const record: Record<string, unknown> = {};
+  for (const f of storedFields(model)) if (!f.system) record[f.key] = null;
+  const [userId, actorId] = [ctx.user?.id ?? null, ctx.actor?.id ?? null];
+  return Object.assign(record, { createdAt: now, modifiedAt: now, createdById: userId, modifiedById: userId, createdByActorId: actorId, modifiedByActorId: actorId });
+}
+
+/** One run of consecutive items of one entity type, without link objects: set-based, in one transaction. */
+export async function upsertRun(repo: Repository, ctx: RequestContext, items: Prepared[], results: UpsertResult[]): Promise<void> {
+  const { model, env } = repo;
+  const access = await repo.guard.access(ctx);
+  const decided: Prepared[] = [];
+  const failures = new Map<RecordState, string>();
+  const now = nowDateTime();
+  const run: Run = {
+    repo,
+    ctx,
+    access,
+    scope: access.scope(model.name),
+    index: new BatchIndex(model),
+    now,
+    linkFields: model.fields.filter((f) => f.type === 'link' || f.type === 'linkMultiple'),
+    blank: blankRecord(model, ctx, now),
+    listKeys: model.fields.filter((f) => f.type === 'linkMultiple').map((f) => f.key),
+  };
+  await repo.translated(() =>
+    env.database.knex.transaction(async (trx) => {
+      await loadNamed(trx, run, items);
+      const missing = await missingLinkTargets(trx, env.schema, env.database.dialect, linkValues(run, items));
+      for (const p of items) {
+        try {
+          const absent = missing.size ? missingLink(run, p, missing) : undefined;
+          if (absent) throw new ApiError('CORE_INVALID_LINK', absent);
+          decide(run, p);
+          decided.push(p);
+        } catch (error) {
+          results[p.index] = failed(failureMessage(error));
+        }
+      }
+      await writeDecided(trx, repo, ctx, decided, failures);
+    }),
+  );
+  const keys = shownKeys(repo, access);
+  for (const p of decided) {
+    const state = p.state as RecordState;
+    const failure = failures.get(state);
+    results[p.index] = failure ? failed(failure) : { status: p.status as UpsertResult['status'], stored: true, entity: entityOf(keys, p.snapshot ?? state.record) };
+  }
+}

@@ -1,0 +1,89 @@
+import type { Knex } from 'knex';
+import type { RequestContext } from '../context';
+import type { EntityModel } from '../definition/normalize';
+import { ApiError } from '../errors';
+import { writeMultipleLink } from './link-writes';
+import type { Repository } from './repository';
+import { insertRows, replaceJoinRows, updateRows } from './bulk-writes';
+import { fetchByKeys, fetchMultipleLinks, keyLookups, toStoredRow } from './upsert-io';
+import { applyValues, type Prepared, type RecordState } from './upsert-plan';
+
+/** The message of a failed item: an API error's own, else a generic one (no driver details leak). */
+export const failureMessage = (error: unknown): string => (error instanceof ApiError ? error.message : 'The item could not be stored');
+
+/**
+ * The keys to fetch a record again by after losing an insert race: the id when the creating
+ * item named one (lookup by id only), else its unique fields and indexes.
+ */
+function lookupsOf(model: EntityModel, record: Record<string, unknown>, byId: boolean) {
+  if (byId) return keyLookups(model, [{ id: record.id as string, values: new Map() }]);
+  return keyLookups(model, [{ values: new Map(model.fields.filter((f) => f.key in record).map((f) => [f, record[f.key]])) }]);
+}
+
+/**
+ * A new record whose insert was ignored: another request stored the same key first. Its items
+ * are replayed, in order, as updates of that record; when no record holds its keys, the insert
+ * failed for another reason, which is found out by inserting it alone.
+ */
+async function recoverLostInsert(trx: Knex.Transaction, repo: Repository, state: RecordState, items: Prepared[], failures: Map<RecordState, string>) {
+  const [existing] = await fetchByKeys(trx, repo, lookupsOf(repo.model, state.record, items[0]?.id !== undefined));
+  if (existing) {
+    const next: RecordState = { id: existing.id as string, record: existing, isNew: false, dirty: new Set() };
+    const multi = repo.model.fields.filter((f) => f.type === 'linkMultiple' && items.some((p) => p.values.has(f)));
+    for (const field of multi) existing[field.key] = (await fetchMultipleLinks(trx, repo.env.schema, repo.env.database.dialect, field, [next.id])).get(next.id) ?? [];
+    for (const p of items) {
+      p.status = applyValues(next, p.values) ? 'Updated' : 'NotModified';
+      p.state = next;
+      p.snapshot = { ...next.record };
+    }
+    return next;
+  }
+  try {
+    await trx.transaction(async (sp) => void (await sp(repo.model.table).insert(toStoredRow(repo, state))));
+    return state;
+  } catch (error) {
+    failures.set(state, failureMessage(await repo.translated(() => Promise.reject(error)).catch((e) => e)));
+    return undefined;
+  }
+}
+
+/** Updates the changed records in one statement; when that fails, record by record to find the failing ones. */
+async function updateChanged(trx: Knex.Transaction, repo: Repository, ctx: RequestContext, changed: RecordState[], failures: Map<RecordState, string>) {
+  const columns = [...new Set(changed.flatMap((s) => [...s.dirty].filter((f) => f.column).map((f) => f.column as string)))];
+  const actor = ctx.actor?.id ?? null;
+  const rows = changed.map((s) => Object.assign(toStoredRow(repo, s), { modified_by_actor_id: actor }));
+  const all = [...columns, 'modified_at', 'modified_by_id', 'modified_by_actor_id'];
+  // Only multiple links changed: the record's own row just records who changed it and when.
+  if (columns.length === 0) return updateRows(trx, repo.env.database.dialect, repo.model, rows, all);
+  try {
+    await trx.transaction((sp) => updateRows(sp, repo.env.database.dialect, repo.model, rows, all));
+  } catch {
+    for (const [i, s] of changed.entries()) {
+      await trx.transaction((sp) => updateRows(sp, repo.env.database.dialect, repo.model, [rows[i]], all)).catch(async (error) => {
+        failures.set(s, failureMessage(await repo.translated(() => Promise.reject(error)).catch((e) => e)));
+      });
+    }
+  }
+}
+
+/** Writes the decided states: one insert and one update statement per chunk, join rows set-based. */
+export async function writeDecided(trx: Knex.Transaction, repo: Repository, ctx: RequestContext, decided: Prepared[], failures: Map<RecordState, string>) {
+  const { model, env } = repo;
+  const dialect = env.database.dialect;
+  let states = [...new Set(decided.map((p) => p.state as RecordState))];
+  const fresh = states.filter((s) => s.isNew);
+  const stored = await insertRows(trx, dialect, model, fresh.map((s) => toStoredRow(repo, s)));
+  for (const lost of fresh.filter((x) => !stored.has(x.id))) {
+    const next = await recoverLostInsert(trx, repo, lost, decided.filter((p) => p.state === lost), failures);
+    if (next && next !== lost) states = states.map((s) => (s === lost ? next : s));
+  }
+  const changed = states.filter((s) => !s.isNew && s.dirty.size > 0 && !failures.has(s));
+  if (changed.length) await updateChanged(trx, repo, ctx, changed, failures);
+  const ok = states.filter((s) => !failures.has(s));
+  for (const field of model.fields.filter((f) => f.type === 'linkMultiple')) {
+    const touched = ok.filter((s) => s.dirty.has(field));
+    if (!touched.length) continue;
+    if (field.join) await replaceJoinRows(trx, dialect, field, new Map(touched.map((s) => [s.id, s.record[field.key] as string[]])));
+    else for (const s of touched) await writeMultipleLink(trx, env.schema, field, s.id, s.record[field.key] as string[], (await fetchMultipleLinks(trx, env.schema, dialect, field, [s.id])).get(s.id) ?? []);
+  }
+}
