@@ -120,14 +120,15 @@ export class FileService {
     api.onRecord('afterDelete', 'File', async ({ ctx, id }) => {
       const key = removing.get(ctx)?.get(id as string);
       removing.get(ctx)?.delete(id as string);
-      if (key && (await this.rowGone(id as string))) await this.discard(key);
+      if (key && !(await this.rowExists(id as string))) await this.discard(key);
     });
   }
 
-  private async rowGone(id: string): Promise<boolean> {
+  /** Whether a File row has this id, a soft-deleted one included (its id stays taken). */
+  async rowExists(id: string): Promise<boolean> {
     const { database, schema } = this.instance();
     const table = schema.entity('File')?.table as string;
-    return !(await database.knex(table).select('id').where({ id }).first());
+    return !!(await database.knex(table).select('id').where({ id }).first());
   }
 }
 
