@@ -33,7 +33,7 @@ export interface FilesOptions {
   storage?: StorageDriver;
   /** Directory of the default local storage; default `data/files` under the working directory. */
   storageDir?: string;
-  /** Base of `downloadUrl` and thumbnail links; default the instance's `publicUrl` (else links start at `/api`). */
+  /** Base of `downloadUrl` and thumbnail links, read for each answer; default the instance's `publicUrl` (else links start at `/api`). */
   publicUrl?: string;
   /** Largest file in bytes, by any upload method; default 2 GiB. */
   maxFileSize?: number;

@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import { ApiError, uuidv7, type ApiRecord, type EntityApi, type PluginApi, type RequestContext } from '@entity-records/core';
+import { ApiError, uuidv7, type ApiRecord, type EntityApi, type FieldModel, type PluginApi, type PresentHook, type RequestContext } from '@entity-records/core';
 import { newContentKey, writeContent } from './content';
 import type { StorageDriver, StoredContent, ThumbnailSize } from './declarations';
 import { THUMBNAIL_SIZES } from './declarations';
@@ -85,6 +85,25 @@ export class FileService {
     return (row?.key as string | null) ?? undefined;
   }
 
+  /**
+   * `downloadUrl` and `thumbnails` of every answer, made from the public URL of the moment (so a
+   * new `publicUrl` holds for old records too); they are never stored. Images are told by `width`.
+   */
+  private linksHook(): PresentHook {
+    const shows = (fields: readonly FieldModel[], name: string) => fields.some((f) => f.name === name);
+    return {
+      load: ({ fields }) => (shows(fields, 'thumbnails') ? ['width'] : []),
+      present: ({ fields, records }) => {
+        const [download, thumbnails] = [shows(fields, 'downloadUrl'), shows(fields, 'thumbnails')];
+        if (!download && !thumbnails) return;
+        for (const record of records) {
+          if (download) record.downloadUrl = this.downloadUrl(record.id);
+          if (thumbnails) record.thumbnails = this.thumbnailUrls(record.id, typeof record.width === 'number');
+        }
+      },
+    };
+  }
+
   /** Record hooks: read-only fields come from the upload; names are checked; contents go with the row. */
   installHooks(api: PluginApi): void {
     api.onRecord('beforeCreate', 'File', ({ ctx, data }) => {
@@ -95,7 +114,6 @@ export class FileService {
       }
       assertFileName(data.name);
       const id = typeof data.id === 'string' && data.id !== '' ? data.id : uuidv7();
-      const isImage = stored.width !== null;
       Object.assign(data, {
         id,
         mimeType: stored.mimeType,
@@ -103,11 +121,10 @@ export class FileService {
         hash: stored.hash,
         width: stored.width,
         height: stored.height,
-        downloadUrl: this.downloadUrl(id),
-        thumbnails: this.thumbnailUrls(id, isImage),
         storageKey: stored.storageKey,
       });
     });
+    api.onPresent('File', this.linksHook());
     api.onRecord('beforeUpdate', 'File', ({ data }) => assertFileName(data?.name));
     // A permanent delete removes the contents; a soft-deleted file keeps them (it can be restored).
     const removing = new WeakMap<RequestContext, Map<string, string>>();
