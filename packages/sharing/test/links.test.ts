@@ -23,6 +23,12 @@ const fileLinks = (id: string, image: boolean) => ({
     : { small: null, medium: null, large: null },
 });
 
+const sharingLinks = (id: string, ext: string, fileId: string, image: boolean) => {
+  const { downloadUrl, thumbnails } = fileLinks(fileId, image);
+  const link = `${NEW}/sharings/${id}.${ext}`;
+  return { link, viewLink: `${link}?view=1`, filePathsData: { download: downloadUrl, thumbnails }, deleted: false, available: true };
+};
+
 type Made = { text: string; image: string; product: string; shareText: string; shareImage: string };
 
 describe.each(TEST_DBS)('links on %s', (kind) => {
@@ -83,9 +89,24 @@ describe.each(TEST_DBS)('links on %s', (kind) => {
       expect(named).toEqual({ id: m.image, name: 'photo.png' });
     });
 
+    it('Sharing answers carry links of the current public URL, deleted and available: lists, reads, creates and updates', async () => {
+      const m = made.get(base) as Made;
+      const expected = { [m.shareText]: sharingLinks(m.shareText, 'txt', m.text, false), [m.shareImage]: sharingLinks(m.shareImage, 'png', m.image, true) };
+      const pick = (r: Record<string, unknown>) => ({ link: r.link, viewLink: r.viewLink, filePathsData: r.filePathsData, deleted: r.deleted, available: r.available });
+      const list = (await t.get(`${base}/Sharing?where[0][type]=in&where[0][attribute]=id&where[0][value][]=${m.shareText}&where[0][value][]=${m.shareImage}`).expect(200)).body.list;
+      expect(Object.fromEntries(list.map((r: Record<string, unknown>) => [r.id, pick(r)]))).toEqual(expected);
+      expect(pick((await t.get(`${base}/Sharing/${m.shareImage}`).expect(200)).body)).toEqual(expected[m.shareImage]);
+      expect(pick((await t.patch(`${base}/Sharing/${m.shareImage}`, { name: `mine ${g}` }).expect(200)).body)).toEqual(expected[m.shareImage]);
+      expect(pick((await t.put(`${base}/Sharing/${m.shareText}`, { name: `ours ${g}` }).expect(200)).body)).toEqual(expected[m.shareText]);
+      const created = (await t.post(`${base}/Sharing`, { fileId: m.image }).expect(200)).body;
+      expect(pick(created)).toEqual(sharingLinks(created.id, 'png', m.image, true));
+    });
+
     it('keeps no links in the database: they are made for each answer', async () => {
       const created = (await t.post(`${base}/File`, { name: 'stored.png', fileContents: dataUrl(await pngOf(4, 4), 'image/png') }).expect(200)).body;
+      const s = (await t.post(`${base}/Sharing`, { fileId: created.id }).expect(200)).body;
       expect(await t.api.database.knex('file').where({ id: created.id }).first()).toMatchObject({ download_url: null, thumbnails: null });
+      expect(await t.api.database.knex('sharing').where({ id: s.id }).first()).toMatchObject({ link: null, view_link: null, file_paths_data: null });
     });
   });
 });

@@ -120,6 +120,37 @@ describe.each(TEST_DBS)('Sharing changes and limits on %s', (kind) => {
       expect(list.list[0].password).toBeUndefined();
     });
 
+    it('shows deleted and an available of the moment in every answer: expired by time, used up, file deleted', async () => {
+      const f = await upload(base, 'avail.txt', 'x');
+      const [expiring, limited, orphan] = [
+        (await t.post(`${base}/Sharing`, { fileId: f.id, validTill: '2999-01-01 00:00:00' }).expect(200)).body,
+        (await t.post(`${base}/Sharing`, { fileId: f.id, allowedUsage: 1 }).expect(200)).body,
+        (await t.post(`${base}/Sharing`, { fileId: (await upload(base, 'orphan.txt', 'y')).id }).expect(200)).body,
+      ];
+      const ids = [expiring.id, limited.id, orphan.id];
+      const states = async () => {
+        const list = (await t.get(`${base}/Sharing?where[0][type]=in&where[0][attribute]=id&where[0][value][]=${ids.join('&where[0][value][]=')}`).expect(200)).body.list;
+        const read = await Promise.all(ids.map(async (id) => (await t.get(`${base}/Sharing/${id}`).expect(200)).body));
+        const patched = await Promise.all(ids.map(async (id) => (await t.patch(`${base}/Sharing/${id}`, { name: `n ${Math.random()}` }).expect(200)).body));
+        const pick = (records: Record<string, unknown>[]) => ids.map((id) => records.find((r) => r.id === id)).map((r) => [r?.available, r?.deleted]);
+        return { list: pick(list), read: pick(read), patched: pick(patched) };
+      };
+      const all = (values: unknown[][]) => ({ list: values, read: values, patched: values });
+      expect(await states()).toEqual(all([[true, false], [true, false], [true, false]]));
+      // time passes validTill (the row is changed behind the API's back, as time does)
+      await t.api.database.knex('sharing').where({ id: expiring.id }).update({ valid_till: '2001-01-01 00:00:00' });
+      await request(t.app).get(new URL(limited.link).pathname).expect(200);
+      await t.del(`${base}/File/${orphan.fileId}`).expect(200);
+      expect(await states()).toEqual(all([[false, false], [false, false], [false, false]]));
+      await t.post(`${base}/entityRestore`, { entityName: 'File', ids: [orphan.fileId] }).expect(200);
+      expect((await t.get(`${base}/Sharing/${orphan.id}`).expect(200)).body).toMatchObject({ available: true, link: orphan.link });
+      // what answers compute is never taken from a client, also not on create
+      for (const field of ['available', 'link', 'viewLink']) {
+        const res = await t.post(`${base}/Sharing`, { fileId: f.id, [field]: field === 'available' ? false : 'http://x' }).expect(400);
+        expect({ field, code: res.body.error.code }).toEqual({ field, code: 'CORE_READ_ONLY_FIELD' });
+      }
+    });
+
     it('answers 404 once the file is deleted, and refuses a sharing of an unknown file', async () => {
       const f = await upload(base, 'doomed.txt', 'x');
       const s = (await t.post(`${base}/Sharing`, { fileId: f.id }).expect(200)).body;
