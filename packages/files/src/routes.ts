@@ -1,6 +1,7 @@
 import type { Request, Response, Router } from 'express';
 import { ApiError, requestContext, toHandler, type ApiRecord, type EntityApi, type RequestContext } from '@entity-records/core';
 import { decodeDataUrl } from './base64';
+import { requestedRange } from './byte-range';
 import { parseChunk, type ChunkService } from './chunks';
 import { THUMBNAIL_SIZES, type ThumbnailSize } from './declarations';
 import { assertFileName, mimeTypeOf } from './file-name';
@@ -90,8 +91,10 @@ export function fileRoutes(parts: FileRoutesParts): (router: Router) => void {
     const record = await repository().get(ctx, req.params.id as string);
     const key = await files.storageKeyOf(record.id);
     if (!key) throw new ApiError('CORE_NOT_FOUND', `File '${record.id}' not found`);
-    const stream = await files.storage.read(key);
-    await sendContent(res, { stream, name: String(record.name ?? record.id), mimeType: record.mimeType, size: record.fileSize as number, disposition: 'attachment' });
+    const [size, etag] = [Number(record.fileSize), `"${String(record.hash)}"`];
+    const range = requestedRange(res, size, etag);
+    const stream = await files.storage.read(key, range);
+    await sendContent(res, { stream, name: String(record.name ?? record.id), mimeType: record.mimeType, size, etag, range, disposition: 'attachment' });
   };
 
   const inflight = new Map<string, Promise<Buffer | undefined>>();

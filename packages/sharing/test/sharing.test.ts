@@ -50,6 +50,35 @@ describe.each(TEST_DBS)('Sharing on %s', (kind) => {
       expect(read.body).toMatchObject({ used: 2, deleted: false, available: true });
     });
 
+    it('serves byte ranges of a link; a download counts once, but on a link with a limit every request does', async () => {
+      const file = await upload(base, 'range.txt', '0123456789abcdef');
+      const get = (path: string, range?: string) => {
+        const test = request(t.app).get(path).buffer(true).parse(binary);
+        return range ? test.set('Range', range) : test;
+      };
+      const used = async (id: string) => (await t.get(`${base}/Sharing/${id}`).expect(200)).body.used;
+      const free = (await t.post(`${base}/Sharing`, { fileId: file.id }).expect(200)).body;
+      const path = new URL(free.link).pathname;
+      const first = await get(path, 'bytes=0-3').expect(206);
+      expect({ body: first.body.toString(), range: first.headers['content-range'], accept: first.headers['accept-ranges'] }).toEqual({ body: '0123', range: 'bytes 0-3/16', accept: 'bytes' });
+      expect(first.headers['content-disposition']).toMatch(/^attachment; /);
+      expect((await get(path, 'bytes=4-').expect(206)).body.toString()).toBe('456789abcdef');
+      expect(await used(free.id)).toBe(1);
+      const view = await get(`${path}?view=1`, 'bytes=-2').expect(206);
+      expect({ body: view.body.toString(), disposition: view.headers['content-disposition'] }).toMatchObject({ body: 'ef', disposition: expect.stringMatching(/^inline; /) });
+      expect((await get(path, 'bytes=16-').expect(416)).headers['content-range']).toBe('bytes */16');
+      expect(await used(free.id)).toBe(1);
+      await get(path).expect(200);
+      expect(await used(free.id)).toBe(2);
+
+      const limited = (await t.post(`${base}/Sharing`, { fileId: file.id, allowedUsage: 2 }).expect(200)).body;
+      const limitedPath = new URL(limited.link).pathname;
+      await get(limitedPath, 'bytes=8-').expect(206);
+      await get(limitedPath, 'bytes=0-7').expect(206);
+      expect(await used(limited.id)).toBe(2);
+      expect((await get(limitedPath, 'bytes=8-').expect(410)).body.toString()).toMatch(/SHARING_USED_UP/);
+    });
+
     it('refuses with 404 unknown and inactive sharings, with 410 used-up and expired ones', async () => {
       const file = await upload(base, 'a.txt', 'a');
       await request(t.app).get('/sharings/nope.txt').expect(404);
