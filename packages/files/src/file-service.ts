@@ -7,6 +7,15 @@ import { assertFileName } from './file-name';
 import { measureImage } from './images';
 import type { ResolvedOptions } from './options';
 
+/** A File's contents as stored. */
+export interface FileContent {
+  storageKey: string;
+  size: number;
+  hash: string;
+  mimeType: string;
+  isImage: boolean;
+}
+
 /** Keys of a File record that only uploads set. */
 export const SERVER_FIELDS = ['mimeType', 'fileSize', 'hash', 'width', 'height', 'downloadUrl', 'thumbnails', 'storageKey'] as const;
 
@@ -75,14 +84,26 @@ export class FileService {
     }
   }
 
-  /** The storage key of a live File, or undefined. */
+  /** The storage key of a File row, or undefined. */
   async storageKeyOf(id: string): Promise<string | undefined> {
+    return (await this.contentOf(id))?.storageKey;
+  }
+
+  /**
+   * What serving a File's contents needs, read past field rights: a caller who may read the record
+   * gets its bytes whole and correctly labelled, even without the right to read `fileSize` or `hash`.
+   */
+  async contentOf(id: string): Promise<FileContent | undefined> {
     const { database, schema } = this.instance();
     const model = schema.entity('File');
-    const column = model?.field.get('storageKey')?.column;
-    if (!model || !column) return undefined;
-    const row = await database.knex(model.table).select({ key: column }).where({ id }).first();
-    return (row?.key as string | null) ?? undefined;
+    if (!model) return undefined;
+    const column = (name: string) => model.field.get(name)?.column as string;
+    const row = await database.knex(model.table)
+      .select({ key: column('storageKey'), size: column('fileSize'), hash: column('hash'), mimeType: column('mimeType'), width: column('width') })
+      .where({ id })
+      .first();
+    if (!row?.key) return undefined;
+    return { storageKey: row.key, size: Number(row.size), hash: row.hash, mimeType: row.mimeType, isImage: row.width !== null && row.width !== undefined };
   }
 
   /**
