@@ -180,6 +180,18 @@ describe.each(TEST_DBS)('Sharing changes and limits on %s', (kind) => {
       }
     });
 
+    it('is created and changed by upsert, with links, and a change within the same second is Updated', async () => {
+      const f = await upload(base, 'upserted.txt', 'u');
+      const path = g === 'A' ? '/api/upsert' : '/api/v1/MassActions/action/upsert';
+      const [created] = (await t.post(path, [{ entity: 'Sharing', payload: { fileId: f.id, name: 'first' } }]).expect(200)).body;
+      expect(created).toMatchObject({ status: 'Created', stored: true, entity: { name: 'first', link: expect.stringMatching(/^http:\/\/files\.test\/sharings\/.+\.txt$/) } });
+      const id = created.entity.id;
+      const [renamed] = (await t.post(path, [{ entity: 'Sharing', payload: { id, name: 'second' } }]).expect(200)).body;
+      expect(renamed).toMatchObject({ status: 'Updated', entity: { name: 'second' } });
+      const [same] = (await t.post(path, [{ entity: 'Sharing', payload: { id, name: 'second' } }]).expect(200)).body;
+      expect(same).toMatchObject({ status: 'NotModified', entity: { name: 'second' } });
+    });
+
     it('answers 404 once the file is deleted, and refuses a sharing of an unknown file', async () => {
       const f = await upload(base, 'doomed.txt', 'x');
       const s = (await t.post(`${base}/Sharing`, { fileId: f.id }).expect(200)).body;
