@@ -82,6 +82,9 @@ export function fileRoutes(parts: FileRoutesParts): (router: Router) => void {
 
   const receiveChunk = async (ctx: RequestContext, body: Record<string, unknown>) => {
     const input = parseChunk(body, files.options.maxPiecesCount);
+    // The File is made at the last chunk from `id` and `name`: anything else a chunk names is
+    // refused at once, as the other methods refuse it (read-only or unknown field).
+    repository().validate(recordFields(body), 'create');
     await mayCreate(ctx);
     return chunks.receive(ctx, input);
   };

@@ -142,11 +142,15 @@ describe.each(TEST_DBS)('chunked upload on %s', (kind) => {
         [{ ...good, piece: 'data:application/octet-stream;base64,ab$c' }, 'FILES_CONTENT_INVALID'],
         [{ ...good, piece: 'YWJj' }, 'FILES_CONTENT_INVALID'],
         [{ ...good, name: '../x.bin' }, 'FILES_NAME_INVALID'],
+        [{ ...good, colour: 'red' }, 'CORE_UNKNOWN_FIELD'],
+        [{ ...good, hash: 'f'.repeat(64) }, 'CORE_READ_ONLY_FIELD'],
+        [{ ...good, mimeType: 'text/html' }, 'CORE_READ_ONLY_FIELD'],
       ];
       for (const [body, code] of cases) {
         const res = await t.post(`${base}/File`, body).expect(400);
         expect({ body, code: res.body.error.code }).toEqual({ body, code });
       }
+      expect(await t.api.database.knex('file_upload').where({ file_id: u.id })).toEqual([]);
       // offsets and counts may come as strings, as the reference client sends them
       expect((await t.post(`${base}/File`, { ...good, start: '0', piecesCount: '2' }).expect(200)).body).toEqual({ chunks: ['0'] });
     });
