@@ -20,12 +20,16 @@ export interface TestApi {
   close(): Promise<void>;
 }
 
-/** Starts an instance on a fresh database of the given kind, mounted in an Express app, with an admin token. */
+/**
+ * Starts an instance on a fresh database of the given kind (or on `shared`, which `close()` then
+ * leaves to its owner), mounted in an Express app, with an admin token.
+ */
 export async function startTestApi(
   kind: 'sqlite' | 'postgres',
   options: Omit<EntityApiOptions, 'database'>,
+  shared?: TestDatabase,
 ): Promise<TestApi> {
-  const db = await createTestDatabase(kind);
+  const db = shared ?? (await createTestDatabase(kind));
   const api = createEntityApi({
     admin: ADMIN,
     logger: { info() {}, warn() {}, error() {} },
@@ -55,7 +59,7 @@ export async function startTestApi(
     del: (path) => withToken(request(app).delete(path)),
     async close() {
       await api.close();
-      await db.drop();
+      if (!shared) await db.drop();
     },
   };
 }

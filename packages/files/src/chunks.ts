@@ -25,6 +25,9 @@ export interface ChunkAnswer {
 
 const conflict = (message: string, details?: Record<string, unknown>) => new ApiError('FILES_CHUNK_CONFLICT', message, { details });
 
+/** As the File's creation would answer at the last chunk. */
+const idTaken = () => new ApiError('CORE_UNIQUE_VIOLATION', 'File with the same id already exists', { details: { entity: 'File', fields: ['id'] } });
+
 function issue(path: string, message: string): ApiError {
   return new ApiError('CORE_VALIDATION_FAILED', message, { details: { issues: [{ path: [path], code: 'invalid_type', message }] } });
 }
@@ -102,12 +105,16 @@ export class ChunkService {
     const uploadId = this.uploadIdOf(ctx, input.fileUniqueHash);
     const now = Date.now();
     const description = { uploadId, fileId: input.id, name: input.name, piecesCount: input.piecesCount, touchedAt: now };
+    const before = await this.store.upload(uploadId);
+    const live = before && !this.expired(before, now) ? before : undefined;
+    if (live) this.assertSameFile(live, input);
+    // A file not yet joined whose id another File has (a deleted one too) would fail at its last
+    // chunk: say so at once. A File made with that id meanwhile still fails the last chunk.
+    if ((!live || live.state === 'open') && (await this.files.rowExists(input.id))) throw idTaken();
     await this.store.ensureUpload(description);
 
     // Write the bytes first (outside any lock), unless this is plainly a repeat or a conflict.
-    const before = await this.store.upload(uploadId);
-    const seen = before && !this.expired(before, now) ? await this.store.chunks(uploadId) : [];
-    if (before && !this.expired(before, now)) this.assertSameFile(before, input);
+    const seen = live ? await this.store.chunks(uploadId) : [];
     const early = relation(seen, input.start, size);
     if (early === 'overlap') throw conflict(`The chunk at ${input.start} (${size} bytes) overlaps a chunk already received`, { start: input.start });
     const key = early === 'new' ? `chunks/${uploadId}/${input.start}-${randomBytes(6).toString('hex')}` : undefined;

@@ -13,8 +13,11 @@ export interface StorageDriver {
    * partly written object. Resolves with the number of bytes written.
    */
   write(key: string, source: Readable | Buffer): Promise<number>;
-  /** A stream of the bytes stored under `key`; rejects with `code: 'ENOENT'` when there are none. */
-  read(key: string): Promise<Readable>;
+  /**
+   * A stream of the bytes stored under `key` (only bytes `range.start` to `range.end`, both
+   * included, when a range is given); rejects with `code: 'ENOENT'` when there are none.
+   */
+  read(key: string, range?: { start: number; end: number }): Promise<Readable>;
   /** Whether `key` holds an object. */
   exists(key: string): Promise<boolean>;
   /** Removes the object; a missing one is not an error. */
@@ -33,7 +36,7 @@ export interface FilesOptions {
   storage?: StorageDriver;
   /** Directory of the default local storage; default `data/files` under the working directory. */
   storageDir?: string;
-  /** Base of `downloadUrl` and thumbnail links; default the instance's `publicUrl` (else links start at `/api`). */
+  /** Base of `downloadUrl` and thumbnail links, read for each answer; default the instance's `publicUrl` (else links start at `/api`). */
   publicUrl?: string;
   /** Largest file in bytes, by any upload method; default 2 GiB. */
   maxFileSize?: number;

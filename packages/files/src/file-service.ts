@@ -1,11 +1,20 @@
 import type { Readable } from 'node:stream';
-import { ApiError, uuidv7, type ApiRecord, type EntityApi, type PluginApi, type RequestContext } from '@entity-records/core';
+import { ApiError, uuidv7, type ApiRecord, type EntityApi, type FieldModel, type PluginApi, type PresentHook, type RequestContext } from '@entity-records/core';
 import { newContentKey, writeContent } from './content';
 import type { StorageDriver, StoredContent, ThumbnailSize } from './declarations';
 import { THUMBNAIL_SIZES } from './declarations';
 import { assertFileName } from './file-name';
 import { measureImage } from './images';
 import type { ResolvedOptions } from './options';
+
+/** A File's contents as stored. */
+export interface FileContent {
+  storageKey: string;
+  size: number;
+  hash: string;
+  mimeType: string;
+  isImage: boolean;
+}
 
 /** Keys of a File record that only uploads set. */
 export const SERVER_FIELDS = ['mimeType', 'fileSize', 'hash', 'width', 'height', 'downloadUrl', 'thumbnails', 'storageKey'] as const;
@@ -75,14 +84,45 @@ export class FileService {
     }
   }
 
-  /** The storage key of a live File, or undefined. */
+  /** The storage key of a File row, or undefined. */
   async storageKeyOf(id: string): Promise<string | undefined> {
+    return (await this.contentOf(id))?.storageKey;
+  }
+
+  /**
+   * What serving a File's contents needs, read past field rights: a caller who may read the record
+   * gets its bytes whole and correctly labelled, even without the right to read `fileSize` or `hash`.
+   */
+  async contentOf(id: string): Promise<FileContent | undefined> {
     const { database, schema } = this.instance();
     const model = schema.entity('File');
-    const column = model?.field.get('storageKey')?.column;
-    if (!model || !column) return undefined;
-    const row = await database.knex(model.table).select({ key: column }).where({ id }).first();
-    return (row?.key as string | null) ?? undefined;
+    if (!model) return undefined;
+    const column = (name: string) => model.field.get(name)?.column as string;
+    const row = await database.knex(model.table)
+      .select({ key: column('storageKey'), size: column('fileSize'), hash: column('hash'), mimeType: column('mimeType'), width: column('width') })
+      .where({ id })
+      .first();
+    if (!row?.key) return undefined;
+    return { storageKey: row.key, size: Number(row.size), hash: row.hash, mimeType: row.mimeType, isImage: row.width !== null && row.width !== undefined };
+  }
+
+  /**
+   * `downloadUrl` and `thumbnails` of every answer, made from the public URL of the moment (so a
+   * new `publicUrl` holds for old records too); they are never stored. Images are told by `width`.
+   */
+  private linksHook(): PresentHook {
+    const shows = (fields: readonly FieldModel[], name: string) => fields.some((f) => f.name === name);
+    return {
+      load: ({ fields }) => (shows(fields, 'thumbnails') ? ['width'] : []),
+      present: ({ fields, records }) => {
+        const [download, thumbnails] = [shows(fields, 'downloadUrl'), shows(fields, 'thumbnails')];
+        if (!download && !thumbnails) return;
+        for (const record of records) {
+          if (download) record.downloadUrl = this.downloadUrl(record.id);
+          if (thumbnails) record.thumbnails = this.thumbnailUrls(record.id, typeof record.width === 'number');
+        }
+      },
+    };
   }
 
   /** Record hooks: read-only fields come from the upload; names are checked; contents go with the row. */
@@ -95,7 +135,6 @@ export class FileService {
       }
       assertFileName(data.name);
       const id = typeof data.id === 'string' && data.id !== '' ? data.id : uuidv7();
-      const isImage = stored.width !== null;
       Object.assign(data, {
         id,
         mimeType: stored.mimeType,
@@ -103,11 +142,10 @@ export class FileService {
         hash: stored.hash,
         width: stored.width,
         height: stored.height,
-        downloadUrl: this.downloadUrl(id),
-        thumbnails: this.thumbnailUrls(id, isImage),
         storageKey: stored.storageKey,
       });
     });
+    api.onPresent('File', this.linksHook());
     api.onRecord('beforeUpdate', 'File', ({ data }) => assertFileName(data?.name));
     // A permanent delete removes the contents; a soft-deleted file keeps them (it can be restored).
     const removing = new WeakMap<RequestContext, Map<string, string>>();
@@ -120,14 +158,15 @@ export class FileService {
     api.onRecord('afterDelete', 'File', async ({ ctx, id }) => {
       const key = removing.get(ctx)?.get(id as string);
       removing.get(ctx)?.delete(id as string);
-      if (key && (await this.rowGone(id as string))) await this.discard(key);
+      if (key && !(await this.rowExists(id as string))) await this.discard(key);
     });
   }
 
-  private async rowGone(id: string): Promise<boolean> {
+  /** Whether a File row has this id, a soft-deleted one included (its id stays taken). */
+  async rowExists(id: string): Promise<boolean> {
     const { database, schema } = this.instance();
     const table = schema.entity('File')?.table as string;
-    return !(await database.knex(table).select('id').where({ id }).first());
+    return !!(await database.knex(table).select('id').where({ id }).first());
   }
 }
 

@@ -72,6 +72,19 @@ const schemas = {
 
 const idParam = { $ref: '#/components/parameters/id' };
 
+/** Single byte ranges of a download (RFC 9110): a part of the contents, 206, or 416 past the end. */
+export const rangeParameters = [
+  { name: 'Range', in: 'header', required: false, schema: { type: 'string', pattern: '^bytes=' }, description: 'One range, `bytes=<first>-<last>`, `bytes=<first>-` or `bytes=-<suffix length>`; several ranges get the whole contents.' },
+  { name: 'If-Range', in: 'header', required: false, schema: { type: 'string' }, description: 'The ETag of the contents the range is of; another one gets the whole contents.' },
+];
+export const rangeResponses = {
+  '206': {
+    description: 'The range asked for, with `Content-Range: bytes <first>-<last>/<size>`',
+    content: { 'application/octet-stream': { schema: { type: 'string', contentMediaType: 'application/octet-stream' } } },
+  },
+  '416': { ...response('Error'), description: 'The range starts past the end (FILES_RANGE_NOT_SATISFIABLE); `Content-Range: bytes */<size>`' },
+};
+
 /** The file routes in both generations. */
 export const filesOpenApi: OpenApiFragment = {
   tags: [{ name: 'File', description: 'Upload files by base64, URL, chunks or multipart; download them and their thumbnails.' }],
@@ -111,10 +124,14 @@ export const filesOpenApi: OpenApiFragment = {
       get: {
         operationId: 'downloadFile',
         tags: ['File'],
-        summary: 'The contents of a file, as an attachment',
-        parameters: [idParam],
+        summary: 'The contents of a file, as an attachment, whole or one byte range',
+        parameters: [idParam, ...rangeParameters],
         responses: {
-          '200': { description: 'The contents, with the recorded Content-Type and a Content-Disposition naming the file', content: { 'application/octet-stream': { schema: { type: 'string', contentMediaType: 'application/octet-stream' } } } },
+          '200': {
+            description: 'The contents, with the recorded Content-Type, a Content-Disposition naming the file, `ETag` (the SHA-256) and `Accept-Ranges: bytes`',
+            content: { 'application/octet-stream': { schema: { type: 'string', contentMediaType: 'application/octet-stream' } } },
+          },
+          ...rangeResponses,
           ...errors,
         },
       },

@@ -1,6 +1,7 @@
 import type { Request, Response, Router } from 'express';
 import { ApiError, requestContext, toHandler, type ApiRecord, type EntityApi, type RequestContext } from '@entity-records/core';
 import { decodeDataUrl } from './base64';
+import { requestedRange } from './byte-range';
 import { parseChunk, type ChunkService } from './chunks';
 import { THUMBNAIL_SIZES, type ThumbnailSize } from './declarations';
 import { assertFileName, mimeTypeOf } from './file-name';
@@ -81,6 +82,9 @@ export function fileRoutes(parts: FileRoutesParts): (router: Router) => void {
 
   const receiveChunk = async (ctx: RequestContext, body: Record<string, unknown>) => {
     const input = parseChunk(body, files.options.maxPiecesCount);
+    // The File is made at the last chunk from `id` and `name`: anything else a chunk names is
+    // refused at once, as the other methods refuse it (read-only or unknown field).
+    repository().validate(recordFields(body), 'create');
     await mayCreate(ctx);
     return chunks.receive(ctx, input);
   };
@@ -88,10 +92,13 @@ export function fileRoutes(parts: FileRoutesParts): (router: Router) => void {
   const download = async (req: Request, res: Response) => {
     const ctx = requestContext(req);
     const record = await repository().get(ctx, req.params.id as string);
-    const key = await files.storageKeyOf(record.id);
-    if (!key) throw new ApiError('CORE_NOT_FOUND', `File '${record.id}' not found`);
-    const stream = await files.storage.read(key);
-    await sendContent(res, { stream, name: String(record.name ?? record.id), mimeType: record.mimeType, size: record.fileSize as number, disposition: 'attachment' });
+    const content = await files.contentOf(record.id);
+    if (!content) throw new ApiError('CORE_NOT_FOUND', `File '${record.id}' not found`);
+    const { size, mimeType } = content;
+    const etag = `"${content.hash}"`;
+    const range = requestedRange(res, size, etag);
+    const stream = await files.storage.read(content.storageKey, range);
+    await sendContent(res, { stream, name: String(record.name ?? record.id), mimeType, size, etag, range, disposition: 'attachment' });
   };
 
   const inflight = new Map<string, Promise<Buffer | undefined>>();
@@ -99,8 +106,9 @@ export function fileRoutes(parts: FileRoutesParts): (router: Router) => void {
     const size = req.params.size as ThumbnailSize;
     if (!Object.hasOwn(THUMBNAIL_SIZES, size)) throw new ApiError('FILES_NO_THUMBNAIL', 'Thumbnail sizes are small, medium and large');
     const record = await repository().get(requestContext(req), req.params.id as string);
-    const key = await files.storageKeyOf(record.id);
-    if (!key || !record.width) throw new ApiError('FILES_NO_THUMBNAIL', `File '${record.id}' is not a raster image and has no thumbnails`);
+    const content = await files.contentOf(record.id);
+    if (!content?.isImage) throw new ApiError('FILES_NO_THUMBNAIL', `File '${record.id}' is not a raster image and has no thumbnails`);
+    const key = content.storageKey;
     const target = thumbnailKey(key, size);
     if (!(await files.storage.exists(target))) {
       // One rendering per thumbnail in this process; another process may render it too (same bytes).

@@ -92,6 +92,22 @@ describe.each(TEST_DBS)('chunked upload on %s', (kind) => {
       expect((await chunk('/File', u, 'c.bin', 3, other).expect(200)).body).toEqual({ chunks: ['0', '1000'] });
     });
 
+    it('answers 409 at the first chunk whose id another File has, also a deleted one, keeping nothing', async () => {
+      const live = (await t.post(`${base}/File`, { name: 'taken.txt', fileContents: dataUrl('taken') }).expect(200)).body;
+      const gone = (await t.post(`${base}/File`, { name: 'gone.txt', fileContents: dataUrl('gone') }).expect(200)).body;
+      await t.del(`${base}/File/${gone.id}`).expect(200);
+      const pieces = () => listFiles(t.storageDir).filter((f) => f.startsWith('chunks/')).length;
+      const before = pieces();
+      for (const id of [live.id, gone.id]) {
+        const u = { ...ids(), id };
+        const res = await chunk('/File', u, 'late.bin', 2, { start: 0, bytes: randomBytes(100) }).expect(409);
+        expect(res.body.error).toMatchObject({ code: 'CORE_UNIQUE_VIOLATION', details: { entity: 'File', fields: ['id'] } });
+        expect(await t.api.database.knex('file_upload').where({ file_id: id })).toEqual([]);
+      }
+      expect(pieces()).toBe(before);
+      expect((await t.get(`${base}/File/${live.id}`).expect(200)).body).toMatchObject({ name: 'taken.txt', fileSize: 5 });
+    });
+
     it('refuses a last piece that leaves a gap, and chunks past piecesCount', async () => {
       const u = ids();
       await chunk('/File', u, 'gap.bin', 2, { start: 0, bytes: randomBytes(100) }).expect(200);
@@ -126,11 +142,15 @@ describe.each(TEST_DBS)('chunked upload on %s', (kind) => {
         [{ ...good, piece: 'data:application/octet-stream;base64,ab$c' }, 'FILES_CONTENT_INVALID'],
         [{ ...good, piece: 'YWJj' }, 'FILES_CONTENT_INVALID'],
         [{ ...good, name: '../x.bin' }, 'FILES_NAME_INVALID'],
+        [{ ...good, colour: 'red' }, 'CORE_UNKNOWN_FIELD'],
+        [{ ...good, hash: 'f'.repeat(64) }, 'CORE_READ_ONLY_FIELD'],
+        [{ ...good, mimeType: 'text/html' }, 'CORE_READ_ONLY_FIELD'],
       ];
       for (const [body, code] of cases) {
         const res = await t.post(`${base}/File`, body).expect(400);
         expect({ body, code: res.body.error.code }).toEqual({ body, code });
       }
+      expect(await t.api.database.knex('file_upload').where({ file_id: u.id })).toEqual([]);
       // offsets and counts may come as strings, as the reference client sends them
       expect((await t.post(`${base}/File`, { ...good, start: '0', piecesCount: '2' }).expect(200)).body).toEqual({ chunks: ['0'] });
     });

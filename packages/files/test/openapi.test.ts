@@ -52,6 +52,11 @@ describe.each(TEST_DBS)('OpenAPI of files and sharing on %s', (kind) => {
       checker.response(`${base}/File/upload`, 'post', wrongType);
       const download = await t.get(`${base}/File/${image.body.id}/download`);
       expect(checker.response(`${base}/File/{id}/download`, 'get', download)).toEqual(['application/octet-stream']);
+      const part = await t.get(`${base}/File/${image.body.id}/download`).set('Range', 'bytes=0-9');
+      expect([part.status, checker.response(`${base}/File/{id}/download`, 'get', part)]).toEqual([206, ['application/octet-stream']]);
+      const past = await t.get(`${base}/File/${image.body.id}/download`).set('Range', `bytes=${png.length}-`);
+      expect(past.status).toBe(416);
+      checker.response(`${base}/File/{id}/download`, 'get', past);
       const thumb = await t.get(`${base}/File/${image.body.id}/thumbnail/small`);
       expect(checker.response(`${base}/File/{id}/thumbnail/{size}`, 'get', thumb)).toEqual(['image/png']);
       checker.response(`${base}/File/{id}/thumbnail/{size}`, 'get', await t.get(`${base}/File/nope/thumbnail/small`));
@@ -60,7 +65,8 @@ describe.each(TEST_DBS)('OpenAPI of files and sharing on %s', (kind) => {
       await call('get', `/Sharing/${shared.body.id}`, '/Sharing/{id}');
       await call('get', '/Sharing', '/Sharing');
       const link = new URL(shared.body.link).pathname;
-      checker.response('/sharings/{file}', 'get', await request(t.app).get(link));
+      checker.response('/sharings/{file}', 'get', await request(t.app).get(link).set('Range', `bytes=${png.length}-`));
+      checker.response('/sharings/{file}', 'get', await request(t.app).get(link).set('Range', 'bytes=0-9'));
       checker.response('/sharings/{file}', 'get', await request(t.app).get(link));
     });
   });

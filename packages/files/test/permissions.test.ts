@@ -2,17 +2,17 @@ import request from 'supertest';
 import sharing from '@entity-records/sharing';
 import { GENERATIONS } from '../../../test/support/api';
 import { TEST_DBS } from '../../../test/support/databases';
-import { dataUrl, listFiles, pngOf, startFilesApi, type FilesTestApi } from './helpers';
+import { binary, dataUrl, listFiles, pngOf, startFilesApi, type FilesTestApi } from './helpers';
 
 type Scopes = Record<string, Record<string, unknown>>;
 
 describe.each(TEST_DBS)('permissions of files and sharings on %s', (kind) => {
   let t: FilesTestApi;
   let n = 0;
-  /** A user holding one new role with these scopes; returns a client acting as them. */
-  async function userWith(scopes: Scopes) {
+  /** A user holding one new role with these scopes (and field rights); returns a client acting as them. */
+  async function userWith(scopes: Scopes, fields?: Record<string, Record<string, { read: boolean; edit: boolean }>>) {
     n += 1;
-    const role = (await t.post('/api/Role', { name: `role ${n}`, scopes }).expect(200)).body;
+    const role = (await t.post('/api/Role', { name: `role ${n}`, scopes, ...(fields ? { fields } : {}) }).expect(200)).body;
     const userName = `user${n}`;
     await t.post('/api/User', { userName, password: 'pw-123456', rolesIds: [role.id] }).expect(200);
     const token = (await request(t.app).get('/api/userSession').auth(userName, 'pw-123456').set('Authorization-Token-Only', 'true').expect(200)).body.authorizationToken;
@@ -60,6 +60,21 @@ describe.each(TEST_DBS)('permissions of files and sharings on %s', (kind) => {
       expect((await stranger.get(`${base}/File/${mine.id}/download`).expect(403)).body.error.code).toBe('CORE_FORBIDDEN');
       await stranger.get(`${base}/File/${admins.id}/thumbnail/small`).expect(403);
       await request(t.app).get(`${base}/File/${mine.id}/download`).expect(401);
+    });
+
+    it('serves downloads and thumbnails whole also to a role that may not read size, hash, type or width', async () => {
+      const png = await pngOf(30, 20);
+      const file = (await t.post(`${base}/File`, { name: 'hidden.png', fileContents: dataUrl(png, 'image/png') }).expect(200)).body;
+      const hidden = { read: false, edit: false };
+      const reader = await userWith({ File: { read: 'all' } }, { File: { fileSize: hidden, hash: hidden, mimeType: hidden, width: hidden, height: hidden } });
+      const record = (await reader.get(`${base}/File/${file.id}`).expect(200)).body;
+      expect([record.fileSize, record.hash, record.width]).toEqual([undefined, undefined, undefined]);
+      expect(record.thumbnails.small).toMatch(/\/thumbnail\/small$/);
+      const res = await reader.get(`${base}/File/${file.id}/download`).buffer(true).parse(binary).expect(200);
+      expect(Buffer.compare(res.body, png)).toBe(0);
+      expect(res.headers).toMatchObject({ 'content-length': String(png.length), 'content-type': 'image/png', etag: `"${file.hash}"` });
+      expect((await reader.get(`${base}/File/${file.id}/download`).set('Range', 'bytes=0-3').expect(206)).headers['content-range']).toBe(`bytes 0-3/${png.length}`);
+      await reader.get(`${base}/File/${file.id}/thumbnail/small`).expect(200).expect('Content-Type', 'image/png');
     });
 
     it('lets a user share only files they may read, with the create right on Sharing', async () => {

@@ -1,6 +1,6 @@
 /** Options of `@entity-records/sharing`. */
 export interface SharingOptions {
-  /** Base of `link` and `viewLink`; default the instance's `publicUrl` (else links start at `/sharings`). */
+  /** Base of `link` and `viewLink`, read for each answer; default the instance's `publicUrl` (else links start at `/sharings`). */
   publicUrl?: string;
 }
 
@@ -9,7 +9,7 @@ export interface SharingRecord {
   id: string;
   name: string | null;
   /** Always false in answers: deleted sharings are not shown. */
-  deleted?: boolean;
+  deleted: boolean;
   active: boolean;
   available: boolean;
   link: string;

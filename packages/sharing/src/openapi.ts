@@ -1,4 +1,5 @@
 import type { OpenApiFragment } from '@entity-records/core';
+import { rangeParameters, rangeResponses } from '@entity-records/files';
 
 const response = (name: string) => ({ $ref: `#/components/responses/${name}` });
 
@@ -14,6 +15,8 @@ const passwordHeader = { name: 'Sharing-Password', in: 'header', required: false
 
 const responses = {
   '200': { description: 'The file (counts one use)', content: { 'application/octet-stream': { schema: { type: 'string', contentMediaType: 'application/octet-stream' } } } },
+  ...rangeResponses,
+  '206': { ...rangeResponses['206'], description: `${rangeResponses['206'].description}. Counts one use when it starts at byte 0, or on a link with allowedUsage.` },
   '401': { ...response('Unauthorized'), description: 'Password missing (SHARING_PASSWORD_REQUIRED) or wrong (CORE_UNAUTHORIZED)' },
   '404': response('NotFound'),
   '410': { description: 'Expired (SHARING_EXPIRED) or used up (SHARING_USED_UP)', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
@@ -52,7 +55,7 @@ export const sharingOpenApi: OpenApiFragment = {
         tags: ['Sharing'],
         summary: 'Download a shared file (no token)',
         security: [],
-        parameters: [fileParam, viewParam, passwordHeader],
+        parameters: [fileParam, viewParam, passwordHeader, ...rangeParameters],
         responses,
       },
       post: {
@@ -60,7 +63,7 @@ export const sharingOpenApi: OpenApiFragment = {
         tags: ['Sharing'],
         summary: 'Download a protected shared file, the password posted as a form (no token)',
         security: [],
-        parameters: [fileParam, viewParam],
+        parameters: [fileParam, viewParam, ...rangeParameters],
         requestBody: {
           content: { 'application/x-www-form-urlencoded': { schema: { type: 'object', properties: { password: { type: 'string' } } } } },
         },

@@ -1,7 +1,8 @@
-import { ApiError, definePlugin, requestContext, toHandler } from '@entity-records/core';
+import { definePlugin } from '@entity-records/core';
 import { filesOf } from '@entity-records/files';
 import type { SharingOptions } from './declarations';
 import { sharingOpenApi } from './openapi';
+import { sharingLinks } from './links';
 import { publicLinkRoutes } from './public-link';
 import { SharingEntity } from './sharing-entity';
 import { SharingService } from './sharing-service';
@@ -20,21 +21,11 @@ export const sharingPlugin = definePlugin<SharingOptions | undefined>({
   dependencies: ['@entity-records/files'],
   setup(api, options) {
     const files = filesOf(api);
-    const service = new SharingService(options ?? {}, api.instance);
+    const links = sharingLinks({ files, options: options ?? {}, instance: api.instance });
+    const service = new SharingService(api.instance, links);
     const store = new SharingStore(api.instance);
     api.addEntity(SharingEntity);
     service.installHooks(api);
-    // The spec's create answer shows `deleted: false`; core's create route does not know that field.
-    api.addRoutes((router) => {
-      router.post('/Sharing', toHandler(async (req, res) => {
-        const body: unknown = req.body ?? {};
-        if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-          throw new ApiError('CORE_VALIDATION_FAILED', 'The body must be a JSON object', { details: { issues: [] } });
-        }
-        const created = await api.instance().repository('Sharing').create(requestContext(req), body as Record<string, unknown>);
-        res.json({ ...created, deleted: false });
-      }));
-    });
     api.addRootRoutes(publicLinkRoutes({ store, files, instance: api.instance }));
     api.addOpenApi(sharingOpenApi);
   },

@@ -1,6 +1,6 @@
 import type { Request, Response, Router } from 'express';
 import { ApiError, nowDateTime, toHandler, verifyPassword, type EntityApi } from '@entity-records/core';
-import { sendContent, type FileService } from '@entity-records/files';
+import { requestedRange, sendContent, type ByteRange, type FileService } from '@entity-records/files';
 import type { SharingStore, ShareState } from './sharing-store';
 
 const FORM_LIMIT = 16 * 1024;
@@ -50,9 +50,20 @@ async function checkPassword(instance: EntityApi, req: Request, state: ShareStat
 }
 
 /**
+ * Whether a request counts as a use. `HEAD` never does. A byte range that starts past byte 0
+ * continues a download (a player seeking, a resumed transfer) and is not counted, except on a link
+ * with `allowedUsage`: nothing tells a continuation from a new download, so there every request
+ * counts, or ranges would get round the limit.
+ */
+function countsAsUse(req: Request, state: ShareState, range: ByteRange | undefined): boolean {
+  if (req.method === 'HEAD') return false;
+  return !range || range.start === 0 || state.allowedUsage !== null;
+}
+
+/**
  * `GET /sharings/{id}.{ext}` downloads the shared file without a token (`?view=1` shows it
- * inline); `POST` the same with a form field `password` for protected links. Each download counts
- * one use; `HEAD` does not.
+ * inline), whole or one byte range; `POST` the same with a form field `password` for protected
+ * links. See `countsAsUse` for what counts as a use.
  */
 export function publicLinkRoutes(parts: { store: SharingStore; files: FileService; instance: () => EntityApi }) {
   const serve = toHandler(async (req: Request, res: Response) => {
@@ -61,17 +72,22 @@ export function publicLinkRoutes(parts: { store: SharingStore; files: FileServic
     const state = await parts.store.state(id);
     assertUsable(state, id);
     await checkPassword(parts.instance(), req, state);
-    if (req.method !== 'HEAD' && !(await parts.store.use(id))) {
+    const { file } = state;
+    const etag = `"${file.hash}"`;
+    const range = file.size === null ? undefined : requestedRange(res, file.size, etag);
+    if (countsAsUse(req, state, range) && !(await parts.store.use(id))) {
       // Another download took the last use (or the sharing changed) meanwhile.
       assertUsable(await parts.store.state(id), id);
       throw new ApiError('SHARING_USED_UP', `Sharing '${id}' has been used up`);
     }
     const inline = req.query.view === '1' || req.query.view === 'true';
     await sendContent(res, {
-      stream: await parts.files.storage.read(state.file.storageKey),
-      name: state.file.name,
-      mimeType: state.file.mimeType,
-      size: state.file.size ?? undefined,
+      stream: await parts.files.storage.read(file.storageKey, range),
+      name: file.name,
+      mimeType: file.mimeType,
+      size: file.size ?? undefined,
+      etag,
+      range,
       disposition: inline ? 'inline' : 'attachment',
       cache: 'no-store',
     });

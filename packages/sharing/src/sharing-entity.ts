@@ -4,12 +4,12 @@ import { defineEntity } from '@entity-records/core';
 export const SharingEntity = defineEntity({
   name: 'Sharing',
   description:
-    'Public links to files. POST {fileId, name?} answers `link` (download as attachment) and `viewLink` (shown inline); both need no token. Optional `validTill`, `allowedUsage` and `password` limit them.',
+    'Public links to files. POST {fileId, name?} answers `link` (download as attachment) and `viewLink` (shown inline); both need no token. Optional `validTill`, `allowedUsage` and `password` limit them. Every answer also carries `deleted: false`; `link`, `viewLink`, `filePathsData` and `available` are computed for each answer.',
   fields: {
     name: { type: 'varchar', maxLength: 255 },
     file: { type: 'link', entity: 'File', required: true },
     active: { type: 'bool', default: true, description: 'An inactive sharing answers 404.' },
-    available: { type: 'bool', readOnly: true, default: true, description: 'Active, not expired, not used up.' },
+    available: { type: 'bool', readOnly: true, default: true, description: 'As of the answer: active, not expired, not used up, and the file not deleted.' },
     link: { type: 'text', readOnly: true, description: '{publicUrl}/sharings/{id}.{ext}: the file as an attachment.' },
     viewLink: { type: 'text', readOnly: true, description: 'link?view=1: the file shown inline.' },
     filePathsData: { type: 'jsonObject', readOnly: true, description: '`{download, thumbnails: {small, medium, large}}` of the file (each thumbnail a URL or null).' },

@@ -1,11 +1,4 @@
-import { ApiError, hashPassword, uuidv7, type ApiRecord, type EntityApi, type PluginApi, type RequestContext } from '@entity-records/core';
-import type { SharingOptions } from './declarations';
-
-/** The extension of a file name for the link: letters and digits, lower case; `bin` when there is none. */
-export function linkExtension(name: unknown): string {
-  const match = /\.([A-Za-z0-9]{1,16})$/.exec(typeof name === 'string' ? name : '');
-  return match ? match[1].toLowerCase() : 'bin';
-}
+import { ApiError, hashPassword, uuidv7, type ApiRecord, type EntityApi, type PluginApi, type PresentHook, type RequestContext } from '@entity-records/core';
 
 /** A date-time as stored (`YYYY-MM-DD HH:MM:SS`, UTC) or as a client may send it, in ms. */
 function millis(value: string): number {
@@ -20,20 +13,12 @@ export function isAvailable(record: Record<string, unknown>, now = Date.now()): 
   return true;
 }
 
-/** Record hooks of Sharing: the file must be readable, links are made, passwords hashed. */
+/** Record hooks of Sharing: the file must be readable, passwords are hashed, answers get their links. */
 export class SharingService {
   constructor(
-    private readonly options: SharingOptions,
     private readonly instance: () => EntityApi,
+    private readonly links: PresentHook,
   ) {}
-
-  private get base(): string {
-    return (this.options.publicUrl ?? this.instance().options.publicUrl ?? '').replace(/\/+$/, '');
-  }
-
-  link(id: string, fileName: unknown): string {
-    return `${this.base}/sharings/${encodeURIComponent(id)}.${linkExtension(fileName)}`;
-  }
 
   /** The file, as the caller may read it (404 when not, so a sharing never leaks a file). */
   private async readableFile(ctx: RequestContext, fileId: unknown): Promise<ApiRecord> {
@@ -60,42 +45,32 @@ export class SharingService {
     data.password = await hashPassword(password, this.instance().options.auth?.passwordCost);
   }
 
-  /** Link, view link and file paths of a sharing of this file. */
-  private fileFields(id: string, file: ApiRecord): Record<string, unknown> {
-    const link = this.link(id, file.name);
-    return {
-      link,
-      viewLink: `${link}?view=1`,
-      filePathsData: { download: file.downloadUrl ?? null, thumbnails: file.thumbnails ?? { small: null, medium: null, large: null } },
-    };
+  /**
+   * The stored `available` (kept for filters; answers compute their own): a client may send it
+   * back unchanged, never set it.
+   */
+  private storeAvailable(data: Record<string, unknown>, available: boolean, existing?: Record<string, unknown>): void {
+    if (data.available !== undefined && data.available !== available) {
+      throw new ApiError('CORE_READ_ONLY_FIELD', 'available is read-only', { details: { issues: [{ path: ['available'], code: 'read_only', message: 'available is read-only' }] } });
+    }
+    if (existing?.available === available) delete data.available;
+    else data.available = available;
   }
 
   installHooks(api: PluginApi): void {
     api.onRecord('beforeCreate', 'Sharing', async ({ ctx, data }) => {
       if (!data) return;
       const file = await this.readableFile(ctx, data.fileId);
-      const id = typeof data.id === 'string' && data.id !== '' ? data.id : uuidv7();
       await this.hashInBody(data);
-      Object.assign(data, {
-        id,
-        name: data.name ?? file.name ?? null,
-        ...this.fileFields(id, file),
-        available: isAvailable({ ...data, used: 0 }),
-      });
+      Object.assign(data, { id: typeof data.id === 'string' && data.id !== '' ? data.id : uuidv7(), name: data.name ?? file.name ?? null });
+      this.storeAvailable(data, isAvailable({ ...data, used: 0 }));
     });
-    api.onRecord('beforeUpdate', 'Sharing', async ({ ctx, id, data, existing }) => {
+    api.onRecord('beforeUpdate', 'Sharing', async ({ ctx, data, existing }) => {
       if (!data || !existing) return;
-      if (data.fileId !== undefined && data.fileId !== existing.fileId) {
-        Object.assign(data, this.fileFields(id as string, await this.readableFile(ctx, data.fileId)));
-      }
+      if (data.fileId !== undefined && data.fileId !== existing.fileId) await this.readableFile(ctx, data.fileId);
       await this.hashInBody(data);
-      const available = isAvailable({ ...existing, ...data });
-      if (available !== existing.available) data.available = available;
+      this.storeAvailable(data, isAvailable({ ...existing, ...data }), existing);
     });
-    api.onRecord('afterRead', 'Sharing', ({ record }) => {
-      if (!record) return;
-      if (record.available === true && !isAvailable(record)) record.available = false;
-      record.deleted = false;
-    });
+    api.onPresent('Sharing', this.links);
   }
 }

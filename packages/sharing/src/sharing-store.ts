@@ -9,7 +9,7 @@ export interface ShareState {
   allowedUsage: number | null;
   used: number;
   passwordHash: string | null;
-  file?: { id: string; name: string; mimeType: string | null; size: number | null; storageKey: string };
+  file?: { id: string; name: string; mimeType: string | null; size: number | null; hash: string; storageKey: string };
 }
 
 const col = (model: EntityModel, field: string) => model.field.get(field)?.column as string;
@@ -41,6 +41,7 @@ export class SharingStore {
         fileName: `f.${col(f, 'name')}`,
         mimeType: `f.${col(f, 'mimeType')}`,
         fileSize: `f.${col(f, 'fileSize')}`,
+        hash: `f.${col(f, 'hash')}`,
         storageKey: `f.${col(f, 'storageKey')}`,
       })
       .where('s.id', id)
@@ -56,7 +57,7 @@ export class SharingStore {
       used: Number(row.used ?? 0),
       passwordHash: row.password ?? null,
       ...(row.fileId && row.storageKey
-        ? { file: { id: row.fileId, name: row.fileName, mimeType: row.mimeType, size: row.fileSize === null ? null : Number(row.fileSize), storageKey: row.storageKey } }
+        ? { file: { id: row.fileId, name: row.fileName, mimeType: row.mimeType, size: row.fileSize === null ? null : Number(row.fileSize), hash: row.hash, storageKey: row.storageKey } }
         : {}),
     };
   }

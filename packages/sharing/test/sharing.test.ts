@@ -50,6 +50,35 @@ describe.each(TEST_DBS)('Sharing on %s', (kind) => {
       expect(read.body).toMatchObject({ used: 2, deleted: false, available: true });
     });
 
+    it('serves byte ranges of a link; a download counts once, but on a link with a limit every request does', async () => {
+      const file = await upload(base, 'range.txt', '0123456789abcdef');
+      const get = (path: string, range?: string) => {
+        const test = request(t.app).get(path).buffer(true).parse(binary);
+        return range ? test.set('Range', range) : test;
+      };
+      const used = async (id: string) => (await t.get(`${base}/Sharing/${id}`).expect(200)).body.used;
+      const free = (await t.post(`${base}/Sharing`, { fileId: file.id }).expect(200)).body;
+      const path = new URL(free.link).pathname;
+      const first = await get(path, 'bytes=0-3').expect(206);
+      expect({ body: first.body.toString(), range: first.headers['content-range'], accept: first.headers['accept-ranges'] }).toEqual({ body: '0123', range: 'bytes 0-3/16', accept: 'bytes' });
+      expect(first.headers['content-disposition']).toMatch(/^attachment; /);
+      expect((await get(path, 'bytes=4-').expect(206)).body.toString()).toBe('456789abcdef');
+      expect(await used(free.id)).toBe(1);
+      const view = await get(`${path}?view=1`, 'bytes=-2').expect(206);
+      expect({ body: view.body.toString(), disposition: view.headers['content-disposition'] }).toMatchObject({ body: 'ef', disposition: expect.stringMatching(/^inline; /) });
+      expect((await get(path, 'bytes=16-').expect(416)).headers['content-range']).toBe('bytes */16');
+      expect(await used(free.id)).toBe(1);
+      await get(path).expect(200);
+      expect(await used(free.id)).toBe(2);
+
+      const limited = (await t.post(`${base}/Sharing`, { fileId: file.id, allowedUsage: 2 }).expect(200)).body;
+      const limitedPath = new URL(limited.link).pathname;
+      await get(limitedPath, 'bytes=8-').expect(206);
+      await get(limitedPath, 'bytes=0-7').expect(206);
+      expect(await used(limited.id)).toBe(2);
+      expect((await get(limitedPath, 'bytes=8-').expect(410)).body.toString()).toMatch(/SHARING_USED_UP/);
+    });
+
     it('refuses with 404 unknown and inactive sharings, with 410 used-up and expired ones', async () => {
       const file = await upload(base, 'a.txt', 'a');
       await request(t.app).get('/sharings/nope.txt').expect(404);
@@ -118,6 +147,49 @@ describe.each(TEST_DBS)('Sharing changes and limits on %s', (kind) => {
       const list = (await t.get(`${base}/Sharing?where[0][type]=equals&where[0][attribute]=id&where[0][value]=${s.id}`).expect(200)).body;
       expect(list.list[0]).toMatchObject({ id: s.id, link: moved.link, used: 4 });
       expect(list.list[0].password).toBeUndefined();
+    });
+
+    it('shows deleted and an available of the moment in every answer: expired by time, used up, file deleted', async () => {
+      const f = await upload(base, 'avail.txt', 'x');
+      const [expiring, limited, orphan] = [
+        (await t.post(`${base}/Sharing`, { fileId: f.id, validTill: '2999-01-01 00:00:00' }).expect(200)).body,
+        (await t.post(`${base}/Sharing`, { fileId: f.id, allowedUsage: 1 }).expect(200)).body,
+        (await t.post(`${base}/Sharing`, { fileId: (await upload(base, 'orphan.txt', 'y')).id }).expect(200)).body,
+      ];
+      const ids = [expiring.id, limited.id, orphan.id];
+      const states = async () => {
+        const list = (await t.get(`${base}/Sharing?where[0][type]=in&where[0][attribute]=id&where[0][value][]=${ids.join('&where[0][value][]=')}`).expect(200)).body.list;
+        const read = await Promise.all(ids.map(async (id) => (await t.get(`${base}/Sharing/${id}`).expect(200)).body));
+        const patched = await Promise.all(ids.map(async (id) => (await t.patch(`${base}/Sharing/${id}`, { name: `n ${Math.random()}` }).expect(200)).body));
+        const pick = (records: Record<string, unknown>[]) => ids.map((id) => records.find((r) => r.id === id)).map((r) => [r?.available, r?.deleted]);
+        return { list: pick(list), read: pick(read), patched: pick(patched) };
+      };
+      const all = (values: unknown[][]) => ({ list: values, read: values, patched: values });
+      expect(await states()).toEqual(all([[true, false], [true, false], [true, false]]));
+      // time passes validTill (the row is changed behind the API's back, as time does)
+      await t.api.database.knex('sharing').where({ id: expiring.id }).update({ valid_till: '2001-01-01 00:00:00' });
+      await request(t.app).get(new URL(limited.link).pathname).expect(200);
+      await t.del(`${base}/File/${orphan.fileId}`).expect(200);
+      expect(await states()).toEqual(all([[false, false], [false, false], [false, false]]));
+      await t.post(`${base}/entityRestore`, { entityName: 'File', ids: [orphan.fileId] }).expect(200);
+      expect((await t.get(`${base}/Sharing/${orphan.id}`).expect(200)).body).toMatchObject({ available: true, link: orphan.link });
+      // what answers compute is never taken from a client, also not on create
+      for (const field of ['available', 'link', 'viewLink']) {
+        const res = await t.post(`${base}/Sharing`, { fileId: f.id, [field]: field === 'available' ? false : 'http://x' }).expect(400);
+        expect({ field, code: res.body.error.code }).toEqual({ field, code: 'CORE_READ_ONLY_FIELD' });
+      }
+    });
+
+    it('is created and changed by upsert, with links, and a change within the same second is Updated', async () => {
+      const f = await upload(base, 'upserted.txt', 'u');
+      const path = g === 'A' ? '/api/upsert' : '/api/v1/MassActions/action/upsert';
+      const [created] = (await t.post(path, [{ entity: 'Sharing', payload: { fileId: f.id, name: 'first' } }]).expect(200)).body;
+      expect(created).toMatchObject({ status: 'Created', stored: true, entity: { name: 'first', link: expect.stringMatching(/^http:\/\/files\.test\/sharings\/.+\.txt$/) } });
+      const id = created.entity.id;
+      const [renamed] = (await t.post(path, [{ entity: 'Sharing', payload: { id, name: 'second' } }]).expect(200)).body;
+      expect(renamed).toMatchObject({ status: 'Updated', entity: { name: 'second' } });
+      const [same] = (await t.post(path, [{ entity: 'Sharing', payload: { id, name: 'second' } }]).expect(200)).body;
+      expect(same).toMatchObject({ status: 'NotModified', entity: { name: 'second' } });
     });
 
     it('answers 404 once the file is deleted, and refuses a sharing of an unknown file', async () => {

@@ -2,6 +2,7 @@ import type { RequestContext } from '../context';
 import { isValidId } from '../definition/validate-record';
 import { ApiError } from '../errors';
 import { splitLinkObjects } from './link-resolver';
+import { sameValue } from './record-guard';
 import type { Repository } from './repository';
 import { fetchByKeys, keyLookups } from './upsert-io';
 import { BatchIndex, failed, lookupOf, type Prepared, type UpsertResult } from './upsert-plan';
@@ -29,7 +30,9 @@ async function upsertSingle(repo: Repository, ctx: RequestContext, payload: Reco
   }
   const { id: _id, ...rest } = payload;
   const updated = await repo.update(ctx, match.id as string, rest);
-  const status = updated.modifiedAt === match.modifiedAt ? 'NotModified' : 'Updated';
+  // Times have whole seconds: a change within the second of the last one is told by the values.
+  const differs = [...values].some(([field, value]) => !sameValue(field, match[field.key], value));
+  const status = differs || updated.modifiedAt !== match.modifiedAt ? 'Updated' : 'NotModified';
   return { status, stored: true, entity: entityOf(shown, updated) };
 }
 

@@ -1,9 +1,9 @@
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { definePlugin } from '@entity-records/core';
-import Ajv2020 from 'ajv/dist/2020';
 import request from 'supertest';
 import { GENERATIONS, startTestApi, type TestApi } from '../../../../test/support/api';
 import { TEST_DBS } from '../../../../test/support/databases';
+import { openApiChecker } from '../../../../test/support/openapi-checker';
 import { testEntities } from '../../../../test/support/fixtures';
 
 type Doc = {
@@ -321,7 +321,7 @@ describe('OpenAPI request parameters of the present stage and plugins', () => {
     expect(schemas.Product.properties._meta).toMatchObject({ type: 'object', additionalProperties: true, properties: { tagged: { type: 'boolean' } } });
     expect(schemas.Product.required).toEqual(['id']);
     await expect(SwaggerParser.validate(structuredClone(doc) as never)).resolves.toBeDefined();
-    const checker = schemaChecker(doc);
+    const checker = openApiChecker(doc);
     await t.post('/api/Brand', { name: 'Meta maker' }).expect(200);
     const res = await t.get('/api/Brand').set('With-Meta', 'true').expect(200);
     expect(res.body.list[0]._meta).toEqual({ tagged: true });
@@ -329,44 +329,12 @@ describe('OpenAPI request parameters of the present stage and plugins', () => {
   });
 });
 
-/** Validates bodies against the schemas the document gives for an operation's request and responses. */
-function schemaChecker(doc: Doc) {
-  const ajv = new Ajv2020({ strict: false, allErrors: true });
-  ajv.addFormat('date', /^\d{4}-\d{2}-\d{2}$/);
-  // RFC 3339, as JSON Schema defines `date-time`: a client that checks formats would do the same.
-  ajv.addFormat('date-time', /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/);
-  const local = (schema: unknown) => JSON.parse(JSON.stringify(schema).replaceAll('"#/components/', '"openapi#/components/'));
-  ajv.addSchema(local({ $id: 'openapi', components: doc.components }));
-  const resolve = <TValue>(value: TValue & { $ref?: string }): TValue =>
-    (value.$ref ? value.$ref.split('/').slice(1).reduce<unknown>((o, k) => (o as Record<string, unknown>)[k], doc) : value) as TValue;
-  const check = (schema: unknown, body: unknown, what: string) => {
-    const validate = ajv.compile(local(schema));
-    const valid = validate(body);
-    expect({ what, errors: valid ? [] : validate.errors }).toEqual({ what, errors: [] });
-  };
-  return {
-    response(path: string, method: string, res: request.Response) {
-      const op = doc.paths[path]?.[method] as Operation | undefined;
-      expect({ path, method, documented: !!op }).toEqual({ path, method, documented: true });
-      const responses = (op as Operation).responses as Record<string, { $ref?: string }>;
-      const documented = responses[String(res.status)] ?? responses.default;
-      expect({ path, method, status: res.status, documented: !!documented }).toEqual({ path, method, status: res.status, documented: true });
-      const schema = resolve(documented as { content?: Record<string, { schema: unknown }> }).content?.['application/json']?.schema;
-      check(schema, res.body, `${res.status} of ${method.toUpperCase()} ${path}`);
-    },
-    requestBody(path: string, method: string, body: unknown) {
-      const op = doc.paths[path]?.[method] as { requestBody: { content: Record<string, { schema: unknown }> } };
-      check(op.requestBody.content['application/json'].schema, body, `body of ${method.toUpperCase()} ${path}`);
-    },
-  };
-}
-
 describe.each(TEST_DBS)('responses on %s match the document', (kind) => {
   let t: TestApi;
-  let checker: ReturnType<typeof schemaChecker>;
+  let checker: ReturnType<typeof openApiChecker>;
   beforeAll(async () => {
     t = await startTestApi(kind, { entities: testEntities });
-    checker = schemaChecker(await fetchDocument(t));
+    checker = openApiChecker(await fetchDocument(t));
   });
   afterAll(() => t.close());
 

@@ -48,11 +48,11 @@ export class LocalStorage implements StorageDriver {
     return bytes;
   }
 
-  async read(key: string): Promise<Readable> {
+  async read(key: string, range?: { start: number; end: number }): Promise<Readable> {
     const file = this.pathOf(key);
     // Open first, so a missing object rejects here rather than on the stream.
     const handle = await fs.promises.open(file, 'r');
-    return handle.createReadStream();
+    return handle.createReadStream(range ? { start: range.start, end: range.end } : {});
   }
 
   async exists(key: string): Promise<boolean> {

@@ -1,0 +1,77 @@
+import { GENERATIONS } from '../../../test/support/api';
+import { TEST_DBS } from '../../../test/support/databases';
+import { binary, dataUrl, startFilesApi, type FilesTestApi } from './helpers';
+
+const TEXT = '0123456789abcdef';
+
+describe.each(TEST_DBS)('byte ranges of downloads on %s', (kind) => {
+  let t: FilesTestApi;
+  beforeAll(async () => {
+    t = await startFilesApi(kind);
+  });
+  afterAll(() => t.close());
+
+  describe.each(GENERATIONS)('generation %s', (_g, base) => {
+    let file: { id: string; hash: string };
+    beforeAll(async () => {
+      file = (await t.post(`${base}/File`, { name: 'digits.txt', fileContents: dataUrl(TEXT, 'text/plain') }).expect(200)).body;
+    });
+    const download = (headers: Record<string, string> = {}) => {
+      const test = t.get(`${base}/File/${file.id}/download`).buffer(true).parse(binary);
+      for (const [name, value] of Object.entries(headers)) test.set(name, value);
+      return test;
+    };
+
+    it('announces ranges and a strong validator on a whole download', async () => {
+      const res = await download().expect(200);
+      expect(res.body.toString()).toBe(TEXT);
+      expect(res.headers).toMatchObject({ 'accept-ranges': 'bytes', etag: `"${file.hash}"`, 'content-length': '16' });
+      expect(res.headers['content-range']).toBeUndefined();
+    });
+
+    it('answers one range with 206, Content-Range and only those bytes', async () => {
+      const cases: [string, string, string][] = [
+        ['bytes=2-5', 'bytes 2-5/16', '2345'],
+        ['bytes=10-', 'bytes 10-15/16', 'abcdef'],
+        ['bytes=-3', 'bytes 13-15/16', 'def'],
+        ['bytes=12-100', 'bytes 12-15/16', 'cdef'],
+        ['bytes=-100', 'bytes 0-15/16', TEXT],
+        ['bytes=0-0', 'bytes 0-0/16', '0'],
+      ];
+      for (const [range, contentRange, bytes] of cases) {
+        const res = await download({ Range: range }).expect(206);
+        expect({ range, contentRange: res.headers['content-range'], length: res.headers['content-length'], body: res.body.toString() }).toEqual({
+          range,
+          contentRange,
+          length: String(bytes.length),
+          body: bytes,
+        });
+        expect(res.headers['content-disposition']).toMatch(/^attachment; /);
+      }
+    });
+
+    it('answers 416 with the size for a range past the end, and nothing else', async () => {
+      for (const range of ['bytes=16-', 'bytes=16-20', 'bytes=-0']) {
+        const res = await download({ Range: range }).expect(416);
+        expect({ range, contentRange: res.headers['content-range'] }).toEqual({ range, contentRange: 'bytes */16' });
+        expect(JSON.parse(res.body.toString()).error.code).toBe('FILES_RANGE_NOT_SATISFIABLE');
+      }
+    });
+
+    it('sends the whole file for ranges it does not serve: several, malformed, another unit, a stale If-Range', async () => {
+      const cases: Record<string, string>[] = [{ Range: 'bytes=0-1,4-5' }, { Range: 'bytes=5-2' }, { Range: 'bytes=x-' }, { Range: 'items=0-1' }, { Range: 'bytes=2-5', 'If-Range': '"other"' }];
+      for (const headers of cases) {
+        const res = await download(headers).expect(200);
+        expect({ headers, body: res.body.toString() }).toEqual({ headers, body: TEXT });
+      }
+      const current = await download({ Range: 'bytes=2-5', 'If-Range': `"${file.hash}"` }).expect(206);
+      expect(current.body.toString()).toBe('2345');
+    });
+
+    it('refuses every range of an empty file with 416', async () => {
+      const empty = (await t.post(`${base}/File`, { name: 'empty.txt', fileContents: 'data:text/plain;base64,' }).expect(200)).body;
+      expect((await t.get(`${base}/File/${empty.id}/download`).set('Range', 'bytes=0-').expect(416)).headers['content-range']).toBe('bytes */0');
+      await t.get(`${base}/File/${empty.id}/download`).expect(200);
+    });
+  });
+});
