@@ -486,6 +486,11 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
 
   /** Changes the fields present in the body; an update that changes nothing writes nothing. */
   async update(ctx: RequestContext, id: string, body: Record<string, unknown>): Promise<TRecord> {
+    return (await this.updateRecord(ctx, id, body)).record;
+  }
+
+  /** @internal `update`, telling also whether it wrote anything (upsert's `Updated` or `NotModified`). */
+  async updateRecord(ctx: RequestContext, id: string, body: Record<string, unknown>): Promise<{ record: TRecord; written: boolean }> {
     const { existing, access } = await this.editable(ctx, id);
     const attributes = await this.env.attributes?.prepareWrite(ctx, this.model, body);
     const input = { ...(attributes?.body ?? body) };
@@ -504,6 +509,7 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
     this.assertWritable(values, existing, keysSetByHooks(sent, input));
     for (const field of objects.keys()) this.guard.assertEditable(access, new Map([[field, null]]), undefined);
     const after: AfterCommit = [];
+    let written = false;
     await this.translated(() =>
       this.db.transaction(async (trx) => {
         await resolveLinkObjects(this, { trx, ctx, after }, objects, values);
@@ -525,10 +531,12 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
           const previous = await currentLinkIds(trx, this.env.schema, this.dialect, field, id);
           await writeMultipleLink(trx, this.env.schema, field, id, ids, previous);
         }
+        written = true;
       }),
     );
     for (const fn of after) await fn();
-    return this.answer(ctx, 'update', id, (record) => this.env.hooks.run('afterUpdate', { ctx, model: this.model, id, record, existing }));
+    const record = await this.answer(ctx, 'update', id, (stored) => this.env.hooks.run('afterUpdate', { ctx, model: this.model, id, record: stored, existing }));
+    return { record, written };
   }
 
   /** @internal A record the caller may edit: visible (404) and within the edit right (403). */

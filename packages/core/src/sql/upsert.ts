@@ -28,9 +28,9 @@ async function upsertSingle(repo: Repository, ctx: RequestContext, payload: Reco
     return { status: 'Created', stored: true, entity: entityOf(shown, created) };
   }
   const { id: _id, ...rest } = payload;
-  const updated = await repo.update(ctx, match.id as string, rest);
-  const status = updated.modifiedAt === match.modifiedAt ? 'NotModified' : 'Updated';
-  return { status, stored: true, entity: entityOf(shown, updated) };
+  // modifiedAt has whole seconds: it cannot tell a change made within the second of the last one.
+  const { record, written } = await repo.updateRecord(ctx, match.id as string, rest);
+  return { status: written ? 'Updated' : 'NotModified', stored: true, entity: entityOf(shown, record) };
 }
 
 /** Entity types with write hooks (password hashing, plugins) go through the single-record path. */
