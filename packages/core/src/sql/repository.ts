@@ -18,7 +18,7 @@ import { linkObjectResolver, resolveLinkObjects } from './link-objects';
 import { restoreRecords } from './restore';
 import { assertLinkTargets, currentLinkIds, detachEverywhere, writeMultipleLink } from './link-writes';
 import { decodeRows, live, loadMultipleLinks, outputKeys, selectRecords, shapeRecord, sortColumn } from './read-query';
-import { RecordGuard, sameValue } from './record-guard';
+import { equalValues, RecordGuard, sameValue } from './record-guard';
 import { uniqueIndexNames } from './schema-sync';
 import { applyWhere, type WhereContext } from './where';
 import { asNonNegativeInt, invalidQuery } from './where-values';
@@ -364,8 +364,9 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
   }
 
   /**
-   * The answer of a create or an update: the record as stored (after-hooks see every field),
-   * without fields the caller may not read, shaped by the present stage.
+   * The answer of a create or an update: the record as stored, without fields the caller may not
+   * read, shaped by the present stage. After-hooks get their own copy with every readable field
+   * (never a write-only one, nor what the present stage reads), whatever the request asks.
    */
   private async answer(ctx: RequestContext, kind: 'create' | 'update', id: string, afterHook: (record: ApiRecord) => Promise<void>): Promise<TRecord> {
     const access = await this.guard.access(ctx);
@@ -373,7 +374,7 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
     const plan = this.plan(ctx, kind, shown);
     const extra = plan?.extra.filter((f) => !this.readable.includes(f)) ?? [];
     const record = (await this.findById(this.db, id, this.readable, extra)) as ApiRecord;
-    await afterHook(record);
+    await afterHook(shapeRecord(outputKeys(this.readable), record));
     // Fields read for the present stage stay until it has run.
     const presented = await this.guard.present(ctx, record, plan ? this.readable.filter((f) => !plan.extra.includes(f)) : this.readable);
     await this.env.attributes?.present(ctx, this.model, [presented], { mode: 'single' });
@@ -408,7 +409,7 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
         values.delete(field);
         continue;
       }
-      if (!existing && sameValue(field, field.def.default, value)) continue;
+      if (!existing && equalValues(field, field.def.default, value)) continue;
       throw new ApiError('CORE_READ_ONLY_FIELD', `${field.key} is read-only`, {
         details: { issues: [{ path: [field.key], code: 'read_only', message: `${field.key} is read-only` }] },
       });
