@@ -39,7 +39,11 @@ export interface RecordHookEvent {
   id?: string;
   /** beforeCreate / beforeUpdate: the body, which the hook may change. */
   data?: Record<string, unknown>;
-  /** after*: the record as stored (afterRead: as about to be returned). */
+  /**
+   * afterCreate / afterUpdate: the record as stored, every field but write-only ones, with link
+   * names, whatever the request asks; a copy of the hook's own. afterRead: the record about to be
+   * returned (changes show).
+   */
   record?: ApiRecord;
   /** beforeUpdate / beforeDelete: the record before the change. */
   existing?: ApiRecord;

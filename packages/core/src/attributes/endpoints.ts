@@ -31,7 +31,7 @@ export class AttributeEndpoints {
   async values(ctx: RequestContext, repo: Repository, id: string): Promise<Record<string, unknown>[]> {
     this.assertHasAttributes(repo);
     await repo.visible(ctx, id, [repo.model.field.get('id') as FieldModel]);
-    const { values, linkNames } = await this.service.loadValues(repo.env.database.knex, repo.model, [id]);
+    const { values, linkNames } = await this.service.loadValues(repo.env.database.knex, repo.model, { ids: [id], language: this.service.view(ctx).language });
     const view = this.service.view(ctx, linkNames);
     return [...(groupValues(values).get(id)?.values() ?? [])].map((entry) => simpleItem(entry, view));
   }

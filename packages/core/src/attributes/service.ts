@@ -46,11 +46,18 @@ export class AttributeService implements RecordAttributes {
     return { languages, language, linkNames };
   }
 
-  /** Values of records with the names of linked records: one query, plus one when links are among them. */
-  async loadValues(db: Connection, model: EntityModel, ids: readonly string[], only?: readonly AttributeDef[]): Promise<{ values: LoadedValue[]; linkNames: Map<string, string | null> }> {
-    const values = await this.store.load(db, model, ids, only?.map((a) => a.id));
+  /**
+   * Values of records with the names of linked records (in `language`, a non-main language, when
+   * their name has a variant in it): one query, plus one when links are among them.
+   */
+  async loadValues(
+    db: Connection,
+    model: EntityModel,
+    wanted: { ids: readonly string[]; only?: readonly AttributeDef[]; language?: string },
+  ): Promise<{ values: LoadedValue[]; linkNames: Map<string, string | null> }> {
+    const values = await this.store.load(db, model, wanted.ids, wanted.only?.map((a) => a.id));
     const targets = linkTargets(values);
-    return { values, linkNames: targets.size ? await this.store.linkNames(db, targets) : new Map() };
+    return { values, linkNames: targets.size ? await this.store.linkNames(db, targets, wanted.language) : new Map() };
   }
 
   async listQuery(_ctx: RequestContext, model: EntityModel, params: AttributeListParams): Promise<AttributeListQuery | undefined> {
@@ -70,7 +77,7 @@ export class AttributeService implements RecordAttributes {
     // Single reads show every attribute the record has; lists those asked for (nested lists: all).
     const shown = how.mode === 'single' || format === 'nested' ? (how.query?.shown ?? 'all') : how.query?.shown;
     const { values, linkNames } = shown
-      ? await this.loadValues(this.db, model, records.map((r) => r.id), shown === 'all' ? undefined : shown)
+      ? await this.loadValues(this.db, model, { ids: records.map((r) => r.id), only: shown === 'all' ? undefined : shown, language: this.view(ctx).language })
       : { values: [], linkNames: new Map<string, string | null>() };
     const view = this.view(ctx, linkNames);
     const byRecord = groupValues(values);

@@ -119,15 +119,18 @@ export class AttributeStore {
     return decoded;
   }
 
-  /** Names of linked records, `Entity:id` → name, in one query for every target entity type. */
-  async linkNames(db: Knex | Knex.Transaction, wanted: ReadonlyMap<string, ReadonlySet<string>>): Promise<Map<string, string | null>> {
+  /**
+   * Names of linked records, `Entity:id` → name, in one query for every target entity type; in
+   * `language` where the target's `name` has a variant in it that is not empty.
+   */
+  async linkNames(db: Knex | Knex.Transaction, wanted: ReadonlyMap<string, ReadonlySet<string>>, language?: string): Promise<Map<string, string | null>> {
     const parts: Knex.QueryBuilder[] = [];
     for (const [entity, ids] of wanted) {
       const target = this.schema.entity(entity);
       if (!target || ids.size === 0) continue;
       parts.push(
         db(target.table)
-          .select({ e: db.raw('?', [entity]) as unknown as string, id: 'id', n: nameSql(db, target, target.table) as unknown as string })
+          .select({ e: db.raw('?', [entity]) as unknown as string, id: 'id', n: this.nameIn(db, target, language) as unknown as string })
           .whereIn('id', [...ids])
           .andWhere('deleted', live(this.dialect) as never),
       );
@@ -139,6 +142,17 @@ export class AttributeStore {
     if (rest.length) first.unionAll(rest, false);
     for (const row of (await first) as { e: string; id: string; n: string | null }[]) names.set(`${row.e}:${row.id}`, row.n);
     return names;
+  }
+
+  /**
+   * The name of a record of `target` (its own table): the language variant of `name` (`nameDeDE`,
+   * as multilingual fields name them) when set, else its name.
+   */
+  private nameIn(db: Knex | Knex.Transaction, target: EntityModel, language: string | undefined): Knex.Raw {
+    const name = nameSql(db, target, target.table);
+    const variant = language && target.field.has('name') ? target.field.get(`name${languageSuffix(language)}`) : undefined;
+    if (!variant?.column) return name;
+    return db.raw(`coalesce(nullif(??, ''), ?)`, [`${target.table}.${variant.column}`, name]);
   }
 
   /** The stored rows (every language) of some attributes of one record, whatever their attribute's state. */

@@ -9,8 +9,16 @@ export type Action = 'read' | 'edit' | 'delete' | 'create';
 
 const isPlainValue = (v: unknown) => typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v));
 
-/** Stored and new value are the same (multiple links compared as sets). */
+/**
+ * Stored and new value are the same (multiple links compared as sets). A write-only value is
+ * never the same: records are read without it, and comparing it would tell clients what it holds.
+ */
 export function sameValue(field: FieldModel, stored: unknown, next: unknown): boolean {
+  return !field.def?.writeOnly && equalValues(field, stored, next);
+}
+
+/** Two values of a field are equal (multiple links compared as sets). */
+export function equalValues(field: FieldModel, stored: unknown, next: unknown): boolean {
   if (field.type === 'linkMultiple') {
     const a = new Set((stored as string[] | null) ?? []);
     const b = new Set((next as string[] | null) ?? []);

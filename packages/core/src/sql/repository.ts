@@ -18,7 +18,7 @@ import { linkObjectResolver, resolveLinkObjects } from './link-objects';
 import { restoreRecords } from './restore';
 import { assertLinkTargets, currentLinkIds, detachEverywhere, writeMultipleLink } from './link-writes';
 import { decodeRows, live, loadMultipleLinks, outputKeys, selectRecords, shapeRecord, sortColumn } from './read-query';
-import { RecordGuard, sameValue } from './record-guard';
+import { equalValues, RecordGuard, sameValue } from './record-guard';
 import { uniqueIndexNames } from './schema-sync';
 import { applyWhere, type WhereContext } from './where';
 import { asNonNegativeInt, invalidQuery } from './where-values';
@@ -364,8 +364,9 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
   }
 
   /**
-   * The answer of a create or an update: the record as stored (after-hooks see every field),
-   * without fields the caller may not read, shaped by the present stage.
+   * The answer of a create or an update: the record as stored, without fields the caller may not
+   * read, shaped by the present stage. After-hooks get their own copy with every readable field
+   * (never a write-only one, nor what the present stage reads), whatever the request asks.
    */
   private async answer(ctx: RequestContext, kind: 'create' | 'update', id: string, afterHook: (record: ApiRecord) => Promise<void>): Promise<TRecord> {
     const access = await this.guard.access(ctx);
@@ -373,7 +374,7 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
     const plan = this.plan(ctx, kind, shown);
     const extra = plan?.extra.filter((f) => !this.readable.includes(f)) ?? [];
     const record = (await this.findById(this.db, id, this.readable, extra)) as ApiRecord;
-    await afterHook(record);
+    await afterHook(shapeRecord(outputKeys(this.readable), record));
     // Fields read for the present stage stay until it has run.
     const presented = await this.guard.present(ctx, record, plan ? this.readable.filter((f) => !plan.extra.includes(f)) : this.readable);
     await this.env.attributes?.present(ctx, this.model, [presented], { mode: 'single' });
@@ -408,7 +409,7 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
         values.delete(field);
         continue;
       }
-      if (!existing && sameValue(field, field.def.default, value)) continue;
+      if (!existing && equalValues(field, field.def.default, value)) continue;
       throw new ApiError('CORE_READ_ONLY_FIELD', `${field.key} is read-only`, {
         details: { issues: [{ path: [field.key], code: 'read_only', message: `${field.key} is read-only` }] },
       });
@@ -486,6 +487,11 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
 
   /** Changes the fields present in the body; an update that changes nothing writes nothing. */
   async update(ctx: RequestContext, id: string, body: Record<string, unknown>): Promise<TRecord> {
+    return (await this.updateRecord(ctx, id, body)).record;
+  }
+
+  /** @internal `update`, telling also whether it wrote anything (upsert's `Updated` or `NotModified`). */
+  async updateRecord(ctx: RequestContext, id: string, body: Record<string, unknown>): Promise<{ record: TRecord; written: boolean }> {
     const { existing, access } = await this.editable(ctx, id);
     const attributes = await this.env.attributes?.prepareWrite(ctx, this.model, body);
     const input = { ...(attributes?.body ?? body) };
@@ -504,6 +510,7 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
     this.assertWritable(values, existing, keysSetByHooks(sent, input));
     for (const field of objects.keys()) this.guard.assertEditable(access, new Map([[field, null]]), undefined);
     const after: AfterCommit = [];
+    let written = false;
     await this.translated(() =>
       this.db.transaction(async (trx) => {
         await resolveLinkObjects(this, { trx, ctx, after }, objects, values);
@@ -525,10 +532,12 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
           const previous = await currentLinkIds(trx, this.env.schema, this.dialect, field, id);
           await writeMultipleLink(trx, this.env.schema, field, id, ids, previous);
         }
+        written = true;
       }),
     );
     for (const fn of after) await fn();
-    return this.answer(ctx, 'update', id, (record) => this.env.hooks.run('afterUpdate', { ctx, model: this.model, id, record, existing }));
+    const record = await this.answer(ctx, 'update', id, (stored) => this.env.hooks.run('afterUpdate', { ctx, model: this.model, id, record: stored, existing }));
+    return { record, written };
   }
 
   /** @internal A record the caller may edit: visible (404) and within the edit right (403). */

@@ -115,6 +115,17 @@ export async function fetchMultipleLinks(
   return out;
 }
 
+/** Sets the ids of every multiple link of stored records (`<link>Ids`): one query per link field. */
+export async function loadLinkIds(trx: Knex.Transaction, repo: Repository, records: Record<string, unknown>[]): Promise<void> {
+  if (records.length === 0) return;
+  const { schema, database } = repo.env;
+  for (const field of repo.model.fields) {
+    if (field.type !== 'linkMultiple') continue;
+    const links = await fetchMultipleLinks(trx, schema, database.dialect, field, records.map((r) => r.id as string));
+    for (const r of records) r[field.key] = links.get(r.id as string) ?? [];
+  }
+}
+
 /** The row a state is stored as: every stored column. */
 export function toStoredRow(repo: Repository, state: RecordState): Record<string, unknown> {
   const dialect = repo.env.database.dialect;

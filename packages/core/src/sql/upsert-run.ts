@@ -9,7 +9,7 @@ import { nowDateTime } from '../time';
 import { uuidv7 } from '../util/uuid';
 import { linkedIds, missingLinkTargets } from './link-writes';
 import type { Repository } from './repository';
-import { fetchByKeys, fetchMultipleLinks, keyLookups, storedFields } from './upsert-io';
+import { fetchByKeys, keyLookups, loadLinkIds, storedFields } from './upsert-io';
 import { applyValues, BatchIndex, failed, lookupOf, recordKeys, settle, type Prepared, type RecordState, type UpsertResult } from './upsert-plan';
 import { failureMessage, writeDecided } from './upsert-write';
 
@@ -104,15 +104,14 @@ function missingLink(run: Run, p: Prepared, missing: Map<string, Set<string>>): 
   return undefined;
 }
 
-/** Puts the stored records the items name into the index, with their multiple links when items set them. */
+/**
+ * Puts the stored records the items name into the index, with the ids of all their multiple links
+ * (results show every stored field, also those no item sets): one query per link field.
+ */
 async function loadNamed(trx: Knex.Transaction, run: Run, items: readonly Prepared[]): Promise<void> {
   const { repo } = run;
   const found = await fetchByKeys(trx, repo, keyLookups(repo.model, items));
-  const multi = repo.model.fields.filter((f) => f.type === 'linkMultiple' && items.some((p) => p.values.has(f)));
-  for (const field of multi) {
-    const links = await fetchMultipleLinks(trx, repo.env.schema, repo.env.database.dialect, field, found.map((r) => r.id as string));
-    for (const r of found) r[field.key] = links.get(r.id as string) ?? [];
-  }
+  await loadLinkIds(trx, repo, found);
   for (const record of found) run.index.add({ id: record.id as string, record, isNew: false, dirty: new Set() });
 }
 

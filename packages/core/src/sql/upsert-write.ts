@@ -5,7 +5,7 @@ import { ApiError } from '../errors';
 import { writeMultipleLink } from './link-writes';
 import type { Repository } from './repository';
 import { insertRows, replaceJoinRows, updateRows } from './bulk-writes';
-import { fetchByKeys, fetchMultipleLinks, keyLookups, toStoredRow } from './upsert-io';
+import { fetchByKeys, fetchMultipleLinks, keyLookups, loadLinkIds, toStoredRow } from './upsert-io';
 import { applyValues, type Prepared, type RecordState } from './upsert-plan';
 
 /** The message of a failed item: an API error's own, else a generic one (no driver details leak). */
@@ -29,8 +29,7 @@ async function recoverLostInsert(trx: Knex.Transaction, repo: Repository, state:
   const [existing] = await fetchByKeys(trx, repo, lookupsOf(repo.model, state.record, items[0]?.id !== undefined));
   if (existing) {
     const next: RecordState = { id: existing.id as string, record: existing, isNew: false, dirty: new Set() };
-    const multi = repo.model.fields.filter((f) => f.type === 'linkMultiple' && items.some((p) => p.values.has(f)));
-    for (const field of multi) existing[field.key] = (await fetchMultipleLinks(trx, repo.env.schema, repo.env.database.dialect, field, [next.id])).get(next.id) ?? [];
+    await loadLinkIds(trx, repo, [existing]);
     for (const p of items) {
       p.status = applyValues(next, p.values) ? 'Updated' : 'NotModified';
       p.state = next;

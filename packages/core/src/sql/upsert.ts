@@ -2,7 +2,6 @@ import type { RequestContext } from '../context';
 import { isValidId } from '../definition/validate-record';
 import { ApiError } from '../errors';
 import { splitLinkObjects } from './link-resolver';
-import { sameValue } from './record-guard';
 import type { Repository } from './repository';
 import { fetchByKeys, keyLookups } from './upsert-io';
 import { BatchIndex, failed, lookupOf, type Prepared, type UpsertResult } from './upsert-plan';
@@ -29,11 +28,9 @@ async function upsertSingle(repo: Repository, ctx: RequestContext, payload: Reco
     return { status: 'Created', stored: true, entity: entityOf(shown, created) };
   }
   const { id: _id, ...rest } = payload;
-  const updated = await repo.update(ctx, match.id as string, rest);
-  // Times have whole seconds: a change within the second of the last one is told by the values.
-  const differs = [...values].some(([field, value]) => !sameValue(field, match[field.key], value));
-  const status = differs || updated.modifiedAt !== match.modifiedAt ? 'Updated' : 'NotModified';
-  return { status, stored: true, entity: entityOf(shown, updated) };
+  // modifiedAt has whole seconds: it cannot tell a change made within the second of the last one.
+  const { record, written } = await repo.updateRecord(ctx, match.id as string, rest);
+  return { status: written ? 'Updated' : 'NotModified', stored: true, entity: entityOf(shown, record) };
 }
 
 /** Entity types with write hooks (password hashing, plugins) go through the single-record path. */

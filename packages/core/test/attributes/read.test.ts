@@ -67,7 +67,19 @@ describe.each(TEST_DBS)('reading attributes on %s', (kind) => {
         fullWidth: false,
         required: false,
       });
-      expect(res.attributesDefs.weightUnitId).toMatchObject({ attributeId: a.weight, unitIdField: true, measureId: units.measureId });
+      // The unit's definition is keyed by its virtual field, marked unitIdField and pointing at its value.
+      expect(res.attributesDefs.weightUnitId).toEqual({
+        attributeId: a.weight,
+        type: 'link',
+        label: 'Weight (unit)',
+        measureId: units.measureId,
+        readOnly: false,
+        fullWidth: false,
+        required: false,
+        entity: 'Unit',
+        unitIdField: true,
+        mainField: 'weight',
+      });
       expect(res.attributesDefs.notes).toMatchObject({ type: 'text', fullWidth: true });
       expect(res.attributesDefs.materialDeDE).toMatchObject({ attributeId: a.material, type: 'varchar', language: 'de_DE' });
       expect(res.attributesDefs.maker).toMatchObject({ attributeId: a.maker, type: 'link', entity: 'Brand' });

@@ -1,0 +1,95 @@
+import { startTestApi, type TestApi } from '../../../../test/support/api';
+import { TEST_DBS } from '../../../../test/support/databases';
+import { testEntities } from '../../../../test/support/fixtures';
+
+const PATHS = [
+  ['A', '/api/upsert'],
+  ['B', '/api/v1/MassActions/action/upsert'],
+] as const;
+
+interface Result {
+  status: string;
+  stored: boolean;
+  entity?: Record<string, unknown>;
+  message?: string;
+}
+
+const statuses = (body: Result[]) => body.map((r) => r.status);
+
+describe.each(TEST_DBS)('upsert results on %s', (kind) => {
+  let t: TestApi;
+  let categories: string[];
+  beforeAll(async () => {
+    t = await startTestApi(kind, { entities: testEntities, auth: { tokenCacheSeconds: 3600 } });
+    categories = [];
+    for (const code of ['r1', 'r2']) categories.push((await t.post('/api/Category', { name: code, code }).expect(200)).body.id);
+  });
+  afterAll(() => t.close());
+
+  describe.each(PATHS)('generation %s: %s', (gen, path) => {
+    it('gives every stored result the stored fields of its record, multiple-link ids included, and nothing else', async () => {
+      const brand = (await t.post('/api/Brand', { name: `Res-${gen}` }).expect(200)).body;
+      const stored = (await t.post('/api/Product', { name: 'Stored', sku: `RS-${gen}`, brandId: brand.id, categoriesIds: categories }).expect(200)).body;
+      const res = await t
+        .post(path, [
+          { entity: 'Product', payload: { sku: `RS-${gen}`, price: 5 } },
+          { entity: 'Product', payload: { sku: `RS-${gen}`, price: 5 } },
+          { entity: 'Product', payload: { name: 'New', sku: `RN-${gen}`, categoriesIds: [categories[0]] } },
+          { entity: 'Brand', payload: { name: `Res-${gen}`, code: 'x' } },
+          { entity: 'Brand', payload: { name: `Res-new-${gen}` } },
+        ])
+        .set({ 'With-Meta': 'true', 'Flatten-Attributes': 'true' })
+        .expect(200);
+      const body = res.body as Result[];
+      expect(statuses(body)).toEqual(['Updated', 'NotModified', 'Created', 'Updated', 'Created']);
+      const keys = (r: Result) => Object.keys(r.entity ?? {}).sort();
+      const productKeys = keys(body[2]);
+      expect(productKeys).toContain('categoriesIds');
+      expect(productKeys).not.toContain('categoriesNames');
+      expect(productKeys).not.toContain('brandName');
+      expect(productKeys).not.toContain('_meta');
+      expect(productKeys).not.toContain('attributesDefs');
+      expect(keys(body[0])).toEqual(productKeys);
+      expect(keys(body[1])).toEqual(productKeys);
+      expect(keys(body[3])).toEqual(keys(body[4]));
+      expect(keys(body[3])).toContain('productsIds');
+      expect(body[0].entity).toMatchObject({ id: stored.id, price: 5, brandId: brand.id });
+      expect(new Set(body[0].entity?.categoriesIds as string[])).toEqual(new Set(categories));
+      expect(new Set(body[1].entity?.categoriesIds as string[])).toEqual(new Set(categories));
+      expect(body[3].entity?.productsIds).toEqual([stored.id]);
+      expect(body[4].entity?.productsIds).toEqual([]);
+    });
+
+    it('tells Updated from NotModified within one second on the single-record path (link objects, entities with hooks)', async () => {
+      const withObject = (price: number) => ({ entity: 'Product', payload: { name: 'Obj', sku: `RO-${gen}`, price, brand: { name: `RO-brand-${gen}` } } });
+      expect(statuses((await t.post(path, [withObject(1)]).expect(200)).body)).toEqual(['Created']);
+      expect(statuses((await t.post(path, [withObject(2)]).expect(200)).body)).toEqual(['Updated']);
+      expect(statuses((await t.post(path, [withObject(2)]).expect(200)).body)).toEqual(['NotModified']);
+      const user = (name: string) => ({ entity: 'User', payload: { userName: `ru-${gen}`, name } });
+      expect(statuses((await t.post(path, [user('One')]).expect(200)).body)).toEqual(['Created']);
+      expect(statuses((await t.post(path, [user('Two')]).expect(200)).body)).toEqual(['Updated']);
+      expect(statuses((await t.post(path, [user('Two')]).expect(200)).body)).toEqual(['NotModified']);
+    });
+  });
+
+  it('costs the same number of queries for 5 and 50 stored records, whatever fields the items set', async () => {
+    const items = (n: number, tag: string) => Array.from({ length: n }, (_, i) => ({ entity: 'Product', payload: { name: `Q${i}`, sku: `RQ-${tag}-${i}`, categoriesIds: [categories[i % 2]] } }));
+    for (const [n, tag] of [[5, 'small'], [50, 'large']] as const) await t.post('/api/upsert', items(n, tag)).expect(200);
+    const count = async (n: number, tag: string) => {
+      const body = items(n, tag).map((item, i) => ({ entity: 'Product', payload: { sku: item.payload.sku, price: i } }));
+      await t.get('/api/Product?maxSize=1').expect(200); // warm the token and role caches
+      let queries = 0;
+      const listener = () => void (queries += 1);
+      t.api.database.knex.on('query', listener);
+      try {
+        const res = await t.post('/api/upsert', body).expect(200);
+        expect(new Set(statuses(res.body))).toEqual(new Set(['Updated']));
+        for (const r of res.body as Result[]) expect((r.entity?.categoriesIds as string[]).length).toBe(1);
+      } finally {
+        t.api.database.knex.off('query', listener);
+      }
+      return queries;
+    };
+    expect(await count(50, 'large')).toBe(await count(5, 'small'));
+  });
+});
