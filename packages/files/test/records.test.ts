@@ -98,11 +98,11 @@ describe.each(TEST_DBS)('File records on %s', (kind) => {
       expect(svg).toMatchObject({ width: null, thumbnails: { small: null, medium: null, large: null } });
     });
 
-    it('shows the thumbnail sizes in the metadata', async () => {
+    it('shows the thumbnail sizes in the metadata, and not the internal storage key', async () => {
       const meta = await t.get(g === 'A' ? '/api/metadata' : '/api/v1/Metadata').expect(200);
       expect(meta.body.app.thumbnailTypes).toEqual({ small: 128, medium: 256, large: 1024 });
       expect(meta.body.entityDefs.File.fields.hash).toMatchObject({ type: 'varchar', readOnly: true });
-      expect(meta.body.entityDefs.File.fields.storageKey).toBeDefined();
+      expect(meta.body.entityDefs.File.fields.storageKey).toBeUndefined();
     });
   });
 });

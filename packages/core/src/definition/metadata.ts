@@ -21,7 +21,8 @@ function entityDefs(model: EntityModel, show: (f: FieldModel) => boolean) {
   const fields: Record<string, Record<string, unknown>> = {};
   const links: Record<string, Record<string, unknown>> = {};
   for (const f of model.fields) {
-    if (!show(f) || (f.system && f.def.writeOnly)) continue;
+    // A field no client reads or writes (the actor columns, a file's storage key) is internal.
+    if (!show(f) || (f.def.writeOnly && (f.system || f.def.readOnly))) continue;
     const { label, description, ...def } = f.def;
     fields[f.name] = { ...def, ...(label && { label }), ...(description && { description }), ...(f.system && { system: true }) };
     if (f.linkKind) {
