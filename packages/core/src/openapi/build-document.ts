@@ -48,6 +48,27 @@ function uniqueTags(tags: readonly { name: string; description?: string }[]) {
   return [...byName.values()];
 }
 
+const COMPOSED = ['properties', 'additionalProperties', 'patternProperties', 'oneOf', 'anyOf', 'allOf', '$ref'];
+
+/**
+ * An object schema that names no properties allows any (JSON Schema), but client generators read
+ * it as an empty object (`Record<string, never>`): every such schema of the document says
+ * `additionalProperties: true` outright (upsert payloads, role scopes, JSON fields, plugins' too).
+ * Works on a copy: fragments of plugins stay as they were.
+ */
+function openObjects(document: Record<string, unknown>): Record<string, unknown> {
+  const visit = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(visit);
+    if (!node || typeof node !== 'object') return node;
+    const out = Object.fromEntries(Object.entries(node).map(([key, value]) => [key, visit(value)]));
+    const type = out.type;
+    const isObject = type === 'object' || (Array.isArray(type) && type.includes('object'));
+    if (isObject && !COMPOSED.some((key) => key in out)) out.additionalProperties = true;
+    return out;
+  };
+  return visit(document) as Record<string, unknown>;
+}
+
 /**
  * The OpenAPI 3.1 document of both generations, built from definitions and plugin fragments.
  *
@@ -69,7 +90,7 @@ export function buildOpenApi(input: OpenApiInput): Record<string, unknown> {
   }
   for (const fragment of input.fragments) Object.assign(paths, fragment.rootPaths);
   uniqueOperationIds(paths);
-  return {
+  return openObjects({
     openapi: '3.1.0',
     info: {
       title: input.info?.title ?? 'Entity records API',
@@ -90,5 +111,5 @@ export function buildOpenApi(input: OpenApiInput): Record<string, unknown> {
     ]),
     paths,
     components: components(input.schema, { fragments: [...input.fragments, host], sizes: input, parameters, metaCategories: input.metaCategories }),
-  };
+  });
 }

@@ -54,6 +54,22 @@ describe('OpenAPI document', () => {
     await expect(SwaggerParser.validate(structuredClone(doc) as never)).resolves.toBeDefined();
   });
 
+  it('says of every object schema which properties it takes (generators read a bare object as empty)', () => {
+    const bare: string[] = [];
+    const visit = (node: unknown, at: string): void => {
+      if (!node || typeof node !== 'object') return;
+      if (Array.isArray(node)) return node.forEach((item, i) => visit(item, `${at}[${i}]`));
+      const schema = node as Record<string, unknown>;
+      const isObject = schema.type === 'object' || (Array.isArray(schema.type) && schema.type.includes('object'));
+      const open = ['properties', 'additionalProperties', 'patternProperties', 'oneOf', 'anyOf', 'allOf', '$ref'].some((k) => k in schema);
+      if (isObject && !open) bare.push(at);
+      for (const [key, value] of Object.entries(schema)) visit(value, `${at}.${key}`);
+    };
+    visit(doc, '');
+    expect(bare).toEqual([]);
+    expect(JSON.stringify(doc)).toContain('"additionalProperties":true');
+  });
+
   it('is the same document api.openapi() returns', () => {
     expect(doc).toEqual(JSON.parse(JSON.stringify(t.api.openapi())));
   });
