@@ -5,18 +5,33 @@ import { createTestDatabase, type TestDatabase } from './databases';
 
 export const ADMIN = { userName: 'admin', password: 'admin-test-password' };
 
-export interface TestApi {
-  api: EntityApi;
-  app: express.Express;
-  db: TestDatabase;
-  /** A token of the admin user. */
-  token: string;
-  /** supertest request with the admin token set, for a path under `/api/` or `/api/v1/`. */
+/** supertest requests to one app, each prepared the same way (a token set, say). */
+export interface Requests {
   get(path: string): request.Test;
   post(path: string, body?: unknown): request.Test;
   patch(path: string, body?: unknown): request.Test;
   put(path: string, body?: unknown): request.Test;
   del(path: string): request.Test;
+}
+
+/** Requests to `app`, each passed through `prepare` before it is sent. */
+export function requestsTo(app: express.Express, prepare: (test: request.Test) => request.Test): Requests {
+  return {
+    get: (path) => prepare(request(app).get(path)),
+    post: (path, body) => prepare(request(app).post(path)).send(body as object),
+    patch: (path, body) => prepare(request(app).patch(path)).send(body as object),
+    put: (path, body) => prepare(request(app).put(path)).send(body as object),
+    del: (path) => prepare(request(app).delete(path)),
+  };
+}
+
+/** An instance started for tests; its requests carry the admin token and take a path under `/api/` or `/api/v1/`. */
+export interface TestApi extends Requests {
+  api: EntityApi;
+  app: express.Express;
+  db: TestDatabase;
+  /** A token of the admin user. */
+  token: string;
   close(): Promise<void>;
 }
 
@@ -52,16 +67,25 @@ export async function startTestApi(
     app,
     db,
     token,
-    get: (path) => withToken(request(app).get(path)),
-    post: (path, body) => withToken(request(app).post(path)).send(body as object),
-    patch: (path, body) => withToken(request(app).patch(path)).send(body as object),
-    put: (path, body) => withToken(request(app).put(path)).send(body as object),
-    del: (path) => withToken(request(app).delete(path)),
+    ...requestsTo(app, withToken),
     async close() {
       await api.close();
       if (!shared) await db.drop();
     },
   };
+}
+
+/** How many queries the database runs while `send` runs (warm the caches before). */
+export async function countQueries(t: TestApi, send: () => PromiseLike<unknown>): Promise<number> {
+  let n = 0;
+  const listener = () => void (n += 1);
+  t.api.database.knex.on('query', listener);
+  try {
+    await send();
+  } finally {
+    t.api.database.knex.off('query', listener);
+  }
+  return n;
 }
 
 /** Both path generations, for `describe.each`. */

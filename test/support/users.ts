@@ -1,31 +1,17 @@
 import request from 'supertest';
-import type { TestApi } from './api';
+import { requestsTo, type Requests, type TestApi } from './api';
 
 type Scopes = Record<string, Record<string, unknown>>;
 
 /** Requests sent with one user's token. */
-export interface UserClient {
+export interface UserClient extends Requests {
   user: { id: string; userName: string };
   token: string;
-  get(path: string): request.Test;
-  post(path: string, body?: unknown): request.Test;
-  patch(path: string, body?: unknown): request.Test;
-  put(path: string, body?: unknown): request.Test;
-  del(path: string): request.Test;
 }
 
 /** A client sending requests with this token. */
 export function clientFor(t: TestApi, token: string, user: UserClient['user']): UserClient {
-  const auth = (test: request.Test) => test.set('Authorization-Token', token);
-  return {
-    user,
-    token,
-    get: (path) => auth(request(t.app).get(path)),
-    post: (path, body) => auth(request(t.app).post(path)).send(body as object),
-    patch: (path, body) => auth(request(t.app).patch(path)).send(body as object),
-    put: (path, body) => auth(request(t.app).put(path)).send(body as object),
-    del: (path) => auth(request(t.app).delete(path)),
-  };
+  return { user, token, ...requestsTo(t.app, (test) => test.set('Authorization-Token', token)) };
 }
 
 let users = 0;

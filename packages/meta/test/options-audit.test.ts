@@ -2,7 +2,7 @@ import SwaggerParser from '@apidevtools/swagger-parser';
 import meta from '@entity-records/meta';
 import multilang from '@entity-records/multilang';
 import request from 'supertest';
-import { ADMIN, GENERATIONS, startTestApi, type TestApi } from '../../../test/support/api';
+import { ADMIN, countQueries, GENERATIONS, startTestApi, type TestApi } from '../../../test/support/api';
 import { TEST_DBS } from '../../../test/support/databases';
 import { clientFor, delegatedToken, userWithRole, type UserClient } from '../../../test/support/users';
 import { entities, seedLists, type Option } from './fixtures';
@@ -89,15 +89,7 @@ describe.each(TEST_DBS)('_meta.options and _meta.audit on %s', (kind) => {
         return (withMeta ? req.set('With-Meta', 'true') : req).expect(200);
       };
       await send();
-      let n = 0;
-      const listener = () => void (n += 1);
-      t.api.database.knex.on('query', listener);
-      try {
-        await send();
-      } finally {
-        t.api.database.knex.off('query', listener);
-      }
-      return n;
+      return countQueries(t, send);
     };
     for (const token of [t.token, u.token]) {
       // count + rows + categories + tags, then the options of the page
@@ -110,18 +102,11 @@ describe.each(TEST_DBS)('_meta.options and _meta.audit on %s', (kind) => {
   });
 
   it('reads nothing for _meta in bulk writes, whose answers carry no records', async () => {
-    const queries = async (withMeta: boolean) => {
-      let n = 0;
-      const listener = () => void (n += 1);
-      t.api.database.knex.on('query', listener);
-      try {
+    const queries = (withMeta: boolean) =>
+      countQueries(t, async () => {
         const req = t.post('/api/entityMassUpdate', { entityName: 'Product', ids: [full.id, bare.id], values: { name: `Mass ${withMeta}` } });
         expect((await (withMeta ? req.set('With-Meta', 'true') : req).expect(200)).body).toEqual({ updated: 2, errors: [] });
-      } finally {
-        t.api.database.knex.off('query', listener);
-      }
-      return n;
-    };
+      });
     expect(await queries(true)).toBe(await queries(false));
     await t.post('/api/entityMassUpdate', { entityName: 'Product', ids: [full.id, bare.id], values: { name: 'Full' } }).expect(200);
     await t.patch(`/api/Product/${bare.id}`, { name: 'Bare' }).expect(200);

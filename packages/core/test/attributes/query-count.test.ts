@@ -1,4 +1,4 @@
-import type { TestApi } from '../../../../test/support/api';
+import { countQueries, type TestApi } from '../../../../test/support/api';
 import { TEST_DBS } from '../../../../test/support/databases';
 import { createAttribute, createWeight, FLAT, startAttributeApi } from './support';
 
@@ -23,37 +23,31 @@ describe.each(TEST_DBS)('queries per list page with attributes on %s', (kind) =>
   });
   afterAll(() => t.close());
 
-  async function countQueries(path: string): Promise<number> {
+  async function queriesFor(path: string): Promise<number> {
     await t.get(path).set(FLAT).expect(200); // warm the token and role caches
-    let n = 0;
-    const listener = () => void (n += 1);
-    t.api.database.knex.on('query', listener);
-    try {
+    return countQueries(t, async () => {
       const res = await t.get(path).set(FLAT).expect(200);
       expect(res.body.list?.[0]?.attributesDefs ?? res.body.attributesDefs).toBeDefined();
-    } finally {
-      t.api.database.knex.off('query', listener);
-    }
-    return n;
+    });
   }
 
   it('costs the same number of queries for 5 and 50 records with every attribute', async () => {
-    const small = await countQueries('/api/Product?maxSize=5&allAttributes=true');
-    expect(await countQueries('/api/Product?maxSize=50&allAttributes=true')).toBe(small);
+    const small = await queriesFor('/api/Product?maxSize=5&allAttributes=true');
+    expect(await queriesFor('/api/Product?maxSize=50&allAttributes=true')).toBe(small);
     // count + rows + categories + attribute values + names of linked records (Brand and Category in one)
     expect(small).toBe(5);
   });
 
   it('adds one query to resolve attributes named in the request, whatever the page size', async () => {
     const query = 'attributes=weight,maker&sortBy=weight&where[0][type]=greaterThan&where[0][attribute]=weight&where[0][isAttribute]=true&where[0][value]=3';
-    const small = await countQueries(`/api/Product?maxSize=5&${query}`);
-    expect(await countQueries(`/api/v1/Product?maxSize=50&${query}`)).toBe(small);
+    const small = await queriesFor(`/api/Product?maxSize=5&${query}`);
+    expect(await queriesFor(`/api/v1/Product?maxSize=50&${query}`)).toBe(small);
     expect(small).toBe(6);
   });
 
   it('reads one record with its attributes in a constant number of queries', async () => {
     const id = (await t.get('/api/Product?maxSize=1').expect(200)).body.list[0].id;
     // record + categories + attribute values + linked names
-    expect(await countQueries(`/api/Product/${id}`)).toBe(4);
+    expect(await queriesFor(`/api/Product/${id}`)).toBe(4);
   });
 });

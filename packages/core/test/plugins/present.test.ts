@@ -1,6 +1,6 @@
 import { ApiError, definePlugin, type PresentKind } from '@entity-records/core';
 import request from 'supertest';
-import { GENERATIONS, startTestApi, type TestApi } from '../../../../test/support/api';
+import { countQueries, GENERATIONS, startTestApi, type TestApi } from '../../../../test/support/api';
 import { TEST_DBS } from '../../../../test/support/databases';
 import { testEntities } from '../../../../test/support/fixtures';
 
@@ -139,16 +139,8 @@ describe.each(TEST_DBS)('the present stage on %s', (kind) => {
 
   it('reads the fields the hooks need in the same query as the page', async () => {
     const count = async (path: string) => {
-      let n = 0;
-      const listener = () => void (n += 1);
       await t.get(path).expect(200);
-      t.api.database.knex.on('query', listener);
-      try {
-        await t.get(path).set('With-Meta', 'true').expect(200);
-      } finally {
-        t.api.database.knex.off('query', listener);
-      }
-      return n;
+      return countQueries(t, () => t.get(path).set('With-Meta', 'true').expect(200));
     };
     // count + rows + categories; price and the actor are read with the rows
     expect(await count('/api/Product?select=name,categories&maxSize=2')).toBe(3);

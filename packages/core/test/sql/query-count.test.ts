@@ -1,4 +1,4 @@
-import { startTestApi, type TestApi } from '../../../../test/support/api';
+import { countQueries, startTestApi, type TestApi } from '../../../../test/support/api';
 import { TEST_DBS } from '../../../../test/support/databases';
 import { testEntities } from '../../../../test/support/fixtures';
 
@@ -17,31 +17,23 @@ describe.each(TEST_DBS)('queries per list page on %s', (kind) => {
   });
   afterAll(() => t.close());
 
-  async function countQueries(path: string): Promise<number> {
+  async function queriesFor(path: string): Promise<number> {
     await t.get(path).expect(200); // warm the token and role caches
-    let n = 0;
-    const listener = () => void (n += 1);
-    t.api.database.knex.on('query', listener);
-    try {
-      await t.get(path).expect(200);
-    } finally {
-      t.api.database.knex.off('query', listener);
-    }
-    return n;
+    return countQueries(t, () => t.get(path).expect(200));
   }
 
   it('costs the same number of queries for 5 and 50 records with link names', async () => {
-    const small = await countQueries('/api/Product?maxSize=5');
-    const large = await countQueries('/api/Product?maxSize=50');
+    const small = await queriesFor('/api/Product?maxSize=5');
+    const large = await queriesFor('/api/Product?maxSize=50');
     expect(large).toBe(small);
     // count + rows (single-link names joined) + one per multiple link field
     expect(small).toBe(3);
-    const hasMany = await countQueries('/api/Brand?maxSize=5');
-    expect(await countQueries('/api/Brand?maxSize=50')).toBe(hasMany);
+    const hasMany = await queriesFor('/api/Brand?maxSize=5');
+    expect(await queriesFor('/api/Brand?maxSize=50')).toBe(hasMany);
   });
 
   it('reads one record in a constant number of queries', async () => {
     const id = (await t.get('/api/Product?maxSize=1').expect(200)).body.list[0].id;
-    expect(await countQueries(`/api/Product/${id}`)).toBe(2);
+    expect(await queriesFor(`/api/Product/${id}`)).toBe(2);
   });
 });

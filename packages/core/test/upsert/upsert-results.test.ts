@@ -1,4 +1,4 @@
-import { startTestApi, type TestApi } from '../../../../test/support/api';
+import { countQueries, startTestApi, type TestApi } from '../../../../test/support/api';
 import { TEST_DBS } from '../../../../test/support/databases';
 import { testEntities } from '../../../../test/support/fixtures';
 
@@ -78,17 +78,11 @@ describe.each(TEST_DBS)('upsert results on %s', (kind) => {
     const count = async (n: number, tag: string) => {
       const body = items(n, tag).map((item, i) => ({ entity: 'Product', payload: { sku: item.payload.sku, price: i } }));
       await t.get('/api/Product?maxSize=1').expect(200); // warm the token and role caches
-      let queries = 0;
-      const listener = () => void (queries += 1);
-      t.api.database.knex.on('query', listener);
-      try {
+      return countQueries(t, async () => {
         const res = await t.post('/api/upsert', body).expect(200);
         expect(new Set(statuses(res.body))).toEqual(new Set(['Updated']));
         for (const r of res.body as Result[]) expect((r.entity?.categoriesIds as string[]).length).toBe(1);
-      } finally {
-        t.api.database.knex.off('query', listener);
-      }
-      return queries;
+      });
     };
     expect(await count(50, 'large')).toBe(await count(5, 'small'));
   });
