@@ -1,13 +1,6 @@
 import { defineEntity } from '@entity-records/core';
 import type { TestApi } from '../../../test/support/api';
-
-export const Brand = defineEntity({
-  name: 'Brand',
-  fields: {
-    name: { type: 'varchar', required: true, unique: true },
-    products: { type: 'linkMultiple', entity: 'Product', foreign: 'brand' },
-  },
-});
+import { Brand } from '../../../test/support/fixtures';
 
 export const Category = defineEntity({
   name: 'Category',

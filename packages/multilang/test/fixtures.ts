@@ -1,15 +1,8 @@
 import { defineEntity } from '@entity-records/core';
 import type {} from '@entity-records/multilang';
+import { Brand } from '../../../test/support/fixtures';
 
 export const LANGUAGES = ['en_US', 'de_DE', 'fr_FR'];
-
-export const Brand = defineEntity({
-  name: 'Brand',
-  fields: {
-    name: { type: 'varchar', required: true, unique: true },
-    products: { type: 'linkMultiple', entity: 'Product', foreign: 'brand' },
-  },
-});
 
 export const Category = defineEntity({
   name: 'Category',
@@ -33,4 +26,5 @@ export const Product = defineEntity({
   },
 });
 
+export { Brand };
 export const entities = [Brand, Category, Product];
