@@ -1,6 +1,7 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 
 export const ROOT = path.resolve(__dirname, '../..');
@@ -34,7 +35,18 @@ export interface ChildServer {
   /** Everything the process wrote to stdout and stderr so far. */
   output(): string;
   /** Sends SIGTERM to this process (by its pid) and waits for it to end; SIGKILL after 10 s. */
-  stop(): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  stop(): Promise<ChildExit>;
+}
+
+/** How a child process ended. */
+export type ChildExit = { code: number | null; signal: NodeJS.Signals | null };
+
+export interface ChildServerOptions {
+  script: string;
+  env: (port: number) => Record<string, string>;
+  listening: (port: number) => RegExp;
+  probePath?: string;
+  timeoutMs?: number;
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -45,13 +57,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * `probePath`. A port taken in the meantime (EADDRINUSE) is retried with another one; any other
  * early exit fails with the process output.
  */
-export async function startChildServer(options: {
-  script: string;
-  env: (port: number) => Record<string, string>;
-  listening: (port: number) => RegExp;
-  probePath?: string;
-  timeoutMs?: number;
-}): Promise<ChildServer> {
+export async function startChildServer(options: ChildServerOptions): Promise<ChildServer> {
   for (let attempt = 1; ; attempt++) {
     const port = await freePort();
     try {
@@ -63,14 +69,7 @@ export async function startChildServer(options: {
   }
 }
 
-async function startOnce(options: {
-  script: string;
-  port: number;
-  env: (port: number) => Record<string, string>;
-  listening: (port: number) => RegExp;
-  probePath?: string;
-  timeoutMs?: number;
-}): Promise<ChildServer> {
+async function startOnce(options: ChildServerOptions & { port: number }): Promise<ChildServer> {
   const { script, port, probePath = '/apidocs/openapi.json', timeoutMs = 60_000 } = options;
   const child = spawn(process.execPath, [script], {
     cwd: ROOT,
@@ -80,10 +79,10 @@ async function startOnce(options: {
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+  const exited = new Promise<ChildExit>((resolve) =>
     child.once('exit', (code, signal) => resolve({ code, signal })),
   );
-  let done: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  let done: ChildExit | undefined;
   void exited.then((result) => (done = result));
 
   const url = `http://127.0.0.1:${port}`;
@@ -119,6 +118,44 @@ async function startOnce(options: {
     }
     await sleep(100);
   }
+}
+
+/** The servers a test file starts from one script, and a folder for their files. */
+export interface ChildServerScope {
+  /** A fresh folder, made before the first test and removed after the last. */
+  dir: string;
+  start(options: Omit<ChildServerOptions, 'script'>): Promise<ChildServer>;
+  /** Stops a server the test started and tells how it ended. */
+  stop(server: ChildServer): Promise<ChildExit>;
+}
+
+/**
+ * Registers the hooks of a test file that starts `script`: builds it when missing, makes the
+ * folder, and after each test stops the servers the test left running.
+ */
+export function childServerScope(script: string, dirPrefix: string): ChildServerScope {
+  const running: ChildServer[] = [];
+  const scope: ChildServerScope = {
+    dir: '',
+    async start(options) {
+      const server = await startChildServer({ script, ...options });
+      running.push(server);
+      return server;
+    },
+    stop(server) {
+      running.splice(running.indexOf(server), 1);
+      return server.stop();
+    },
+  };
+  beforeAll(() => {
+    ensureBuilt(script);
+    scope.dir = fs.mkdtempSync(path.join(os.tmpdir(), dirPrefix));
+  });
+  afterEach(async () => {
+    for (const server of running.splice(0)) await server.stop();
+  });
+  afterAll(() => fs.rmSync(scope.dir, { recursive: true, force: true }));
+  return scope;
 }
 
 /** Signs in with Basic credentials and returns the token (CONTRACT.md §3). */

@@ -1,7 +1,5 @@
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { ensureBuilt, ROOT, signIn, startChildServer, type ChildServer } from '../../../test/support/child-server';
+import { childServerScope, ROOT, signIn } from '../../../test/support/child-server';
 import { createTestDatabase, TEST_DBS } from '../../../test/support/databases';
 
 const SERVER = path.join(ROOT, 'examples/minimal/dist/server.js');
@@ -10,25 +8,14 @@ const PASSWORD = 'minimal-smoke-password';
 // Each test starts real server processes; a busy machine needs more than the default 30 s.
 jest.setTimeout(120_000);
 
-let tmp: string;
-const running: ChildServer[] = [];
-beforeAll(() => {
-  ensureBuilt(SERVER);
-  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'er-minimal-'));
-});
-afterEach(async () => {
-  for (const server of running.splice(0)) await server.stop();
-});
-afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
+const scope = childServerScope(SERVER, 'er-minimal-');
 
 async function smoke(databaseUrl: string): Promise<void> {
-  const server = await startChildServer({
-    script: SERVER,
+  const server = await scope.start({
     env: (port) => ({ PORT: String(port), DATABASE_URL: databaseUrl, ADMIN_PASSWORD: PASSWORD }),
     listening: (port) => new RegExp(`^http://127\\.0\\.0\\.1:${port}/api/Note$`, 'm'),
     probePath: '/health',
   });
-  running.push(server);
   expect(await (await fetch(`${server.url}/health`)).json()).toEqual({ ok: true });
   expect((await signIn(server.url, 'admin', 'change-me-now')).status).toBe(401);
   const login = await signIn(server.url, 'admin', PASSWORD);
@@ -50,12 +37,11 @@ async function smoke(databaseUrl: string): Promise<void> {
   expect(doc.status).toBe(200);
   expect(Object.keys(((await doc.json()) as { paths: object }).paths)).toEqual(expect.arrayContaining(['/api/Note', '/api/v1/Note/{id}']));
 
-  running.splice(running.indexOf(server), 1);
-  expect(await server.stop()).toEqual({ code: 0, signal: null });
+  expect(await scope.stop(server)).toEqual({ code: 0, signal: null });
 }
 
 describe('examples/minimal server', () => {
-  it('serves the API on a SQLite file', () => smoke(`sqlite:${path.join(tmp, 'minimal.sqlite')}`));
+  it('serves the API on a SQLite file', () => smoke(`sqlite:${path.join(scope.dir, 'minimal.sqlite')}`));
 
   it('serves the API on in-memory SQLite', () => smoke('sqlite::memory:'));
 

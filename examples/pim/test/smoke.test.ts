@@ -1,7 +1,6 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { ensureBuilt, ROOT, signIn, startChildServer, type ChildServer } from '../../../test/support/child-server';
+import { childServerScope, ROOT, signIn, type ChildServer } from '../../../test/support/child-server';
 import { createTestDatabase, TEST_DBS } from '../../../test/support/databases';
 
 const SERVER = path.join(ROOT, 'examples/pim/dist/server.js');
@@ -10,31 +9,18 @@ const PASSWORD_LINE = /Created user 'admin' with password: (\S+)/g;
 // Each test starts real server processes; a busy machine needs more than the default 30 s.
 jest.setTimeout(120_000);
 
-let tmp: string;
-const running: ChildServer[] = [];
-beforeAll(() => {
-  ensureBuilt(SERVER);
-  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'er-pim-'));
-});
-afterEach(async () => {
-  for (const server of running.splice(0)) await server.stop();
-});
-afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
+const scope = childServerScope(SERVER, 'er-pim-');
 
-async function startPim(env: Record<string, string>): Promise<ChildServer> {
-  const server = await startChildServer({
-    script: SERVER,
-    env: (port) => ({ PORT: String(port), HOST: '127.0.0.1', STORAGE_DIR: path.join(tmp, 'files'), ADMIN_USERNAME: 'admin', ...env }),
+function startPim(env: Record<string, string>): Promise<ChildServer> {
+  return scope.start({
+    env: (port) => ({ PORT: String(port), HOST: '127.0.0.1', STORAGE_DIR: path.join(scope.dir, 'files'), ADMIN_USERNAME: 'admin', ...env }),
     listening: (port) => new RegExp(`PIM example listening on http://127\\.0\\.0\\.1:${port} `),
   });
-  running.push(server);
-  return server;
 }
 
 async function stopPim(server: ChildServer): Promise<void> {
-  running.splice(running.indexOf(server), 1);
   // The example closes its server and database on SIGTERM and exits 0.
-  expect(await server.stop()).toEqual({ code: 0, signal: null });
+  expect(await scope.stop(server)).toEqual({ code: 0, signal: null });
 }
 
 async function tokenFor(url: string, password: string): Promise<string> {
@@ -143,17 +129,17 @@ async function multilingualAndMeta(call: Call): Promise<void> {
 
 describe('examples/pim server', () => {
   it('serves the API on SQLite with the admin password from the environment', async () => {
-    const server = await startPim({ DATABASE_URL: `sqlite:${path.join(tmp, 'given.sqlite')}`, ADMIN_PASSWORD: 'pim-smoke-password' });
+    const server = await startPim({ DATABASE_URL: `sqlite:${path.join(scope.dir, 'given.sqlite')}`, ADMIN_PASSWORD: 'pim-smoke-password' });
     await smoke(server, 'pim-smoke-password');
     // file contents live under STORAGE_DIR
-    expect(fs.readdirSync(path.join(tmp, 'files', 'files')).length).toBeGreaterThan(0);
+    expect(fs.readdirSync(path.join(scope.dir, 'files', 'files')).length).toBeGreaterThan(0);
     expect(server.output()).not.toMatch(/password/i);
     expect((await signIn(server.url, 'admin', 'wrong-password')).status).toBe(401);
     await stopPim(server);
   });
 
   it('prints a generated admin password once, on the first start only', async () => {
-    const env = { DATABASE_URL: `sqlite:${path.join(tmp, 'generated.sqlite')}` };
+    const env = { DATABASE_URL: `sqlite:${path.join(scope.dir, 'generated.sqlite')}` };
     const first = await startPim(env);
     const printed = [...first.output().matchAll(PASSWORD_LINE)].map((m) => m[1]);
     expect(printed).toHaveLength(1);
@@ -169,7 +155,7 @@ describe('examples/pim server', () => {
   });
 
   it.each(TEST_DBS)('starts two servers at once on one %s database', async (kind) => {
-    const db = kind === 'postgres' ? await createTestDatabase(kind) : { url: `sqlite:${path.join(tmp, 'shared.sqlite')}`, drop: async () => undefined };
+    const db = kind === 'postgres' ? await createTestDatabase(kind) : { url: `sqlite:${path.join(scope.dir, 'shared.sqlite')}`, drop: async () => undefined };
     try {
       const servers = await Promise.all([startPim({ DATABASE_URL: db.url }), startPim({ DATABASE_URL: db.url })]);
       // one of them created the admin and printed its password; the other found the admin
@@ -184,7 +170,7 @@ describe('examples/pim server', () => {
   });
 
   it('takes its languages from LANGUAGES, the first being the main one', async () => {
-    const server = await startPim({ DATABASE_URL: `sqlite:${path.join(tmp, 'languages.sqlite')}`, ADMIN_PASSWORD: 'pim-smoke-password', LANGUAGES: 'de_DE,en_US,fr_FR' });
+    const server = await startPim({ DATABASE_URL: `sqlite:${path.join(scope.dir, 'languages.sqlite')}`, ADMIN_PASSWORD: 'pim-smoke-password', LANGUAGES: 'de_DE,en_US,fr_FR' });
     const token = await tokenFor(server.url, 'pim-smoke-password');
     const send = async (method: string, pathname: string, body?: unknown, language?: string) => {
       const headers: Record<string, string> = { 'Authorization-Token': token, 'Content-Type': 'application/json', ...(language && { language }) };
