@@ -10,10 +10,17 @@ const LISTS: Record<string, { name: string; options: string[] }> = {
   product_tags: { name: 'Product tags', options: [] },
 };
 
-type Where = { type: 'equals'; attribute: string; value: string }[];
+/** A record to seed: found by its code (within its parent, given `parentField`), else created from `data`. */
+interface Seed {
+  entity: string;
+  data: Record<string, unknown> & { code: string };
+  parentField?: string;
+}
 
-/** The record matching `where`, created from `data` when there is none; another server creating it first is fine. */
-async function findOrCreate(api: EntityApi, entity: string, where: Where, data: Record<string, unknown>): Promise<ApiRecord> {
+/** The record a seed describes, created when there is none; another server creating it first is fine. */
+async function findOrCreate(api: EntityApi, { entity, data, parentField }: Seed): Promise<ApiRecord> {
+  const where = [{ type: 'equals', attribute: 'code', value: data.code }];
+  if (parentField) where.push({ type: 'equals', attribute: parentField, value: data[parentField] as string });
   const ctx = systemContext();
   const repository = api.repository(entity);
   const find = async () => (await repository.find(ctx, { where, maxSize: 1, collectionOnly: true })).list?.[0];
@@ -32,13 +39,10 @@ async function findOrCreate(api: EntityApi, entity: string, where: Where, data: 
 /** Creates the lists and options that do not exist yet (idempotent, also with several servers starting at once). */
 async function seedLists(api: EntityApi): Promise<void> {
   for (const [code, { name, options }] of Object.entries(LISTS)) {
-    const list = await findOrCreate(api, 'ExtensibleEnum', [{ type: 'equals', attribute: 'code', value: code }], { code, name });
+    const list = await findOrCreate(api, { entity: 'ExtensibleEnum', data: { code, name } });
     for (const [sortOrder, optionCode] of options.entries()) {
-      const where: Where = [
-        { type: 'equals', attribute: 'extensibleEnumId', value: list.id },
-        { type: 'equals', attribute: 'code', value: optionCode },
-      ];
-      await findOrCreate(api, 'ExtensibleEnumOption', where, { code: optionCode, name: optionCode, sortOrder, extensibleEnumId: list.id });
+      const data = { code: optionCode, name: optionCode, sortOrder, extensibleEnumId: list.id };
+      await findOrCreate(api, { entity: 'ExtensibleEnumOption', data, parentField: 'extensibleEnumId' });
     }
   }
 }
@@ -57,13 +61,9 @@ const MEASURES: Record<string, { name: string; units: { code: string; name: stri
 /** Creates the measures and units that do not exist yet (idempotent, also with several servers starting at once). */
 async function seedMeasures(api: EntityApi): Promise<void> {
   for (const [code, { name, units }] of Object.entries(MEASURES)) {
-    const measure = await findOrCreate(api, 'Measure', [{ type: 'equals', attribute: 'code', value: code }], { code, name });
+    const measure = await findOrCreate(api, { entity: 'Measure', data: { code, name } });
     for (const [i, unit] of units.entries()) {
-      const where: Where = [
-        { type: 'equals', attribute: 'measureId', value: measure.id },
-        { type: 'equals', attribute: 'code', value: unit.code },
-      ];
-      await findOrCreate(api, 'Unit', where, { ...unit, measureId: measure.id, isDefault: i === 0 });
+      await findOrCreate(api, { entity: 'Unit', data: { ...unit, measureId: measure.id, isDefault: i === 0 }, parentField: 'measureId' });
     }
   }
 }
