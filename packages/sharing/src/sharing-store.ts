@@ -14,6 +14,10 @@ export interface ShareState {
 
 const col = (model: EntityModel, field: string) => model.field.get(field)?.column as string;
 
+/** A select entry for each field, named after the field: `{ field: 'alias.column' }`. */
+const fieldColumns = (alias: string, model: EntityModel, fields: string[]) =>
+  Object.fromEntries(fields.map((field) => [field, `${alias}.${col(model, field)}`]));
+
 /** The SQL of public links: one read, and one atomic counting update shared by every process. */
 export class SharingStore {
   constructor(private readonly instance: () => EntityApi) {}
@@ -32,17 +36,10 @@ export class SharingStore {
       .select({
         id: 's.id',
         deleted: 's.deleted',
-        active: `s.${col(s, 'active')}`,
-        validTill: `s.${col(s, 'validTill')}`,
-        allowedUsage: `s.${col(s, 'allowedUsage')}`,
-        used: `s.${col(s, 'used')}`,
-        password: `s.${col(s, 'password')}`,
+        ...fieldColumns('s', s, ['active', 'validTill', 'allowedUsage', 'used', 'password']),
         fileId: 'f.id',
         fileName: `f.${col(f, 'name')}`,
-        mimeType: `f.${col(f, 'mimeType')}`,
-        fileSize: `f.${col(f, 'fileSize')}`,
-        hash: `f.${col(f, 'hash')}`,
-        storageKey: `f.${col(f, 'storageKey')}`,
+        ...fieldColumns('f', f, ['mimeType', 'fileSize', 'hash', 'storageKey']),
       })
       .where('s.id', id)
       .first();
