@@ -1,20 +1,9 @@
+import { FIELD_TYPES, type FieldType } from '../declarations';
 import { defineEntity } from '../definition/define-entity';
 
-/** The value types an attribute may have. */
-export const ATTRIBUTE_TYPES = [
-  'varchar',
-  'text',
-  'int',
-  'float',
-  'bool',
-  'date',
-  'datetime',
-  'enum',
-  'multiEnum',
-  'link',
-  'linkMultiple',
-] as const;
-export type AttributeType = (typeof ATTRIBUTE_TYPES)[number];
+/** The value types an attribute may have: every field type but `jsonObject`. */
+export type AttributeType = Exclude<FieldType, 'jsonObject'>;
+export const ATTRIBUTE_TYPES: readonly AttributeType[] = FIELD_TYPES.filter((type): type is AttributeType => type !== 'jsonObject');
 
 /**
  * Marks `name` multilingual for a plugin that provides language variants (`nameDeDE`); without

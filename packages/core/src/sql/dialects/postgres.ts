@@ -1,5 +1,6 @@
+import type { FieldType } from '../../declarations';
 import type { Dialect, Introspection } from './dialect';
-import { databaseUnavailable, uniqueViolation } from './shared';
+import { commonColumnType, databaseUnavailable, uniqueViolation } from './shared';
 
 /** An arbitrary fixed key for the advisory lock taken while the schema is synced. */
 const SCHEMA_LOCK_KEY = 482_113_907;
@@ -7,33 +8,21 @@ const SCHEMA_LOCK_KEY = 482_113_907;
 /** SQLSTATE classes that mean the server is gone or refusing, not that the query is wrong. */
 const UNAVAILABLE_STATES = new Set(['57P01', '57P02', '57P03', '53300', '08000', '08001', '08003', '08006']);
 
+/** Column types PostgreSQL names its own way; the others are those both databases share. */
+const POSTGRES_COLUMN_TYPES: ReadonlyMap<FieldType, string> = new Map([
+  ['float', 'double precision'],
+  ['date', 'date'],
+  ['datetime', 'timestamp(0)'],
+  ['multiEnum', 'jsonb'],
+  ['jsonObject', 'jsonb'],
+]);
+
 export const postgresDialect: Dialect = {
   name: 'postgres',
   likeOperator: 'ilike',
 
   columnType(type, maxLength) {
-    switch (type) {
-      case 'int':
-        return 'integer';
-      case 'float':
-        return 'double precision';
-      case 'bool':
-        return 'boolean';
-      case 'varchar':
-      case 'enum':
-        return `varchar(${maxLength ?? 255})`;
-      case 'link':
-        return 'varchar(64)';
-      case 'date':
-        return 'date';
-      case 'datetime':
-        return 'timestamp(0)';
-      case 'multiEnum':
-      case 'jsonObject':
-        return 'jsonb';
-      default:
-        return 'text';
-    }
+    return POSTGRES_COLUMN_TYPES.get(type) ?? commonColumnType(type, maxLength);
   },
 
   fromDb(_type, value) {

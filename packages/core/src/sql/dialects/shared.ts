@@ -1,3 +1,4 @@
+import type { FieldType } from '../../declarations';
 import { ApiError } from '../../errors';
 import type { ErrorContext } from './dialect';
 
@@ -8,6 +9,23 @@ export function uniqueViolation(context: ErrorContext, key: string, cause: unkno
     ? `${entity} with the same ${fields.join(', ')} already exists`
     : `${entity} already exists`;
   return new ApiError('CORE_UNIQUE_VIOLATION', message, { details: { entity, fields }, cause });
+}
+
+/** The column type of a field where both databases name it alike (text unless said otherwise). */
+export function commonColumnType(type: FieldType, maxLength?: number): string {
+  switch (type) {
+    case 'int':
+      return 'integer';
+    case 'bool':
+      return 'boolean';
+    case 'varchar':
+    case 'enum':
+      return `varchar(${maxLength ?? 255})`;
+    case 'link':
+      return 'varchar(64)';
+    default:
+      return 'text';
+  }
 }
 
 const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH']);

@@ -1,6 +1,6 @@
 import type { FieldType } from '../../declarations';
 import type { Dialect, Introspection } from './dialect';
-import { databaseUnavailable, parseJson, uniqueViolation } from './shared';
+import { commonColumnType, databaseUnavailable, parseJson, uniqueViolation } from './shared';
 
 const JSON_TYPES: ReadonlySet<FieldType> = new Set(['multiEnum', 'jsonObject']);
 
@@ -9,21 +9,7 @@ export const sqliteDialect: Dialect = {
   likeOperator: 'like',
 
   columnType(type, maxLength) {
-    switch (type) {
-      case 'int':
-        return 'integer';
-      case 'float':
-        return 'real';
-      case 'bool':
-        return 'boolean';
-      case 'varchar':
-      case 'enum':
-        return `varchar(${maxLength ?? 255})`;
-      case 'link':
-        return 'varchar(64)';
-      default:
-        return 'text';
-    }
+    return type === 'float' ? 'real' : commonColumnType(type, maxLength);
   },
 
   fromDb(type, value) {

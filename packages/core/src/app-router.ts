@@ -1,0 +1,88 @@
+import type { Router } from 'express';
+import type { AccessService } from './auth/access-service';
+import type { AuthService } from './auth/auth-service';
+import type { LoginThrottle } from './auth/login-throttle';
+import { AttributeEndpoints } from './attributes/endpoints';
+import type { AttributeService } from './attributes/service';
+import type { InstanceBase } from './app-services';
+import type { ContextUser, RequestContext } from './context';
+import { buildMetadata } from './definition/metadata';
+import { consoleLogger } from './http/error-handler';
+import { createRouter } from './http/router';
+import type { JobService } from './jobs/job-service';
+import { buildOpenApi } from './openapi/build-document';
+import type { OpenApiFragment } from './plugin';
+import { translateOutage } from './sql/dialects/shared';
+
+/** The services the router of an instance serves. */
+export interface RouterServices {
+  ready: () => Promise<void>;
+  auth: AuthService;
+  throttle: LoginThrottle;
+  accessService: AccessService;
+  attributes: AttributeService;
+  jobs: JobService;
+  /** The OpenAPI document as text. */
+  openapi: () => string;
+}
+
+/**
+ * The OpenAPI document with the host's routes, built once and kept as text: every caller gets
+ * its own copy, so nothing can change what is served.
+ */
+export function openApiText({ options, registry, schema }: InstanceBase, hostRoutes: OpenApiFragment): () => string {
+  let text: string | undefined;
+  return () =>
+    (text ??= JSON.stringify(
+      buildOpenApi({
+        schema,
+        fragments: registry.fragments,
+        hostRoutes,
+        info: options.openapi,
+        publicUrl: options.publicUrl,
+        defaultListSize: options.defaultListSize,
+        maxListSize: options.maxListSize,
+        parameters: registry.parameters,
+        metaCategories: registry.presenter.metaCategories(),
+        languages: registry.languages,
+      }),
+    ));
+}
+
+/** The metadata of the instance as the caller sees it: entity types and fields it may read. */
+function metadataFor({ registry, schema }: InstanceBase, accessService: AccessService) {
+  return async (ctx: RequestContext) => {
+    const access = (ctx.access ??= await accessService.forUser(ctx.user));
+    const metadata = buildMetadata(schema, {
+      languages: registry.languages.codes,
+      visible: (m) => access.scope(m.name).read !== 'no',
+      visibleField: (m, f) => f.system || access.field(m.name, f.name).read,
+    });
+    return { ...metadata, app: { ...metadata.app, ...registry.appMetadata } };
+  };
+}
+
+/** The router of an instance: both generations of the API, plugin routes, and `/apidocs`. */
+export function buildRouter(base: InstanceBase, services: RouterServices): Router {
+  const { options, registry, schema, repositories } = base;
+  const { auth, throttle, accessService } = services;
+  const acl = async (user: ContextUser) => (await accessService.forUser(user)).acl(schema.entities.keys());
+  return createRouter({
+    ready: services.ready,
+    auth,
+    session: { auth, acl, throttle, secureCookies: (options.publicUrl ?? '').startsWith('https:') },
+    repository: (name) => repositories.get(name),
+    metadata: metadataFor(base, accessService),
+    openapi: services.openapi,
+    routes: registry.routes,
+    publicRoutes: registry.publicRoutes,
+    attributes: new AttributeEndpoints(services.attributes),
+    request: { languages: registry.languages, hooks: registry.requestHooks },
+    rootRoutes: registry.rootRoutes,
+    rawBodyPaths: (path) => registry.isRawBodyPath(path),
+    maxBodySize: options.maxBodySize ?? '32mb',
+    jobs: services.jobs,
+    logger: options.logger ?? consoleLogger,
+    translateError: translateOutage,
+  });
+}

@@ -1,0 +1,82 @@
+import type { Router } from 'express';
+import type { AuthOptions, AuthService } from './auth/auth-service';
+import type { LoginThrottle } from './auth/login-throttle';
+import type { V1AttributesFormat } from './attributes/service';
+import type { ApiRecord, EntityDefinition } from './declarations';
+import type { SchemaModel } from './definition/normalize';
+import type { Logger } from './http/error-handler';
+import type { Languages } from './languages';
+import type { PluginEntry } from './plugin';
+import type { Database } from './sql/database';
+import type { Repository } from './sql/repository';
+import type { SchemaStep } from './sql/schema-sync';
+
+export interface EntityApiOptions {
+  /** `sqlite::memory:`, `sqlite:<path>` or `postgres://…`. */
+  database: string;
+  /** The host's entity definitions. */
+  entities: readonly EntityDefinition[];
+  plugins?: readonly PluginEntry[];
+  auth?: AuthOptions;
+  /** Created on start when no user of that name exists. */
+  admin?: { userName: string; password: string };
+  /** Default page size of lists; default 200. */
+  defaultListSize?: number;
+  /** Largest `maxSize`; default 1000. */
+  maxListSize?: number;
+  /** Largest JSON body; default `32mb`. */
+  maxBodySize?: string | number;
+  /** The address clients reach the instance at (links in responses). */
+  publicUrl?: string;
+  /**
+   * Languages of the instance, main first (`['en_US', 'de_DE']`): shown in metadata, accepted in
+   * the `language` header, and the languages of multilingual fields (`@entity-records/multilang`).
+   */
+  languages?: string[];
+  /**
+   * Generation B without `Flatten-Attributes: true`: no attributes (`'none'`, default) or the
+   * earlier variant's `attributesValues` array on every record (`'nested'`).
+   */
+  v1AttributesFormat?: V1AttributesFormat;
+  openapi?: {
+    title?: string;
+    version?: string;
+    description?: string;
+    /** Files (globs) of the host's own routes whose `@openapi` JSDoc blocks join the document. */
+    apis?: string[];
+  };
+  logger?: Logger;
+  /** PostgreSQL pool size; default 10. */
+  poolSize?: number;
+  jobs?: {
+    /** `pg-boss` (default on PostgreSQL: processes share the work) or `in-process` (default on SQLite). */
+    queue?: 'pg-boss' | 'in-process';
+    /** pg-boss: seconds after which a job whose process died runs again; default 900. */
+    expireInSeconds?: number;
+    /** Whether this process runs jobs (false for API-only processes); default true. */
+    worker?: boolean;
+  };
+}
+
+/** A running instance: the router to mount, repositories for server-side code, and its life cycle. */
+export interface EntityApi {
+  /** Mount with `app.use(api.router)`: serves `/api`, `/api/v1` and `/apidocs`. */
+  readonly router: Router;
+  readonly schema: SchemaModel;
+  readonly database: Database;
+  readonly auth: AuthService;
+  /** Sign-in throttling (shared by processes through the database); plugins throttle their own secrets with it. */
+  readonly throttle: LoginThrottle;
+  readonly options: Readonly<EntityApiOptions>;
+  /** The instance's languages, main first (option `languages`). */
+  readonly languages: Languages;
+  /** Syncs the schema and creates the admin; requests wait for it. Idempotent. */
+  ready(): Promise<void>;
+  /** The repository of an entity type; an unknown name throws `CORE_CONFIG_INVALID`. */
+  repository<TRecord extends ApiRecord = ApiRecord>(entity: string): Repository<TRecord>;
+  /** The OpenAPI 3.1 document. */
+  openapi(): Record<string, unknown>;
+  /** What schema sync would do now, without doing it. */
+  schemaDiff(): Promise<SchemaStep[]>;
+  close(): Promise<void>;
+}

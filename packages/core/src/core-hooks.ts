@@ -1,0 +1,65 @@
+import type { AccessService } from './auth/access-service';
+import type { AuthService } from './auth/auth-service';
+import { hashPassword } from './auth/password';
+import { assertRoleShape } from './auth/role-validation';
+import { ApiError } from './errors';
+import type { Registry } from './registry';
+import type { CacheEvent } from './sql/cache-events';
+
+/** Jobs are made by the system; a client may only cancel its own pending job. */
+export function installJobHooks(registry: Registry): void {
+  registry.onRecord('beforeCreate', 'Job', ({ ctx }) => {
+    if (ctx.user) throw new ApiError('CORE_FORBIDDEN', 'Jobs are started by upsertAsync and entityMassUpdate');
+  });
+  registry.onRecord('beforeUpdate', 'Job', (event) => {
+    const { data, existing } = event;
+    const changed = (k: string) => JSON.stringify((data as Record<string, unknown>)[k] ?? null) !== JSON.stringify((existing as Record<string, unknown>)[k] ?? null);
+    const keys = Object.keys(data ?? {}).filter(changed);
+    if (keys.some((k) => k !== 'status') || (keys.includes('status') && data?.status !== 'Canceled')) {
+      throw new ApiError('CORE_VALIDATION_FAILED', 'Only status Canceled can be set on a job', {
+        details: { issues: [{ path: ['status'], code: 'invalid_enum_value', message: 'status may only become Canceled' }] },
+      });
+    }
+    if (keys.includes('status') && existing?.status !== 'Pending') {
+      throw new ApiError('CORE_CONFLICT', `Only a pending job can be canceled; this one is ${String(existing?.status)}`);
+    }
+    // A worker may take the job between this check and the write: the write checks again.
+    if (keys.includes('status')) event.expect = { ...event.expect, status: 'Pending' };
+  });
+}
+
+/** Password writes on User are hashed; a changed password revokes the user's tokens. */
+export function installUserHooks(registry: Registry, auth: () => AuthService, passwordCost?: number): void {
+  const hashInBody = async ({ data }: { data?: Record<string, unknown> }) => {
+    if (!data || data.password === undefined || data.password === null) return;
+    if (typeof data.password !== 'string' || data.password.length === 0 || data.password.length > 1000) {
+      throw new ApiError('CORE_VALIDATION_FAILED', 'password must be a non-empty string', {
+        details: { issues: [{ path: ['password'], code: 'invalid_type', message: 'password must be a non-empty string' }] },
+      });
+    }
+    data.password = await hashPassword(data.password, passwordCost);
+  };
+  registry.onRecord('beforeCreate', 'User', hashInBody);
+  registry.onRecord('beforeUpdate', 'User', hashInBody);
+  registry.onRecord('afterUpdate', 'User', async ({ id, existing, record }) => {
+    await auth().forgetUser(id as string);
+    if (existing && record && existing.isActive !== record.isActive) await auth().revokeUser(id as string);
+  });
+  registry.onRecord('beforeUpdate', 'User', async ({ id, data }) => {
+    if (data?.password !== undefined) await auth().revokeUser(id as string);
+  });
+  registry.onRecord('afterDelete', 'User', ({ id }) => auth().revokeUser(id as string));
+}
+
+/** Role writes are checked for shape; a changed or deleted role leaves every process's cache. */
+export function installRoleHooks(registry: Registry, accessService: AccessService, announce: (event: CacheEvent) => Promise<unknown>): void {
+  const checkRole = ({ data }: { data?: Record<string, unknown> }) => assertRoleShape(data ?? {});
+  registry.onRecord('beforeCreate', 'Role', checkRole);
+  registry.onRecord('beforeUpdate', 'Role', checkRole);
+  for (const hook of ['afterUpdate', 'afterDelete'] as const) {
+    registry.onRecord(hook, 'Role', async ({ id }) => {
+      accessService.forgetRole(id as string);
+      await announce({ kind: 'role', id: id as string });
+    });
+  }
+}

@@ -1,0 +1,197 @@
+import type { Knex } from 'knex';
+import type { UserAccess } from '../auth/access-control';
+import { forbidden } from '../auth/access-control';
+import type { AttributeListQuery } from '../attributes/record-attributes';
+import type { RequestContext } from '../context';
+import type { ApiRecord } from '../declarations';
+import type { FieldModel } from '../definition/normalize';
+import { ApiError } from '../errors';
+import type { PresentKind } from '../hooks';
+import type { PresentLink } from '../present';
+import { selectFields, sortField } from './field-selection';
+import { live, selectRecords, sortColumn } from './read-query';
+import { hydrate, visibleRecord } from './read-records';
+import type { Repository } from './repository';
+import type { FindParams, FindResult, LinkScope, ListOptions, RepositoryEnvironment } from './repository-types';
+import { applyWhere, type WhereContext } from './where';
+import { asNonNegativeInt, invalidQuery } from './where-values';
+
+/** Ids per query of `findByIds`. */
+const IDS_PER_QUERY = 500;
+
+/** System columns that are never NULL (the default sort is `id`). */
+const NEVER_NULL = new Set(['id', 'createdAt', 'modifiedAt']);
+
+/** A list request: its parameters and how its page is read. */
+export interface ListRequest extends ListOptions {
+  params: FindParams;
+}
+
+/** Applies the conditions of a list to a query: attribute joins, `where`, `own` scope, link scope. */
+type ListFilter = (qb: Knex.QueryBuilder) => void;
+
+/** What reading one page needs, once the request is checked. */
+interface PageRead {
+  kind: PresentKind;
+  link?: PresentLink;
+  access: UserAccess;
+  fields: FieldModel[];
+  attributes?: AttributeListQuery;
+  sort?: FieldModel;
+  asc?: boolean;
+  filter: ListFilter;
+  offset: number;
+  maxSize: number;
+}
+
+/** The page size and offset of a list; 400 when they are out of range. */
+function pageBounds(env: RepositoryEnvironment, params: FindParams, unlimited?: boolean): { maxSize: number; offset: number } {
+  const maxSize = params.maxSize ?? env.defaultListSize;
+  const offset = params.offset ?? 0;
+  if (!unlimited && maxSize > env.maxListSize) throw invalidQuery(`maxSize must not exceed ${env.maxListSize}`);
+  asNonNegativeInt(offset, 'offset');
+  return { maxSize, offset };
+}
+
+/** The conditions of a list; a filter on a field the caller may not read is a 403. */
+function listFilter(
+  repo: Repository,
+  ctx: RequestContext,
+  list: { access: UserAccess; own: boolean; where: readonly unknown[]; attributes?: AttributeListQuery; scopeTo?: LinkScope },
+): ListFilter {
+  const { access, attributes } = list;
+  const whereCtx: WhereContext = {
+    schema: repo.env.schema,
+    dialect: repo.env.database.dialect,
+    model: repo.model,
+    onField: (field) => {
+      if (!repo.guard.canRead(access, field)) throw forbidden(`Not allowed to filter by ${repo.model.name}.${field.name}`);
+    },
+    attribute: attributes?.condition,
+  };
+  return (qb) => {
+    attributes?.join(qb);
+    applyWhere(qb, list.where, whereCtx);
+    if (list.own) repo.guard.ownOnly(ctx, qb);
+    list.scopeTo?.(qb);
+  };
+}
+
+async function countRecords(repo: Repository, filter: ListFilter): Promise<number> {
+  const { knex, dialect } = repo.env.database;
+  const countQuery = knex(repo.model.table).where(`${repo.model.table}.deleted`, live(dialect) as never);
+  filter(countQuery);
+  const [{ total }] = await countQuery.count({ total: '*' });
+  return Number(total);
+}
+
+/** Orders a page by its sort field (or attribute), then by id. */
+function orderPage(repo: Repository, qb: Knex.QueryBuilder, { sort, attributes, asc }: Pick<PageRead, 'sort' | 'attributes' | 'asc'>): void {
+  const direction = asc === false ? 'desc' : 'asc';
+  // NULL sorts as the smallest value on both databases.
+  // (knex's own nulls option drops the column on SQLite; both databases know NULLS FIRST/LAST.)
+  // Columns that are never NULL get no NULLS clause, so PostgreSQL can page along their index.
+  const nulls = sort && NEVER_NULL.has(sort.name) ? '' : ` nulls ${direction === 'asc' ? 'first' : 'last'}`;
+  const by = sort ? sortColumn(repo.env.database.knex, repo.env.schema, repo.model, sort) : (attributes?.sort as Knex.Raw);
+  qb.orderByRaw(`? ${direction}${nulls}`, [by]);
+  if (sort?.name !== 'id') qb.orderBy(`${repo.model.table}.id`, direction);
+}
+
+/** The records of one page, shaped by the present stage. */
+async function readPage(repo: Repository, ctx: RequestContext, page: PageRead): Promise<ApiRecord[]> {
+  const { fields, sort } = page;
+  const plan = repo.env.presenter.plan({ ctx, model: repo.model, kind: page.kind, fields });
+  const extra = plan?.extra ?? [];
+  // A link sorts by its target's name, which needs its join even when not selected.
+  const read = [...fields, ...extra];
+  const joined = !sort || read.includes(sort) ? read : [...read, sort];
+  const qb = selectRecords(repo.env.database.knex, repo.env.schema, repo.env.database.dialect, repo.model, joined);
+  page.filter(qb);
+  orderPage(repo, qb, page);
+  const rows = await qb.offset(page.offset).limit(page.maxSize);
+  const records = await hydrate(repo, rows, { fields, extra });
+  await repo.env.attributes?.present(ctx, repo.model, records, { mode: 'list', query: page.attributes });
+  await plan?.run(records, { access: page.access, link: page.link });
+  return records;
+}
+
+/** A page for a list, a linked-record response, or `findByIds` (no size limit). */
+export async function listRecords<TRecord extends ApiRecord>(repo: Repository<TRecord>, ctx: RequestContext, request: ListRequest): Promise<FindResult<TRecord>> {
+  const { params } = request;
+  const { maxSize, offset } = pageBounds(repo.env, params, request.unlimited);
+  const { access, scope } = await repo.guard.scope(ctx, 'read');
+  const fields = repo.guard.readable(access, selectFields(repo, params.select), !!params.select?.length);
+  const attributes = await repo.env.attributes?.listQuery(ctx, repo.model, params);
+  const sort = attributes?.sort ? undefined : sortField(repo.model, params.sortBy);
+  if (sort && !repo.guard.canRead(access, sort)) throw forbidden(`Not allowed to sort by ${repo.model.name}.${sort.name}`);
+  const filter = listFilter(repo, ctx, { access, own: scope.read === 'own', where: params.where ?? [], attributes, scopeTo: request.scope });
+  return repo.translated(async () => {
+    const result: FindResult<TRecord> = {};
+    if (!params.collectionOnly) result.total = await countRecords(repo, filter);
+    if (!params.totalOnly) {
+      const page: PageRead = { kind: request.kind, link: request.link, access, fields, attributes, sort, asc: params.asc, filter, offset, maxSize };
+      result.list = result.total === 0 || maxSize === 0 ? [] : ((await readPage(repo, ctx, page)) as TRecord[]);
+    }
+    return result;
+  });
+}
+
+/**
+ * The live records with these ids that the caller may read (with `systemContext()`: all), by
+ * id, in as few queries as the ids need (500 per query), whatever `maxListSize` says.
+ */
+export async function findRecordsByIds<TRecord extends ApiRecord>(
+  repo: Repository<TRecord>,
+  ctx: RequestContext,
+  { ids, select }: { ids: Iterable<string>; select?: readonly string[] },
+): Promise<Map<string, TRecord>> {
+  const unique = [...new Set(ids)];
+  const found = new Map<string, TRecord>();
+  for (let at = 0; at < unique.length; at += IDS_PER_QUERY) {
+    const chunk = unique.slice(at, at + IDS_PER_QUERY);
+    const where = [{ type: 'in', attribute: 'id', value: chunk }];
+    const params = { where, select, maxSize: chunk.length, collectionOnly: true };
+    const page = await listRecords(repo, ctx, { params, kind: 'list', unlimited: true });
+    for (const record of page.list ?? []) found.set(record.id, record);
+  }
+  return found;
+}
+
+/** Restricts the target's query to the records one source record links to through `field`. */
+function linkScope(field: FieldModel, source: { id: string; record: ApiRecord }, table: string): LinkScope {
+  return (qb) => {
+    if (field.linkKind === 'belongsTo') qb.where(`${table}.id`, (source.record[field.key] as string | null) ?? '');
+    else if (field.linkKind === 'hasMany') qb.where(`${table}.${field.foreignColumn}`, source.id);
+    else {
+      const join = field.join as NonNullable<FieldModel['join']>;
+      qb.whereIn(`${table}.id`, (sub: Knex.QueryBuilder) => void sub.select(join.targetColumn).from(join.table).where(join.ownColumn, source.id));
+    }
+  };
+}
+
+/**
+ * The records linked to one record through `link`, with the list parameters (the link's target
+ * entity is listed, with the caller's rights on it).
+ */
+export async function findLinkedRecords(repo: Repository, ctx: RequestContext, { id, link, params }: { id: string; link: string; params: FindParams }): Promise<FindResult> {
+  const field = repo.model.field.get(link);
+  if (!field || field.system || (field.type !== 'link' && field.type !== 'linkMultiple')) {
+    throw new ApiError('CORE_NOT_FOUND', `${repo.model.name} has no link '${link}'`, { details: { entity: repo.model.name, link } });
+  }
+  const source = await visibleRecord(repo, ctx, { id });
+  const target = repo.env.repository(field.target as string);
+  const scope = linkScope(field, { id, record: source }, target.model.table);
+  return target.list(ctx, params, { kind: 'linked', scope, link: { model: repo.model, record: source, field } });
+}
+
+/**
+ * Find-or-create searches only what the caller could list: 403 without read rights on this
+ * entity type or on a matched field; under `own`, only the caller's records match.
+ */
+export async function matchScope(repo: Repository, ctx: RequestContext, match: Iterable<[FieldModel, unknown]>): Promise<LinkScope | undefined> {
+  const { access, scope } = await repo.guard.scope(ctx, 'read');
+  for (const [field] of match) {
+    if (!repo.guard.canRead(access, field)) throw forbidden(`Not allowed to read ${repo.model.name}.${field.name}`);
+  }
+  return scope.read === 'own' ? (qb) => repo.guard.ownOnly(ctx, qb) : undefined;
+}

@@ -1,0 +1,100 @@
+import type { RequestContext } from '../context';
+import type { ApiRecord } from '../declarations';
+import type { FieldModel } from '../definition/normalize';
+import { isValidId } from '../definition/validate-record';
+import { notFound } from '../errors';
+import { hiddenKeys } from '../present';
+import { selectFields } from './field-selection';
+import { decodeRows, loadMultipleLinks, outputKeys, selectRecords, shapeRecord } from './read-query';
+import type { Repository } from './repository';
+
+/** The fields a read returns, and `extra` ones read for the present stage (kept under hidden keys). */
+export interface ReadFields {
+  fields: FieldModel[];
+  extra?: readonly FieldModel[];
+}
+
+/** Decodes rows into records of `fields`, plus the keys of `extra` fields (read for the present stage). */
+export async function hydrate(repo: Repository, rows: Record<string, unknown>[], { fields, extra = [] }: ReadFields): Promise<ApiRecord[]> {
+  const { knex, dialect } = repo.env.database;
+  const all = extra.length ? [...fields, ...extra] : fields;
+  decodeRows(dialect, all, rows);
+  await loadMultipleLinks(knex, repo.env.schema, dialect, all, rows as ApiRecord[]);
+  const keys = extra.length ? [...outputKeys(fields), ...hiddenKeys(extra, fields)] : outputKeys(fields);
+  return rows.map((row) => shapeRecord(keys, row));
+}
+
+/** The stored record with this id (deleted or not), or undefined. */
+export async function findById(repo: Repository, id: string, read: ReadFields = { fields: repo.readable }): Promise<ApiRecord | undefined> {
+  if (!isValidId(id)) return undefined;
+  const { knex, dialect } = repo.env.database;
+  return repo.translated(async () => {
+    const rows = await selectRecords(knex, repo.env.schema, dialect, repo.model, [...read.fields, ...(read.extra ?? [])]).where(`${repo.model.table}.id`, id);
+    if (rows.length === 0) return undefined;
+    return (await hydrate(repo, rows, read))[0];
+  });
+}
+
+/**
+ * A record the caller may see, else 404 (no existence oracle for `own`); 403 without read
+ * rights. `present` fields (for the present stage) stay in the record.
+ */
+export async function visibleRecord(
+  repo: Repository,
+  ctx: RequestContext,
+  { id, fields = repo.readable, present = [] }: { id: string; fields?: FieldModel[]; present?: readonly FieldModel[] },
+): Promise<ApiRecord> {
+  const { scope } = await repo.guard.scope(ctx, 'read');
+  // Ownership is judged on createdBy / assignedUser even when the caller selected neither.
+  const owners = scope.read === 'own' ? repo.readable.filter((f) => f.name === 'createdBy' || f.name === 'assignedUser') : [];
+  const extra = [...present, ...owners.filter((f) => !fields.includes(f) && !present.includes(f))];
+  const record = await findById(repo, id, { fields, extra });
+  if (!record || (scope.read === 'own' && !repo.guard.isOwn(ctx, record))) throw notFound(repo.model.name, id);
+  if (extra.length > present.length) {
+    const keep = new Set([...outputKeys(fields), ...hiddenKeys(present, fields)]);
+    for (const key of Object.keys(record)) if (!keep.has(key)) delete record[key];
+  }
+  return record;
+}
+
+/** One live record; 404 when it does not exist, is deleted, or is not the user's under `own`. */
+export async function getRecord<TRecord extends ApiRecord>(
+  repo: Repository<TRecord>,
+  ctx: RequestContext,
+  { id, select }: { id: string; select?: readonly string[] },
+): Promise<TRecord> {
+  const { access } = await repo.guard.scope(ctx, 'read');
+  const fields = repo.guard.readable(access, selectFields(repo, select), !!select?.length);
+  const plan = repo.env.presenter.plan({ ctx, model: repo.model, kind: 'read', fields });
+  const record = await visibleRecord(repo, ctx, { id, fields, present: plan?.extra });
+  await repo.env.hooks.run('afterRead', { ctx, model: repo.model, id, record });
+  await repo.env.attributes?.present(ctx, repo.model, [record], { mode: 'single' });
+  await plan?.run([record], { access });
+  return record as TRecord;
+}
+
+/** A written record and the after-hook that gets its own copy of it. */
+export interface WriteAnswer {
+  kind: 'create' | 'update';
+  id: string;
+  afterHook: (record: ApiRecord) => Promise<void>;
+}
+
+/**
+ * The answer of a create or an update: the record as stored, without fields the caller may not
+ * read, shaped by the present stage. After-hooks get their own copy with every readable field
+ * (never a write-only one, nor what the present stage reads), whatever the request asks.
+ */
+export async function answerWrite<TRecord extends ApiRecord>(repo: Repository<TRecord>, ctx: RequestContext, { kind, id, afterHook }: WriteAnswer): Promise<TRecord> {
+  const access = await repo.guard.access(ctx);
+  const shown = repo.readable.filter((f) => repo.guard.canRead(access, f));
+  const plan = repo.env.presenter.plan({ ctx, model: repo.model, kind, fields: shown });
+  const extra = plan?.extra.filter((f) => !repo.readable.includes(f)) ?? [];
+  const record = (await findById(repo, id, { fields: repo.readable, extra })) as ApiRecord;
+  await afterHook(shapeRecord(outputKeys(repo.readable), record));
+  // Fields read for the present stage stay until it has run.
+  const presented = await repo.guard.present(ctx, record, plan ? repo.readable.filter((f) => !plan.extra.includes(f)) : repo.readable);
+  await repo.env.attributes?.present(ctx, repo.model, [presented], { mode: 'single' });
+  await plan?.run([presented], { access });
+  return presented as TRecord;
+}

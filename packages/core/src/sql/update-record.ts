@@ -1,0 +1,111 @@
+import type { UserAccess } from '../auth/access-control';
+import type { PreparedAttributeWrite } from '../attributes/record-attributes';
+import type { RequestContext } from '../context';
+import type { ApiRecord } from '../declarations';
+import type { FieldModel } from '../definition/normalize';
+import { ApiError, notFound } from '../errors';
+import type { RecordHookEvent } from '../hooks';
+import { linkObjectResolver, resolveLinkObjects, type LinkObjectWrite } from './link-objects';
+import { assertOptionsInList, splitLinkObjects, type LinkObjects } from './link-resolver';
+import { assertLinkTargets, currentLinkIds, writeMultipleLink } from './link-writes';
+import { live } from './read-query';
+import { answerWrite, visibleRecord } from './read-records';
+import { sameValue } from './record-guard';
+import type { Repository } from './repository';
+import type { AfterCommit } from './repository-types';
+import { assertWritable, expectedColumns, keysSetByHooks, modifiedBy, toRow } from './write-values';
+
+/** A checked update of one record, ready to be written inside its transaction. */
+interface RecordChange {
+  id: string;
+  existing: ApiRecord;
+  access: UserAccess;
+  values: Map<FieldModel, unknown>;
+  objects: LinkObjects;
+  /** Column conditions a before-hook expects the stored row to meet (else 409). */
+  expected: Record<string, unknown>;
+  attributes?: PreparedAttributeWrite;
+}
+
+/** A record the caller may edit: visible (404) and within the edit right (403). */
+export async function editableRecord(repo: Repository, ctx: RequestContext, id: string): Promise<{ existing: ApiRecord; access: UserAccess }> {
+  const existing = await visibleRecord(repo, ctx, { id });
+  const { access, scope } = await repo.guard.scope(ctx, 'edit');
+  repo.guard.assertLevel(ctx, scope.edit, existing, 'edit');
+  return { existing, access };
+}
+
+function assertSameId(input: Record<string, unknown>, id: string): void {
+  if (input.id !== undefined && input.id !== id) {
+    throw new ApiError('CORE_READ_ONLY_FIELD', 'id cannot be changed', {
+      details: { issues: [{ path: ['id'], code: 'read_only', message: 'id cannot be changed' }] },
+    });
+  }
+}
+
+/** The error of an update that matched no row: the row changed under a hook's `expect` (409), or is gone (404). */
+async function unmatchedUpdate(repo: Repository, write: LinkObjectWrite, { id, expected }: Pick<RecordChange, 'id' | 'expected'>): Promise<ApiError> {
+  const { dialect } = repo.env.database;
+  const stillThere = Object.keys(expected).length > 0 && (await write.trx(repo.model.table).first('id').where({ id, deleted: live(dialect) }));
+  if (stillThere) return new ApiError('CORE_CONFLICT', `${repo.model.name} '${id}' was changed by another request; read it again`, { details: { entity: repo.model.name, id } });
+  return notFound(repo.model.name, id);
+}
+
+/** Writes the changed columns and multiple links of a record. */
+async function writeChangedRow(repo: Repository, write: LinkObjectWrite, change: Pick<RecordChange, 'id' | 'expected'> & { changed: Map<FieldModel, unknown> }): Promise<void> {
+  const { trx, ctx } = write;
+  const { id, changed, expected } = change;
+  const { schema } = repo.env;
+  const { dialect } = repo.env.database;
+  const { row, links } = toRow(dialect, changed);
+  Object.assign(row, modifiedBy(ctx));
+  await assertLinkTargets(trx, schema, dialect, changed);
+  await assertOptionsInList(trx, schema, dialect, changed);
+  const count = await trx(repo.model.table).update(row).where({ ...expected, id, deleted: live(dialect) });
+  if (count === 0) throw await unmatchedUpdate(repo, write, change);
+  for (const [field, ids] of links) {
+    const previous = await currentLinkIds(trx, schema, dialect, field, id);
+    await writeMultipleLink(trx, schema, field, id, ids, previous);
+  }
+}
+
+/** The update inside its transaction; false when nothing changed (and nothing was written). */
+async function writeChange(repo: Repository, write: LinkObjectWrite, change: RecordChange): Promise<boolean> {
+  const { trx, ctx, after } = write;
+  const { id, existing, values } = change;
+  await resolveLinkObjects(repo, write, change.objects, values);
+  repo.guard.assertEditable(change.access, values, existing);
+  const changed = new Map([...values].filter(([field, value]) => !sameValue(field, existing[field.key], value)));
+  const attributesChanged = (await change.attributes?.apply(trx, id, linkObjectResolver(repo, ctx, after))) ?? false;
+  if (changed.size === 0 && !attributesChanged) return false;
+  await writeChangedRow(repo, write, { id, changed, expected: change.expected });
+  return true;
+}
+
+/** `update`, telling also whether it wrote anything (upsert's `Updated` or `NotModified`). */
+export async function updateRecord<TRecord extends ApiRecord>(
+  repo: Repository<TRecord>,
+  ctx: RequestContext,
+  { id, body }: { id: string; body: Record<string, unknown> },
+): Promise<{ record: TRecord; written: boolean }> {
+  const { existing, access } = await editableRecord(repo, ctx, id);
+  const attributes = await repo.env.attributes?.prepareWrite(ctx, repo.model, body);
+  const input = { ...(attributes?.body ?? body) };
+  assertSameId(input, id);
+  delete input.id;
+  const sent = { ...input };
+  const event: RecordHookEvent = { ctx, model: repo.model, id, data: input, existing };
+  await repo.env.hooks.run('beforeUpdate', event);
+  const expected = expectedColumns(repo, event.expect);
+  const { data, objects } = splitLinkObjects(repo.model, input);
+  const values = repo.validate(data, 'update');
+  assertWritable(values, existing, keysSetByHooks(sent, input));
+  for (const field of objects.keys()) repo.guard.assertEditable(access, new Map([[field, null]]), undefined);
+  const after: AfterCommit = [];
+  const change: RecordChange = { id, existing, access, values, objects, expected, attributes };
+  const written = await repo.translated(() => repo.env.database.knex.transaction((trx) => writeChange(repo, { trx, ctx, after }, change)));
+  for (const fn of after) await fn();
+  const afterHook = (stored: ApiRecord) => repo.env.hooks.run('afterUpdate', { ctx, model: repo.model, id, record: stored, existing });
+  const record = await answerWrite(repo, ctx, { kind: 'update', id, afterHook });
+  return { record, written };
+}
