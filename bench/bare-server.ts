@@ -5,7 +5,6 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import {
   BRAND_EXISTS,
@@ -23,7 +22,7 @@ import {
   USER_BY_ID,
   USER_ROLES,
 } from './bare-sql';
-import { closeHttp, serveBench, watchHttp, type CapturedQuery } from './child-ipc';
+import { QueryCapture, serveHttpToBench } from './child-ipc';
 
 /** The same type parsers as our server: date/time stay text, int8 and numeric become numbers. */
 const RAW_TEXT_OIDS = new Set([1082, 1114, 1184]);
@@ -37,10 +36,10 @@ const types = {
 };
 const pool = new pg.Pool({ connectionString: process.env.BENCH_DATABASE_URL, max: 10, types: types as never });
 
-let captured: CapturedQuery[] | undefined;
+const capture = new QueryCapture();
 type Runner = { query: (text: string, values?: unknown[]) => Promise<pg.QueryResult> };
 async function query<T>(runner: Runner, sql: string, bindings: unknown[] = []): Promise<T[]> {
-  captured?.push({ sql, bindings });
+  capture.record(sql, bindings);
   return (await runner.query(sql, bindings)).rows as T[];
 }
 
@@ -293,21 +292,7 @@ const server = http.createServer((req, res) => {
   });
 });
 
-watchHttp(server);
-server.listen(0, '127.0.0.1', () => {
-  serveBench({
-    port: (server.address() as AddressInfo).port,
-    capture: {
-      start: () => void (captured = []),
-      stop: () => {
-        const queries = captured ?? [];
-        captured = undefined;
-        return queries;
-      },
-    },
-    async close() {
-      await closeHttp(server);
-      await pool.end();
-    },
-  });
+serveHttpToBench(server, capture, () => pool.end()).catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
 });
