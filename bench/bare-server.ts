@@ -5,7 +5,6 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import {
   BRAND_EXISTS,
@@ -19,10 +18,11 @@ import {
   TAGS,
   TOKEN_BY_HASH,
   TOUCH_TOKEN,
+  UPDATE_PRICE,
   USER_BY_ID,
   USER_ROLES,
 } from './bare-sql';
-import { closeHttp, serveBench, watchHttp, type CapturedQuery } from './child-ipc';
+import { QueryCapture, serveHttpToBench } from './child-ipc';
 
 /** The same type parsers as our server: date/time stay text, int8 and numeric become numbers. */
 const RAW_TEXT_OIDS = new Set([1082, 1114, 1184]);
@@ -36,10 +36,10 @@ const types = {
 };
 const pool = new pg.Pool({ connectionString: process.env.BENCH_DATABASE_URL, max: 10, types: types as never });
 
-let captured: CapturedQuery[] | undefined;
+const capture = new QueryCapture();
 type Runner = { query: (text: string, values?: unknown[]) => Promise<pg.QueryResult> };
 async function query<T>(runner: Runner, sql: string, bindings: unknown[] = []): Promise<T[]> {
-  captured?.push({ sql, bindings });
+  capture.record(sql, bindings);
   return (await runner.query(sql, bindings)).rows as T[];
 }
 
@@ -118,17 +118,18 @@ async function shape(rows: Row[]): Promise<Row[]> {
       id: r.id, name: r.name, sku: r.sku, mpn: r.mpn, description: r.description, price: r.price, quantity: r.quantity,
       isActive: r.isActive, releaseDate: r.releaseDate, brandId: r.brandId, brandName: r.brandName,
       categoriesIds: c.ids, categoriesNames: c.names, statusId: r.statusId, statusName: r.statusName,
-      tagsIds: t.ids, tagsNames: t.names, createdAt: r.createdAt, modifiedAt: r.modifiedAt,
+      tagsIds: t.ids, tagsNames: t.names, mainImageId: r.mainImageId, mainImageName: r.mainImageName, createdAt: r.createdAt, modifiedAt: r.modifiedAt,
       createdById: r.createdById, createdByName: r.createdByName, modifiedById: r.modifiedById, modifiedByName: r.modifiedByName,
     };
   });
 }
 
-const FALSE5 = [false, false, false, false, false];
+/** The `deleted = false` bindings of the product select: five joined tables and the product. */
+const NOT_DELETED = [false, false, false, false, false, false];
 
 async function getProduct(id: string): Promise<Row | undefined> {
   if (!/^[A-Za-z0-9_-]{1,64}$/.test(id)) return undefined;
-  return (await shape(await query<Row>(pool, GET_PRODUCT, [...FALSE5, id])))[0];
+  return (await shape(await query<Row>(pool, GET_PRODUCT, [...NOT_DELETED, id])))[0];
 }
 
 async function listProducts(params: URLSearchParams): Promise<unknown> {
@@ -158,7 +159,7 @@ async function listProducts(params: URLSearchParams): Promise<unknown> {
     if (!Number.isFinite(above)) throw new HttpError(400, 'CORE_INVALID_QUERY', 'bad value');
     const [{ total }] = await query<{ total: number }>(pool, COUNT_PRICE_ABOVE, [false, above]);
     if (total === 0 || maxSize === 0) return { total, list: [] };
-    return { total, list: await shape(await query<Row>(pool, LIST_PRICE_ABOVE, [...FALSE5, above, maxSize])) };
+    return { total, list: await shape(await query<Row>(pool, LIST_PRICE_ABOVE, [...NOT_DELETED, above, maxSize])) };
   }
   throw new HttpError(400, 'CORE_INVALID_QUERY', 'The floor serves only the bench requests');
 }
@@ -219,6 +220,21 @@ async function createProduct(body: Row, userId: string): Promise<Row> {
   return (await getProduct(id)) as Row;
 }
 
+/**
+ * Checks the body the bench sends (a price, nothing else) and updates the product when the price
+ * changes: an update that changes nothing answers the record as it is, modifiedAt included.
+ */
+async function updateProduct(id: string, body: Row, userId: string): Promise<Row | undefined> {
+  const [key, ...others] = Object.keys(body);
+  if (key !== 'price' || others.length) throw new HttpError(400, 'CORE_VALIDATION_FAILED', 'The floor updates the price only');
+  if (typeof body.price !== 'number' || !Number.isFinite(body.price)) throw new HttpError(400, 'CORE_VALIDATION_FAILED', 'price is invalid');
+  if (!/^[A-Za-z0-9_-]{1,64}$/.test(id)) return undefined;
+  const [stored] = await query<Row>(pool, GET_PRODUCT, [...NOT_DELETED, id]);
+  if (!stored) return undefined;
+  if (stored.price !== body.price) await query(pool, UPDATE_PRICE, [body.price, now(), userId, null, id, false]);
+  return getProduct(id);
+}
+
 // --- HTTP ---------------------------------------------------------------------------------------
 
 function readBody(req: http.IncomingMessage): Promise<Row> {
@@ -259,6 +275,12 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse): Prom
     if (!String(req.headers['content-type'] ?? '').startsWith('application/json')) throw new HttpError(415, 'CORE_UNSUPPORTED_MEDIA_TYPE', 'JSON only');
     return send(res, 200, await createProduct(await readBody(req), session.userId));
   }
+  if (req.method === 'PATCH' && pathname.startsWith('/api/Product/')) {
+    if (!String(req.headers['content-type'] ?? '').startsWith('application/json')) throw new HttpError(415, 'CORE_UNSUPPORTED_MEDIA_TYPE', 'JSON only');
+    const record = await updateProduct(decodeURIComponent(pathname.slice('/api/Product/'.length)), await readBody(req), session.userId);
+    if (!record) throw new HttpError(404, 'CORE_NOT_FOUND', 'Product not found');
+    return send(res, 200, record);
+  }
   throw new HttpError(404, 'CORE_ROUTE_NOT_FOUND', `No route ${req.method} ${pathname}`);
 }
 
@@ -270,21 +292,7 @@ const server = http.createServer((req, res) => {
   });
 });
 
-watchHttp(server);
-server.listen(0, '127.0.0.1', () => {
-  serveBench({
-    port: (server.address() as AddressInfo).port,
-    capture: {
-      start: () => void (captured = []),
-      stop: () => {
-        const queries = captured ?? [];
-        captured = undefined;
-        return queries;
-      },
-    },
-    async close() {
-      await closeHttp(server);
-      await pool.end();
-    },
-  });
+serveHttpToBench(server, capture, () => pool.end()).catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
 });

@@ -6,16 +6,18 @@ export const SELECT_PRODUCT =
   `${P}."description" as "description", ${P}."price" as "price", ${P}."quantity" as "quantity", ` +
   `${P}."is_active" as "isActive", ${P}."release_date" as "releaseDate", ${P}."brand_id" as "brandId", ` +
   `coalesce(nullif("l_brand"."name", ''), nullif("l_brand"."code", ''), nullif("l_brand"."id", '')) as "brandName", ${P}."status_id" as "statusId", coalesce(nullif("l_status"."name", ''), nullif("l_status"."code", ''), nullif("l_status"."id", '')) as "statusName", ` +
+  `${P}."main_image_id" as "mainImageId", coalesce(nullif("l_mainImage"."name", ''), nullif("l_mainImage"."id", '')) as "mainImageName", ` +
   `${P}."created_at" as "createdAt", ${P}."modified_at" as "modifiedAt", ${P}."created_by_id" as "createdById", ` +
   `coalesce(nullif("l_createdBy"."name", ''), nullif("l_createdBy"."user_name", ''), nullif("l_createdBy"."id", '')) as "createdByName", ${P}."modified_by_id" as "modifiedById", coalesce(nullif("l_modifiedBy"."name", ''), nullif("l_modifiedBy"."user_name", ''), nullif("l_modifiedBy"."id", '')) as "modifiedByName" ` +
   `from ${P} left join "brand" as "l_brand" on "l_brand"."id" = ${P}."brand_id" and "l_brand"."deleted" = $1 ` +
   `left join "extensible_enum_option" as "l_status" on "l_status"."id" = ${P}."status_id" and "l_status"."deleted" = $2 ` +
-  `left join "user" as "l_createdBy" on "l_createdBy"."id" = ${P}."created_by_id" and "l_createdBy"."deleted" = $3 ` +
-  `left join "user" as "l_modifiedBy" on "l_modifiedBy"."id" = ${P}."modified_by_id" and "l_modifiedBy"."deleted" = $4 ` +
-  `where ${P}."deleted" = $5`;
-export const GET_PRODUCT = `${SELECT_PRODUCT} and ${P}."id" = $6`;
+  `left join "file" as "l_mainImage" on "l_mainImage"."id" = ${P}."main_image_id" and "l_mainImage"."deleted" = $3 ` +
+  `left join "user" as "l_createdBy" on "l_createdBy"."id" = ${P}."created_by_id" and "l_createdBy"."deleted" = $4 ` +
+  `left join "user" as "l_modifiedBy" on "l_modifiedBy"."id" = ${P}."modified_by_id" and "l_modifiedBy"."deleted" = $5 ` +
+  `where ${P}."deleted" = $6`;
+export const GET_PRODUCT = `${SELECT_PRODUCT} and ${P}."id" = $7`;
 export const COUNT_PRICE_ABOVE = `select count(*) as "total" from ${P} where ${P}."deleted" = $1 and ${P}."price" > $2`;
-export const LIST_PRICE_ABOVE = `${SELECT_PRODUCT} and ${P}."price" > $6 order by ${P}."price" asc nulls first, ${P}."id" asc limit $7`;
+export const LIST_PRICE_ABOVE = `${SELECT_PRODUCT} and ${P}."price" > $7 order by ${P}."price" asc nulls first, ${P}."id" asc limit $8`;
 export const LIST_WITH_BRAND =
   `select ${P}."id" as "id", ${P}."name" as "name", ${P}."sku" as "sku", ${P}."price" as "price", ` +
   `${P}."brand_id" as "brandId", coalesce(nullif("l_brand"."name", ''), nullif("l_brand"."code", ''), nullif("l_brand"."id", '')) as "brandName" from ${P} ` +
@@ -35,6 +37,8 @@ export const BRAND_EXISTS = 'select "id" from "brand" where "id" in ($1) and "de
 export const INSERT_PRODUCT =
   'insert into "product" ("brand_id", "created_at", "created_by_actor_id", "created_by_id", "id", "is_active", "modified_at", ' +
   '"modified_by_actor_id", "modified_by_id", "name", "price", "quantity", "sku") values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)';
+export const UPDATE_PRICE =
+  'update "product" set "price" = $1, "modified_at" = $2, "modified_by_id" = $3, "modified_by_actor_id" = $4 where "id" = $5 and "deleted" = $6';
 export const TOKEN_BY_HASH =
   'select "id" as "id", "user_id" as "userId", "created_at" as "createdAt", "last_used_at" as "lastUsedAt", ' +
   '"expires_at" as "expiresAt", "idle_ms" as "idleMs", "actor_id" as "actorId" from "auth_token" where "token_hash" = $1 limit $2';

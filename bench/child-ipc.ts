@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import type { Server } from 'node:http';
 import { Session } from 'node:inspector';
+import type { AddressInfo } from 'node:net';
 
 /** One statement a server sent to PostgreSQL, as the driver received it. */
 export interface CapturedQuery {
@@ -8,10 +9,29 @@ export interface CapturedQuery {
   bindings: unknown[];
 }
 
-export interface ChildServer {
+/** The statements a server sends between the bench's `capture-start` and `capture-stop`. */
+export class QueryCapture {
+  private queries: CapturedQuery[] | undefined;
+
+  /** Keeps one statement, while capturing. */
+  record(sql: string, bindings: unknown[]): void {
+    this.queries?.push({ sql, bindings });
+  }
+
+  start(): void {
+    this.queries = [];
+  }
+
+  stop(): CapturedQuery[] {
+    const queries = this.queries ?? [];
+    this.queries = undefined;
+    return queries;
+  }
+}
+
+interface ChildServer {
   port: number;
-  /** Records the SQL of the next requests until `stop`. */
-  capture: { start(): void; stop(): CapturedQuery[] };
+  capture: QueryCapture;
   close(): Promise<void>;
 }
 
@@ -28,7 +48,7 @@ export type ChildRequest =
  * Answers the bench over the IPC channel of `fork`: SQL capture, CPU time, a V8 CPU profile of
  * exactly the measured window (the inspector's profiler, the one behind `node --cpu-prof`), stop.
  */
-export function serveBench(server: ChildServer): void {
+function serveBench(server: ChildServer): void {
   const send = (message: object) => process.send?.(message);
   let session: Session | undefined;
   let stopping = false;
@@ -80,6 +100,24 @@ export function serveBench(server: ChildServer): void {
   send({ type: 'ready', port: server.port });
 }
 
+/**
+ * Starts `server` on a free port of 127.0.0.1 and answers the bench (serveBench). On stop, lets
+ * requests in flight finish (closeHttp), then `closeRest` closes what else the server holds.
+ */
+export async function serveHttpToBench(server: Server, capture: QueryCapture, closeRest: () => Promise<void>): Promise<void> {
+  watchHttp(server);
+  server.listen(0, '127.0.0.1');
+  await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject));
+  serveBench({
+    port: (server.address() as AddressInfo).port,
+    capture,
+    async close() {
+      await closeHttp(server);
+      await closeRest();
+    },
+  });
+}
+
 interface HttpState {
   inFlight: number;
   /** When a client last went away before its answer: the handler may still be using the database. */
@@ -88,7 +126,7 @@ interface HttpState {
 const states = new WeakMap<Server, HttpState>();
 
 /** Counts requests in flight so that closeHttp can let them finish. Call once after creating the server. */
-export function watchHttp(server: Server): void {
+function watchHttp(server: Server): void {
   const state: HttpState = { inFlight: 0, lastAbortAt: 0 };
   states.set(server, state);
   server.on('request', (_req, res) => {
@@ -104,7 +142,7 @@ export function watchHttp(server: Server): void {
  * Stops accepting and lets requests in flight finish, also those whose client went away (the load
  * generator stops mid-request): their handlers get 1 s to finish with the database. At most 5 s.
  */
-export async function closeHttp(server: Server): Promise<void> {
+async function closeHttp(server: Server): Promise<void> {
   server.close();
   server.closeIdleConnections();
   const state = states.get(server);

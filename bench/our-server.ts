@@ -2,13 +2,12 @@
  * Our server under test: the PIM example as it ships (`createPim` from examples/pim/dist), on a
  * free loopback port. Started by list.ts with `fork`; talks to it through child-ipc.ts.
  */
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import http from 'node:http';
 import path from 'node:path';
-import { closeHttp, serveBench, watchHttp, type CapturedQuery } from './child-ipc';
+import { QueryCapture, serveHttpToBench } from './child-ipc';
 
 interface PimLike {
-  app: { listen(port: number, host: string): Server };
+  app: http.RequestListener;
   api: {
     database: { knex: { on(event: 'query', fn: (q: { sql: string; bindings?: unknown[] }) => void): void } };
     close(): Promise<void>;
@@ -32,26 +31,9 @@ async function main(): Promise<void> {
     languages: ['en_US'],
     fileUrlAllowedHosts: [],
   });
-  let captured: CapturedQuery[] | undefined;
-  pim.api.database.knex.on('query', (q) => captured?.push({ sql: q.sql, bindings: q.bindings ?? [] }));
-  const server = pim.app.listen(0, '127.0.0.1');
-  watchHttp(server);
-  await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject));
-  serveBench({
-    port: (server.address() as AddressInfo).port,
-    capture: {
-      start: () => void (captured = []),
-      stop: () => {
-        const queries = captured ?? [];
-        captured = undefined;
-        return queries;
-      },
-    },
-    async close() {
-      await closeHttp(server);
-      await pim.api.close();
-    },
-  });
+  const capture = new QueryCapture();
+  pim.api.database.knex.on('query', (q) => capture.record(q.sql, q.bindings ?? []));
+  await serveHttpToBench(http.createServer(pim.app), capture, () => pim.api.close());
 }
 
 main().catch((error: unknown) => {

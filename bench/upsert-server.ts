@@ -3,9 +3,8 @@
  * on a free loopback port. Started by upsert.ts with `fork`; talks to it through child-ipc.ts.
  * BENCH_DATABASE_URL is a `sqlite:` path or a PostgreSQL URL.
  */
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { closeHttp, serveBench, watchHttp, type CapturedQuery } from './child-ipc';
+import http from 'node:http';
+import { QueryCapture, serveHttpToBench } from './child-ipc';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const core = require('@entity-records/core') as typeof import('@entity-records/core');
@@ -33,27 +32,10 @@ async function main(): Promise<void> {
     logger: { info() {}, warn() {}, error: (m: string, x?: unknown) => console.error(m, x) },
   });
   await api.ready();
-  let captured: CapturedQuery[] | undefined;
+  const capture = new QueryCapture();
   // Only the statement is kept: a batch's bindings (a JSON recordset of 1,000 rows) are not needed.
-  api.database.knex.on('query', (q: { sql: string }) => captured?.push({ sql: q.sql, bindings: [] }));
-  const server: Server = express().use(api.router).listen(0, '127.0.0.1');
-  watchHttp(server);
-  await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject));
-  serveBench({
-    port: (server.address() as AddressInfo).port,
-    capture: {
-      start: () => void (captured = []),
-      stop: () => {
-        const queries = captured ?? [];
-        captured = undefined;
-        return queries;
-      },
-    },
-    async close() {
-      await closeHttp(server);
-      await api.close();
-    },
-  });
+  api.database.knex.on('query', (q: { sql: string }) => capture.record(q.sql, []));
+  await serveHttpToBench(http.createServer(express().use(api.router)), capture, () => api.close());
 }
 
 main().catch((error: unknown) => {

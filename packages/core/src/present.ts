@@ -42,6 +42,11 @@ export interface PresentHook {
   /** The responses it applies to; default all of `PRESENT_KINDS`. */
   kinds?: readonly PresentKind[];
   /**
+   * Whether this response needs the hook (default: every response of its kinds); asked before
+   * `load`. A response that no hook needs and that shows no `_meta` skips the present stage.
+   */
+  applies?(info: PresentInfo): boolean;
+  /**
    * Names of fields to read along with the response's own (in the same query), whatever the
    * caller selected or may read, write-only ones included. They are in the records while the
    * hooks run and removed afterwards, unless the response shows them anyway.
@@ -69,6 +74,12 @@ interface Registered<TItem> {
   entity: string;
   kinds: ReadonlySet<PresentKind>;
   item: TItem;
+}
+
+/** The hooks and `_meta` categories registered for one entity type and response kind. */
+interface Registrations {
+  hooks: readonly PresentHook[];
+  categories: readonly (readonly [string, MetaCategory])[];
 }
 
 /** The work a response page needs: extra fields to read, then `run` on the records. */
@@ -106,12 +117,15 @@ export function hiddenKeys(extra: readonly FieldModel[], shown: readonly FieldMo
 export class Presenter {
   private readonly hooks: Registered<PresentHook>[] = [];
   private readonly meta = new Map<string, Registered<MetaCategory>>();
+  /** The registrations by entity type and kind, found on first use; adding a hook or a category starts over. */
+  private readonly registrations = new Map<string, Map<PresentKind, Registrations>>();
 
   constructor(private readonly repository: (entity: string) => Repository) {}
 
   addHook(entity: string, hook: PresentHook): void {
     if (!hook || typeof hook.present !== 'function') throw new BootError('CORE_PLUGIN_INVALID', 'onPresent needs a present function');
     this.hooks.push({ entity, kinds: kindsOf(hook.kinds, 'onPresent'), item: hook });
+    this.registrations.clear();
   }
 
   addMetaCategory(name: string, given: MetaCategory | MetaProvider): void {
@@ -120,6 +134,7 @@ export class Presenter {
     if (this.meta.has(name)) throw new BootError('CORE_PLUGIN_INVALID', `meta category '${name}' is added twice`);
     if (!category || typeof category.provide !== 'function') throw new BootError('CORE_PLUGIN_INVALID', `meta category '${name}' needs a provide function`);
     this.meta.set(name, { entity: '*', kinds: kindsOf(category.kinds, `meta category '${name}'`), item: category });
+    this.registrations.clear();
   }
 
   /** The `_meta` categories by name (for the OpenAPI document). */
@@ -129,9 +144,9 @@ export class Presenter {
 
   /** What a response needs, or undefined when no hook or category applies (the common case). */
   plan(info: PresentInfo): PresentPlan | undefined {
-    const applies = (r: Registered<unknown>) => r.kinds.has(info.kind) && (r.entity === '*' || r.entity === info.model.name);
-    const hooks = this.hooks.filter(applies).map((r) => r.item);
-    const categories = info.ctx.withMeta ? [...this.meta].filter(([, r]) => applies(r)).map(([name, r]) => [name, r.item] as const) : [];
+    const registered = this.registrationsFor(info.model.name, info.kind);
+    const hooks = registered.hooks.length ? registered.hooks.filter((hook) => hook.applies?.(info) ?? true) : registered.hooks;
+    const categories = info.ctx.withMeta ? registered.categories : [];
     if (hooks.length === 0 && categories.length === 0) return undefined;
     const extra = new Set<FieldModel>();
     for (const part of [...hooks, ...categories.map(([, c]) => c)]) {
@@ -152,6 +167,19 @@ export class Presenter {
         if (hidden.length) for (const record of records) for (const key of hidden) delete record[key];
       },
     };
+  }
+
+  private registrationsFor(entity: string, kind: PresentKind): Registrations {
+    let byKind = this.registrations.get(entity);
+    if (!byKind) this.registrations.set(entity, (byKind = new Map()));
+    let found = byKind.get(kind);
+    if (!found) {
+      const applies = (r: Registered<unknown>) => r.kinds.has(kind) && (r.entity === '*' || r.entity === entity);
+      const hooks = this.hooks.filter(applies).map((r) => r.item);
+      const categories = [...this.meta].filter(([, r]) => applies(r)).map(([name, r]) => [name, r.item] as const);
+      byKind.set(kind, (found = { hooks, categories }));
+    }
+    return found;
   }
 
   private async addMeta(event: PresentEvent, categories: readonly (readonly [string, MetaCategory])[]): Promise<void> {

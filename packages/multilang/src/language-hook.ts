@@ -69,6 +69,7 @@ export function languageHook(languages: Languages, index: MultilangIndex): Prese
   const wanted = (entry: MultilangField, language: string | undefined) => (language && language !== languages.main ? entry.variants.get(language) : undefined);
   return {
     kinds: ['list', 'read', 'linked'],
+    applies: ({ ctx }) => ctx.language !== undefined,
     load: ({ ctx, model, fields }) =>
       index
         .of(model.name)

@@ -19,8 +19,11 @@ interface Call {
   probe?: string;
 }
 
-/** Records what the present stage sees; reads `price` along with every Product response. */
-function probePlugin(calls: Call[]) {
+/**
+ * Records what the present stage sees; reads `price` along with every Product response. A Brand
+ * list hook applies only to requests with `X-Probe`, and records what it is asked (`gated`).
+ */
+function probePlugin(calls: Call[], gated: string[]) {
   return definePlugin({
     name: 'probe',
     setup(api) {
@@ -40,6 +43,12 @@ function probePlugin(calls: Call[]) {
           for (const r of records) r.priceSeen = r.price ?? 'none';
         },
       });
+      api.onPresent('Brand', {
+        kinds: ['list'],
+        applies: ({ ctx }) => ctx.variables.probe !== undefined,
+        load: ({ ctx }) => (gated.push(`load ${ctx.variables.probe}`), []),
+        present: ({ ctx }) => void gated.push(`present ${ctx.variables.probe}`),
+      });
       api.addMetaCategory('plain', ({ records }) => records.map((r) => (r.name === 'B' ? 'b' : undefined)));
       api.addMetaCategory('priced', {
         kinds: ['list', 'read', 'update'],
@@ -53,9 +62,10 @@ function probePlugin(calls: Call[]) {
 describe.each(TEST_DBS)('the present stage on %s', (kind) => {
   let t: TestApi;
   const calls: Call[] = [];
+  const gated: string[] = [];
   let products: { id: string }[];
   beforeAll(async () => {
-    t = await startTestApi(kind, { entities: testEntities, plugins: [probePlugin(calls)], languages: ['en_US', 'de_DE'], auth: { tokenCacheSeconds: 3600 } });
+    t = await startTestApi(kind, { entities: testEntities, plugins: [probePlugin(calls, gated)], languages: ['en_US', 'de_DE'], auth: { tokenCacheSeconds: 3600 } });
     const category = (await t.post('/api/Category', { name: 'Chairs', code: 'chairs' }).expect(200)).body;
     products = [];
     for (const [name, price] of [['A', 5], ['B', 20], ['C', null]] as const) {
@@ -63,7 +73,7 @@ describe.each(TEST_DBS)('the present stage on %s', (kind) => {
     }
   });
   afterAll(() => t.close());
-  beforeEach(() => void calls.splice(0));
+  beforeEach(() => void (calls.splice(0), gated.splice(0)));
 
   describe.each(GENERATIONS)('generation %s', (_gen, base) => {
     it('runs once per page with the kind of response, and reads fields the response does not select', async () => {
@@ -114,6 +124,13 @@ describe.each(TEST_DBS)('the present stage on %s', (kind) => {
       expect(no.body._meta).toBeUndefined();
       const categories = await t.get(`${base}/Category`).set('With-Meta', 'true').expect(200);
       expect(categories.body.list[0]._meta).toEqual({});
+    });
+
+    it('asks a hook nothing on the answers it does not apply to', async () => {
+      await t.get(`${base}/Brand`).expect(200);
+      expect(gated).toEqual([]);
+      await t.get(`${base}/Brand`).set('X-Probe', 'on').expect(200);
+      expect(gated).toEqual(['load on', 'present on']);
     });
 
     it('runs onRequest hooks before the route, which may refuse the request', async () => {
