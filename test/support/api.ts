@@ -75,17 +75,22 @@ export async function startTestApi(
   };
 }
 
-/** How many queries the database runs while `send` runs (warm the caches before). */
-export async function countQueries(t: TestApi, send: () => PromiseLike<unknown>): Promise<number> {
-  let n = 0;
-  const listener = () => void (n += 1);
+/** The SQL the database runs while `send` runs, in order (warm the caches before). */
+export async function recordQueries(t: TestApi, send: () => PromiseLike<unknown>): Promise<string[]> {
+  const sql: string[] = [];
+  const listener = (query: { sql: string }) => void sql.push(query.sql);
   t.api.database.knex.on('query', listener);
   try {
     await send();
   } finally {
     t.api.database.knex.off('query', listener);
   }
-  return n;
+  return sql;
+}
+
+/** How many queries the database runs while `send` runs (warm the caches before). */
+export async function countQueries(t: TestApi, send: () => PromiseLike<unknown>): Promise<number> {
+  return (await recordQueries(t, send)).length;
 }
 
 /** Both path generations, for `describe.each`. */

@@ -48,6 +48,13 @@ export function selectRecords(
   return qb.select(columns).where(`${model.table}.deleted`, live(dialect) as never);
 }
 
+/** The stored columns of `fields`: a link's id without its linked record's name (no join). */
+export function selectStoredColumns(db: Knex | Knex.Transaction, dialect: Dialect, model: EntityModel, fields: readonly FieldModel[]): Knex.QueryBuilder {
+  const columns: Record<string, string> = {};
+  for (const field of fields) if (field.column) columns[field.key] = `${model.table}.${field.column}`;
+  return db(model.table).select(columns).where(`${model.table}.deleted`, live(dialect) as never);
+}
+
 /** The expression to order by for a field (a link sorts by its target's name). */
 export function sortColumn(db: Knex, schema: SchemaModel, model: EntityModel, field: FieldModel): Knex.Raw {
   if (field.type === 'link') return nameSql(db, schema.entity(field.target as string) as EntityModel, linkAlias(field));

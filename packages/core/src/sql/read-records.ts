@@ -5,13 +5,15 @@ import { isValidId } from '../definition/validate-record';
 import { notFound } from '../errors';
 import { hiddenKeys } from '../present';
 import { selectFields } from './field-selection';
-import { decodeRows, loadMultipleLinks, outputKeys, selectRecords, shapeRecord } from './read-query';
+import { decodeRows, loadMultipleLinks, outputKeys, selectRecords, selectStoredColumns, shapeRecord } from './read-query';
 import type { Repository } from './repository';
 
 /** The fields a read returns, and `extra` ones read for the present stage (kept under hidden keys). */
 export interface ReadFields {
   fields: FieldModel[];
   extra?: readonly FieldModel[];
+  /** false: single links read their stored id only, not the linked record's name. */
+  names?: false;
 }
 
 /** Decodes rows into records of `fields`, plus the keys of `extra` fields (read for the present stage). */
@@ -29,7 +31,9 @@ export async function findById(repo: Repository, id: string, read: ReadFields = 
   if (!isValidId(id)) return undefined;
   const { knex, dialect } = repo.env.database;
   return repo.translated(async () => {
-    const rows = await selectRecords(knex, repo.env.schema, dialect, repo.model, [...read.fields, ...(read.extra ?? [])]).where(`${repo.model.table}.id`, id);
+    const fields = [...read.fields, ...(read.extra ?? [])];
+    const select = read.names === false ? selectStoredColumns(knex, dialect, repo.model, fields) : selectRecords(knex, repo.env.schema, dialect, repo.model, fields);
+    const rows = await select.where(`${repo.model.table}.id`, id);
     if (rows.length === 0) return undefined;
     return (await hydrate(repo, rows, read))[0];
   });
@@ -42,13 +46,13 @@ export async function findById(repo: Repository, id: string, read: ReadFields = 
 export async function visibleRecord(
   repo: Repository,
   ctx: RequestContext,
-  { id, fields = repo.readable, present = [] }: { id: string; fields?: FieldModel[]; present?: readonly FieldModel[] },
+  { id, fields = repo.readable, present = [], names }: { id: string; fields?: FieldModel[]; present?: readonly FieldModel[]; names?: false },
 ): Promise<ApiRecord> {
   const { scope } = await repo.guard.scope(ctx, 'read');
   // Ownership is judged on createdBy / assignedUser even when the caller selected neither.
   const owners = scope.read === 'own' ? repo.readable.filter((f) => f.name === 'createdBy' || f.name === 'assignedUser') : [];
   const extra = [...present, ...owners.filter((f) => !fields.includes(f) && !present.includes(f))];
-  const record = await findById(repo, id, { fields, extra });
+  const record = await findById(repo, id, { fields, extra, names });
   if (!record || (scope.read === 'own' && !repo.guard.isOwn(ctx, record))) throw notFound(repo.model.name, id);
   if (extra.length > present.length) {
     const keep = new Set([...outputKeys(fields), ...hiddenKeys(present, fields)]);

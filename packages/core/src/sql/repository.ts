@@ -165,7 +165,7 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
 
   /** @internal A record the caller may edit: visible (404) and within the edit right (403). */
   async editable(ctx: RequestContext, id: string): Promise<{ existing: ApiRecord; access: UserAccess }> {
-    return editableRecord(this, ctx, id);
+    return editableRecord(this, ctx, { id });
   }
 
   /** Soft-deletes (the row stays, invisible, and frees its unique values) or removes the row. */

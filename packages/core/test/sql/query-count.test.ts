@@ -1,4 +1,4 @@
-import { countQueries, startTestApi, type TestApi } from '../../../../test/support/api';
+import { countQueries, recordQueries, startTestApi, type TestApi } from '../../../../test/support/api';
 import { TEST_DBS } from '../../../../test/support/databases';
 import { testEntities } from '../../../../test/support/fixtures';
 
@@ -35,5 +35,18 @@ describe.each(TEST_DBS)('queries per list page on %s', (kind) => {
   it('reads one record in a constant number of queries', async () => {
     const id = (await t.get('/api/Product?maxSize=1').expect(200)).body.list[0].id;
     expect(await queriesFor(`/api/Product/${id}`)).toBe(2);
+  });
+
+  it('reads only what an update compares: one simple field costs no join and no link query', async () => {
+    const id = (await t.get('/api/Product?maxSize=1').expect(200)).body.list[0].id;
+    await t.patch(`/api/Product/${id}`, { price: 1 }).expect(200);
+    const sql = await recordQueries(t, () => t.patch(`/api/Product/${id}`, { price: 2 }).expect(200));
+    const before = sql.slice(0, sql.findIndex((s) => /^update /i.test(s)));
+    const reads = before.filter((s) => /^select /i.test(s));
+    expect(reads).toHaveLength(1);
+    expect(reads[0]).not.toMatch(/ join /i);
+    // Multiple links the body names are read to compare them, the others are not.
+    const withLinks = await recordQueries(t, () => t.patch(`/api/Product/${id}`, { categoriesIds: [] }).expect(200));
+    expect(withLinks.slice(0, withLinks.findIndex((s) => /^update |^delete /i.test(s))).filter((s) => /^select /i.test(s))).toHaveLength(2);
   });
 });
