@@ -1,17 +1,13 @@
 import type { EntityModel } from '../definition/normalize';
 import { bodyResponses, errorResponses } from './error-responses';
-import { jsonBody, ok, param, ref, type Generation, type Operation, type OperationId } from './refs';
+import { jsonBody, ok, param, ref, type GenerationContext, type Operation } from './refs';
 
 /** The four simple attribute endpoints of an entity type with attributes. */
-export function attributePaths(
-  model: EntityModel,
-  op: OperationId,
-  generation: Generation,
-  languageParameter: { $ref: string }[],
-): Record<string, Record<string, Operation>> {
+export function attributePaths(model: EntityModel, { op, generation, extra }: GenerationContext): Record<string, Record<string, Operation>> {
   const { name } = model;
   const tags = [name];
   const id = param('id');
+  const language = extra('read').filter((p) => p.$ref.endsWith('/Language'));
   return {
     [`/${name}/{id}/attributeValues`]: {
       get: {
@@ -19,7 +15,7 @@ export function attributePaths(
         tags,
         summary: `The attribute values of a ${name}`,
         description: 'Needs the read right on the record.',
-        parameters: [id, ...languageParameter],
+        parameters: [id, ...language],
         responses: { '200': ok('Every attribute the record has', { type: 'array', items: ref('AttributeValue') }), ...errorResponses() },
       },
       delete: {

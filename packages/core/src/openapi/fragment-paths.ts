@@ -4,23 +4,20 @@ import type { Operation, OperationId, PathItem } from './refs';
 
 export const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
 
-/** A plugin operation with its id made generation-specific and responses guaranteed. */
-function fragmentOperation(path: string, method: string, operation: Operation, op: OperationId): Operation {
-  const given = typeof operation.operationId === 'string' && operation.operationId !== '' ? operation.operationId : undefined;
-  const derived = `${method}${path.replace(/[^A-Za-z0-9]+/g, '_')}`;
-  return {
-    ...operation,
-    operationId: op(given ?? derived),
-    responses: operation.responses ?? { default: responseRef('Error') },
-  };
-}
-
+/** The operations of a plugin path item with their ids made generation-specific and responses guaranteed. */
 function fragmentPathItem(path: string, item: PathItem, op: OperationId): PathItem {
+  const complete = (method: string, operation: Operation): Operation => {
+    const given = typeof operation.operationId === 'string' && operation.operationId !== '' ? operation.operationId : undefined;
+    const derived = `${method}${path.replace(/[^A-Za-z0-9]+/g, '_')}`;
+    return {
+      ...operation,
+      operationId: op(given ?? derived),
+      responses: operation.responses ?? { default: responseRef('Error') },
+    };
+  };
   return Object.fromEntries(
     Object.entries(item).map(([key, value]) =>
-      (HTTP_METHODS as readonly string[]).includes(key) && value && typeof value === 'object'
-        ? [key, fragmentOperation(path, key, value as Operation, op)]
-        : [key, value],
+      (HTTP_METHODS as readonly string[]).includes(key) && value && typeof value === 'object' ? [key, complete(key, value as Operation)] : [key, value],
     ),
   );
 }

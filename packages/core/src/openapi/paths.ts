@@ -6,7 +6,7 @@ import { massUpdatePath, restorePath, upsertAsyncPath, upsertPath } from './bulk
 import { addFragmentPaths } from './fragment-paths';
 import { metadataPath } from './metadata-path';
 import { entityPaths, linkedPaths, relationPath } from './record-paths';
-import type { Generation, KindParameters, PathItem } from './refs';
+import type { Generation, GenerationContext, KindParameters, PathItem } from './refs';
 import { parameterRefs } from './request-parameters';
 
 /** The paths of one generation, relative to its base; the paths of plugin fragments come last. */
@@ -20,6 +20,7 @@ export function generationPaths(
   const flattenNone = { $ref: '#/components/parameters/FlattenAttributesNone' };
   const extra: KindParameters = (kind, model) =>
     parameterRefs(options.parameters, kind).map((p) => (model && !model.def.hasAttributes && p.$ref.endsWith('/FlattenAttributes') ? flattenNone : p));
+  const context: GenerationContext = { generation, op, extra };
   const paths: Record<string, PathItem> = {
     '/userSession': sessionPath(op, ''),
     '/userSession/cookie': cookiePath(op, '', generation),
@@ -33,15 +34,15 @@ export function generationPaths(
     });
   }
   paths['/entityRestore'] = restorePath(op, generation);
-  paths['/entityRelation'] = relationPath(op, extra);
+  paths['/entityRelation'] = relationPath(context);
   paths['/upsert'] = upsertPath(op, generation, 'upsert');
   paths['/upsertAsync'] = upsertAsyncPath(op, generation);
   paths['/entityMassUpdate'] = massUpdatePath(op, generation);
   if (generation === 'B') paths['/MassActions/action/upsert'] = upsertPath(op, generation, 'massActionUpsert');
   for (const model of schema.entities.values()) {
-    Object.assign(paths, entityPaths(model, op, generation, extra));
-    if (model.def.hasAttributes) Object.assign(paths, attributePaths(model, op, generation, extra('read').filter((p) => p.$ref.endsWith('/Language'))));
-    if (generation === 'B') Object.assign(paths, linkedPaths(schema, model, op, extra));
+    Object.assign(paths, entityPaths(model, context));
+    if (model.def.hasAttributes) Object.assign(paths, attributePaths(model, context));
+    if (generation === 'B') Object.assign(paths, linkedPaths(schema, model, context));
   }
   addFragmentPaths(paths, fragments, op);
   return paths;

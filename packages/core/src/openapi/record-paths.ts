@@ -1,7 +1,7 @@
 import type { EntityModel, SchemaModel } from '../definition/normalize';
 import { bodyResponses, errorResponses, responseRef } from './error-responses';
 import { LIST_PARAMS, listParams } from './parameters';
-import { jsonBody, ok, param, ref, type Generation, type KindParameters, type Operation, type OperationId, type PathItem } from './refs';
+import { jsonBody, ok, param, ref, type GenerationContext, type Operation, type PathItem } from './refs';
 
 /** What the generic record operations of core entity types do differently. */
 const ENTITY_NOTES: Record<string, { create?: string; update?: string; read?: string }> = {
@@ -13,7 +13,7 @@ const ENTITY_NOTES: Record<string, { create?: string; update?: string; read?: st
 };
 
 /** List, create, read, update (PATCH and PUT) and delete of one entity type. */
-export function entityPaths(model: EntityModel, op: OperationId, generation: Generation, extra: KindParameters): Record<string, PathItem> {
+export function entityPaths(model: EntityModel, { op, generation, extra }: GenerationContext): Record<string, PathItem> {
   const { name } = model;
   const tags = [name];
   const notes = ENTITY_NOTES[name] ?? {};
@@ -66,7 +66,7 @@ export function entityPaths(model: EntityModel, op: OperationId, generation: Gen
 }
 
 /** Generation B: the records one link of a record points at, one path per link. */
-export function linkedPaths(schema: SchemaModel, model: EntityModel, op: OperationId, extra: KindParameters): Record<string, PathItem> {
+export function linkedPaths(schema: SchemaModel, model: EntityModel, { op, extra }: GenerationContext): Record<string, PathItem> {
   const paths: Record<string, PathItem> = {};
   for (const f of model.fields) {
     if (f.system || (f.type !== 'link' && f.type !== 'linkMultiple')) continue;
@@ -86,7 +86,7 @@ export function linkedPaths(schema: SchemaModel, model: EntityModel, op: Operati
 }
 
 /** Both generations: the records a link of a record points at, named in the query. */
-export function relationPath(op: OperationId, extra: KindParameters): PathItem {
+export function relationPath({ op, extra }: GenerationContext): PathItem {
   const required = (name: string, description: string) => ({ name, in: 'query', required: true, description, schema: { type: 'string' } });
   return {
     get: {

@@ -14,6 +14,13 @@ export type OperationId = (id: string) => string;
  */
 export type KindParameters = (kind: PresentKind, model?: EntityModel) => { $ref: string }[];
 
+/** What the paths of one generation are made with. */
+export interface GenerationContext {
+  generation: Generation;
+  op: OperationId;
+  extra: KindParameters;
+}
+
 export const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 export const param = (name: string) => ({ $ref: `#/components/parameters/${name}` });
 export const json = (schema: unknown) => ({ content: { 'application/json': { schema } } });
