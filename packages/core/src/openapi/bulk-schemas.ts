@@ -16,7 +16,7 @@ export const RESTORE_RESULT = {
 };
 
 /** The bodies and answers of upsert, upsertAsync and entityMassUpdate. */
-export function upsertSchemas(schema: SchemaModel) {
+export function bulkSchemas(schema: SchemaModel) {
   const entityName = { type: 'string', enum: [...schema.entities.keys()] };
   return {
     UpsertItem: {

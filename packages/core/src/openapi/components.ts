@@ -3,7 +3,7 @@ import type { OpenApiFragment, RequestParameter } from '../plugin';
 import type { MetaCategory } from '../present';
 import { ATTRIBUTE_SCHEMAS } from './attribute-schemas';
 import { COOKIE_SESSION, SESSION } from './auth-paths';
-import { RESTORE_RESULT, upsertSchemas } from './bulk-schemas';
+import { bulkSchemas, RESTORE_RESULT } from './bulk-schemas';
 import { ERROR_BODY, responseComponents } from './error-responses';
 import { METADATA } from './metadata-path';
 import { componentParameters, type ListSizes } from './parameters';
@@ -42,7 +42,7 @@ export function components(schema: SchemaModel, input: ComponentInput) {
     WhereItem: WHERE_ITEM,
     RecordList: RECORD_LIST,
     ...ATTRIBUTE_SCHEMAS,
-    ...upsertSchemas(schema),
+    ...bulkSchemas(schema),
     ...entitySchemas(schema, input.metaCategories ?? new Map()),
   };
   for (const f of fragments) Object.assign(schemas, f.components?.schemas ?? {});

@@ -6,7 +6,7 @@ import { massUpdatePath, restorePath, upsertAsyncPath, upsertPath } from './bulk
 import { addFragmentPaths } from './fragment-paths';
 import { metadataPath } from './metadata-path';
 import { entityPaths, linkedPaths, relationPath } from './record-paths';
-import type { Generation, GenerationContext, KindParameters, PathItem } from './refs';
+import { param, type Generation, type GenerationContext, type KindParameters, type PathItem } from './refs';
 import { parameterRefs } from './request-parameters';
 
 /** The paths of one generation, relative to its base; the paths of plugin fragments come last. */
@@ -17,7 +17,7 @@ export function generationPaths(
 ): Record<string, PathItem> {
   const { generation } = options;
   const op = (id: string) => (generation === 'B' ? `v1_${id}` : id);
-  const flattenNone = { $ref: '#/components/parameters/FlattenAttributesNone' };
+  const flattenNone = param('FlattenAttributesNone');
   const extra: KindParameters = (kind, model) =>
     parameterRefs(options.parameters, kind).map((p) => (model && !model.def.hasAttributes && p.$ref.endsWith('/FlattenAttributes') ? flattenNone : p));
   const context: GenerationContext = { generation, op, extra };
