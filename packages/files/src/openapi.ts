@@ -1,40 +1,24 @@
-import type { OpenApiFragment } from '@entity-records/core';
+import { errorResponses, responseRef, type OpenApiFragment } from '@entity-records/core';
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
-const response = (name: string) => ({ $ref: `#/components/responses/${name}` });
 const json = (schema: unknown) => ({ content: { 'application/json': { schema } } });
 
-const errors = {
-  '400': response('BadRequest'),
-  '401': response('Unauthorized'),
-  '403': response('Forbidden'),
-  '404': response('NotFound'),
-  default: response('Error'),
-};
-const uploadErrors = { ...errors, '409': response('Conflict'), '413': response('PayloadTooLarge'), '415': response('UnsupportedMediaType') };
+const errors = errorResponses();
+const uploadErrors = { ...errors, '409': responseRef('Conflict'), '413': responseRef('PayloadTooLarge'), '415': responseRef('UnsupportedMediaType') };
 
 const name = { type: 'string', maxLength: 255, description: 'File name with its extension; no `/`, `\\`, `..`, NUL, CR or LF.' };
 const id = { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$' };
 
+/** A JSON upload: a name, an optional id, and the contents in `field`. */
+const upload = (field: string, schema: Record<string, unknown>) => ({
+  type: 'object',
+  required: ['name', field],
+  properties: { id: { ...id, description: 'Optional; made when absent.' }, name, [field]: schema },
+});
+
 const schemas = {
-  FileBase64Upload: {
-    type: 'object',
-    required: ['name', 'fileContents'],
-    properties: {
-      id: { ...id, description: 'Optional; made when absent.' },
-      name,
-      fileContents: { type: 'string', pattern: '^data:[^,]*;base64,', description: '`data:<mimeType>;base64,<data>`; the mime type is recorded.' },
-    },
-  },
-  FileUrlUpload: {
-    type: 'object',
-    required: ['name', 'url'],
-    properties: {
-      id: { ...id, description: 'Optional; made when absent.' },
-      name,
-      url: { type: 'string', format: 'uri', description: 'A public http or https URL; private and loopback addresses are refused, at most 3 redirects.' },
-    },
-  },
+  FileBase64Upload: upload('fileContents', { type: 'string', pattern: '^data:[^,]*;base64,', description: '`data:<mimeType>;base64,<data>`; the mime type is recorded.' }),
+  FileUrlUpload: upload('url', { type: 'string', format: 'uri', description: 'A public http or https URL; private and loopback addresses are refused, at most 3 redirects.' }),
   FileChunk: {
     type: 'object',
     required: ['id', 'name', 'fileUniqueHash', 'start', 'piece', 'piecesCount'],
@@ -82,7 +66,7 @@ export const rangeResponses = {
     description: 'The range asked for, with `Content-Range: bytes <first>-<last>/<size>`',
     content: { 'application/octet-stream': { schema: { type: 'string', contentMediaType: 'application/octet-stream' } } },
   },
-  '416': { ...response('Error'), description: 'The range starts past the end (FILES_RANGE_NOT_SATISFIABLE); `Content-Range: bytes */<size>`' },
+  '416': { ...responseRef('Error'), description: 'The range starts past the end (FILES_RANGE_NOT_SATISFIABLE); `Content-Range: bytes */<size>`' },
 };
 
 /** The file routes in both generations. */

@@ -1,7 +1,5 @@
-import type { OpenApiFragment } from '@entity-records/core';
+import { errorResponses, responseRef, type OpenApiFragment } from '@entity-records/core';
 import { rangeParameters, rangeResponses } from '@entity-records/files';
-
-const response = (name: string) => ({ $ref: `#/components/responses/${name}` });
 
 const fileParam = {
   name: 'file',
@@ -17,11 +15,11 @@ const responses = {
   '200': { description: 'The file (counts one use)', content: { 'application/octet-stream': { schema: { type: 'string', contentMediaType: 'application/octet-stream' } } } },
   ...rangeResponses,
   '206': { ...rangeResponses['206'], description: `${rangeResponses['206'].description}. Counts one use when it starts at byte 0, or on a link with allowedUsage.` },
-  '401': { ...response('Unauthorized'), description: 'Password missing (SHARING_PASSWORD_REQUIRED) or wrong (CORE_UNAUTHORIZED)' },
-  '404': response('NotFound'),
+  '401': { ...responseRef('Unauthorized'), description: 'Password missing (SHARING_PASSWORD_REQUIRED) or wrong (CORE_UNAUTHORIZED)' },
+  '404': responseRef('NotFound'),
   '410': { description: 'Expired (SHARING_EXPIRED) or used up (SHARING_USED_UP)', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
   '429': { description: 'Too many wrong passwords; see Retry-After', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
-  default: response('Error'),
+  default: responseRef('Error'),
 };
 
 /** POST /Sharing in both generations, and the public link at the root. */
@@ -37,13 +35,9 @@ export const sharingOpenApi: OpenApiFragment = {
         requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/SharingCreate' } } } },
         responses: {
           '200': { description: 'The Sharing', content: { 'application/json': { schema: { $ref: '#/components/schemas/Sharing' } } } },
-          '400': response('BadRequest'),
-          '401': response('Unauthorized'),
-          '403': response('Forbidden'),
-          '404': response('NotFound'),
-          '413': response('PayloadTooLarge'),
-          '415': response('UnsupportedMediaType'),
-          default: response('Error'),
+          ...errorResponses(),
+          '413': responseRef('PayloadTooLarge'),
+          '415': responseRef('UnsupportedMediaType'),
         },
       },
     },

@@ -1,33 +1,13 @@
 import type { EntityModel } from '../definition/normalize';
-import { json, ref } from './components';
-
-type Operation = Record<string, unknown>;
-type Generation = 'A' | 'B';
-
-const response = (name: string) => ({ $ref: `#/components/responses/${name}` });
-const param = (name: string) => ({ $ref: `#/components/parameters/${name}` });
-const ok = (description: string, schema: unknown) => ({ description, ...json(schema) });
-
-const errors = {
-  '400': response('BadRequest'),
-  '401': response('Unauthorized'),
-  '403': response('Forbidden'),
-  '404': response('NotFound'),
-  default: response('Error'),
-};
-const bodyErrors = (generation: Generation) => ({ '413': response('PayloadTooLarge'), ...(generation === 'A' && { '415': response('UnsupportedMediaType') }) });
+import { bodyResponses, errorResponses } from './error-responses';
+import { jsonBody, ok, param, ref, type GenerationContext, type Operation } from './refs';
 
 /** The four simple attribute endpoints of an entity type with attributes. */
-export function attributePaths(
-  model: EntityModel,
-  op: (id: string) => string,
-  generation: Generation,
-  languageParameter: { $ref: string }[],
-): Record<string, Record<string, Operation>> {
+export function attributePaths(model: EntityModel, { op, generation, extra }: GenerationContext): Record<string, Record<string, Operation>> {
   const { name } = model;
   const tags = [name];
   const id = param('id');
-  const body = (schema: unknown) => ({ required: true, ...json(schema) });
+  const language = extra('read').filter((p) => p.$ref.endsWith('/Language'));
   return {
     [`/${name}/{id}/attributeValues`]: {
       get: {
@@ -35,8 +15,8 @@ export function attributePaths(
         tags,
         summary: `The attribute values of a ${name}`,
         description: 'Needs the read right on the record.',
-        parameters: [id, ...languageParameter],
-        responses: { '200': ok('Every attribute the record has', { type: 'array', items: ref('AttributeValue') }), ...errors },
+        parameters: [id, ...language],
+        responses: { '200': ok('Every attribute the record has', { type: 'array', items: ref('AttributeValue') }), ...errorResponses() },
       },
       delete: {
         operationId: op(`delete${name}AttributeValues`),
@@ -44,8 +24,8 @@ export function attributePaths(
         summary: `Remove attributes (and their values) from a ${name}`,
         description: 'Needs the edit right. Attributes that are unknown, or protected, are reported in `errors`; the others are removed.',
         parameters: [id],
-        requestBody: body(ref('AttributeIds')),
-        responses: { '200': ok('How many were removed, and why others were not', ref('AttributeDeleteResult')), ...bodyErrors(generation), ...errors },
+        requestBody: jsonBody(ref('AttributeIds')),
+        responses: { '200': ok('How many were removed, and why others were not', ref('AttributeDeleteResult')), ...bodyResponses(generation), ...errorResponses() },
       },
     },
     [`/${name}/{id}/addAttributes`]: {
@@ -55,8 +35,8 @@ export function attributePaths(
         summary: `Put attributes on a ${name} (without values)`,
         description: 'Needs the edit right. An unknown attribute is 400 and nothing is added.',
         parameters: [id],
-        requestBody: body(ref('AttributeIds')),
-        responses: { '200': ok('Added', { type: 'boolean', const: true }), ...bodyErrors(generation), ...errors },
+        requestBody: jsonBody(ref('AttributeIds')),
+        responses: { '200': ok('Added', { type: 'boolean', const: true }), ...bodyResponses(generation), ...errorResponses() },
       },
     },
     [`/${name}/{id}/upsertAttributeValues`]: {
@@ -66,8 +46,8 @@ export function attributePaths(
         summary: `Set attribute values of a ${name}, adding the attributes it lacks`,
         description: 'Needs the edit right. Values are checked by type (enum options, number bounds, linked records, units of the measure); one bad item is 400 and nothing is written.',
         parameters: [id],
-        requestBody: body({ type: 'array', items: ref('AttributeValueInput') }),
-        responses: { '200': ok('Stored', { type: 'boolean', const: true }), ...bodyErrors(generation), ...errors },
+        requestBody: jsonBody({ type: 'array', items: ref('AttributeValueInput') }),
+        responses: { '200': ok('Stored', { type: 'boolean', const: true }), ...bodyResponses(generation), ...errorResponses() },
       },
     },
   };

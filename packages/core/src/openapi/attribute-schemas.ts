@@ -1,4 +1,5 @@
 import { ATTRIBUTE_TYPES } from '../attributes/entities';
+import { itemErrors } from './error-responses';
 
 /** Schemas of the simple attribute endpoints. */
 export const ATTRIBUTE_SCHEMAS = {
@@ -44,15 +45,7 @@ export const ATTRIBUTE_SCHEMAS = {
     required: ['count', 'errors'],
     properties: {
       count: { type: 'integer', description: 'Attributes removed from the record.' },
-      errors: {
-        type: 'array',
-        description: 'One entry per attribute not removed: unknown (CORE_NOT_FOUND) or protected (CORE_VALIDATION_FAILED).',
-        items: {
-          type: 'object',
-          required: ['attributeId', 'code', 'message'],
-          properties: { attributeId: { type: 'string' }, code: { type: 'string' }, message: { type: 'string' } },
-        },
-      },
+      errors: itemErrors('attributeId', 'One entry per attribute not removed: unknown (CORE_NOT_FOUND) or protected (CORE_VALIDATION_FAILED).'),
     },
   },
 };

@@ -1,7 +1,10 @@
 import type { SchemaModel } from '../definition/normalize';
 import type { OpenApiFragment } from '../plugin';
-import { components, type ListSizes } from './components';
-import { generationPaths, HTTP_METHODS, type Operation, type PathItem } from './paths';
+import { components } from './components';
+import { HTTP_METHODS } from './fragment-paths';
+import type { ListSizes } from './parameters';
+import { generationPaths } from './paths';
+import type { Operation, PathItem } from './refs';
 import { documentedParameters, type ParameterInput } from './request-parameters';
 
 export interface OpenApiInput extends ListSizes, ParameterInput {

@@ -1,0 +1,92 @@
+import { bodyResponses, errorResponses, responseRef } from './error-responses';
+import { jsonBody, ok, ref, type Generation, type OperationId, type PathItem } from './refs';
+
+export const SESSION = {
+  type: 'object',
+  required: ['authorizationToken'],
+  properties: {
+    authorizationToken: { type: 'string' },
+    user: {
+      type: 'object',
+      properties: {
+        id: { type: 'string' },
+        userName: { type: 'string' },
+        name: { type: ['string', 'null'] },
+        isAdmin: { type: 'boolean' },
+        rolesIds: { type: 'array', items: { type: 'string' } },
+      },
+    },
+    actor: {
+      type: 'object',
+      description: 'In a delegated session: the admin acting for `user`.',
+      properties: { id: { type: 'string' }, userName: { type: 'string' }, name: { type: ['string', 'null'] } },
+    },
+    acl: { type: 'object', description: 'Per entity type: `{create, read, edit, delete, stream}`.' },
+  },
+};
+
+/** The cookie sign-in answers the session without the token (the cookie carries it). */
+export const COOKIE_SESSION = {
+  type: 'object',
+  required: ['user', 'acl'],
+  properties: { user: SESSION.properties.user, actor: SESSION.properties.actor, acl: SESSION.properties.acl },
+};
+
+/** A sign-in also fails with 429 after too many failures. */
+const signInResponses = () => ({ ...errorResponses(), '429': responseRef('TooManyRequests') });
+
+/** Token sessions: sign in with Basic credentials, read the session, revoke the token. */
+export function sessionPath(op: OperationId, suffix: string): PathItem {
+  const hoursHeader = (name: string) => ({ name, in: 'header', schema: { type: 'number', minimum: 0 }, description: 'Hours; 0 = no limit.' });
+  return {
+    get: {
+      operationId: op(`signIn${suffix}`),
+      tags: ['Auth'],
+      summary: 'Obtain a token with Basic credentials (or read the session of a token)',
+      security: [{ basicAuth: [] }, { tokenAuth: [] }],
+      parameters: [
+        { name: 'Authorization-Token-Only', in: 'header', schema: { type: 'string', enum: ['true'] }, description: 'Answer `{authorizationToken}` only.' },
+        hoursHeader('Authorization-Token-Lifetime'),
+        hoursHeader('Authorization-Token-Idletime'),
+        { name: 'Authorization-Delegate', in: 'header', schema: { type: 'string' }, description: 'Admins only: the user name of the user the new token acts for.' },
+      ],
+      responses: { '200': ok('The token (and the user with its rights)', ref('Session')), ...signInResponses() },
+    },
+    delete: {
+      operationId: op(`signOut${suffix}`),
+      tags: ['Auth'],
+      summary: 'Revoke the token presented',
+      responses: { '200': ok('Revoked', { type: 'boolean', const: true }), '401': responseRef('Unauthorized'), default: responseRef('Error') },
+    },
+  };
+}
+
+/** Browser sessions: an HttpOnly cookie instead of a token header. */
+export function cookiePath(op: OperationId, suffix: string, generation: Generation): PathItem {
+  const credentials = { type: 'object', required: ['userName', 'password'], properties: { userName: { type: 'string' }, password: { type: 'string' } } };
+  return {
+    post: {
+      operationId: op(`signInCookie${suffix}`),
+      tags: ['Auth'],
+      summary: 'Sign in and receive the session cookie (HttpOnly, SameSite=Lax)',
+      security: [],
+      parameters: [{ name: 'Authorization-Delegate', in: 'header', schema: { type: 'string' }, description: 'Admins only: the user name of the user the session acts for.' }],
+      requestBody: jsonBody(credentials),
+      responses: {
+        '200': {
+          ...ok('The user with its rights; the cookie is set', ref('CookieSession')),
+          headers: { 'Set-Cookie': { description: 'The session cookie `er_session`.', schema: { type: 'string' } } },
+        },
+        ...signInResponses(),
+        ...bodyResponses(generation),
+      },
+    },
+    delete: {
+      operationId: op(`signOutCookie${suffix}`),
+      tags: ['Auth'],
+      summary: 'Revoke the session of the cookie and clear it',
+      security: [],
+      responses: { '200': ok('Signed out', { type: 'boolean', const: true }), default: responseRef('Error') },
+    },
+  };
+}

@@ -1,0 +1,75 @@
+import type { SchemaModel } from '../definition/normalize';
+import { MASS_UPDATE_SYNC_LIMIT } from '../http/bulk-routes';
+import { itemErrors } from './error-responses';
+import { ref } from './refs';
+
+export const RESTORE_RESULT = {
+  type: 'object',
+  required: ['restored', 'errors'],
+  properties: {
+    restored: { type: 'integer' },
+    errors: {
+      type: 'array',
+      items: { type: 'object', properties: { id: { type: 'string' }, code: { type: 'string' }, message: { type: 'string' } } },
+    },
+  },
+};
+
+/** The bodies and answers of upsert, upsertAsync and entityMassUpdate. */
+export function bulkSchemas(schema: SchemaModel) {
+  const entityName = { type: 'string', enum: [...schema.entities.keys()] };
+  return {
+    UpsertItem: {
+      type: 'object',
+      required: ['entity', 'payload'],
+      properties: {
+        entity: entityName,
+        payload: {
+          type: 'object',
+          description:
+            'The fields of the record, written as in a create or an update; found by `id`, else by its `unique` fields, else by a unique index whose fields are all present. Created when nothing is found.',
+        },
+      },
+    },
+    UpsertResult: {
+      type: 'object',
+      required: ['status', 'stored'],
+      description: '`Created`, `Updated` and `NotModified` carry `stored: true` and `entity`; `Failed` carries `stored: false` and `message`.',
+      properties: {
+        status: { type: 'string', enum: ['Created', 'Updated', 'NotModified', 'Failed'] },
+        stored: { type: 'boolean' },
+        entity: { type: 'object', description: 'The stored fields of the record (no link names), when stored.' },
+        message: { type: 'string', description: 'Why the item failed.' },
+      },
+    },
+    JobStarted: {
+      type: 'object',
+      required: ['jobId'],
+      properties: { jobId: { type: 'string', description: 'Follow it with GET /api/Job/{id}.' } },
+    },
+    MassUpdate: {
+      type: 'object',
+      required: ['entityName', 'values'],
+      description: 'Give either `ids` or `where`.',
+      oneOf: [{ required: ['ids'] }, { required: ['where'] }],
+      properties: {
+        entityName: entityName,
+        ids: {
+          type: 'array',
+          items: { type: 'string' },
+          description: `Records to update. Up to ${MASS_UPDATE_SYNC_LIMIT} are updated before the answer; more run as a job.`,
+        },
+        where: { type: 'array', items: ref('WhereItem'), description: 'Conditions selecting the records, with the caller’s rights; always runs as a job.' },
+        values: { type: 'object', description: 'The fields to set on every record, as in an update of the entity type.' },
+      },
+    },
+    MassUpdateResult: {
+      type: 'object',
+      required: ['updated', 'errors'],
+      properties: {
+        updated: { type: 'integer', description: 'Records updated.' },
+        errors: itemErrors('id', 'One entry per record that could not be updated; the others are updated.'),
+      },
+    },
+  };
+}

@@ -1,0 +1,80 @@
+import { ERROR_STATUS } from '../errors';
+import { json, ref, type Generation } from './refs';
+
+/** The body of every error answer. */
+export const ERROR_BODY = {
+  type: 'object',
+  required: ['error'],
+  properties: {
+    error: {
+      type: 'object',
+      required: ['code', 'message'],
+      properties: {
+        code: { type: 'string', description: 'See docs/reference/errors.md.', examples: Object.keys(ERROR_STATUS) },
+        message: { type: 'string' },
+        details: { type: 'object', description: 'Validation failures carry `issues: [{path, code, message}]`.' },
+      },
+    },
+  },
+};
+
+/**
+ * A `$ref` to one of core's responses (`BadRequest`, `Conflict`, `PayloadTooLarge`, …), for
+ * operations of core and of plugin fragments.
+ */
+export const responseRef = (name: string) => ({ $ref: `#/components/responses/${name}` });
+
+/**
+ * The error statuses (400, 401, 403, 404 and the default) every record operation documents; the
+ * codes are listed in docs/reference/errors.md.
+ */
+export const errorResponses = () => ({
+  '400': responseRef('BadRequest'),
+  '401': responseRef('Unauthorized'),
+  '403': responseRef('Forbidden'),
+  '404': responseRef('NotFound'),
+  default: responseRef('Error'),
+});
+
+/** What a request with a JSON body may also get: too large, and in generation A a wrong content type. */
+export const bodyResponses = (generation: Generation) => ({
+  '413': responseRef('PayloadTooLarge'),
+  ...(generation === 'A' && { '415': responseRef('UnsupportedMediaType') }),
+});
+
+/** The per-item failures of an operation on many items, each named by `key`. */
+export const itemErrors = (key: string, description: string) => ({
+  type: 'array',
+  description,
+  items: {
+    type: 'object',
+    required: [key, 'code', 'message'],
+    properties: { [key]: { type: 'string' }, code: { type: 'string' }, message: { type: 'string' } },
+  },
+});
+
+/** Error responses carry the message again in `X-Status-Reason`, which AtroCore clients read. */
+const errorResponse = (description: string) => ({
+  description,
+  headers: { 'X-Status-Reason': { description: 'The error message.', schema: { type: 'string' } } },
+  ...json(ref('Error')),
+});
+
+/** The responses of the components: every error status an operation may refer to. */
+export function responseComponents() {
+  const throttled = errorResponse('Too many failed sign-ins for this user name or address');
+  return {
+    BadRequest: errorResponse('Malformed JSON, a wrong type, an unknown field or a bad query parameter'),
+    Unauthorized: errorResponse('Missing, unknown, expired or revoked token'),
+    Forbidden: errorResponse('The role does not allow this action, or a field named in select, sortBy or where is not readable'),
+    NotFound: errorResponse('Unknown entity type or record, or a record the caller may not see'),
+    Conflict: errorResponse('A unique field or index already holds the value, a link object matches several records, or a job is no longer pending'),
+    PayloadTooLarge: errorResponse('The body is larger than the instance allows'),
+    UnsupportedMediaType: errorResponse('Generation A: a body that is not application/json'),
+    TooManyRequests: {
+      ...throttled,
+      headers: { ...throttled.headers, 'Retry-After': { description: 'Seconds until a sign-in is accepted again.', schema: { type: 'integer' } } },
+    },
+    Error: errorResponse('Any other error (500 with a request id, 503 when the database is unavailable)'),
+  };
+}

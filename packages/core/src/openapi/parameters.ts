@@ -1,0 +1,60 @@
+import type { EntityModel } from '../definition/normalize';
+import type { RequestParameter } from '../plugin';
+import { ref } from './refs';
+import { parameterComponents } from './request-parameters';
+
+/** List sizes shown in the `maxSize` parameter. */
+export interface ListSizes {
+  defaultListSize?: number;
+  maxListSize?: number;
+}
+
+export const LIST_PARAMS = ['select', 'offset', 'maxSize', 'sortBy', 'asc', 'order', 'where', 'totalOnly', 'collectionOnly'];
+
+/** The list parameters of an entity type's lists (attributes only where it has them). */
+export const listParams = (model: EntityModel | undefined) => [...LIST_PARAMS, ...(model?.def.hasAttributes ? ['attributes', 'allAttributes'] : [])];
+
+const header = (name: string, description: string, values?: string[]) => ({
+  name,
+  in: 'header',
+  required: false,
+  description,
+  schema: values ? { type: 'string', enum: values } : { type: 'string' },
+});
+const query = (name: string, description: string, schema: Record<string, unknown>) => ({
+  name,
+  in: 'query',
+  required: false,
+  description,
+  schema,
+});
+
+/** The parameters of the components: request parameters, list parameters, `id` and `permanently`. */
+export function componentParameters(sizes: ListSizes, requestParameters: readonly RequestParameter[]) {
+  const max = sizes.maxListSize ?? 1000;
+  const size = sizes.defaultListSize ?? 200;
+  return {
+    ...parameterComponents(requestParameters),
+    FlattenAttributesNone: header('Flatten-Attributes', 'Accepted; this entity type has no attributes, so the header changes nothing.', ['true']),
+    Permanently: header('permanently', '`true` (or `1`) removes the row instead of soft-deleting it.', ['true', '1']),
+    select: query('select', 'Comma-separated field names to return (`id` is always returned).', { type: 'string' }),
+    offset: query('offset', 'Records to skip; default 0.', { type: 'integer', minimum: 0 }),
+    maxSize: query('maxSize', `Records to return; default ${size}, at most ${max}.`, { type: 'integer', minimum: 0, maximum: max }),
+    sortBy: query('sortBy', 'Field to sort by; default `id` (creation order). A link sorts by the linked name. `orderBy` is an alias.', { type: 'string' }),
+    asc: query('asc', 'Ascending (default) or descending.', { type: 'boolean' }),
+    order: query('order', '`asc` or `desc`; read when `asc` is absent.', { type: 'string', enum: ['asc', 'desc'] }),
+    where: {
+      name: 'where',
+      in: 'query',
+      required: false,
+      description:
+        'Conditions, ANDed: a JSON array (as here), or the bracket form `where[0][type]=equals&where[0][attribute]=name&where[0][value]=x`.',
+      content: { 'application/json': { schema: { type: 'array', items: ref('WhereItem') } } },
+    },
+    totalOnly: query('totalOnly', 'Answer `{total}` only.', { type: 'boolean' }),
+    collectionOnly: query('collectionOnly', 'Answer `{list}` only, without counting.', { type: 'boolean' }),
+    attributes: query('attributes', 'Comma-separated attribute ids (or codes) whose values each record shows (with `Flatten-Attributes: true`); `sortBy` may name one of them.', { type: 'string' }),
+    allAttributes: query('allAttributes', '`true`: each record shows every attribute it has (with `Flatten-Attributes: true`).', { type: 'boolean' }),
+    id: { name: 'id', in: 'path', required: true, schema: { type: 'string' } },
+  };
+}

@@ -1,0 +1,106 @@
+import type { EntityModel, SchemaModel } from '../definition/normalize';
+import { bodyResponses, errorResponses, responseRef } from './error-responses';
+import { LIST_PARAMS, listParams } from './parameters';
+import { jsonBody, ok, param, ref, type GenerationContext, type Operation, type PathItem } from './refs';
+
+/** What the generic record operations of core entity types do differently. */
+const ENTITY_NOTES: Record<string, { create?: string; update?: string; read?: string }> = {
+  Job: {
+    create: 'Clients do not create jobs (403): `upsertAsync` and `entityMassUpdate` start them.',
+    read: 'A user who is not an admin sees the jobs they started, unless a role sets rights on Job. `result` holds the outcome once the job is done.',
+    update: 'Only `{"status": "Canceled"}` is accepted (400 for anything else), and only while the job is `Pending` (409 afterwards).',
+  },
+};
+
+/** List, create, read, update (PATCH and PUT) and delete of one entity type. */
+export function entityPaths(model: EntityModel, { op, generation, extra }: GenerationContext): Record<string, PathItem> {
+  const { name } = model;
+  const tags = [name];
+  const notes = ENTITY_NOTES[name] ?? {};
+  const note = (text?: string) => (text ? { description: text } : {});
+  const list: Operation = {
+    operationId: op(`list${name}`),
+    tags,
+    summary: `List ${name} records`,
+    parameters: [...listParams(model).map(param), ...extra('list', model)],
+    responses: { '200': ok(`A page of ${name} records`, ref(`${name}List`)), ...errorResponses() },
+  };
+  const create: Operation = {
+    operationId: op(`create${name}`),
+    tags,
+    summary: `Create a ${name}`,
+    ...note(notes.create),
+    parameters: extra('create', model),
+    requestBody: jsonBody(ref(`${name}Create`)),
+    responses: { '200': ok(`The created ${name}`, ref(name)), '409': responseRef('Conflict'), ...bodyResponses(generation), ...errorResponses() },
+  };
+  const read: Operation = {
+    operationId: op(`get${name}`),
+    tags,
+    summary: `Read one ${name}`,
+    ...note(notes.read),
+    parameters: [param('id'), param('select'), ...extra('read', model)],
+    responses: { '200': ok(`The ${name}`, ref(name)), ...errorResponses() },
+  };
+  const native = generation === 'A' ? 'patch' : 'put';
+  const update = (verb: 'patch' | 'put'): Operation => ({
+    operationId: op(`${verb === 'patch' ? 'update' : 'replace'}${name}`),
+    tags,
+    summary: `Update a ${name} (fields not sent stay unchanged)${verb === native ? '' : `; same as ${native.toUpperCase()}`}`,
+    ...note(notes.update),
+    parameters: [param('id'), ...extra('update', model)],
+    requestBody: jsonBody(ref(`${name}Update`)),
+    responses: { '200': ok(`The updated ${name}`, ref(name)), '409': responseRef('Conflict'), ...bodyResponses(generation), ...errorResponses() },
+  });
+  const remove: Operation = {
+    operationId: op(`delete${name}`),
+    tags,
+    summary: `Delete a ${name} (soft unless the permanently header is sent)`,
+    parameters: [param('id'), param('Permanently')],
+    responses: { '200': ok('Deleted', { type: 'boolean', const: true }), ...errorResponses() },
+  };
+  return {
+    [`/${name}`]: { get: list, post: create },
+    [`/${name}/{id}`]: { get: read, patch: update('patch'), put: update('put'), delete: remove },
+  };
+}
+
+/** Generation B: the records one link of a record points at, one path per link. */
+export function linkedPaths(schema: SchemaModel, model: EntityModel, { op, extra }: GenerationContext): Record<string, PathItem> {
+  const paths: Record<string, PathItem> = {};
+  for (const f of model.fields) {
+    if (f.system || (f.type !== 'link' && f.type !== 'linkMultiple')) continue;
+    const target = schema.entity(f.target as string);
+    const suffix = f.name.charAt(0).toUpperCase() + f.name.slice(1);
+    paths[`/${model.name}/{id}/${f.name}`] = {
+      get: {
+        operationId: op(`list${model.name}${suffix}`),
+        tags: [model.name],
+        summary: `The ${f.target} records that ${f.name} of a ${model.name} links to`,
+        parameters: [param('id'), ...listParams(target).map(param), ...extra('linked', target)],
+        responses: { '200': ok(`A page of ${f.target} records`, ref(`${f.target}List`)), ...errorResponses() },
+      },
+    };
+  }
+  return paths;
+}
+
+/** Both generations: the records a link of a record points at, named in the query. */
+export function relationPath({ op, extra }: GenerationContext): PathItem {
+  const required = (name: string, description: string) => ({ name, in: 'query', required: true, description, schema: { type: 'string' } });
+  return {
+    get: {
+      operationId: op('entityRelation'),
+      tags: ['Records'],
+      summary: 'The records one link of a record points at',
+      parameters: [
+        required('entityName', 'The entity type of the record.'),
+        required('id', 'The id of the record.'),
+        required('link', 'The name of the link field (`categories`, `brand`).'),
+        ...[...LIST_PARAMS, 'attributes', 'allAttributes'].map(param),
+        ...extra('linked'),
+      ],
+      responses: { '200': ok('A page of linked records', ref('RecordList')), ...errorResponses() },
+    },
+  };
+}

@@ -1,0 +1,84 @@
+import type { TestApi } from '../../../../test/support/api';
+import { testEntities } from '../../../../test/support/fixtures';
+import { BASES, startWithDocument, type Doc, type Operation } from './support';
+
+describe('OpenAPI paths of records, bulk operations and sessions', () => {
+  let t: TestApi;
+  let doc: Doc;
+  beforeAll(async () => ({ t, doc } = await startWithDocument('sqlite', { entities: testEntities })));
+  afterAll(() => t.close());
+
+  it.each(BASES)('describes list, read, create, PATCH, PUT and delete of every entity under %s', (base) => {
+    const entities = [...t.api.schema.entities.keys()];
+    expect(entities).toEqual(expect.arrayContaining(['Brand', 'Category', 'Product', 'User']));
+    for (const name of entities) {
+      const collection = doc.paths[`${base}/${name}`] as Record<string, Operation>;
+      const item = doc.paths[`${base}/${name}/{id}`] as Record<string, Operation>;
+      expect({ name, collection: Object.keys(collection ?? {}).sort() }).toEqual({ name, collection: ['get', 'post'] });
+      expect({ name, item: Object.keys(item ?? {}).sort() }).toEqual({ name, item: ['delete', 'get', 'patch', 'put'] });
+    }
+  });
+
+  it('has the generation B names /api/v1/App/user and /api/v1/Metadata, and the shared names under both bases', () => {
+    expect(Object.keys(doc.paths['/api/v1/App/user'] ?? {}).sort()).toEqual(['delete', 'get']);
+    expect(Object.keys(doc.paths['/api/v1/Metadata'] ?? {})).toEqual(['get']);
+    for (const base of BASES) {
+      expect(doc.paths[`${base}/userSession`]).toBeDefined();
+      expect(doc.paths[`${base}/metadata`]).toBeDefined();
+      expect(doc.paths[`${base}/entityRestore`]).toBeDefined();
+    }
+    expect(doc.paths['/api/App/user']).toBeUndefined();
+    for (const path of ['/api/userSession/cookie', '/api/v1/userSession/cookie', '/api/v1/App/user/cookie']) {
+      expect(Object.keys(doc.paths[path] ?? {}).sort()).toEqual(['delete', 'post']);
+    }
+  });
+
+  it('documents the linked-record routes: entityRelation in both generations, one path per link in generation B', () => {
+    for (const base of BASES) expect(Object.keys(doc.paths[`${base}/entityRelation`] ?? {})).toEqual(['get']);
+    for (const link of ['brand', 'categories']) {
+      expect(Object.keys(doc.paths[`/api/v1/Product/{id}/${link}`] ?? {})).toEqual(['get']);
+      expect(doc.paths[`/api/Product/{id}/${link}`]).toBeUndefined();
+    }
+    expect(doc.paths['/api/v1/Product/{id}/createdBy']).toBeUndefined();
+  });
+
+  it('documents upsertAsync and entityMassUpdate under both bases, with generation B ids prefixed', () => {
+    for (const [base, prefix] of [['/api', ''], ['/api/v1', 'v1_']]) {
+      expect(Object.keys(doc.paths[`${base}/upsertAsync`] ?? {})).toEqual(['post']);
+      expect(Object.keys(doc.paths[`${base}/entityMassUpdate`] ?? {}).sort()).toEqual(['patch', 'post']);
+      const upsertAsync = doc.paths[`${base}/upsertAsync`].post as Operation & { requestBody: unknown };
+      expect(upsertAsync.operationId).toBe(`${prefix}upsertAsync`);
+      expect(upsertAsync.requestBody).toMatchObject({ content: { 'application/json': { schema: { type: 'array', items: { $ref: '#/components/schemas/UpsertItem' } } } } });
+      expect(upsertAsync.responses?.['200']).toMatchObject({ content: { 'application/json': { schema: { $ref: '#/components/schemas/JobStarted' } } } });
+      for (const method of ['post', 'patch']) {
+        const mass = doc.paths[`${base}/entityMassUpdate`][method] as Operation & { requestBody: unknown };
+        expect(mass.operationId).toBe(`${prefix}${method === 'post' ? 'entityMassUpdate' : 'entityMassUpdatePatch'}`);
+        expect(mass.requestBody).toMatchObject({ content: { 'application/json': { schema: { $ref: '#/components/schemas/MassUpdate' } } } });
+        expect(mass.responses?.['200']).toMatchObject({
+          content: { 'application/json': { schema: { oneOf: [{ $ref: '#/components/schemas/MassUpdateResult' }, { $ref: '#/components/schemas/JobStarted' }] } } },
+        });
+        expect(Object.keys(mass.responses ?? {})).toEqual(expect.arrayContaining(['400', '401', '403', '404', '413']));
+      }
+      for (const method of ['get', 'patch', 'put', 'delete']) expect(doc.paths[`${base}/Job/{id}`][method]).toBeDefined();
+    }
+    const schemas = (doc.components as unknown as { schemas: Record<string, Record<string, unknown>> }).schemas;
+    expect(schemas.MassUpdate).toMatchObject({ required: ['entityName', 'values'], oneOf: [{ required: ['ids'] }, { required: ['where'] }] });
+    expect(schemas.MassUpdateResult).toMatchObject({ required: ['updated', 'errors'] });
+    expect(schemas.JobStarted).toMatchObject({ required: ['jobId'] });
+  });
+
+  it('documents the error statuses records can answer with', () => {
+    for (const base of BASES) {
+      expect(Object.keys((doc.paths[`${base}/Product`].get as Operation).responses ?? {})).toEqual(expect.arrayContaining(['200', '400', '401', '403', '404']));
+      expect(Object.keys((doc.paths[`${base}/Product`].post as Operation).responses ?? {})).toEqual(expect.arrayContaining(['409', '413']));
+    }
+    expect(Object.keys((doc.paths['/api/Product'].post as Operation).responses ?? {})).toContain('415');
+    expect(Object.keys((doc.paths['/api/v1/Product'].post as Operation).responses ?? {})).not.toContain('415');
+  });
+
+  it('documents the list parameters on lists', () => {
+    const list = doc.paths['/api/Product'].get as Operation;
+    const names = (list.parameters ?? []).map((p) => (p.$ref ? doc.components.parameters[p.$ref.split('/').pop() as string].name : p.name));
+    expect(names).toEqual(expect.arrayContaining(['select', 'offset', 'maxSize', 'sortBy', 'asc', 'where', 'totalOnly', 'collectionOnly']));
+  });
+});
