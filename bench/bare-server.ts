@@ -15,6 +15,7 @@ import {
   LIST_PLAIN,
   LIST_PRICE_ABOVE,
   LIST_WITH_BRAND,
+  STORED_PRICE,
   TAGS,
   TOKEN_BY_HASH,
   TOUCH_TOKEN,
@@ -229,7 +230,7 @@ async function updateProduct(id: string, body: Row, userId: string): Promise<Row
   if (key !== 'price' || others.length) throw new HttpError(400, 'CORE_VALIDATION_FAILED', 'The floor updates the price only');
   if (typeof body.price !== 'number' || !Number.isFinite(body.price)) throw new HttpError(400, 'CORE_VALIDATION_FAILED', 'price is invalid');
   if (!/^[A-Za-z0-9_-]{1,64}$/.test(id)) return undefined;
-  const [stored] = await query<Row>(pool, GET_PRODUCT, [...NOT_DELETED, id]);
+  const [stored] = await query<Row>(pool, STORED_PRICE, [false, id]);
   if (!stored) return undefined;
   if (stored.price !== body.price) await query(pool, UPDATE_PRICE, [body.price, now(), userId, null, id, false]);
   return getProduct(id);

@@ -37,6 +37,8 @@ export const BRAND_EXISTS = 'select "id" from "brand" where "id" in ($1) and "de
 export const INSERT_PRODUCT =
   'insert into "product" ("brand_id", "created_at", "created_by_actor_id", "created_by_id", "id", "is_active", "modified_at", ' +
   '"modified_by_actor_id", "modified_by_id", "name", "price", "quantity", "sku") values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)';
+/** What an update compares: the stored price (and the owner, for the edit level `own`). */
+export const STORED_PRICE = `select ${P}."id" as "id", ${P}."price" as "price", ${P}."created_by_id" as "createdById" from ${P} where ${P}."deleted" = $1 and ${P}."id" = $2`;
 export const UPDATE_PRICE =
   'update "product" set "price" = $1, "modified_at" = $2, "modified_by_id" = $3, "modified_by_actor_id" = $4 where "id" = $5 and "deleted" = $6';
 export const TOKEN_BY_HASH =
