@@ -77,9 +77,11 @@ export function createJobs({ options, database, schema, repositories }: Instance
     ? new PgBossQueue({ connectionString: options.database, expireInSeconds: options.jobs?.expireInSeconds })
     : new InProcessQueue(() => jobStore.unfinished());
   const authStore = new AuthStore(database, schema.entity('User') as EntityModel, schema.entity('Role') as EntityModel);
-  const jobs = new JobService(jobStore, queue, (id) => authStore.userById(id), (jobId, error) =>
-    (options.logger ?? consoleLogger).error(`job ${jobId} failed`, { error: error instanceof Error ? error.stack : String(error) }),
-  );
+  const jobs = new JobService(jobStore, queue, {
+    loadUser: (id) => authStore.userById(id),
+    onError: (jobId, error) =>
+      (options.logger ?? consoleLogger).error(`job ${jobId} failed`, { error: error instanceof Error ? error.stack : String(error) }),
+  });
   const lookup = (name: string) => repositories.get(name);
   jobs.register('upsert', upsertJob(lookup));
   jobs.register('massUpdate', massUpdateJob(lookup));

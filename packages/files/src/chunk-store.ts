@@ -48,6 +48,16 @@ export interface ChunkRow {
   storageKey: string | null;
 }
 
+/** A request's claim on assembling an upload. */
+export interface AssemblyClaim {
+  uploadId: string;
+  /** The key the joined file is written under. */
+  finalKey: string;
+  now: number;
+  /** Also takes over an assembly claimed before this time: its process died. */
+  staleBefore?: number;
+}
+
 type Knex = EntityApi['database']['knex'];
 type Trx = Parameters<Parameters<Knex['transaction']>[0]>[0];
 
@@ -117,13 +127,13 @@ export class ChunkStore {
     return old;
   }
 
-  async addChunk(trx: Trx, uploadId: string, chunk: ChunkRow, now: number): Promise<void> {
+  async addChunk(trx: Trx, { uploadId, chunk, now }: { uploadId: string; chunk: ChunkRow; now: number }): Promise<void> {
     await trx('file_upload_chunk').insert({ upload_id: uploadId, start_at: chunk.start, size: chunk.size, storage_key: chunk.storageKey });
     await trx('file_upload').where({ upload_id: uploadId }).update({ touched_at: now });
   }
 
   /** Marks the upload as being assembled by this request; false when someone else holds it. */
-  async claim(trx: Trx | undefined, uploadId: string, finalKey: string, now: number, staleBefore?: number): Promise<boolean> {
+  async claim({ uploadId, finalKey, now, staleBefore }: AssemblyClaim, trx?: Trx): Promise<boolean> {
     const query = (trx ?? this.knex)('file_upload').where({ upload_id: uploadId });
     if (staleBefore === undefined) query.andWhere({ state: 'open' });
     else query.andWhere((w) => void w.where({ state: 'open' }).orWhere((s) => void s.where({ state: 'assembling' }).andWhere('claimed_at', '<', staleBefore)));

@@ -54,6 +54,13 @@ export function parseChunk(body: Record<string, unknown>, maxPieces: number): Ch
   return { id, name, fileUniqueHash, start, piecesCount, bytes };
 }
 
+/** An upload this request claimed: its chunks join into the file under `finalKey`. */
+interface Assembly {
+  upload: UploadRow;
+  chunks: ChunkRow[];
+  finalKey: string;
+}
+
 const offsets = (chunks: readonly ChunkRow[]) => [...chunks].sort((a, b) => a.start - b.start).map((c) => String(c.start));
 
 /** How a new chunk relates to those received: the same one again, overlapping another, or new. */
@@ -119,7 +126,7 @@ export class ChunkService {
     if (early === 'overlap') throw conflict(`The chunk at ${input.start} (${size} bytes) overlaps a chunk already received`, { start: input.start });
     const key = early === 'new' ? `chunks/${uploadId}/${input.start}-${randomBytes(6).toString('hex')}` : undefined;
     // Pieces are not hashed: the file is, once, when they are joined.
-    if (key) await writeContent(this.files.storage, key, input.bytes, { maxBytes: this.options.maxFileSize, hash: false });
+    if (key) await writeContent({ storage: this.files.storage, key }, input.bytes, { maxBytes: this.options.maxFileSize, hash: false });
 
     let obsolete: ChunkRow[] = [];
     let result: { upload: UploadRow; chunks: ChunkRow[]; claimed: string | undefined; keep: boolean };
@@ -141,13 +148,13 @@ export class ChunkService {
           if (chunks.length + 1 === upload.piecesCount && !contiguous([...chunks, added])) {
             throw conflict('The pieces would not join into one file: their offsets and sizes leave gaps or overlaps');
           }
-          await this.store.addChunk(trx, uploadId, added, now);
+          await this.store.addChunk(trx, { uploadId, chunk: added, now });
           chunks = [...chunks, added];
           keep = true;
         }
         const complete = chunks.length === upload.piecesCount && upload.state === 'open';
         const finalKey = complete ? newContentKey() : undefined;
-        const claimed = finalKey && (await this.store.claim(trx, uploadId, finalKey, now)) ? finalKey : undefined;
+        const claimed = finalKey && (await this.store.claim({ uploadId, finalKey, now }, trx)) ? finalKey : undefined;
         return { upload, chunks, claimed, keep };
       });
     } catch (error) {
@@ -158,7 +165,7 @@ export class ChunkService {
     await this.removeChunkObjects(obsolete);
 
     const answer: ChunkAnswer = { chunks: offsets(result.chunks) };
-    if (result.claimed) return { ...answer, ...(await this.assemble(ctx, result.upload, result.chunks, result.claimed)) };
+    if (result.claimed) return { ...answer, ...(await this.assemble(ctx, { upload: result.upload, chunks: result.chunks, finalKey: result.claimed })) };
     if (result.upload.state === 'done') return { ...answer, id: result.upload.fileId, name: result.upload.name };
     if (result.upload.state === 'assembling' && result.chunks.length === result.upload.piecesCount) {
       const taken = await this.takeOverStale(ctx, result.upload, result.chunks);
@@ -184,7 +191,8 @@ export class ChunkService {
   /** An assembly whose process died long ago (claim older than the timeout) is done again here. */
   private async takeOverStale(ctx: RequestContext, upload: UploadRow, chunks: ChunkRow[]): Promise<{ id: string; name: string } | undefined> {
     const now = Date.now();
-    if (upload.claimedAt === null || upload.claimedAt >= now - this.options.assemblyTimeoutMs) return undefined;
+    const staleBefore = now - this.options.assemblyTimeoutMs;
+    if (upload.claimedAt === null || upload.claimedAt >= staleBefore) return undefined;
     // The record may exist already: the process died after creating it.
     if (upload.finalKey && (await this.recordHolds(upload.fileId, upload.finalKey))) {
       await this.store.complete(upload.uploadId, now);
@@ -192,9 +200,9 @@ export class ChunkService {
       return { id: upload.fileId, name: upload.name };
     }
     const finalKey = newContentKey();
-    if (!(await this.store.claim(undefined, upload.uploadId, finalKey, now, now - this.options.assemblyTimeoutMs))) return undefined;
+    if (!(await this.store.claim({ uploadId: upload.uploadId, finalKey, now, staleBefore }))) return undefined;
     if (upload.finalKey) await this.files.discard(upload.finalKey);
-    return this.assemble(ctx, upload, chunks, finalKey);
+    return this.assemble(ctx, { upload, chunks, finalKey });
   }
 
   private async recordHolds(fileId: string, key: string): Promise<boolean> {
@@ -202,7 +210,7 @@ export class ChunkService {
   }
 
   /** Streams the pieces in order into the file, hashing on the way, and creates the File record. */
-  private async assemble(ctx: RequestContext, upload: UploadRow, chunks: ChunkRow[], finalKey: string): Promise<{ id: string; name: string }> {
+  private async assemble(ctx: RequestContext, { upload, chunks, finalKey }: Assembly): Promise<{ id: string; name: string }> {
     let record: ApiRecord;
     try {
       const ordered = [...chunks].sort((a, b) => a.start - b.start);
@@ -216,8 +224,8 @@ export class ChunkService {
         })(),
         { objectMode: false },
       );
-      const { size, hash } = await writeContent(storage, finalKey, joined, { maxBytes: this.options.maxFileSize });
-      const stored = await this.files.describe(finalKey, size, hash, mimeTypeOf(upload.name));
+      const { size, hash } = await writeContent({ storage, key: finalKey }, joined, { maxBytes: this.options.maxFileSize });
+      const stored = await this.files.describe({ storageKey: finalKey, size, hash, mimeType: mimeTypeOf(upload.name) });
       record = await this.files.createRecord(ctx, { id: upload.fileId, name: upload.name }, stored);
     } catch (error) {
       await this.files.discard(finalKey);

@@ -9,6 +9,12 @@ export function newContentKey(): string {
   return `files/${id.slice(0, 2)}/${id.slice(2, 4)}/${id}`;
 }
 
+/** Where contents are, or are to be, in storage. */
+export interface StorageLocation {
+  storage: StorageDriver;
+  key: string;
+}
+
 export const tooLarge = (limit: number) => new ApiError('FILES_TOO_LARGE', `The file is larger than the limit of ${limit} bytes`, { details: { maxFileSize: limit } });
 
 /** Counts (and unless told not to, hashes) what passes through; past `limit` bytes it fails with 413. */
@@ -41,8 +47,7 @@ export class HashingCounter extends Transform {
  * the way; memory stays at a few buffers whatever the size. A failure removes what was written.
  */
 export async function writeContent(
-  storage: StorageDriver,
-  key: string,
+  { storage, key }: StorageLocation,
   source: Readable | Buffer,
   limits: { maxBytes: number; hash?: boolean },
 ): Promise<{ size: number; hash: string }> {

@@ -16,6 +16,9 @@ export interface FileContent {
   isImage: boolean;
 }
 
+/** Contents just written, before images among them are measured. */
+export type WrittenContent = Omit<StoredContent, 'width' | 'height'>;
+
 /** Keys of a File record that only uploads set. */
 export const SERVER_FIELDS = ['mimeType', 'fileSize', 'hash', 'width', 'height', 'downloadUrl', 'thumbnails', 'storageKey'] as const;
 
@@ -52,13 +55,13 @@ export class FileService {
   /** Stores bytes (or a stream) under a new key, measuring images; memory stays flat for streams. */
   async store(source: Readable | Buffer, mimeType: string): Promise<StoredContent> {
     const storageKey = newContentKey();
-    const { size, hash } = await writeContent(this.storage, storageKey, source, { maxBytes: this.options.maxFileSize });
-    return this.describe(storageKey, size, hash, mimeType, Buffer.isBuffer(source) ? source : undefined);
+    const { size, hash } = await writeContent({ storage: this.storage, key: storageKey }, source, { maxBytes: this.options.maxFileSize });
+    return this.describe({ storageKey, size, hash, mimeType }, Buffer.isBuffer(source) ? source : undefined);
   }
 
   /** The description of contents already in storage (assembled chunks). */
-  async describe(storageKey: string, size: number, hash: string, mimeType: string, bytes?: Buffer): Promise<StoredContent> {
-    const image = await measureImage(this.storage, storageKey, mimeType, bytes);
+  async describe({ storageKey, size, hash, mimeType }: WrittenContent, bytes?: Buffer): Promise<StoredContent> {
+    const image = await measureImage({ storage: this.storage, key: storageKey }, mimeType, bytes);
     return { storageKey, size, hash, mimeType: image.mimeType, width: image.width, height: image.height };
   }
 

@@ -1,6 +1,7 @@
 import sharp from 'sharp';
 import type { Readable } from 'node:stream';
-import type { StorageDriver, ThumbnailSize } from './declarations';
+import type { StorageLocation } from './content';
+import type { ThumbnailSize } from './declarations';
 import { THUMBNAIL_SIZES } from './declarations';
 
 /** Raster formats we measure and make thumbnails of. SVG is left out: rendering it may load other resources. */
@@ -24,7 +25,7 @@ async function readAtMost(stream: Readable, limit: number, whole: boolean): Prom
 }
 
 /** What sharp reads: the file on disk when there is one, else its bytes (`whole`) or its first bytes. */
-async function sharpInput(storage: StorageDriver, key: string, limit: number, whole: boolean): Promise<string | Buffer | undefined> {
+async function sharpInput({ storage, key }: StorageLocation, limit: number, whole: boolean): Promise<string | Buffer | undefined> {
   const local = storage.localPath?.(key);
   if (local) return local;
   return readAtMost(await storage.read(key), limit, whole);
@@ -36,15 +37,14 @@ async function sharpInput(storage: StorageDriver, key: string, limit: number, wh
  * extension) are looked at too, and get the type found.
  */
 export async function measureImage(
-  storage: StorageDriver,
-  key: string,
+  image: StorageLocation,
   mimeType: string,
   bytes?: Buffer,
 ): Promise<{ width: number | null; height: number | null; mimeType: string }> {
   const none = { width: null, height: null, mimeType };
   if (!mimeType.startsWith('image/') && mimeType !== 'application/octet-stream') return none;
   try {
-    const input = bytes ?? (await sharpInput(storage, key, HEADER_BYTES, false));
+    const input = bytes ?? (await sharpInput(image, HEADER_BYTES, false));
     if (!input) return none;
     const meta = await sharp(input, { failOn: 'none' }).metadata();
     if (!meta.format || !RASTER_FORMATS.has(meta.format) || !meta.width || !meta.height) return none;
@@ -58,8 +58,8 @@ export async function measureImage(
 }
 
 /** A PNG thumbnail whose longer side is the size's pixels (smaller images are not enlarged). */
-export async function makeThumbnail(storage: StorageDriver, key: string, size: ThumbnailSize, maxSourceBytes: number): Promise<Buffer | undefined> {
-  const input = await sharpInput(storage, key, maxSourceBytes, true);
+export async function makeThumbnail(image: StorageLocation, size: ThumbnailSize, maxSourceBytes: number): Promise<Buffer | undefined> {
+  const input = await sharpInput(image, maxSourceBytes, true);
   if (!input) return undefined;
   const px = THUMBNAIL_SIZES[size];
   return sharp(input, { failOn: 'none' }).rotate().resize(px, px, { fit: 'inside', withoutEnlargement: true }).png().toBuffer();

@@ -114,7 +114,7 @@ export function fileRoutes(parts: FileRoutesParts): (router: Router) => void {
       // One rendering per thumbnail in this process; another process may render it too (same bytes).
       let job = inflight.get(target);
       if (!job) {
-        job = makeThumbnail(files.storage, key, size, files.options.maxThumbnailSourceSize)
+        job = makeThumbnail({ storage: files.storage, key }, size, files.options.maxThumbnailSourceSize)
           .then(async (png) => (png && (await files.storage.write(target, png)), png))
           .finally(() => inflight.delete(target));
         inflight.set(target, job);

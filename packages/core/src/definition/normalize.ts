@@ -61,46 +61,65 @@ export const snakeCase = (name: string): string =>
     .replace(/([A-Z])([A-Z][a-z])/g, '$1_$2')
     .toLowerCase();
 
+/** A field's definition with its name and the entity it belongs to. */
+interface OwnedField {
+  owner: EntityDefinition;
+  name: string;
+  def: FieldDefinition;
+}
+
+/** A link field with the entity it points to. */
+interface LinkEnds extends OwnedField {
+  target: EntityDefinition;
+}
+
+/** Record key and column of a single-column field; a link holds the target's id. */
+function keyAndColumn(name: string, def: FieldDefinition): { key: string; column: string } {
+  return def.type === 'link' ? { key: `${name}Id`, column: `${snakeCase(name)}_id` } : { key: name, column: snakeCase(name) };
+}
+
 function systemFields(): FieldModel[] {
-  const make = (name: string, def: FieldDefinition, column: string, key = name): FieldModel => ({
+  const make = (name: string, def: FieldDefinition): FieldModel => ({
     name,
     type: def.type,
     def,
-    column,
-    key,
+    ...keyAndColumn(name, def),
     system: true,
     ...(def.type === 'link' ? { target: 'User', linkKind: 'belongsTo' as const } : {}),
   });
   return [
-    make('id', { type: 'varchar', maxLength: 64, readOnly: true }, 'id'),
-    make('createdAt', { type: 'datetime', readOnly: true }, 'created_at'),
-    make('modifiedAt', { type: 'datetime', readOnly: true }, 'modified_at'),
-    make('createdBy', { type: 'link', entity: 'User', readOnly: true }, 'created_by_id', 'createdById'),
-    make('modifiedBy', { type: 'link', entity: 'User', readOnly: true }, 'modified_by_id', 'modifiedById'),
+    make('id', { type: 'varchar', maxLength: 64, readOnly: true }),
+    make('createdAt', { type: 'datetime', readOnly: true }),
+    make('modifiedAt', { type: 'datetime', readOnly: true }),
+    make('createdBy', { type: 'link', entity: 'User', readOnly: true }),
+    make('modifiedBy', { type: 'link', entity: 'User', readOnly: true }),
     // Delegated sessions: the admin who acted for createdBy / modifiedBy. Stored, never returned.
-    make('createdByActor', { type: 'link', entity: 'User', readOnly: true, writeOnly: true }, 'created_by_actor_id', 'createdByActorId'),
-    make('modifiedByActor', { type: 'link', entity: 'User', readOnly: true, writeOnly: true }, 'modified_by_actor_id', 'modifiedByActorId'),
+    make('createdByActor', { type: 'link', entity: 'User', readOnly: true, writeOnly: true }),
+    make('modifiedByActor', { type: 'link', entity: 'User', readOnly: true, writeOnly: true }),
   ];
 }
 
-function joinTableName(a: EntityDefinition, aField: string, b: EntityDefinition, bField?: string): string {
-  const left = `${snakeCase(a.name)}_${snakeCase(aField)}`;
-  const right = bField ? `${snakeCase(b.name)}_${snakeCase(bField)}` : snakeCase(b.name);
-  return bField && right < left ? `${right}__${left}` : `${left}__${right}`;
+/** With `foreign`, both sides are named, in a fixed order: either side of the pair finds the same table. */
+function joinTableName({ owner, name, def, target }: LinkEnds): string {
+  const left = `${snakeCase(owner.name)}_${snakeCase(name)}`;
+  const right = def.foreign ? `${snakeCase(target.name)}_${snakeCase(def.foreign)}` : snakeCase(target.name);
+  return def.foreign && right < left ? `${right}__${left}` : `${left}__${right}`;
 }
 
-function joinTable(owner: EntityDefinition, name: string, field: FieldDefinition, target: EntityDefinition): JoinTable {
-  const table = field.relationName ?? joinTableName(owner, name, target, field.foreign);
+function joinTable(link: LinkEnds): JoinTable {
+  const { owner, name, def, target } = link;
+  const table = def.relationName ?? joinTableName(link);
   const self = owner.name === target.name;
-  const ownColumn = self ? `${snakeCase(field.foreign ?? 'source')}_id` : `${snakeCase(owner.name)}_id`;
+  const ownColumn = self ? `${snakeCase(def.foreign ?? 'source')}_id` : `${snakeCase(owner.name)}_id`;
   const targetColumn = self ? `${snakeCase(name)}_id` : `${snakeCase(target.name)}_id`;
   return { table, ownColumn, targetColumn };
 }
 
-function fieldModel(owner: EntityDefinition, name: string, def: FieldDefinition, all: Map<string, EntityDefinition>): FieldModel {
+function fieldModel(field: OwnedField, all: Map<string, EntityDefinition>): FieldModel {
+  const { name, def } = field;
   const base = { name, type: def.type, def, system: false };
   if (def.type === 'link') {
-    return { ...base, key: `${name}Id`, column: `${snakeCase(name)}_id`, target: def.entity, linkKind: 'belongsTo' };
+    return { ...base, ...keyAndColumn(name, def), target: def.entity, linkKind: 'belongsTo' };
   }
   if (def.type === 'linkMultiple') {
     const target = all.get(def.entity as string) as EntityDefinition;
@@ -108,9 +127,9 @@ function fieldModel(owner: EntityDefinition, name: string, def: FieldDefinition,
     if (back?.type === 'link') {
       return { ...base, key: `${name}Ids`, target: target.name, linkKind: 'hasMany', foreignColumn: `${snakeCase(def.foreign as string)}_id` };
     }
-    return { ...base, key: `${name}Ids`, target: target.name, linkKind: 'manyToMany', join: joinTable(owner, name, def, target) };
+    return { ...base, key: `${name}Ids`, target: target.name, linkKind: 'manyToMany', join: joinTable({ ...field, target }) };
   }
-  return { ...base, key: name, column: snakeCase(name) };
+  return { ...base, ...keyAndColumn(name, def) };
 }
 
 /**
@@ -123,7 +142,7 @@ export function normalizeDefinitions(definitions: readonly EntityDefinition[], o
   const entities = new Map<string, EntityModel>();
   for (const def of definitions) {
     const [id, ...tail] = systemFields();
-    const own = Object.entries(def.fields).map(([name, f]) => fieldModel(def, name, f, all));
+    const own = Object.entries(def.fields).map(([name, f]) => fieldModel({ owner: def, name, def: f }, all));
     const fields = [id, ...own, ...tail];
     const field = new Map(fields.map((f) => [f.name, f]));
     const byKey = new Map(fields.map((f) => [f.key, f]));

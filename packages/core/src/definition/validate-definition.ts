@@ -226,7 +226,8 @@ export function validateDefinition(definition: unknown, attributes?: DefinitionA
 }
 
 /** A link's `foreign` must name a field of the target that links back, and both sides must agree. */
-function checkForeign(def: EntityDefinition, fieldName: string, field: FieldDefinition, target: EntityDefinition): void {
+function checkForeign(link: { def: EntityDefinition; fieldName: string; field: FieldDefinition; target: EntityDefinition }): void {
+  const { def, fieldName, field, target } = link;
   const bad = (message: string): never => fail(def.name, message, fieldName);
   const foreign = field.foreign as string;
   const back = target.fields[foreign];
@@ -290,7 +291,7 @@ export function validateDefinitions(definitions: readonly EntityDefinition[], op
       if (!field.entity) continue;
       const target = byName.get(field.entity);
       if (!target) fail(def.name, `links to unknown entity '${field.entity}'`, fieldName);
-      if (field.foreign !== undefined) checkForeign(def, fieldName, field, target);
+      if (field.foreign !== undefined) checkForeign({ def, fieldName, field, target });
     }
     checkUniqueIndexes(def);
   }

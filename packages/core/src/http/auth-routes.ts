@@ -22,7 +22,12 @@ export interface SessionParts {
 export const SESSION_COOKIE = 'er_session';
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
-function basicCredentials(req: Request): { userName: string; password: string } | undefined {
+interface Credentials {
+  userName: string;
+  password: string;
+}
+
+function basicCredentials(req: Request): Credentials | undefined {
   const header = req.get('authorization');
   if (!header) return undefined;
   const match = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header);
@@ -95,7 +100,7 @@ async function sessionBody(parts: SessionParts, session: Session, token?: string
 }
 
 /** Sign-in with a password, throttled; with `Authorization-Delegate`, an admin acts for another user. */
-async function signInWithPassword(parts: SessionParts, req: Request, userName: string, password: string): Promise<Session> {
+async function signInWithPassword(parts: SessionParts, req: Request, { userName, password }: Credentials): Promise<Session> {
   const user = await parts.throttle.attempt(userName, address(req), () => parts.auth.verifyCredentials(userName, password));
   const delegate = req.get('authorization-delegate');
   return delegate ? parts.auth.delegate(user, delegate) : { user };
@@ -114,7 +119,7 @@ export function mountSessionRoutes(router: Router, paths: string[], parts: Sessi
     let token = headerToken(req) ?? cookieToken(req);
     let session: Session;
     if (credentials) {
-      session = await signInWithPassword(parts, req, credentials.userName, credentials.password);
+      session = await signInWithPassword(parts, req, credentials);
       token = await auth.issueToken(session.user, tokenTimes(req), session.actor);
     } else if (token) {
       session = await auth.authenticate(token);
@@ -139,7 +144,7 @@ export function mountSessionRoutes(router: Router, paths: string[], parts: Sessi
         details: { issues: [{ path: ['userName'], code: 'required', message: 'userName and password must be strings' }] },
       });
     }
-    const session = await signInWithPassword(parts, req, body.userName, body.password);
+    const session = await signInWithPassword(parts, req, { userName: body.userName, password: body.password });
     const token = await auth.issueToken(session.user, tokenTimes(req), session.actor);
     setCookie(res, token, parts.secureCookies);
     res.setHeader('Cache-Control', 'no-store');

@@ -36,8 +36,15 @@ function bulkContext(req: Request): RequestContext {
   return ctx;
 }
 
+export interface BulkRouteParts {
+  lookup: RepositoryLookup;
+  /** Runs `upsertAsync` and the mass updates too large to answer at once. */
+  jobs: JobService;
+  generation: 'A' | 'B';
+}
+
 /** Upsert (sync and async) and mass update routes; the same in both generations. */
-export function mountBulkRoutes(router: Router, lookup: RepositoryLookup, jobs: JobService, generation: 'A' | 'B'): void {
+export function mountBulkRoutes(router: Router, { lookup, jobs, generation }: BulkRouteParts): void {
   const upsert = toHandler(async (req, res) => {
     res.json(await upsertItems(lookup, bulkContext(req), upsertBody(req)));
   });
@@ -67,7 +74,7 @@ export function mountBulkRoutes(router: Router, lookup: RepositoryLookup, jobs: 
       res.json({ jobId: await jobs.enqueue('massUpdate', { entityName: repo.model.name, ids, where, values }, ctx) });
       return;
     }
-    res.json(await massUpdate(repo, ctx, ids as string[], values as Record<string, unknown>));
+    res.json(await massUpdate(repo, ctx, { ids: ids as string[], values: values as Record<string, unknown> }));
   });
   router.post('/entityMassUpdate', mass);
   router.patch('/entityMassUpdate', mass);

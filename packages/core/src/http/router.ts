@@ -58,7 +58,7 @@ function generationRouter(generation: 'A' | 'B', parts: RouterParts): Router {
   router.get('/metadata', metadata);
   if (generation === 'B') router.get('/Metadata', metadata);
   for (const install of parts.routes) install(router, { generation });
-  mountBulkRoutes(router, parts.repository, parts.jobs, generation);
+  mountBulkRoutes(router, { lookup: parts.repository, jobs: parts.jobs, generation });
   mountAttributeRoutes(router, parts.repository, parts.attributes);
   mountRecordRoutes(router, parts.repository, generation);
   router.use((req, _res, next) => {

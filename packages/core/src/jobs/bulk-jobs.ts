@@ -47,8 +47,14 @@ export interface MassUpdateResult {
   errors: { id: string; code: string; message: string }[];
 }
 
+/** The same values for every listed record. */
+export interface MassUpdate {
+  ids: readonly string[];
+  values: Record<string, unknown>;
+}
+
 /** Updates the listed records one by one with the same values; each failure is reported by id. */
-export async function massUpdate(repo: Repository, ctx: RequestContext, ids: readonly string[], values: Record<string, unknown>): Promise<MassUpdateResult> {
+export async function massUpdate(repo: Repository, ctx: RequestContext, { ids, values }: MassUpdate): Promise<MassUpdateResult> {
   const result: MassUpdateResult = { updated: 0, errors: [] };
   for (const id of ids) {
     try {
@@ -79,6 +85,6 @@ export function massUpdateJob(lookup: Lookup): JobHandler {
     const repo = lookup(entityName);
     if (!repo) throw new ApiError('CORE_NOT_FOUND', `Unknown entity type '${entityName}'`);
     const targets = ids ?? (await idsMatching(repo, run.ctx, where ?? []));
-    return massUpdate(repo, run.ctx, targets, values);
+    return massUpdate(repo, run.ctx, { ids: targets, values });
   };
 }

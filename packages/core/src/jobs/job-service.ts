@@ -29,6 +29,13 @@ export class JobInterrupted extends Error {
 
 export type JobHandler = (run: JobRun) => Promise<unknown>;
 
+export interface JobServiceOptions {
+  /** The user a job runs as (and the admin who acted for them); undefined once removed. */
+  loadUser: (id: string) => Promise<ContextUser | undefined>;
+  /** Told of every failed job, with what it threw. */
+  onError: (jobId: string, error: unknown) => void;
+}
+
 /** Starts jobs, runs them through a queue, and records their outcome in the Job table. */
 export class JobService {
   private readonly handlers = new Map<string, JobHandler>();
@@ -37,8 +44,7 @@ export class JobService {
   constructor(
     private readonly store: JobStore,
     private readonly queue: JobQueue,
-    private readonly loadUser: (id: string) => Promise<ContextUser | undefined>,
-    private readonly onError: (jobId: string, error: unknown) => void,
+    private readonly options: JobServiceOptions,
   ) {}
 
   register(type: string, handler: JobHandler): void {
@@ -74,7 +80,7 @@ export class JobService {
     } catch (error) {
       // Left Running: the queue hands it out again (pg-boss retries; the in-process queue resumes it on start).
       if (error instanceof JobInterrupted) throw error;
-      this.onError(jobId, error);
+      this.options.onError(jobId, error);
       const message = error instanceof ApiError ? error.message : 'The job failed';
       await this.store.finish(jobId, 'Failed', (await this.store.get(jobId))?.result ?? null, message);
     }
@@ -83,9 +89,9 @@ export class JobService {
   private async execute(job: StoredJob): Promise<unknown> {
     const handler = this.handlers.get(job.type);
     if (!handler) throw new ApiError('CORE_INTERNAL', `No handler for job type '${job.type}'`);
-    const user = job.createdById ? await this.loadUser(job.createdById) : undefined;
+    const user = job.createdById ? await this.options.loadUser(job.createdById) : undefined;
     if (job.createdById && !user) throw new ApiError('CORE_FORBIDDEN', 'The user who started the job no longer exists');
-    const actor = job.createdByActorId ? await this.loadUser(job.createdByActorId) : undefined;
+    const actor = job.createdByActorId ? await this.options.loadUser(job.createdByActorId) : undefined;
     const ctx: RequestContext = { user, ...(actor && { actor }), variables: {} };
     return handler({
       id: job.id,
