@@ -3,6 +3,7 @@ import { detachEverywhere } from './link-writes';
 import { live } from './read-query';
 import { visibleRecord } from './read-records';
 import type { Repository } from './repository';
+import { sqlContext } from './sql-context';
 import { modifiedBy } from './write-values';
 
 /** Soft-deletes (the row stays, invisible, and frees its unique values) or removes the row. */
@@ -15,7 +16,7 @@ export async function deleteRecord(repo: Repository, ctx: RequestContext, { id, 
   await repo.translated(() =>
     knex.transaction(async (trx) => {
       if (permanently) {
-        await detachEverywhere(trx, repo.env.schema, repo.model, id);
+        await detachEverywhere(sqlContext(repo.env, trx), repo.model, id);
         await repo.env.attributes?.onPermanentDelete(trx, repo.model, id);
         await trx(repo.model.table).delete().where({ id });
       } else {
