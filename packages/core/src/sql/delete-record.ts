@@ -10,7 +10,7 @@ import { modifiedBy } from './write-values';
 export async function deleteRecord(repo: Repository, ctx: RequestContext, { id, permanently }: { id: string; permanently?: boolean }): Promise<void> {
   const existing = await visibleRecord(repo, ctx, { id });
   const { scope } = await repo.guard.scope(ctx, 'delete');
-  repo.guard.assertLevel(ctx, scope.delete, existing, 'delete');
+  repo.guard.assertLevel(ctx, existing, { level: scope.delete, action: 'delete' });
   await repo.env.hooks.run('beforeDelete', { ctx, model: repo.model, id, existing });
   const { knex, dialect } = repo.env.database;
   await repo.translated(() =>

@@ -22,7 +22,7 @@ export async function resolveLinkObjects(
   write: LinkObjectWrite,
   { objects, values }: { objects: LinkObjects; values: Map<FieldModel, unknown> },
 ): Promise<void> {
-  const { trx, ctx, after } = write;
+  const { trx, ctx } = write;
   const sql = sqlContext(repo.env, trx);
   for (const [field, items] of objects) {
     const target = repo.env.repository(field.target as string);
@@ -38,7 +38,7 @@ export async function resolveLinkObjects(
       const match = [...target.validate(object, 'update')];
       const found = await findMatching(sql, target.model, { fields: match, listId, restrict: await target.matchScope(ctx, match) });
       if (found.length > 1) throw severalMatches(field, target.model);
-      ids.push(found[0] ?? (await target.insertWithin(trx, ctx, listId ? { ...object, extensibleEnumId: listId } : object, after)));
+      ids.push(found[0] ?? (await target.insertWithin(write, { body: listId ? { ...object, extensibleEnumId: listId } : object })));
     }
     values.set(field, field.type === 'link' ? ids[0] : [...new Set([...((values.get(field) as string[]) ?? []), ...ids])]);
   }

@@ -51,7 +51,7 @@ export async function editableRecord(
 ): Promise<{ existing: ApiRecord; access: UserAccess }> {
   const existing = await visibleRecord(repo, ctx, { id, fields, names });
   const { access, scope } = await repo.guard.scope(ctx, 'edit');
-  repo.guard.assertLevel(ctx, scope.edit, existing, 'edit');
+  repo.guard.assertLevel(ctx, existing, { level: scope.edit, action: 'edit' });
   return { existing, access };
 }
 

@@ -42,7 +42,7 @@ function assertNoCollision(run: Run, state: RecordState | undefined, keys: reado
 function applyToExisting(run: Run, p: Prepared, found: RecordState): void {
   const { repo, ctx, scope } = run;
   if (scope.edit === 'no' || (!found.isNew && scope.read === 'no')) throw forbidden(`Not allowed to edit ${repo.model.name}`);
-  if (!found.isNew) repo.guard.assertLevel(ctx, scope.edit, found.record as ApiRecord, 'edit');
+  if (!found.isNew) repo.guard.assertLevel(ctx, found.record as ApiRecord, { level: scope.edit, action: 'edit' });
   repo.assertWritable(p.values, found.record as ApiRecord);
   repo.guard.assertEditable(run.access, p.values, found.record as ApiRecord);
   const before = recordKeys(repo.model, found.record);
