@@ -100,7 +100,7 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
    * The records linked to one record through `link`, with the list parameters (the link's target
    * entity is listed, with the caller's rights on it).
    */
-  async findLinked(ctx: RequestContext, id: string, link: string, params: FindParams = {}): Promise<FindResult> {
+  async findLinked(ctx: RequestContext, { id, link }: { id: string; link: string }, params: FindParams = {}): Promise<FindResult> {
     return findLinkedRecords(this, ctx, { id, link, params });
   }
 
