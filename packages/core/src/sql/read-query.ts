@@ -46,9 +46,10 @@ export function selectRecords(sql: SqlContext, model: EntityModel, fields: reado
 
 /** The stored columns of `fields`: a link's id without its linked record's name (no join). */
 export function selectStoredColumns(sql: SqlContext, model: EntityModel, fields: readonly FieldModel[]): Knex.QueryBuilder {
+  const { db, dialect } = sql;
   const columns: Record<string, string> = {};
   for (const field of fields) if (field.column) columns[field.key] = `${model.table}.${field.column}`;
-  return sql.db(model.table).select(columns).where(`${model.table}.deleted`, live(sql.dialect) as never);
+  return db(model.table).select(columns).where(`${model.table}.deleted`, live(dialect) as never);
 }
 
 /** The expression to order by for a field (a link sorts by its target's name). */
