@@ -18,6 +18,7 @@ import { openCacheEvents, type CacheEvent } from './sql/cache-events';
 import { openDatabase } from './sql/database';
 import type { Repository } from './sql/repository';
 import { planSchema } from './sql/schema-sync';
+import { sqlContext } from './sql/sql-context';
 import { ThrottleStore } from './sql/throttle-store';
 
 export type { EntityApi, EntityApiOptions } from './app-types';
@@ -78,7 +79,7 @@ export function createEntityApi(options: EntityApiOptions): EntityApi {
       if (!repository) throw new BootError('CORE_CONFIG_INVALID', `unknown entity type '${entity}'`);
       return repository as unknown as Repository<TRecord>;
     },
-    schemaDiff: () => planSchema(database.knex, database.dialect, schema, registry.tables),
+    schemaDiff: () => planSchema(sqlContext({ database, schema }, database.knex), registry.tables),
     close,
   };
   registry.built = instance;

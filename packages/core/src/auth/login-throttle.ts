@@ -57,7 +57,7 @@ export class LoginThrottle {
     const now = Date.now();
     const since = now - this.windowMs;
     for (const [key, limit] of [[userKey, this.perUser], [addressKey, this.perAddress]] as const) {
-      const count = await this.store.addFailure(uuidv7(), key, now, since);
+      const count = await this.store.addFailure(key, { id: uuidv7(), now, since });
       if (count >= limit) await this.store.block(key, now + this.windowMs);
     }
   }

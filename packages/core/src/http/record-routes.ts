@@ -49,7 +49,7 @@ export function mountRecordRoutes(router: Router, lookup: RepositoryLookup, gene
         if (typeof value !== 'string' || value === '') throw new ApiError('CORE_INVALID_QUERY', `${name} is required`);
       }
       const repository = repositoryFor(lookup, entityName);
-      res.json(await repository.findLinked(requestContext(req), id as string, link as string, parseListParams(query)));
+      res.json(await repository.findLinked(requestContext(req), { id: id as string, link: link as string }, parseListParams(query)));
     }),
   );
   router.get(
@@ -73,7 +73,7 @@ export function mountRecordRoutes(router: Router, lookup: RepositoryLookup, gene
       toHandler(async (req, res) => {
         const repository = repositoryFor(lookup, req.params.entity);
         const params = parseListParams(parseQueryString(req.originalUrl));
-        res.json(await repository.findLinked(requestContext(req), req.params.id as string, req.params.link as string, params));
+        res.json(await repository.findLinked(requestContext(req), { id: req.params.id as string, link: req.params.link as string }, params));
       }),
     );
   }

@@ -76,13 +76,13 @@ export class JobService {
     if (!job || !(await this.store.claim(jobId))) return;
     try {
       const result = await this.execute(job);
-      await this.store.finish(jobId, 'Success', result, null);
+      await this.store.finish(jobId, { status: 'Success', result, message: null });
     } catch (error) {
       // Left Running: the queue hands it out again (pg-boss retries; the in-process queue resumes it on start).
       if (error instanceof JobInterrupted) throw error;
       this.options.onError(jobId, error);
       const message = error instanceof ApiError ? error.message : 'The job failed';
-      await this.store.finish(jobId, 'Failed', (await this.store.get(jobId))?.result ?? null, message);
+      await this.store.finish(jobId, { status: 'Failed', result: (await this.store.get(jobId))?.result ?? null, message });
     }
   }
 
@@ -99,7 +99,7 @@ export class JobService {
       ctx,
       processed: job.processed,
       partial: job.result,
-      checkpoint: (processed, progress, partial) => this.store.checkpoint(job.id, processed, progress, partial),
+      checkpoint: (processed, progress, partial) => this.store.checkpoint(job.id, { processed, progress, result: partial }),
       stopping: () => this.isStopping,
     });
   }

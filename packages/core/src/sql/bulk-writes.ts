@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import type { EntityModel, FieldModel } from '../definition/normalize';
 import type { Dialect } from './dialects/dialect';
 import { live } from './read-query';
+import type { SqlContext } from './sql-context';
 import { chunks, storedFields } from './upsert-io';
 
 const q = (name: string) => `"${name.replaceAll('"', '""')}"`;
@@ -24,7 +25,14 @@ interface Recordset {
   value(column: string): string;
 }
 
-function recordset(dialect: Dialect, table: string, columns: readonly string[], rows: Record<string, unknown>[], jsonColumns: readonly string[] = []): Recordset {
+/** The table rows go into: its name, the columns the rows set (in that order), those of them that hold JSON. */
+interface RowShape {
+  table: string;
+  columns: readonly string[];
+  jsonColumns?: readonly string[];
+}
+
+function recordset(dialect: Dialect, rows: Record<string, unknown>[], { table, columns, jsonColumns = [] }: RowShape): Recordset {
   if (dialect.name === 'postgres') {
     // JSON columns hold JSON text; in the document they go as JSON.
     const parsed = jsonColumns.length === 0 ? rows : rows.map((row) => {
@@ -54,12 +62,13 @@ const jsonColumnsOf = (model: EntityModel) => storedFields(model).filter((f) => 
  * after a unique violation are the rows inserted again skipping those whose key is taken.
  * SQLite has one writer at a time, so it skips taken keys in the same statement at no cost.
  */
-export async function insertRows(trx: Knex.Transaction, dialect: Dialect, model: EntityModel, rows: Record<string, unknown>[]): Promise<Set<string>> {
+export async function insertRows(sql: SqlContext<Knex.Transaction>, model: EntityModel, rows: Record<string, unknown>[]): Promise<Set<string>> {
+  const { db: trx, dialect } = sql;
   const stored = new Set<string>();
   if (rows.length === 0) return stored;
   const columns = Object.keys(rows[0]);
   for (const part of chunks(rows, MAX_ROWS)) {
-    const set = recordset(dialect, model.table, columns, part, jsonColumnsOf(model));
+    const set = recordset(dialect, part, { table: model.table, columns, jsonColumns: jsonColumnsOf(model) });
     const insert = `insert into ${q(model.table)} (${columns.map(q).join(', ')}) select ${columns.map(set.value).join(', ')} from ${set.from}`;
     let ids: string[];
     if (dialect.name === 'postgres') {
@@ -80,22 +89,28 @@ export async function insertRows(trx: Knex.Transaction, dialect: Dialect, model:
 }
 
 /** Sets `columns` of many live records, each row to its own values (rows keyed by column, with `id`). */
-export async function updateRows(trx: Knex.Transaction, dialect: Dialect, model: EntityModel, rows: Record<string, unknown>[], columns: string[]): Promise<void> {
+export async function updateRows(
+  sql: SqlContext<Knex.Transaction>,
+  model: EntityModel,
+  { rows, columns }: { rows: Record<string, unknown>[]; columns: string[] },
+): Promise<void> {
+  const { db: trx, dialect } = sql;
   const t = q(model.table);
   for (const part of chunks(rows, MAX_ROWS)) {
-    const set = recordset(dialect, model.table, ['id', ...columns], part, jsonColumnsOf(model));
+    const set = recordset(dialect, part, { table: model.table, columns: ['id', ...columns], jsonColumns: jsonColumnsOf(model) });
     const assignments = columns.map((c) => `${q(c)} = ${set.value(c)}`).join(', ');
     await trx.raw(`update ${t} as t set ${assignments} from ${set.from} where t.id = ${set.value('id')} and t.deleted = ?`, [set.json, live(dialect)]);
   }
 }
 
 /** Replaces the join rows of many owners at once: one delete and one insert per chunk. */
-export async function replaceJoinRows(trx: Knex.Transaction, dialect: Dialect, field: FieldModel, sets: Map<string, string[]>): Promise<void> {
+export async function replaceJoinRows(sql: SqlContext<Knex.Transaction>, field: FieldModel, sets: Map<string, string[]>): Promise<void> {
+  const { db: trx, dialect } = sql;
   const { table, ownColumn, targetColumn } = field.join as NonNullable<FieldModel['join']>;
   for (const part of chunks([...sets.keys()], 1000)) await trx(table).delete().whereIn(ownColumn, part);
   const pairs = [...sets].flatMap(([own, ids]) => ids.map((id) => ({ [ownColumn]: own, [targetColumn]: id })));
   for (const part of chunks(pairs, MAX_ROWS)) {
-    const set = recordset(dialect, table, [ownColumn, targetColumn], part);
+    const set = recordset(dialect, part, { table, columns: [ownColumn, targetColumn] });
     await trx.raw(`insert into ${q(table)} (${q(ownColumn)}, ${q(targetColumn)}) select ${set.value(ownColumn)}, ${set.value(targetColumn)} from ${set.from}`, [set.json]);
   }
 }

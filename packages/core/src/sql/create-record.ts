@@ -12,6 +12,7 @@ import { assertLinkTargets, writeMultipleLink } from './link-writes';
 import { answerWrite, findById } from './read-records';
 import type { Repository } from './repository';
 import type { AfterCommit } from './repository-types';
+import { sqlContext } from './sql-context';
 import { assertWritable, keysSetByHooks, modifiedBy, toRow } from './write-values';
 
 /** Creates a record; the body may carry an `id` of 1 to 64 characters `[A-Za-z0-9_-]`. */
@@ -57,16 +58,16 @@ function assertCreatable(repo: Repository, access: UserAccess, body: { data: Rec
 async function insertRow(repo: Repository, write: LinkObjectWrite, record: { id: string; values: Map<FieldModel, unknown> }): Promise<void> {
   const { trx, ctx } = write;
   const { id, values } = record;
-  const { schema } = repo.env;
-  const { dialect } = repo.env.database;
+  const sql = sqlContext(repo.env, trx);
+  const { schema, dialect } = sql;
   const { row, links } = toRow(dialect, values);
   const now = nowDateTime();
   const [userId, actorId] = [ctx.user?.id ?? null, ctx.actor?.id ?? null];
   Object.assign(row, { id, created_at: now, created_by_id: userId, created_by_actor_id: actorId, ...modifiedBy(ctx), modified_at: now });
   await assertLinkTargets(trx, schema, dialect, values);
-  await assertOptionsInList(trx, schema, dialect, values);
+  await assertOptionsInList(sql, values);
   await repo.translated(() => trx(repo.model.table).insert(row));
-  for (const [field, ids] of links) await writeMultipleLink(trx, schema, field, id, ids, []);
+  for (const [field, ids] of links) await writeMultipleLink(sql, field, { ownerId: id, ids, previous: [] });
 }
 
 /**
@@ -97,7 +98,7 @@ export async function insertRecord(repo: Repository, write: LinkObjectWrite, { b
   const values = repo.validate(data, 'create');
   assertWritable(values, undefined, fromHooks);
   assertCreatable(repo, access, { data, objects, values });
-  await resolveLinkObjects(repo, write, objects, values);
+  await resolveLinkObjects(repo, write, { objects, values });
   await insertRow(repo, write, { id, values });
   if (!hooked) afterCreateOnCommit(repo, write, id);
   return id;

@@ -75,11 +75,12 @@ export class JobStore {
     return count > 0;
   }
 
-  async checkpoint(id: string, processed: number, progress: number, result: unknown): Promise<void> {
+  /** Saves how far a running job got: items done, percent, and the partial result. */
+  async checkpoint(id: string, { processed, progress, result }: { processed: number; progress: number; result: unknown }): Promise<void> {
     await this.table.update({ processed, progress, result: this.json(result), modified_at: nowDateTime() }).where({ id, status: 'Running' });
   }
 
-  async finish(id: string, status: JobStatus, result: unknown, message: string | null): Promise<void> {
+  async finish(id: string, { status, result, message }: { status: JobStatus; result: unknown; message: string | null }): Promise<void> {
     const now = nowDateTime();
     await this.table
       .update({ status, result: this.json(result), message, ended_at: now, modified_at: now, ...(status === 'Success' && { progress: 100 }) })

@@ -1,8 +1,8 @@
 import type { Knex } from 'knex';
-import type { EntityModel, FieldModel, SchemaModel } from '../definition/normalize';
+import type { EntityModel, FieldModel } from '../definition/normalize';
 import { ApiError } from '../errors';
-import type { Dialect } from './dialects/dialect';
 import { live } from './read-query';
+import type { SqlContext } from './sql-context';
 
 /** `brand: {…}` or `categories: [{…}, …]` in a body: records to find or create and link. */
 export type LinkObjects = Map<FieldModel, unknown[]>;
@@ -76,7 +76,8 @@ export function matchFields(field: FieldModel, target: EntityModel, object: Reco
 }
 
 /** The id of the option list a link to ExtensibleEnumOption is bound to. */
-export async function optionListId(trx: Knex.Transaction, schema: SchemaModel, dialect: Dialect, field: FieldModel): Promise<string | undefined> {
+export async function optionListId(sql: SqlContext<Knex.Transaction>, field: FieldModel): Promise<string | undefined> {
+  const { db: trx, schema, dialect } = sql;
   const code = field.def.extensibleEnum;
   if (!code || field.target !== OPTION_ENTITY) return undefined;
   const lists = schema.entity('ExtensibleEnum') as EntityModel;
@@ -88,17 +89,13 @@ export async function optionListId(trx: Knex.Transaction, schema: SchemaModel, d
 }
 
 /** Plain option ids written to a list-bound link must belong to that list. */
-export async function assertOptionsInList(
-  trx: Knex.Transaction,
-  schema: SchemaModel,
-  dialect: Dialect,
-  values: Map<FieldModel, unknown>,
-): Promise<void> {
+export async function assertOptionsInList(sql: SqlContext<Knex.Transaction>, values: Map<FieldModel, unknown>): Promise<void> {
+  const { db: trx, schema, dialect } = sql;
   for (const [field, value] of values) {
     if (!field.def.extensibleEnum || field.target !== OPTION_ENTITY || value === null) continue;
     const ids = [...new Set(Array.isArray(value) ? (value as string[]) : [value as string])];
     if (ids.length === 0) continue;
-    const listId = await optionListId(trx, schema, dialect, field);
+    const listId = await optionListId(sql, field);
     const options = schema.entity(OPTION_ENTITY) as EntityModel;
     const found = await trx(options.table).select('id').whereIn('id', ids).andWhere({ extensible_enum_id: listId, deleted: live(dialect) });
     const inList = new Set(found.map((r: { id: string }) => r.id));
@@ -111,15 +108,16 @@ export async function assertOptionsInList(
   }
 }
 
+/** What a found record must match: the values of its fields, the option list it sits in, and what the caller may list. */
+interface RecordMatch {
+  fields: [FieldModel, unknown][];
+  listId: string | undefined;
+  restrict?: (qb: Knex.QueryBuilder) => void;
+}
+
 /** Ids of live records of `target` whose fields equal the given values (and that sit in `listId`; `restrict`: the caller's own). */
-export async function findMatching(
-  trx: Knex.Transaction,
-  dialect: Dialect,
-  target: EntityModel,
-  fields: [FieldModel, unknown][],
-  listId: string | undefined,
-  restrict?: (qb: Knex.QueryBuilder) => void,
-): Promise<string[]> {
+export async function findMatching(sql: SqlContext<Knex.Transaction>, target: EntityModel, { fields, listId, restrict }: RecordMatch): Promise<string[]> {
+  const { db: trx, dialect } = sql;
   const qb = trx(target.table).select('id').where('deleted', live(dialect) as never).orderBy('id').limit(2);
   restrict?.(qb);
   for (const [f, value] of fields) {

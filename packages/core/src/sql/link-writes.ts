@@ -3,6 +3,7 @@ import type { EntityModel, FieldModel, SchemaModel } from '../definition/normali
 import { ApiError } from '../errors';
 import type { Dialect } from './dialects/dialect';
 import { live } from './read-query';
+import type { SqlContext } from './sql-context';
 
 /** Ids a link value names: none for null, one for a single link, the list for a multiple link. */
 export const linkedIds = (value: unknown): readonly string[] => (Array.isArray(value) ? (value as string[]) : value === null || value === undefined ? [] : [value as string]);
@@ -12,12 +13,8 @@ export const linkedIds = (value: unknown): readonly string[] => (Array.isArray(v
  * query per target entity, whatever the number of values. The callers decide what a missing id
  * means (a failed write, a failed item).
  */
-export async function missingLinkTargets(
-  trx: Knex.Transaction,
-  schema: SchemaModel,
-  dialect: Dialect,
-  values: Iterable<[FieldModel, unknown]>,
-): Promise<Map<string, Set<string>>> {
+export async function missingLinkTargets(sql: SqlContext<Knex.Transaction>, values: Iterable<[FieldModel, unknown]>): Promise<Map<string, Set<string>>> {
+  const { db: trx, schema, dialect } = sql;
   const wanted = new Map<string, Set<string>>();
   for (const [field, value] of values) {
     if (field.type !== 'link' && field.type !== 'linkMultiple') continue;
@@ -43,7 +40,7 @@ export async function assertLinkTargets(
   dialect: Dialect,
   values: Map<FieldModel, unknown>,
 ): Promise<void> {
-  const missing = await missingLinkTargets(trx, schema, dialect, values);
+  const missing = await missingLinkTargets({ db: trx, schema, dialect }, values);
   if (missing.size === 0) return;
   const [[targetName, ids]] = missing;
   const [first] = ids;
@@ -54,13 +51,8 @@ export async function assertLinkTargets(
 }
 
 /** Current ids of a multiple link of one record (live targets only). */
-export async function currentLinkIds(
-  trx: Knex.Transaction,
-  schema: SchemaModel,
-  dialect: Dialect,
-  field: FieldModel,
-  ownerId: string,
-): Promise<string[]> {
+export async function currentLinkIds(sql: SqlContext<Knex.Transaction>, field: FieldModel, ownerId: string): Promise<string[]> {
+  const { db: trx, schema, dialect } = sql;
   const target = schema.entity(field.target as string) as EntityModel;
   if (field.linkKind === 'hasMany') {
     const rows = await trx(target.table).select('id').where(field.foreignColumn as string, ownerId).andWhere('deleted', live(dialect) as never);
@@ -71,15 +63,13 @@ export async function currentLinkIds(
   return rows.map((r: { id: string }) => r.id);
 }
 
-/** Makes a multiple link of one record hold exactly `ids`. */
+/** Makes the multiple link `field` of the record `ownerId` hold exactly `ids` (it holds `previous`). */
 export async function writeMultipleLink(
-  trx: Knex.Transaction,
-  schema: SchemaModel,
+  sql: SqlContext<Knex.Transaction>,
   field: FieldModel,
-  ownerId: string,
-  ids: readonly string[],
-  previous: readonly string[],
+  { ownerId, ids, previous }: { ownerId: string; ids: readonly string[]; previous: readonly string[] },
 ): Promise<void> {
+  const { db: trx, schema } = sql;
   const next = new Set(ids);
   const before = new Set(previous);
   const added = [...next].filter((id) => !before.has(id));
@@ -99,7 +89,8 @@ export async function writeMultipleLink(
 }
 
 /** After a permanent delete: no link anywhere keeps pointing at the removed record. */
-export async function detachEverywhere(trx: Knex.Transaction, schema: SchemaModel, model: EntityModel, id: string): Promise<void> {
+export async function detachEverywhere(sql: SqlContext<Knex.Transaction>, model: EntityModel, id: string): Promise<void> {
+  const { db: trx, schema } = sql;
   const joins = new Set<string>();
   for (const other of schema.entities.values()) {
     for (const f of other.fields) {

@@ -1,7 +1,8 @@
 import type { Knex } from 'knex';
 import type { ApiRecord } from '../declarations';
-import type { EntityModel, FieldModel, SchemaModel } from '../definition/normalize';
+import type { EntityModel, FieldModel } from '../definition/normalize';
 import type { Dialect } from './dialects/dialect';
+import type { SqlContext } from './sql-context';
 
 /** The columns whose first non-empty value names a record in `<link>Name`: name, code, userName, id. */
 export function nameColumns(model: EntityModel): string[] {
@@ -24,13 +25,8 @@ const linkAlias = (field: FieldModel) => `l_${field.name}`;
  * Builds the select of a list or read: stored columns aliased to their record keys, and one
  * left join per single link for its name, so that names cost no extra query.
  */
-export function selectRecords(
-  db: Knex | Knex.Transaction,
-  schema: SchemaModel,
-  dialect: Dialect,
-  model: EntityModel,
-  fields: readonly FieldModel[],
-): Knex.QueryBuilder {
+export function selectRecords(sql: SqlContext, model: EntityModel, fields: readonly FieldModel[]): Knex.QueryBuilder {
+  const { db, schema, dialect } = sql;
   const qb = db(model.table);
   const columns: Record<string, string> = {};
   for (const field of fields) {
@@ -49,14 +45,16 @@ export function selectRecords(
 }
 
 /** The stored columns of `fields`: a link's id without its linked record's name (no join). */
-export function selectStoredColumns(db: Knex | Knex.Transaction, dialect: Dialect, model: EntityModel, fields: readonly FieldModel[]): Knex.QueryBuilder {
+export function selectStoredColumns(sql: SqlContext, model: EntityModel, fields: readonly FieldModel[]): Knex.QueryBuilder {
+  const { db, dialect } = sql;
   const columns: Record<string, string> = {};
   for (const field of fields) if (field.column) columns[field.key] = `${model.table}.${field.column}`;
   return db(model.table).select(columns).where(`${model.table}.deleted`, live(dialect) as never);
 }
 
 /** The expression to order by for a field (a link sorts by its target's name). */
-export function sortColumn(db: Knex, schema: SchemaModel, model: EntityModel, field: FieldModel): Knex.Raw {
+export function sortColumn(sql: SqlContext, model: EntityModel, field: FieldModel): Knex.Raw {
+  const { db, schema } = sql;
   if (field.type === 'link') return nameSql(db, schema.entity(field.target as string) as EntityModel, linkAlias(field));
   return db.raw('??', [`${model.table}.${field.column}`]);
 }
@@ -75,7 +73,8 @@ type LinkRow = [owner: string, id: string, name: string | null];
  * The linked records of `ownerIds` through a multiple link, ordered by linked id: one query that
  * answers them as one JSON text (a page's hundreds of link rows cost the driver one string).
  */
-async function linkRows(db: Knex | Knex.Transaction, schema: SchemaModel, dialect: Dialect, field: FieldModel, ownerIds: string[]): Promise<LinkRow[]> {
+async function linkRows(sql: SqlContext, field: FieldModel, ownerIds: string[]): Promise<LinkRow[]> {
+  const { db, schema, dialect } = sql;
   const target = schema.entity(field.target as string) as EntityModel;
   const aggregate = (owner: string, alias: string) =>
     db.raw(`${dialect.jsonArrayRows(3)} as ??`, [db.ref(owner), db.ref(`${alias}.id`), nameSql(db, target, alias), db.ref(`${alias}.id`), 'l']);
@@ -96,13 +95,7 @@ async function linkRows(db: Knex | Knex.Transaction, schema: SchemaModel, dialec
 }
 
 /** Loads `<link>Ids` and `<link>Names` of multiple links: one query per link field, whatever the page size. */
-export async function loadMultipleLinks(
-  db: Knex | Knex.Transaction,
-  schema: SchemaModel,
-  dialect: Dialect,
-  fields: readonly FieldModel[],
-  records: ApiRecord[],
-): Promise<void> {
+export async function loadMultipleLinks(sql: SqlContext, fields: readonly FieldModel[], records: ApiRecord[]): Promise<void> {
   if (records.length === 0) return;
   const ids = records.map((r) => r.id);
   for (const field of fields) {
@@ -115,7 +108,7 @@ export async function loadMultipleLinks(
       r[field.key] = entry.ids;
       r[namesKey] = entry.names;
     }
-    for (const [owner, id, name] of await linkRows(db, schema, dialect, field, ids)) {
+    for (const [owner, id, name] of await linkRows(sql, field, ids)) {
       const entry = byOwner.get(owner);
       if (!entry) continue;
       entry.ids.push(id);

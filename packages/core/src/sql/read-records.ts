@@ -7,6 +7,7 @@ import { hiddenKeys } from '../present';
 import { selectFields } from './field-selection';
 import { decodeRows, loadMultipleLinks, outputKeys, selectRecords, selectStoredColumns, shapeRecord } from './read-query';
 import type { Repository } from './repository';
+import { sqlContext } from './sql-context';
 
 /** The fields a read returns, and `extra` ones read for the present stage (kept under hidden keys). */
 export interface ReadFields {
@@ -21,7 +22,7 @@ export async function hydrate(repo: Repository, rows: Record<string, unknown>[],
   const { knex, dialect } = repo.env.database;
   const all = extra.length ? [...fields, ...extra] : fields;
   decodeRows(dialect, all, rows);
-  await loadMultipleLinks(knex, repo.env.schema, dialect, all, rows as ApiRecord[]);
+  await loadMultipleLinks(sqlContext(repo.env, knex), all, rows as ApiRecord[]);
   const keys = extra.length ? [...outputKeys(fields), ...hiddenKeys(extra, fields)] : outputKeys(fields);
   return rows.map((row) => shapeRecord(keys, row));
 }
@@ -29,10 +30,10 @@ export async function hydrate(repo: Repository, rows: Record<string, unknown>[],
 /** The stored record with this id (deleted or not), or undefined. */
 export async function findById(repo: Repository, id: string, read: ReadFields = { fields: repo.readable }): Promise<ApiRecord | undefined> {
   if (!isValidId(id)) return undefined;
-  const { knex, dialect } = repo.env.database;
+  const sql = sqlContext(repo.env, repo.env.database.knex);
   return repo.translated(async () => {
     const fields = [...read.fields, ...(read.extra ?? [])];
-    const select = read.names === false ? selectStoredColumns(knex, dialect, repo.model, fields) : selectRecords(knex, repo.env.schema, dialect, repo.model, fields);
+    const select = read.names === false ? selectStoredColumns(sql, repo.model, fields) : selectRecords(sql, repo.model, fields);
     const rows = await select.where(`${repo.model.table}.id`, id);
     if (rows.length === 0) return undefined;
     return (await hydrate(repo, rows, read))[0];

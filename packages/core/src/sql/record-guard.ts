@@ -63,7 +63,7 @@ export class RecordGuard {
   }
 
   /** 403 unless the level allows this record (`own`: only the user's own). */
-  assertLevel(ctx: RequestContext, level: ScopeAccess['edit'], record: ApiRecord, action: Action): void {
+  assertLevel(ctx: RequestContext, record: ApiRecord, { level, action }: { level: ScopeAccess['edit']; action: Action }): void {
     if (level === 'own' && !this.isOwn(ctx, record)) throw forbidden(`Not allowed to ${action} this ${this.model.name}`);
   }
 

@@ -1,4 +1,3 @@
-import type { Knex } from 'knex';
 import type { UserAccess } from '../auth/access-control';
 import type { RequestContext } from '../context';
 import type { ApiRecord } from '../declarations';
@@ -8,10 +7,11 @@ import { ApiError } from '../errors';
 import { createRecord, insertRecord } from './create-record';
 import { deleteRecord } from './delete-record';
 import { databaseUnavailable, isConnectionError } from './dialects/shared';
+import type { LinkObjectWrite } from './link-objects';
 import { findLinkedRecords, findRecordsByIds, listRecords, matchScope } from './list-records';
 import { getRecord, visibleRecord } from './read-records';
 import { RecordGuard } from './record-guard';
-import type { AfterCommit, FindParams, FindResult, LinkScope, ListOptions, RepositoryEnvironment, RestoreResult } from './repository-types';
+import type { FindParams, FindResult, LinkScope, ListOptions, RepositoryEnvironment, RestoreResult } from './repository-types';
 import { restoreRecords } from './restore';
 import { uniqueIndexNames } from './schema-sync';
 import { editableRecord, updateRecord } from './update-record';
@@ -100,7 +100,7 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
    * The records linked to one record through `link`, with the list parameters (the link's target
    * entity is listed, with the caller's rights on it).
    */
-  async findLinked(ctx: RequestContext, id: string, link: string, params: FindParams = {}): Promise<FindResult> {
+  async findLinked(ctx: RequestContext, { id, link }: { id: string; link: string }, params: FindParams = {}): Promise<FindResult> {
     return findLinkedRecords(this, ctx, { id, link, params });
   }
 
@@ -140,17 +140,11 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
 
   /**
    * @internal The create inside a transaction the caller owns (also find-or-create of linked
-   * records, whose before-hooks run inside that transaction).
+   * records, whose before-hooks run inside that transaction). `hooked` is set when create()
+   * already ran the before-hooks: the keys they set.
    */
-  async insertWithin(
-    trx: Knex.Transaction,
-    ctx: RequestContext,
-    body: Record<string, unknown>,
-    after: AfterCommit,
-    /** Set when create() already ran the before-hooks: the keys they set. */
-    hooked?: ReadonlySet<string>,
-  ): Promise<string> {
-    return insertRecord(this, { trx, ctx, after }, { body, hooked });
+  async insertWithin(write: LinkObjectWrite, input: { body: Record<string, unknown>; hooked?: ReadonlySet<string> }): Promise<string> {
+    return insertRecord(this, write, input);
   }
 
   /** Changes the fields present in the body; an update that changes nothing writes nothing. */

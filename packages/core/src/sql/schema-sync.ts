@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
-import type { Knex } from 'knex';
 import type { EntityModel, FieldModel, SchemaModel } from '../definition/normalize';
 import type { Database } from './database';
 import type { Dialect, Introspection } from './dialects/dialect';
 import { isConnectionError } from './dialects/shared';
+import { sqlContext, type SqlContext } from './sql-context';
 
 /** One statement schema sync would run, with what it is for. */
 export interface SchemaStep {
@@ -141,7 +141,8 @@ function auxiliarySteps(tables: readonly AuxiliaryTable[], current: Introspectio
  * PostgreSQL enforces varchar lengths: a `maxLength` that grew widens the column. A shorter one
  * leaves it as it is (nothing is cut; validation enforces the new limit). SQLite ignores lengths.
  */
-async function widenSteps(db: Knex | Knex.Transaction, dialect: Dialect, schema: SchemaModel, current: Introspection): Promise<SchemaStep[]> {
+async function widenSteps(sql: SqlContext, current: Introspection): Promise<SchemaStep[]> {
+  const { db, schema, dialect } = sql;
   if (dialect.name !== 'postgres') return [];
   const steps: SchemaStep[] = [];
   for (const model of schema.entities.values()) {
@@ -164,16 +165,12 @@ async function widenSteps(db: Knex | Knex.Transaction, dialect: Dialect, schema:
 }
 
 /** What schema sync would do now: nothing is ever dropped. */
-export async function planSchema(
-  db: Knex | Knex.Transaction,
-  dialect: Dialect,
-  schema: SchemaModel,
-  auxiliary: readonly AuxiliaryTable[] = [],
-): Promise<SchemaStep[]> {
+export async function planSchema(sql: SqlContext, auxiliary: readonly AuxiliaryTable[] = []): Promise<SchemaStep[]> {
+  const { db, schema, dialect } = sql;
   const current = await dialect.introspect(db);
   const steps = [
     ...[...schema.entities.values()].flatMap((m) => entitySteps(m, dialect, current)),
-    ...(await widenSteps(db, dialect, schema, current)),
+    ...(await widenSteps(sql, current)),
     ...joinSteps(schema, current),
     ...auxiliarySteps(auxiliary, current),
   ];
@@ -209,12 +206,12 @@ export async function syncSchema(
 ): Promise<SchemaStep[]> {
   const { dialect } = database;
   // Most starts have nothing to do; finding that out needs no lock. Nothing is ever dropped, so it stays true.
-  if ((await planSchema(database.knex, dialect, schema, auxiliary)).length === 0) return [];
+  if ((await planSchema(sqlContext({ database, schema }, database.knex), auxiliary)).length === 0) return [];
   const started = Date.now();
   for (let attempt = 1; ; attempt++) {
     try {
       return await dialect.withSchemaLock(database.knex, async (trx) => {
-        const steps = await planSchema(trx, dialect, schema, auxiliary);
+        const steps = await planSchema(sqlContext({ database, schema }, trx), auxiliary);
         for (const step of steps) await trx.raw(step.sql).catch((error: unknown) => Promise.reject(stepFailed(dialect, step, error)));
         return steps;
       });

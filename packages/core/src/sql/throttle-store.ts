@@ -27,8 +27,8 @@ export class ThrottleStore {
     return until === null || until === undefined ? undefined : Number(until);
   }
 
-  /** Records one failure and answers how many the key has since `since`. */
-  async addFailure(id: string, key: string, now: number, since: number): Promise<number> {
+  /** Records one failure (row `id`, at `now`) and answers how many the key has since `since`. */
+  async addFailure(key: string, { id, now, since }: { id: string; now: number; since: number }): Promise<number> {
     const { knex } = this.database;
     await knex('login_failure').delete().where('throttle_key', key).andWhere('at', '<', since);
     await knex('login_failure').insert({ id, throttle_key: key, at: now });

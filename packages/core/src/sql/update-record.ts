@@ -13,6 +13,7 @@ import { answerWrite, visibleRecord } from './read-records';
 import { sameValue } from './record-guard';
 import type { Repository } from './repository';
 import type { AfterCommit } from './repository-types';
+import { sqlContext } from './sql-context';
 import { assertWritable, expectedColumns, keysSetByHooks, modifiedBy, toRow } from './write-values';
 
 /** A checked update of one record, ready to be written inside its transaction. */
@@ -50,7 +51,7 @@ export async function editableRecord(
 ): Promise<{ existing: ApiRecord; access: UserAccess }> {
   const existing = await visibleRecord(repo, ctx, { id, fields, names });
   const { access, scope } = await repo.guard.scope(ctx, 'edit');
-  repo.guard.assertLevel(ctx, scope.edit, existing, 'edit');
+  repo.guard.assertLevel(ctx, existing, { level: scope.edit, action: 'edit' });
   return { existing, access };
 }
 
@@ -74,17 +75,17 @@ async function unmatchedUpdate(repo: Repository, write: LinkObjectWrite, { id, e
 async function writeChangedRow(repo: Repository, write: LinkObjectWrite, change: Pick<RecordChange, 'id' | 'expected'> & { changed: Map<FieldModel, unknown> }): Promise<void> {
   const { trx, ctx } = write;
   const { id, changed, expected } = change;
-  const { schema } = repo.env;
-  const { dialect } = repo.env.database;
+  const sql = sqlContext(repo.env, trx);
+  const { schema, dialect } = sql;
   const { row, links } = toRow(dialect, changed);
   Object.assign(row, modifiedBy(ctx));
   await assertLinkTargets(trx, schema, dialect, changed);
-  await assertOptionsInList(trx, schema, dialect, changed);
+  await assertOptionsInList(sql, changed);
   const count = await trx(repo.model.table).update(row).where({ ...expected, id, deleted: live(dialect) });
   if (count === 0) throw await unmatchedUpdate(repo, write, change);
   for (const [field, ids] of links) {
-    const previous = await currentLinkIds(trx, schema, dialect, field, id);
-    await writeMultipleLink(trx, schema, field, id, ids, previous);
+    const previous = await currentLinkIds(sql, field, id);
+    await writeMultipleLink(sql, field, { ownerId: id, ids, previous });
   }
 }
 
@@ -92,7 +93,7 @@ async function writeChangedRow(repo: Repository, write: LinkObjectWrite, change:
 async function writeChange(repo: Repository, write: LinkObjectWrite, change: RecordChange): Promise<boolean> {
   const { trx, ctx, after } = write;
   const { id, existing, values } = change;
-  await resolveLinkObjects(repo, write, change.objects, values);
+  await resolveLinkObjects(repo, write, { objects: change.objects, values });
   repo.guard.assertEditable(change.access, values, existing);
   const changed = new Map([...values].filter(([field, value]) => !sameValue(field, existing[field.key], value)));
   const attributesChanged = (await change.attributes?.apply(trx, id, linkObjectResolver(repo, ctx, after))) ?? false;

@@ -1,8 +1,9 @@
 import type { Knex } from 'knex';
-import type { EntityModel, FieldModel, SchemaModel } from '../definition/normalize';
+import type { EntityModel, FieldModel } from '../definition/normalize';
 import type { Dialect } from './dialects/dialect';
 import { live } from './read-query';
 import type { Repository } from './repository';
+import { sqlContext, type SqlContext } from './sql-context';
 import type { RecordState } from './upsert-plan';
 
 export function chunks<TItem>(items: readonly TItem[], size: number): TItem[][] {
@@ -94,13 +95,8 @@ export async function fetchByKeys(
 }
 
 /** Current ids of a multiple link for many owners, one query per field. */
-export async function fetchMultipleLinks(
-  trx: Knex.Transaction,
-  schema: SchemaModel,
-  dialect: Dialect,
-  field: FieldModel,
-  ownerIds: string[],
-): Promise<Map<string, string[]>> {
+export async function fetchMultipleLinks(sql: SqlContext<Knex.Transaction>, field: FieldModel, ownerIds: string[]): Promise<Map<string, string[]>> {
+  const { db: trx, schema, dialect } = sql;
   const out = new Map(ownerIds.map((id) => [id, [] as string[]]));
   const target = schema.entity(field.target as string) as EntityModel;
   for (const part of chunks(ownerIds, 1000)) {
@@ -118,10 +114,10 @@ export async function fetchMultipleLinks(
 /** Sets the ids of every multiple link of stored records (`<link>Ids`): one query per link field. */
 export async function loadLinkIds(trx: Knex.Transaction, repo: Repository, records: Record<string, unknown>[]): Promise<void> {
   if (records.length === 0) return;
-  const { schema, database } = repo.env;
+  const sql = sqlContext(repo.env, trx);
   for (const field of repo.model.fields) {
     if (field.type !== 'linkMultiple') continue;
-    const links = await fetchMultipleLinks(trx, schema, database.dialect, field, records.map((r) => r.id as string));
+    const links = await fetchMultipleLinks(sql, field, records.map((r) => r.id as string));
     for (const r of records) r[field.key] = links.get(r.id as string) ?? [];
   }
 }

@@ -9,6 +9,7 @@ import { nowDateTime } from '../time';
 import { uuidv7 } from '../util/uuid';
 import { linkedIds, missingLinkTargets } from './link-writes';
 import type { Repository } from './repository';
+import { sqlContext } from './sql-context';
 import { fetchByKeys, keyLookups, loadLinkIds, storedFields } from './upsert-io';
 import { applyValues, BatchIndex, failed, lookupOf, recordKeys, settle, type Prepared, type RecordState, type UpsertResult } from './upsert-plan';
 import { failureMessage, writeDecided } from './upsert-write';
@@ -41,7 +42,7 @@ function assertNoCollision(run: Run, state: RecordState | undefined, keys: reado
 function applyToExisting(run: Run, p: Prepared, found: RecordState): void {
   const { repo, ctx, scope } = run;
   if (scope.edit === 'no' || (!found.isNew && scope.read === 'no')) throw forbidden(`Not allowed to edit ${repo.model.name}`);
-  if (!found.isNew) repo.guard.assertLevel(ctx, scope.edit, found.record as ApiRecord, 'edit');
+  if (!found.isNew) repo.guard.assertLevel(ctx, found.record as ApiRecord, { level: scope.edit, action: 'edit' });
   repo.assertWritable(p.values, found.record as ApiRecord);
   repo.guard.assertEditable(run.access, p.values, found.record as ApiRecord);
   const before = recordKeys(repo.model, found.record);
@@ -135,7 +136,7 @@ function blankRecord(model: EntityModel, ctx: RequestContext, now: string): Reco
 }
 
 /** One run of consecutive items of one entity type, without link objects: set-based, in one transaction. */
-export async function upsertRun(repo: Repository, ctx: RequestContext, items: Prepared[], results: UpsertResult[]): Promise<void> {
+export async function upsertRun(repo: Repository, ctx: RequestContext, { items, results }: { items: Prepared[]; results: UpsertResult[] }): Promise<void> {
   const { model, env } = repo;
   const access = await repo.guard.access(ctx);
   const decided: Prepared[] = [];
@@ -155,7 +156,7 @@ export async function upsertRun(repo: Repository, ctx: RequestContext, items: Pr
   await repo.translated(() =>
     env.database.knex.transaction(async (trx) => {
       await loadNamed(trx, run, items);
-      const missing = await missingLinkTargets(trx, env.schema, env.database.dialect, linkValues(run, items));
+      const missing = await missingLinkTargets(sqlContext(env, trx), linkValues(run, items));
       for (const p of items) {
         try {
           const absent = missing.size ? missingLink(run, p, missing) : undefined;
@@ -166,7 +167,7 @@ export async function upsertRun(repo: Repository, ctx: RequestContext, items: Pr
           results[p.index] = failed(failureMessage(error));
         }
       }
-      await writeDecided(trx, repo, ctx, decided, failures);
+      await writeDecided({ trx, repo, ctx, failures }, decided);
     }),
   );
   const keys = shownKeys(repo, access);

@@ -5,11 +5,20 @@ import { ApiError } from '../errors';
 import { writeMultipleLink } from './link-writes';
 import type { Repository } from './repository';
 import { insertRows, replaceJoinRows, updateRows } from './bulk-writes';
+import { sqlContext } from './sql-context';
 import { fetchByKeys, fetchMultipleLinks, keyLookups, loadLinkIds, toStoredRow } from './upsert-io';
 import { applyValues, type Prepared, type RecordState } from './upsert-plan';
 
 /** The message of a failed item: an API error's own, else a generic one (no driver details leak). */
 export const failureMessage = (error: unknown): string => (error instanceof ApiError ? error.message : 'The item could not be stored');
+
+/** The write of a run's decided items: its transaction, repository and caller, and the records that failed so far. */
+export interface DecidedWrite {
+  trx: Knex.Transaction;
+  repo: Repository;
+  ctx: RequestContext;
+  failures: Map<RecordState, string>;
+}
 
 /**
  * The keys to fetch a record again by after losing an insert race: the id when the creating
@@ -25,7 +34,8 @@ function lookupsOf(model: EntityModel, record: Record<string, unknown>, byId: bo
  * are replayed, in order, as updates of that record; when no record holds its keys, the insert
  * failed for another reason, which is found out by inserting it alone.
  */
-async function recoverLostInsert(trx: Knex.Transaction, repo: Repository, state: RecordState, items: Prepared[], failures: Map<RecordState, string>) {
+async function recoverLostInsert(write: DecidedWrite, state: RecordState, items: Prepared[]) {
+  const { trx, repo, failures } = write;
   const [existing] = await fetchByKeys(trx, repo, lookupsOf(repo.model, state.record, items[0]?.id !== undefined));
   if (existing) {
     const next: RecordState = { id: existing.id as string, record: existing, isNew: false, dirty: new Set() };
@@ -47,18 +57,20 @@ async function recoverLostInsert(trx: Knex.Transaction, repo: Repository, state:
 }
 
 /** Updates the changed records in one statement; when that fails, record by record to find the failing ones. */
-async function updateChanged(trx: Knex.Transaction, repo: Repository, ctx: RequestContext, changed: RecordState[], failures: Map<RecordState, string>) {
+async function updateChanged(write: DecidedWrite, changed: RecordState[]) {
+  const { trx, repo, ctx, failures } = write;
   const columns = [...new Set(changed.flatMap((s) => [...s.dirty].filter((f) => f.column).map((f) => f.column as string)))];
   const actor = ctx.actor?.id ?? null;
   const rows = changed.map((s) => Object.assign(toStoredRow(repo, s), { modified_by_actor_id: actor }));
   const all = [...columns, 'modified_at', 'modified_by_id', 'modified_by_actor_id'];
+  const writeRows = (db: Knex.Transaction, part: Record<string, unknown>[]) => updateRows(sqlContext(repo.env, db), repo.model, { rows: part, columns: all });
   // Only multiple links changed: the record's own row just records who changed it and when.
-  if (columns.length === 0) return updateRows(trx, repo.env.database.dialect, repo.model, rows, all);
+  if (columns.length === 0) return writeRows(trx, rows);
   try {
-    await trx.transaction((sp) => updateRows(sp, repo.env.database.dialect, repo.model, rows, all));
+    await trx.transaction((sp) => writeRows(sp, rows));
   } catch {
     for (const [i, s] of changed.entries()) {
-      await trx.transaction((sp) => updateRows(sp, repo.env.database.dialect, repo.model, [rows[i]], all)).catch(async (error) => {
+      await trx.transaction((sp) => writeRows(sp, [rows[i]])).catch(async (error) => {
         failures.set(s, failureMessage(await repo.translated(() => Promise.reject(error)).catch((e) => e)));
       });
     }
@@ -66,23 +78,29 @@ async function updateChanged(trx: Knex.Transaction, repo: Repository, ctx: Reque
 }
 
 /** Writes the decided states: one insert and one update statement per chunk, join rows set-based. */
-export async function writeDecided(trx: Knex.Transaction, repo: Repository, ctx: RequestContext, decided: Prepared[], failures: Map<RecordState, string>) {
-  const { model, env } = repo;
-  const dialect = env.database.dialect;
+export async function writeDecided(write: DecidedWrite, decided: Prepared[]) {
+  const { repo, failures } = write;
+  const { model } = repo;
+  const sql = sqlContext(repo.env, write.trx);
   let states = [...new Set(decided.map((p) => p.state as RecordState))];
   const fresh = states.filter((s) => s.isNew);
-  const stored = await insertRows(trx, dialect, model, fresh.map((s) => toStoredRow(repo, s)));
+  const stored = await insertRows(sql, model, fresh.map((s) => toStoredRow(repo, s)));
   for (const lost of fresh.filter((x) => !stored.has(x.id))) {
-    const next = await recoverLostInsert(trx, repo, lost, decided.filter((p) => p.state === lost), failures);
+    const next = await recoverLostInsert(write, lost, decided.filter((p) => p.state === lost));
     if (next && next !== lost) states = states.map((s) => (s === lost ? next : s));
   }
   const changed = states.filter((s) => !s.isNew && s.dirty.size > 0 && !failures.has(s));
-  if (changed.length) await updateChanged(trx, repo, ctx, changed, failures);
+  if (changed.length) await updateChanged(write, changed);
   const ok = states.filter((s) => !failures.has(s));
   for (const field of model.fields.filter((f) => f.type === 'linkMultiple')) {
     const touched = ok.filter((s) => s.dirty.has(field));
     if (!touched.length) continue;
-    if (field.join) await replaceJoinRows(trx, dialect, field, new Map(touched.map((s) => [s.id, s.record[field.key] as string[]])));
-    else for (const s of touched) await writeMultipleLink(trx, env.schema, field, s.id, s.record[field.key] as string[], (await fetchMultipleLinks(trx, env.schema, dialect, field, [s.id])).get(s.id) ?? []);
+    if (field.join) await replaceJoinRows(sql, field, new Map(touched.map((s) => [s.id, s.record[field.key] as string[]])));
+    else {
+      for (const s of touched) {
+        const previous = (await fetchMultipleLinks(sql, field, [s.id])).get(s.id) ?? [];
+        await writeMultipleLink(sql, field, { ownerId: s.id, ids: s.record[field.key] as string[], previous });
+      }
+    }
   }
 }

@@ -48,7 +48,7 @@ export async function upsertItems(lookup: (entity: string) => Repository | undef
   let run: Prepared[] = [];
   let runRepo: Repository | undefined;
   const flush = async () => {
-    if (runRepo && run.length) await upsertRun(runRepo, ctx, run, results);
+    if (runRepo && run.length) await upsertRun(runRepo, ctx, { items: run, results });
     run = [];
   };
   for (const [index, item] of items.entries()) {

@@ -1,0 +1,18 @@
+import type { SchemaModel } from '../definition/normalize';
+import type { Connection, Database } from './database';
+import type { Dialect } from './dialects/dialect';
+
+/**
+ * What a query about records needs besides its own arguments: where it runs (the pool, or the
+ * transaction of a write), the definitions that name tables and links, and the dialect.
+ */
+export interface SqlContext<TDb extends Connection = Connection> {
+  db: TDb;
+  schema: SchemaModel;
+  dialect: Dialect;
+}
+
+/** The context of queries on `db` (the pool or a transaction) of an instance's database. */
+export function sqlContext<TDb extends Connection>(env: { database: Database; schema: SchemaModel }, db: TDb): SqlContext<TDb> {
+  return { db, schema: env.schema, dialect: env.database.dialect };
+}
