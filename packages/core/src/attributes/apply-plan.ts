@@ -1,6 +1,6 @@
 import type { EntityModel, FieldModel, SchemaModel } from '../definition/normalize';
 import { ApiError, validationFailed } from '../errors';
-import type { AttributeStore } from '../sql/attribute-store';
+import type { AttributeStore, ValueWrite } from '../sql/attribute-store';
 import type { Transaction } from '../sql/database';
 import type { Dialect } from '../sql/dialects/dialect';
 import { assertLinkTargets } from '../sql/link-writes';
@@ -94,13 +94,13 @@ async function defaultUnits(ac: ApplyContext, plan: WritePlan, stored: Map<strin
 }
 
 /** Writes one row (insert or update) when it differs from what is stored; true when it wrote. */
-async function writeRow(ac: ApplyContext, a: AttributeDef, language: string, value: unknown, unitId: string | null, row: StoredValue | undefined): Promise<boolean> {
+async function writeRow(ac: ApplyContext, write: ValueWrite, row: StoredValue | undefined): Promise<boolean> {
   if (row) {
-    if (sameValue({ type: a.type } as FieldModel, row.value, value) && row.unitId === unitId) return false;
-    await ac.store.update(ac.trx, ac.model, row.id, a, value, unitId);
+    if (sameValue({ type: write.attribute.type } as FieldModel, row.value, write.value) && row.unitId === write.unitId) return false;
+    await ac.store.update(ac, row.id, write);
     return true;
   }
-  await ac.store.insert(ac.trx, ac.model, [{ recordId: ac.recordId, attribute: a, language, value, unitId }]);
+  await ac.store.insert(ac, [write]);
   return true;
 }
 
@@ -113,7 +113,7 @@ export async function applyPlan(ac: ApplyContext, plan: WritePlan): Promise<bool
   await resolveLinkObjects(ac, plan);
   await assertTargets(ac, plan);
   const touched = [...plan.changes.values()].map((c) => c.attribute).concat([...plan.assign.values()], [...plan.remove.values()]);
-  const rows = await ac.store.stored(ac.trx, ac.model, ac.recordId, touched);
+  const rows = await ac.store.stored(ac, touched);
   const stored = new Map(rows.map((r) => [`${r.attributeId}:${r.language}`, r]));
   assertAllowed(plan, stored);
   await defaultUnits(ac, plan, stored);
@@ -123,19 +123,19 @@ export async function applyPlan(ac: ApplyContext, plan: WritePlan): Promise<bool
     const main = stored.get(`${a.id}:`);
     const value = change.value === undefined ? (main?.value ?? null) : change.value;
     const unitId = change.unitId === undefined ? (main?.unitId ?? null) : change.unitId;
-    changed = (await writeRow(ac, a, '', value, unitId, main)) || changed;
+    changed = (await writeRow(ac, { attribute: a, language: '', value, unitId }, main)) || changed;
     for (const [language, v] of change.languages) {
       const row = stored.get(`${a.id}:${language}`);
       if (!row && v === null) continue;
-      changed = (await writeRow(ac, a, language, v, null, row)) || changed;
+      changed = (await writeRow(ac, { attribute: a, language, value: v, unitId: null }, row)) || changed;
     }
   }
   for (const a of plan.assign.values()) {
     if (plan.changes.has(a.id) || stored.has(`${a.id}:`)) continue;
-    await ac.store.insert(ac.trx, ac.model, [{ recordId: ac.recordId, attribute: a, language: '', value: null, unitId: null }], true);
+    await ac.store.insert(ac, [{ attribute: a, language: '', value: null, unitId: null }], { keep: true });
     changed = true;
   }
   const removed = [...plan.remove.values()].filter((a) => stored.has(`${a.id}:`) || rows.some((r) => r.attributeId === a.id)).map((a) => a.id);
-  await ac.store.remove(ac.trx, ac.model, ac.recordId, removed);
+  await ac.store.remove(ac, removed);
   return changed || removed.length > 0;
 }

@@ -34,10 +34,23 @@ interface Checked {
   sent(key: string): boolean;
 }
 
-function checkCode(c: Checked, ctx: RequestContext, owner: EntityModel | undefined, creating: boolean, languages: readonly string[]): void {
+/** The instance an Attribute is checked against: its entity types and languages. */
+interface AttributeRules {
+  schema: SchemaModel;
+  languages: readonly string[];
+}
+
+/** An Attribute create (no `existing`) or update, as the record hooks see it. */
+interface AttributeWrite {
+  ctx: RequestContext;
+  data: Record<string, unknown>;
+  existing?: ApiRecord;
+}
+
+/** `required`: generation A wants a code on create and refuses to clear it on update. */
+function checkCode(c: Checked, owner: EntityModel | undefined, { required, languages }: { required: boolean; languages: readonly string[] }): void {
   const code = c.value('code');
-  const requiredHere = ctx.generation === 'A' && (creating || c.sent('code'));
-  if ((code === null || code === undefined || code === '') && requiredHere) {
+  if ((code === null || code === undefined || code === '') && required) {
     c.issues.push({ path: ['code'], code: 'required', message: 'code is required (generation A)' });
     return;
   }
@@ -66,7 +79,7 @@ function checkTypeOptions(c: Checked, schema: SchemaModel): void {
 }
 
 /** Checks an Attribute create or update as a whole (the body merged over the stored record): 400 with every issue. */
-export function checkAttribute(schema: SchemaModel, languages: readonly string[], ctx: RequestContext, data: Record<string, unknown>, existing?: ApiRecord): void {
+export function checkAttribute({ schema, languages }: AttributeRules, { ctx, data, existing }: AttributeWrite): void {
   const c: Checked = {
     issues: [],
     value: (key) => (key in data ? data[key] : existing?.[key]),
@@ -82,13 +95,14 @@ export function checkAttribute(schema: SchemaModel, languages: readonly string[]
       if (c.sent(key) && (data[key] ?? null) !== (existing[key] ?? null)) c.issues.push({ path: [key], code: 'read_only', message: `${key} cannot be changed once the attribute exists` });
     }
   }
-  checkCode(c, ctx, owner, !existing, languages);
+  checkCode(c, owner, { required: ctx.generation === 'A' && (!existing || c.sent('code')), languages });
   checkTypeOptions(c, schema);
   if (c.issues.length) throw validationFailed(`Invalid Attribute: ${c.issues.map((i) => i.message).join('; ')}`, c.issues);
 }
 
 /** The checks of Attribute writes, as record hooks. */
 export function installAttributeRules(hooks: HookRegistry, schema: SchemaModel, languages: readonly string[]): void {
-  hooks.add('beforeCreate', 'Attribute', ({ ctx, data }) => checkAttribute(schema, languages, ctx, data ?? {}));
-  hooks.add('beforeUpdate', 'Attribute', ({ ctx, data, existing }) => checkAttribute(schema, languages, ctx, data ?? {}, existing));
+  const rules = { schema, languages };
+  hooks.add('beforeCreate', 'Attribute', ({ ctx, data }) => checkAttribute(rules, { ctx, data: data ?? {} }));
+  hooks.add('beforeUpdate', 'Attribute', ({ ctx, data, existing }) => checkAttribute(rules, { ctx, data: data ?? {}, existing }));
 }

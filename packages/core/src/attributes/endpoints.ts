@@ -8,6 +8,13 @@ import { groupValues, simpleItem } from './present';
 import type { AttributeService } from './service';
 import { WritePlan } from './write-plan';
 
+/** The record an endpoint call addresses, with the request it comes from. */
+export interface RecordTarget {
+  ctx: RequestContext;
+  repo: Repository;
+  id: string;
+}
+
 /** Keys of a value item that are read back from GET attributeValues and ignored on write. */
 const READ_KEYS = new Set(['attributeValueId', 'valueUnitName', 'valueName', 'valueNames', 'type', 'code', 'name', 'required', 'visible', 'readOnly', 'protected']);
 
@@ -28,7 +35,7 @@ export class AttributeEndpoints {
   }
 
   /** `GET …/attributeValues`: every attribute the record has, with its value (needs read on the record). */
-  async values(ctx: RequestContext, repo: Repository, id: string): Promise<Record<string, unknown>[]> {
+  async values({ ctx, repo, id }: RecordTarget): Promise<Record<string, unknown>[]> {
     this.assertHasAttributes(repo);
     await repo.visible(ctx, id, [repo.model.field.get('id') as FieldModel]);
     const { values, linkNames } = await this.service.loadValues(repo.env.database.knex, repo.model, { ids: [id], language: this.service.view(ctx).language });
@@ -37,7 +44,8 @@ export class AttributeEndpoints {
   }
 
   /** Attributes of the record's type named by id (generation A: or code); unknown names are 400. */
-  private async resolve(repo: Repository, names: readonly string[], byCode: boolean, path: string): Promise<AttributeDef[]> {
+  private async resolve({ ctx, repo }: RecordTarget, names: readonly string[], path: string): Promise<AttributeDef[]> {
+    const byCode = ctx.generation === 'A';
     const found = await this.service.store.attributes(repo.env.database.knex, repo.model.name, names);
     const issues = names
       .map((name, i) => ({ name, i, a: found.find((a) => a.id === name || (byCode && a.code === name)) }))
@@ -48,30 +56,33 @@ export class AttributeEndpoints {
   }
 
   /** Writes a plan in one transaction with the record's modification time (needs edit on the record). */
-  private async write(ctx: RequestContext, repo: Repository, id: string, plan: WritePlan): Promise<void> {
+  private async write({ ctx, repo, id }: RecordTarget, plan: WritePlan): Promise<void> {
     plan.assertValid();
     const { database, schema } = repo.env;
     await repo.translated(() =>
       database.knex.transaction(async (trx) => {
-        const changed = await applyPlan({ trx, store: this.service.store, schema, dialect: database.dialect, model: repo.model, recordId: id }, plan);
-        if (changed) await this.service.store.touch(trx, repo.model, id, repo.modifiedBy(ctx));
+        const record = { trx, model: repo.model, recordId: id };
+        const changed = await applyPlan({ ...record, store: this.service.store, schema, dialect: database.dialect }, plan);
+        if (changed) await this.service.store.touch(record, repo.modifiedBy(ctx));
       }),
     );
   }
 
   /** `POST …/addAttributes {attributeIds}`: puts attributes on the record (with no value). */
-  async add(ctx: RequestContext, repo: Repository, id: string, body: unknown): Promise<true> {
+  async add(target: RecordTarget, body: unknown): Promise<true> {
+    const { ctx, repo, id } = target;
     this.assertHasAttributes(repo);
     const ids = stringList(body, 'attributeIds');
     await repo.editable(ctx, id);
     const plan = new WritePlan();
-    for (const a of await this.resolve(repo, ids, ctx.generation === 'A', 'attributeIds')) plan.assign.set(a.id, a);
-    await this.write(ctx, repo, id, plan);
+    for (const a of await this.resolve(target, ids, 'attributeIds')) plan.assign.set(a.id, a);
+    await this.write(target, plan);
     return true;
   }
 
   /** `POST …/upsertAttributeValues [{attributeId, value, valueUnitId?}]`: sets values, adding attributes as needed. */
-  async upsert(ctx: RequestContext, repo: Repository, id: string, body: unknown): Promise<true> {
+  async upsert(target: RecordTarget, body: unknown): Promise<true> {
+    const { ctx, repo, id } = target;
     this.assertHasAttributes(repo);
     if (!Array.isArray(body)) throw validationFailed('The body must be an array of {attributeId, value, valueUnitId?}', [{ path: [], code: 'invalid_type', message: 'expected an array' }]);
     const items = body.map((item, i) => {
@@ -81,28 +92,32 @@ export class AttributeEndpoints {
       return item as Record<string, unknown> & { attributeId: string };
     });
     await repo.editable(ctx, id);
-    const attributes = await this.resolve(repo, items.map((item) => item.attributeId), ctx.generation === 'A', 'attributeId');
+    const attributes = await this.resolve(target, items.map((item) => item.attributeId), 'attributeId');
     const plan = new WritePlan();
-    items.forEach((item, i) => this.planItem(plan, attributes[i], item, i));
-    await this.write(ctx, repo, id, plan);
+    this.planItems(plan, attributes, items);
+    await this.write(target, plan);
     return true;
   }
 
-  private planItem(plan: WritePlan, a: AttributeDef, item: Record<string, unknown>, i: number): void {
+  /** Puts each item of an upsert body into the plan, on the attribute resolved for it. */
+  private planItems(plan: WritePlan, attributes: readonly AttributeDef[], items: readonly Record<string, unknown>[]): void {
     const variants = new Map(this.service.variantLanguages.map((l) => [`value${l.suffix}`, l.code]));
-    plan.assign.set(a.id, a);
-    for (const [key, value] of Object.entries(item)) {
-      if (key === 'attributeId' || READ_KEYS.has(key)) continue;
-      if (key === 'value') plan.setValue(a, [i, 'value'], value);
-      else if (key === 'valueUnitId' && hasUnit(a)) plan.setUnit(a, [i, key], value);
-      else if (key === 'valueUnitId' && value === null) continue; // sent back for a type without unit
-      else if (variants.has(key) && isMultilang(a)) plan.setLanguage(a, [i, key], variants.get(key) as string, value);
-      else plan.issue([i, key], 'unknown_field', `is not a part of attribute '${attributeKey(a)}'`);
-    }
+    items.forEach((item, i) => {
+      const a = attributes[i];
+      plan.assign.set(a.id, a);
+      for (const [key, value] of Object.entries(item)) {
+        if (key === 'attributeId' || READ_KEYS.has(key)) continue;
+        if (key === 'value') plan.setValue(a, [i, 'value'], value);
+        else if (key === 'valueUnitId' && hasUnit(a)) plan.setUnit(a, [i, key], value);
+        else if (key === 'valueUnitId' && value === null) continue; // sent back for a type without unit
+        else if (variants.has(key) && isMultilang(a)) plan.setLanguage(a, [i, key], { language: variants.get(key) as string, value });
+        else plan.issue([i, key], 'unknown_field', `is not a part of attribute '${attributeKey(a)}'`);
+      }
+    });
   }
 
   /** `DELETE …/attributeValues {attributeIds}`: removes attributes; unknown or protected ones are reported, the others removed. */
-  async remove(ctx: RequestContext, repo: Repository, id: string, body: unknown): Promise<DeleteResult> {
+  async remove({ ctx, repo, id }: RecordTarget, body: unknown): Promise<DeleteResult> {
     this.assertHasAttributes(repo);
     const ids = stringList(body, 'attributeIds');
     await repo.editable(ctx, id);
@@ -111,7 +126,8 @@ export class AttributeEndpoints {
     const result: DeleteResult = { count: 0, errors: [] };
     await repo.translated(() =>
       database.knex.transaction(async (trx) => {
-        const stored = new Set((await this.service.store.stored(trx, repo.model, id, found)).filter((r) => r.language === '').map((r) => r.attributeId));
+        const record = { trx, model: repo.model, recordId: id };
+        const stored = new Set((await this.service.store.stored(record, found)).filter((r) => r.language === '').map((r) => r.attributeId));
         const removable: string[] = [];
         for (const name of new Set(ids)) {
           const a = found.find((x) => x.id === name || (ctx.generation === 'A' && x.code === name));
@@ -119,8 +135,8 @@ export class AttributeEndpoints {
           else if (a.isProtected && stored.has(a.id)) result.errors.push({ attributeId: name, code: 'CORE_VALIDATION_FAILED', message: `Attribute '${attributeKey(a)}' is protected and cannot be removed` });
           else if (stored.has(a.id) && !removable.includes(a.id)) removable.push(a.id);
         }
-        await this.service.store.remove(trx, repo.model, id, removable);
-        if (removable.length) await this.service.store.touch(trx, repo.model, id, repo.modifiedBy(ctx));
+        await this.service.store.remove(record, removable);
+        if (removable.length) await this.service.store.touch(record, repo.modifiedBy(ctx));
         result.count = removable.length;
       }),
     );

@@ -47,22 +47,24 @@ export function namesIn(split: FlattenedBody, languageSuffixes: readonly string[
 }
 
 export interface PlanOptions {
+  /** The attributes the body's names found. */
+  found: readonly AttributeDef[];
   model: EntityModel;
   generation: 'A' | 'B';
   languages: readonly { code: string; suffix: string }[];
 }
 
 /**
- * The plan of a split body, given the attributes its names found. A key that names no attribute
+ * The plan of a split body, given the attributes its names found (`options.found`). A key that names no attribute
  * goes back to `data`, where the record validator refuses it (400). Bad values are 400.
  */
-export function planFlattenedBody(split: FlattenedBody, body: Record<string, unknown>, found: readonly AttributeDef[], options: PlanOptions): WritePlan {
-  const { model, generation, languages } = options;
+export function planFlattenedBody(split: FlattenedBody, body: Record<string, unknown>, options: PlanOptions): WritePlan {
+  const { found, model, generation, languages } = options;
   const plan = new WritePlan();
   for (const key of split.keys) {
     const hit = found.map((a) => ({ a, part: keyPart(key, a, languages) })).find((x) => x.part !== undefined);
     if (!hit?.part) split.data[key] = body[key];
-    else planKey(plan, hit.a, hit.part, key, body[key], generation);
+    else planKey(plan, { attribute: hit.a, part: hit.part, key, value: body[key] }, generation);
   }
   const byName = (name: string, byCode: boolean) => found.find((a) => a.id === name || (byCode && a.code === name));
   const unknown = (path: (string | number)[], name: string) => plan.issue(path, 'unknown_attribute', `'${name}' is not an attribute of ${model.name}`);

@@ -84,8 +84,14 @@ function addVirtualFields(record: Record<string, unknown>, entry: RecordAttribut
   }
 }
 
+/** How the flattened format shows attributes: in the request's view, with full `attributesDefs` (single reads) or minimal ones (lists). */
+export interface FlatFormat {
+  view: ValueView;
+  full: boolean;
+}
+
 /** `attributesDefs` entries of one attribute: minimal in lists, full in single reads. */
-function addDefs(defs: Record<string, unknown>, a: AttributeDef, view: ValueView, full: boolean): void {
+function addDefs(defs: Record<string, unknown>, a: AttributeDef, { view, full }: FlatFormat): void {
   const key = attributeKey(a);
   const base = { attributeId: a.id, type: a.type };
   const more = (extra: Record<string, unknown> = {}) =>
@@ -113,11 +119,11 @@ function addDefs(defs: Record<string, unknown>, a: AttributeDef, view: ValueView
  * The flattened format: each attribute's virtual fields on the record, and `attributesDefs`
  * keyed by field name.
  */
-export function flattenInto(record: ApiRecord, attributes: Iterable<RecordAttribute>, view: ValueView, full: boolean): void {
+export function flattenInto(record: ApiRecord, attributes: Iterable<RecordAttribute>, format: FlatFormat): void {
   const defs: Record<string, unknown> = {};
   for (const entry of attributes) {
-    addVirtualFields(record, entry, view);
-    addDefs(defs, entry.attribute, view, full);
+    addVirtualFields(record, entry, format.view);
+    addDefs(defs, entry.attribute, format);
   }
   record.attributesDefs = defs;
 }

@@ -55,14 +55,14 @@ export class AttributeService implements RecordAttributes {
     model: EntityModel,
     wanted: { ids: readonly string[]; only?: readonly AttributeDef[]; language?: string },
   ): Promise<{ values: LoadedValue[]; linkNames: Map<string, string | null> }> {
-    const values = await this.store.load(db, model, wanted.ids, wanted.only?.map((a) => a.id));
+    const values = await this.store.load(db, model, { recordIds: wanted.ids, attributeIds: wanted.only?.map((a) => a.id) });
     const targets = linkTargets(values);
     return { values, linkNames: targets.size ? await this.store.linkNames(db, targets, wanted.language) : new Map() };
   }
 
   async listQuery(_ctx: RequestContext, model: EntityModel, params: AttributeListParams): Promise<AttributeListQuery | undefined> {
     if (!model.def.hasAttributes) return undefined;
-    return buildListQuery(this.store, this.db, model, params);
+    return buildListQuery({ store: this.store, db: this.db }, model, params);
   }
 
   /** Which format this request reads attributes in, if any. */
@@ -83,7 +83,7 @@ export class AttributeService implements RecordAttributes {
     const byRecord = groupValues(values);
     for (const record of records) {
       const attributes = byRecord.get(record.id)?.values() ?? [];
-      if (format === 'flat') flattenInto(record, attributes, view, how.mode === 'single');
+      if (format === 'flat') flattenInto(record, attributes, { view, full: how.mode === 'single' });
       else record.attributesValues = [...attributes].map((entry) => valueItem(entry, view));
     }
   }
@@ -95,7 +95,7 @@ export class AttributeService implements RecordAttributes {
     const names = namesIn(split, this.variantLanguages.map((l) => l.suffix));
     if (names.length === 0) return { body: split.data, apply: async () => false };
     const found = await this.store.attributes(this.db, model.name, names);
-    const plan = planFlattenedBody(split, body, found, { model, generation, languages: this.variantLanguages });
+    const plan = planFlattenedBody(split, body, { found, model, generation, languages: this.variantLanguages });
     const { schema, database } = this.options;
     return {
       body: split.data,

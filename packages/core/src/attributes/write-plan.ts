@@ -46,7 +46,8 @@ export class WritePlan {
     this.change(attribute, path).value = check.value;
   }
 
-  setLanguage(attribute: AttributeDef, path: (string | number)[], language: string, value: unknown): void {
+  /** Sets the value of one other language after checking it against the attribute's type. */
+  setLanguage(attribute: AttributeDef, path: (string | number)[], { language, value }: { language: string; value: unknown }): void {
     const check = checkValue(attribute, value);
     if (!check.ok) return void this.issues.push(valueIssue(path, check));
     this.change(attribute, path).languages.set(language, check.value);
@@ -103,14 +104,22 @@ export function candidateNames(key: string, suffixes: readonly string[]): string
   return names;
 }
 
+/** One key of a flattened body with its value, and the part of an attribute it names. */
+export interface BodyKey {
+  attribute: AttributeDef;
+  part: Part;
+  key: string;
+  value: unknown;
+}
+
 /**
  * Puts one virtual field of a flattened body into the plan. A link attribute's own key takes a
  * link object in generation A (find-or-create) or null.
  */
-export function planKey(plan: WritePlan, attribute: AttributeDef, part: Part, key: string, value: unknown, generation: 'A' | 'B'): void {
+export function planKey(plan: WritePlan, { attribute, part, key, value }: BodyKey, generation: 'A' | 'B'): void {
   if (part === 'derived') return;
   if (part === 'unitId') return plan.setUnit(attribute, [key], value);
-  if (typeof part === 'object') return plan.setLanguage(attribute, [key], part.language, value);
+  if (typeof part === 'object') return plan.setLanguage(attribute, [key], { language: part.language, value });
   if (part === 'value' && attribute.type === 'link') {
     if (value === null) return plan.setValue(attribute, [key], null);
     if (generation !== 'A') return plan.issue([key], 'invalid_link_object', `send ${key}Id; link objects in attributes are for /api/ only`);

@@ -21,29 +21,25 @@ export function mountAttributeRoutes(router: Router, lookup: RepositoryLookup, e
   router.get(
     '/:entity/:id/attributeValues',
     toHandler(async (req, res) => {
-      const { ctx, repo, id } = target(req);
-      res.json(await endpoints.values(ctx, repo, id));
+      res.json(await endpoints.values(target(req)));
     }),
   );
   router.post(
     '/:entity/:id/addAttributes',
     toHandler(async (req, res) => {
-      const { ctx, repo, id } = target(req);
-      res.json(await endpoints.add(ctx, repo, id, req.body));
+      res.json(await endpoints.add(target(req), req.body));
     }),
   );
   router.post(
     '/:entity/:id/upsertAttributeValues',
     toHandler(async (req, res) => {
-      const { ctx, repo, id } = target(req);
-      res.json(await endpoints.upsert(ctx, repo, id, req.body));
+      res.json(await endpoints.upsert(target(req), req.body));
     }),
   );
   router.delete(
     '/:entity/:id/attributeValues',
     toHandler(async (req, res) => {
-      const { ctx, repo, id } = target(req);
-      res.json(await endpoints.remove(ctx, repo, id, deleteBody(req)));
+      res.json(await endpoints.remove(target(req), deleteBody(req)));
     }),
   );
 }

@@ -47,11 +47,17 @@ function valueField(a: AttributeDef): FieldModel {
 
 const matches = (a: AttributeDef, name: string) => a.id === name || a.code === name;
 
+/** Where a list query reads attributes from: the store, through the connection of the request. */
+export interface AttributeSource {
+  store: AttributeStore;
+  db: Knex;
+}
+
 /**
  * The attributes a list names, resolved with one query (none when it names none): unknown ones
  * are 400. Each gets one join alias (`av_0`, `av_1`…), never a client string.
  */
-export async function buildListQuery(store: AttributeStore, db: Knex, model: EntityModel, params: AttributeListParams): Promise<AttributeListQuery | undefined> {
+export async function buildListQuery({ store, db }: AttributeSource, model: EntityModel, params: AttributeListParams): Promise<AttributeListQuery | undefined> {
   const inWhere = whereAttributeNames(params.where);
   const listed = params.attributes ?? [];
   const sortName = params.sortBy && !model.byKey.has(params.sortBy) && !model.field.has(params.sortBy) ? params.sortBy : undefined;
@@ -74,7 +80,7 @@ export async function buildListQuery(store: AttributeStore, db: Knex, model: Ent
   };
   return {
     shown: params.allAttributes ? 'all' : shownList.length ? shownList : undefined,
-    join: (qb) => joined.forEach((a) => store.joinValue(qb, model, alias(a), a.id)),
+    join: (qb) => joined.forEach((a) => store.joinValue(qb, model, { alias: alias(a), attributeId: a.id })),
     condition,
     sort: sorted ? db.raw('??', [`${alias(sorted)}.${VALUE_COLUMN[sorted.type]}`]) : undefined,
   };

@@ -12,6 +12,25 @@ import { live, nameSql } from './read-query';
 /** The attribute fields a value read needs, by field name. */
 const ATTRIBUTE_FIELDS = ['code', 'name', 'entityType', 'type', 'measure', 'isMultilang', 'isRequired', 'isReadOnly', 'isProtected', 'options', 'linkEntity', 'min', 'max'];
 
+/** The value table of an entity type, inside a write's transaction. */
+export interface ValueTable {
+  trx: Knex.Transaction;
+  model: EntityModel;
+}
+
+/** One record's rows in the value table of its entity type. */
+export interface RecordValues extends ValueTable {
+  recordId: string;
+}
+
+/** A value to store: one attribute in one language ('' for the main value), with its unit. */
+export interface ValueWrite {
+  attribute: AttributeDef;
+  language: string;
+  value: unknown;
+  unitId: string | null;
+}
+
 /** Reads and writes attribute values; every table and column name comes from the definitions. */
 export class AttributeStore {
   private readonly attribute: EntityModel;
@@ -84,7 +103,11 @@ export class AttributeStore {
    * The values of some records (every language), with their live attributes and unit names, in
    * one query whatever the number of records.
    */
-  async load(db: Knex | Knex.Transaction, model: EntityModel, recordIds: readonly string[], attributeIds?: readonly string[]): Promise<LoadedValue[]> {
+  async load(
+    db: Knex | Knex.Transaction,
+    model: EntityModel,
+    { recordIds, attributeIds }: { recordIds: readonly string[]; attributeIds?: readonly string[] },
+  ): Promise<LoadedValue[]> {
     if (recordIds.length === 0 || attributeIds?.length === 0) return [];
     const table = valueTableName(model);
     const unitName = nameSql(db, this.unit, 'u') as unknown as string;
@@ -156,7 +179,7 @@ export class AttributeStore {
   }
 
   /** The stored rows (every language) of some attributes of one record, whatever their attribute's state. */
-  async stored(trx: Knex.Transaction, model: EntityModel, recordId: string, attributes: readonly AttributeDef[]): Promise<StoredValue[]> {
+  async stored({ trx, model, recordId }: RecordValues, attributes: readonly AttributeDef[]): Promise<StoredValue[]> {
     if (attributes.length === 0) return [];
     const byId = new Map(attributes.map((a) => [a.id, a]));
     const rows = (await trx(valueTableName(model))
@@ -177,7 +200,7 @@ export class AttributeStore {
   }
 
   /** The column values of a value row. */
-  private columns(attribute: AttributeDef, value: unknown, unitId: string | null): Record<string, unknown> {
+  private columns({ attribute, value, unitId }: Omit<ValueWrite, 'language'>): Record<string, unknown> {
     return { [VALUE_COLUMN[attribute.type]]: this.dialect.toDb(STORED_TYPE[attribute.type], value), unit_id: unitId };
   }
 
@@ -185,25 +208,21 @@ export class AttributeStore {
    * Inserts value rows. A row another request inserted meanwhile is overwritten (`keep: false`,
    * the last write wins) or left as it is (`keep: true`, for attributes added without value).
    */
-  async insert(
-    trx: Knex.Transaction,
-    model: EntityModel,
-    rows: { recordId: string; attribute: AttributeDef; language: string; value: unknown; unitId: string | null }[],
-    keep = false,
-  ): Promise<void> {
+  async insert({ trx, model, recordId }: RecordValues, rows: readonly ValueWrite[], { keep = false }: { keep?: boolean } = {}): Promise<void> {
     if (rows.length === 0) return;
     const conflict = trx(valueTableName(model))
-      .insert(rows.map((r) => ({ id: uuidv7(), record_id: r.recordId, attribute_id: r.attribute.id, language: r.language, ...this.columns(r.attribute, r.value, r.unitId) })))
+      .insert(rows.map((r) => ({ id: uuidv7(), record_id: recordId, attribute_id: r.attribute.id, language: r.language, ...this.columns(r) })))
       .onConflict(['record_id', 'attribute_id', 'language']);
     await (keep ? conflict.ignore() : conflict.merge([...VALUE_COLUMNS, 'unit_id']));
   }
 
-  async update(trx: Knex.Transaction, model: EntityModel, rowId: string, attribute: AttributeDef, value: unknown, unitId: string | null): Promise<void> {
-    await trx(valueTableName(model)).update(this.columns(attribute, value, unitId)).where('id', rowId);
+  /** Rewrites one stored row (its language stays). */
+  async update({ trx, model }: ValueTable, rowId: string, write: Omit<ValueWrite, 'language'>): Promise<void> {
+    await trx(valueTableName(model)).update(this.columns(write)).where('id', rowId);
   }
 
   /** Removes some attributes (every language) from a record. */
-  async remove(trx: Knex.Transaction, model: EntityModel, recordId: string, attributeIds: readonly string[]): Promise<void> {
+  async remove({ trx, model, recordId }: RecordValues, attributeIds: readonly string[]): Promise<void> {
     if (attributeIds.length === 0) return;
     await trx(valueTableName(model)).delete().where('record_id', recordId).whereIn('attribute_id', [...attributeIds]);
   }
@@ -243,7 +262,7 @@ export class AttributeStore {
   }
 
   /** Marks a record changed (its attribute values were written). */
-  async touch(trx: Knex.Transaction, model: EntityModel, recordId: string, modified: Record<string, unknown>): Promise<void> {
+  async touch({ trx, model, recordId }: RecordValues, modified: Record<string, unknown>): Promise<void> {
     await trx(model.table).update(modified).where({ id: recordId, deleted: live(this.dialect) });
   }
 
@@ -251,7 +270,7 @@ export class AttributeStore {
    * Joins one attribute's main value to a query of the entity's records under `alias` (at most
    * one row per record: the value table is unique by record, attribute and language).
    */
-  joinValue(qb: Knex.QueryBuilder, model: EntityModel, alias: string, attributeId: string): void {
+  joinValue(qb: Knex.QueryBuilder, model: EntityModel, { alias, attributeId }: { alias: string; attributeId: string }): void {
     const db = this.database.knex;
     qb.leftJoin({ [alias]: valueTableName(model) }, (j) =>
       j

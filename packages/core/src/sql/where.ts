@@ -28,7 +28,14 @@ export interface WhereContext {
 }
 
 type Builder = Knex.QueryBuilder;
-type Apply = (qb: Builder, field: FieldModel, item: WhereItem, ctx: WhereContext) => void;
+/** One condition being applied: the query it narrows, the field it reads, the item as received. */
+interface Condition {
+  qb: Builder;
+  field: FieldModel;
+  item: WhereItem;
+  ctx: WhereContext;
+}
+type Apply = (condition: Condition) => void;
 
 const COMPARE: Record<string, string> = {
   equals: '=',
@@ -56,7 +63,7 @@ const scalar = (field: FieldModel, item: WhereItem, ctx: WhereContext) =>
   ctx.dialect.toDb(field.type, coerceScalar(field, item.value));
 
 function compare(op: string): Apply {
-  return (qb, field, item, ctx) => {
+  return ({ qb, field, item, ctx }) => {
     requireTypes(field, item, op === '=' || op === '<>' ? SCALAR_TYPES : ORDERED_TYPES);
     if (item.value === undefined || item.value === null) throw invalidQuery(`Operator '${item.type}' needs a value`);
     const value = scalar(field, item, ctx);
@@ -66,7 +73,7 @@ function compare(op: string): Apply {
 }
 
 function like(pattern: (v: string) => string, negate: boolean): Apply {
-  return (qb, field, item, ctx) => {
+  return ({ qb, field, item, ctx }) => {
     requireTypes(field, item, STRING_TYPES);
     if (!isFilterText(item.value)) {
       throw invalidQuery(`Operator '${item.type}' needs a text value (at most 10000 characters, no NUL)`, { field: field.name });
@@ -79,7 +86,7 @@ function like(pattern: (v: string) => string, negate: boolean): Apply {
 }
 
 function inList(negate: boolean): Apply {
-  return (qb, field, item, ctx) => {
+  return ({ qb, field, item, ctx }) => {
     requireTypes(field, item, SCALAR_TYPES);
     const values = asList(item.value).map((v) => ctx.dialect.toDb(field.type, coerceScalar(field, v)));
     if (!negate) {
@@ -114,7 +121,7 @@ function dateRange(item: WhereItem, field: FieldModel): [string | null, string |
   }
 }
 
-const dateOp: Apply = (qb, field, item, ctx) => {
+const dateOp: Apply = ({ qb, field, item, ctx }) => {
   requireTypes(field, item, DATE_TYPES);
   const [from, to, toInclusive] = dateRange(item, field);
   if (from !== null) qb.where(col(ctx, field), '>=', from);
@@ -136,7 +143,7 @@ function linkSubquery(ctx: WhereContext, field: FieldModel, ids: unknown[] | nul
 }
 
 function linkOp(kind: 'linkedWith' | 'notLinkedWith' | 'isLinked' | 'isNotLinked'): Apply {
-  return (qb, field, item, ctx) => {
+  return ({ qb, field, item, ctx }) => {
     if (field.type !== 'link' && field.type !== 'linkMultiple') {
       throw invalidQuery(`Operator '${item.type}' does not apply to field '${field.name}' (${field.type})`);
     }
@@ -166,7 +173,7 @@ function linkOp(kind: 'linkedWith' | 'notLinkedWith' | 'isLinked' | 'isNotLinked
 }
 
 function arrayOp(negate: boolean): Apply {
-  return (qb, field, item, ctx) => {
+  return ({ qb, field, item, ctx }) => {
     if (field.type !== 'multiEnum') throw invalidQuery(`Operator '${item.type}' applies to multiEnum fields only`);
     const values = asList(item.value).map((v) => coerceScalar({ ...field, type: 'varchar' }, v));
     if (values.length === 0) {
@@ -181,7 +188,7 @@ function arrayOp(negate: boolean): Apply {
 
 const OPERATORS: Readonly<Record<string, Apply>> = {
   ...Object.fromEntries(Object.entries(COMPARE).map(([name, op]) => [name, compare(op)])),
-  between(qb, field, item, ctx) {
+  between({ qb, field, item, ctx }) {
     requireTypes(field, item, ORDERED_TYPES);
     const pair = asList(item.value);
     if (pair.length !== 2) throw invalidQuery(`Operator 'between' needs a value of two items`);
@@ -190,13 +197,13 @@ const OPERATORS: Readonly<Record<string, Apply>> = {
   },
   in: inList(false),
   notIn: inList(true),
-  isNull: (qb, field, _item, ctx) => void qb.whereNull(col(ctx, field)),
-  isNotNull: (qb, field, _item, ctx) => void qb.whereNotNull(col(ctx, field)),
-  isTrue(qb, field, item, ctx) {
+  isNull: ({ qb, field, ctx }) => void qb.whereNull(col(ctx, field)),
+  isNotNull: ({ qb, field, ctx }) => void qb.whereNotNull(col(ctx, field)),
+  isTrue({ qb, field, item, ctx }) {
     requireTypes(field, item, new Set(['bool']));
     qb.where(col(ctx, field), ctx.dialect.toDb('bool', true) as never);
   },
-  isFalse(qb, field, item, ctx) {
+  isFalse({ qb, field, item, ctx }) {
     requireTypes(field, item, new Set(['bool']));
     qb.where(col(ctx, field), ctx.dialect.toDb('bool', false) as never);
   },
@@ -267,7 +274,7 @@ function applyItem(qb: Builder, item: unknown, ctx: WhereContext): void {
     applyAttributeItem(qb, w, ctx);
     return;
   }
-  op(qb, resolveField(ctx, w.attribute, w.type), w, ctx);
+  op({ qb, field: resolveField(ctx, w.attribute, w.type), item: w, ctx });
 }
 
 /** A condition on an attribute: the operator applied to its value, joined under the alias the server chose. */
@@ -277,7 +284,7 @@ function applyAttributeItem(qb: Builder, w: WhereItem, ctx: WhereContext): void 
   if (!target) throw invalidQuery(`${ctx.model.name} has no attribute '${w.attribute}'`, { attribute: w.attribute });
   const op = Object.hasOwn(OPERATORS, target.operator) ? OPERATORS[target.operator] : undefined;
   if (!op) throw invalidQuery(`Unknown operator '${w.type}'`, { operator: w.type });
-  op(qb, target.field, w, { ...ctx, model: { ...ctx.model, table: target.table } });
+  op({ qb, field: target.field, item: w, ctx: { ...ctx, model: { ...ctx.model, table: target.table } } });
 }
 
 /** Applies a list of where items (ANDed) to a query of the context's entity. */
