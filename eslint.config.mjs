@@ -19,8 +19,8 @@ export default tseslint.config(
   ...tseslint.configs.recommended,
   {
     rules: {
-      // Options travel as one object (STYLE.md §4). A warning until the older signatures are reshaped.
-      'max-params': ['warn', 3],
+      // Options travel as one object (STYLE.md §4).
+      'max-params': ['error', 3],
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
       '@typescript-eslint/naming-convention': [
         'error',
@@ -44,9 +44,8 @@ export default tseslint.config(
   },
   {
     // Express tells error middleware by its arity: it must declare (err, req, res, next).
-    // Same severity as the rule above.
     files: ['packages/core/src/http/error-handler.ts'],
-    rules: { 'max-params': ['warn', 4] },
+    rules: { 'max-params': ['error', 4] },
   },
   {
     // Tests may build what they need with any tool; the layer rules are for the library.

@@ -46,7 +46,7 @@ async function assertTargets(ac: ApplyContext, plan: WritePlan): Promise<void> {
     }
     if (typeof change.unitId === 'string') units.set(change.unitId, change);
   }
-  await assertLinkTargets(ac.trx, ac.schema, ac.dialect, links);
+  await assertLinkTargets({ db: ac.trx, schema: ac.schema, dialect: ac.dialect }, links);
   const measures = await ac.store.unitMeasures(ac.trx, [...units.keys()]);
   const issues = [...units]
     .filter(([unitId, change]) => measures.get(unitId) !== change.attribute.measureId)

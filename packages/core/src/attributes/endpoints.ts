@@ -37,7 +37,7 @@ export class AttributeEndpoints {
   /** `GET …/attributeValues`: every attribute the record has, with its value (needs read on the record). */
   async values({ ctx, repo, id }: RecordTarget): Promise<Record<string, unknown>[]> {
     this.assertHasAttributes(repo);
-    await repo.visible(ctx, id, [repo.model.field.get('id') as FieldModel]);
+    await repo.visible(ctx, { id, fields: [repo.model.field.get('id') as FieldModel] });
     const { values, linkNames } = await this.service.loadValues(repo.env.database.knex, repo.model, { ids: [id], language: this.service.view(ctx).language });
     const view = this.service.view(ctx, linkNames);
     return [...(groupValues(values).get(id)?.values() ?? [])].map((entry) => simpleItem(entry, view));

@@ -50,7 +50,7 @@ export interface RecordAttributes {
   /** Resolves the attributes a list names (`where` with `isAttribute`, `attributes=`, `sortBy`); 400 for unknown ones. */
   listQuery(ctx: RequestContext, model: EntityModel, params: AttributeListParams): Promise<AttributeListQuery | undefined>;
   /** Adds attribute values to records about to be returned (flattened or nested, per the request). */
-  present(ctx: RequestContext, model: EntityModel, records: ApiRecord[], how: { mode: 'list' | 'single'; query?: AttributeListQuery }): Promise<void>;
+  present(ctx: RequestContext, { model, records }: { model: EntityModel; records: ApiRecord[] }, how: { mode: 'list' | 'single'; query?: AttributeListQuery }): Promise<void>;
   /** Takes the attribute keys (`Flatten-Attributes: true`) out of a create or update body. */
   prepareWrite(ctx: RequestContext, model: EntityModel, body: Record<string, unknown>): Promise<PreparedAttributeWrite | undefined>;
   /** A record (or an attribute) removed for good takes its values along. */

@@ -71,7 +71,7 @@ export class AttributeService implements RecordAttributes {
     return ctx.generation === 'B' && this.options.v1AttributesFormat === 'nested' ? 'nested' : undefined;
   }
 
-  async present(ctx: RequestContext, model: EntityModel, records: ApiRecord[], how: { mode: 'list' | 'single'; query?: AttributeListQuery }): Promise<void> {
+  async present(ctx: RequestContext, { model, records }: { model: EntityModel; records: ApiRecord[] }, how: { mode: 'list' | 'single'; query?: AttributeListQuery }): Promise<void> {
     const format = this.format(ctx);
     if (!format || !model.def.hasAttributes || records.length === 0) return;
     // Single reads show every attribute the record has; lists those asked for (nested lists: all).

@@ -59,12 +59,12 @@ async function insertRow(repo: Repository, write: LinkObjectWrite, record: { id:
   const { trx, ctx } = write;
   const { id, values } = record;
   const sql = sqlContext(repo.env, trx);
-  const { schema, dialect } = sql;
+  const { dialect } = sql;
   const { row, links } = toRow(dialect, values);
   const now = nowDateTime();
   const [userId, actorId] = [ctx.user?.id ?? null, ctx.actor?.id ?? null];
   Object.assign(row, { id, created_at: now, created_by_id: userId, created_by_actor_id: actorId, ...modifiedBy(ctx), modified_at: now });
-  await assertLinkTargets(trx, schema, dialect, values);
+  await assertLinkTargets(sql, values);
   await assertOptionsInList(sql, values);
   await repo.translated(() => trx(repo.model.table).insert(row));
   for (const [field, ids] of links) await writeMultipleLink(sql, field, { ownerId: id, ids, previous: [] });

@@ -1,7 +1,6 @@
 import type { Knex } from 'knex';
-import type { EntityModel, FieldModel, SchemaModel } from '../definition/normalize';
+import type { EntityModel, FieldModel } from '../definition/normalize';
 import { ApiError } from '../errors';
-import type { Dialect } from './dialects/dialect';
 import { live } from './read-query';
 import type { SqlContext } from './sql-context';
 
@@ -34,13 +33,8 @@ export async function missingLinkTargets(sql: SqlContext<Knex.Transaction>, valu
 }
 
 /** Every id written into a link must name a live record of its target; a missing one fails the whole write. */
-export async function assertLinkTargets(
-  trx: Knex.Transaction,
-  schema: SchemaModel,
-  dialect: Dialect,
-  values: Map<FieldModel, unknown>,
-): Promise<void> {
-  const missing = await missingLinkTargets({ db: trx, schema, dialect }, values);
+export async function assertLinkTargets(sql: SqlContext<Knex.Transaction>, values: Map<FieldModel, unknown>): Promise<void> {
+  const missing = await missingLinkTargets(sql, values);
   if (missing.size === 0) return;
   const [[targetName, ids]] = missing;
   const [first] = ids;

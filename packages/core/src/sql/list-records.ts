@@ -111,7 +111,7 @@ async function readPage(repo: Repository, ctx: RequestContext, page: PageRead): 
   orderPage(repo, qb, page);
   const rows = await qb.offset(page.offset).limit(page.maxSize);
   const records = await hydrate(repo, rows, { fields, extra });
-  await repo.env.attributes?.present(ctx, repo.model, records, { mode: 'list', query: page.attributes });
+  await repo.env.attributes?.present(ctx, { model: repo.model, records }, { mode: 'list', query: page.attributes });
   await plan?.run(records, { access: page.access, link: page.link });
   return records;
 }

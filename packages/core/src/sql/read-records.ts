@@ -73,7 +73,7 @@ export async function getRecord<TRecord extends ApiRecord>(
   const plan = repo.env.presenter.plan({ ctx, model: repo.model, kind: 'read', fields });
   const record = await visibleRecord(repo, ctx, { id, fields, present: plan?.extra });
   await repo.env.hooks.run('afterRead', { ctx, model: repo.model, id, record });
-  await repo.env.attributes?.present(ctx, repo.model, [record], { mode: 'single' });
+  await repo.env.attributes?.present(ctx, { model: repo.model, records: [record] }, { mode: 'single' });
   await plan?.run([record], { access });
   return record as TRecord;
 }
@@ -99,7 +99,7 @@ export async function answerWrite<TRecord extends ApiRecord>(repo: Repository<TR
   await afterHook(shapeRecord(outputKeys(repo.readable), record));
   // Fields read for the present stage stay until it has run.
   const presented = await repo.guard.present(ctx, record, plan ? repo.readable.filter((f) => !plan.extra.includes(f)) : repo.readable);
-  await repo.env.attributes?.present(ctx, repo.model, [presented], { mode: 'single' });
+  await repo.env.attributes?.present(ctx, { model: repo.model, records: [presented] }, { mode: 'single' });
   await plan?.run([presented], { access });
   return presented as TRecord;
 }

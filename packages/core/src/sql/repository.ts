@@ -116,8 +116,8 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
    * @internal A record the caller may see, else 404 (no existence oracle for `own`); 403 without
    * read rights. `present` fields (for the present stage) stay in the record.
    */
-  async visible(ctx: RequestContext, id: string, fields = this.readable, present: readonly FieldModel[] = []): Promise<ApiRecord> {
-    return visibleRecord(this, ctx, { id, fields, present });
+  async visible(ctx: RequestContext, read: { id: string; fields?: FieldModel[]; present?: readonly FieldModel[] }): Promise<ApiRecord> {
+    return visibleRecord(this, ctx, read);
   }
 
   /** @internal The columns every change sets: when, by whom, and in a delegated session through whom. */

@@ -76,10 +76,10 @@ async function writeChangedRow(repo: Repository, write: LinkObjectWrite, change:
   const { trx, ctx } = write;
   const { id, changed, expected } = change;
   const sql = sqlContext(repo.env, trx);
-  const { schema, dialect } = sql;
+  const { dialect } = sql;
   const { row, links } = toRow(dialect, changed);
   Object.assign(row, modifiedBy(ctx));
-  await assertLinkTargets(trx, schema, dialect, changed);
+  await assertLinkTargets(sql, changed);
   await assertOptionsInList(sql, changed);
   const count = await trx(repo.model.table).update(row).where({ ...expected, id, deleted: live(dialect) });
   if (count === 0) throw await unmatchedUpdate(repo, write, change);
