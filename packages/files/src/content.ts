@@ -15,6 +15,19 @@ export interface StorageLocation {
   key: string;
 }
 
+/**
+ * The stored bytes of a file (or those of `range`). Storage that has lost them (the driver's
+ * ENOENT) answers 404 rather than a server error: the record is there, its contents are not.
+ */
+export async function readStored({ storage, key }: StorageLocation, range?: { start: number; end: number }): Promise<Readable> {
+  try {
+    return await storage.read(key, range);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    throw new ApiError('CORE_NOT_FOUND', 'The contents of this file are missing from storage');
+  }
+}
+
 export const tooLarge = (limit: number) => new ApiError('FILES_TOO_LARGE', `The file is larger than the limit of ${limit} bytes`, { details: { maxFileSize: limit } });
 
 /** Counts (and unless told not to, hashes) what passes through; past `limit` bytes it fails with 413. */

@@ -6,6 +6,8 @@ export { FileEntity } from './file-entity';
 export { FileService } from './file-service';
 export { LocalStorage } from './storage/local-storage';
 export { sendContent, contentDisposition } from './send-content';
+export { readStored } from './content';
+export type { StorageLocation } from './content';
 export type { ContentResponse } from './send-content';
 export { requestedRange, parseRange } from './byte-range';
 export type { ByteRange } from './byte-range';

@@ -3,6 +3,7 @@ import { ApiError, requestContext, toHandler, type ApiRecord, type EntityApi, ty
 import { decodeDataUrl } from './base64';
 import { requestedRange } from './byte-range';
 import { parseChunk, type ChunkService } from './chunks';
+import { readStored } from './content';
 import { THUMBNAIL_SIZES, type ThumbnailSize } from './declarations';
 import { assertFileName, mimeTypeOf } from './file-name';
 import { SERVER_FIELDS, thumbnailKey, type FileService } from './file-service';
@@ -97,7 +98,7 @@ export function fileRoutes(parts: FileRoutesParts): (router: Router) => void {
     const { size, mimeType } = content;
     const etag = `"${content.hash}"`;
     const range = requestedRange(res, size, etag);
-    const stream = await files.storage.read(content.storageKey, range);
+    const stream = await readStored({ storage: files.storage, key: content.storageKey }, range);
     await sendContent(res, { stream, name: String(record.name ?? record.id), mimeType, size, etag, range, disposition: 'attachment' });
   };
 
@@ -122,7 +123,7 @@ export function fileRoutes(parts: FileRoutesParts): (router: Router) => void {
       if (!(await job.catch(() => undefined))) throw new ApiError('FILES_NO_THUMBNAIL', `No thumbnail can be made of File '${record.id}'`);
     }
     const base = String(record.name ?? record.id).replace(/\.[^.]*$/, '');
-    await sendContent(res, { stream: await files.storage.read(target), name: `${base}-${size}.png`, mimeType: 'image/png', disposition: 'inline' });
+    await sendContent(res, { stream: await readStored({ storage: files.storage, key: target }), name: `${base}-${size}.png`, mimeType: 'image/png', disposition: 'inline' });
   };
 
   return (router) => {

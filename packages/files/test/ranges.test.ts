@@ -1,6 +1,8 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { GENERATIONS } from '../../../test/support/api';
 import { TEST_DBS } from '../../../test/support/databases';
-import { binary, dataUrl, startFilesApi, type FilesTestApi } from './helpers';
+import { binary, dataUrl, listFiles, startFilesApi, type FilesTestApi } from './helpers';
 
 const TEXT = '0123456789abcdef';
 
@@ -72,6 +74,18 @@ describe.each(TEST_DBS)('byte ranges of downloads on %s', (kind) => {
       const empty = (await t.post(`${base}/File`, { name: 'empty.txt', fileContents: 'data:text/plain;base64,' }).expect(200)).body;
       expect((await t.get(`${base}/File/${empty.id}/download`).set('Range', 'bytes=0-').expect(416)).headers['content-range']).toBe('bytes */0');
       await t.get(`${base}/File/${empty.id}/download`).expect(200);
+    });
+
+    it('answers 404 in JSON when the contents are missing from storage, whole or in part', async () => {
+      const before = new Set(listFiles(t.storageDir));
+      const lost = (await t.post(`${base}/File`, { name: 'lost.txt', fileContents: dataUrl('lost', 'text/plain') }).expect(200)).body;
+      for (const name of listFiles(t.storageDir).filter((n) => !before.has(n))) fs.rmSync(path.join(t.storageDir, name));
+      for (const range of [undefined, 'bytes=0-1']) {
+        const request = t.get(`${base}/File/${lost.id}/download`);
+        const res = await (range ? request.set('Range', range) : request).expect(404).expect('Content-Type', /json/);
+        expect(res.body.error).toMatchObject({ code: 'CORE_NOT_FOUND', message: 'The contents of this file are missing from storage' });
+      }
+      await t.get(`${base}/File/${file.id}/download`).expect(200);
     });
   });
 });

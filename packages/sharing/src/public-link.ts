@@ -1,6 +1,6 @@
 import type { Request, Response, Router } from 'express';
 import { ApiError, nowDateTime, toHandler, verifyPassword, type EntityApi } from '@entity-records/core';
-import { requestedRange, sendContent, type ByteRange, type FileService } from '@entity-records/files';
+import { readStored, requestedRange, sendContent, type ByteRange, type FileService } from '@entity-records/files';
 import type { SharingStore, ShareState } from './sharing-store';
 
 const FORM_LIMIT = 16 * 1024;
@@ -75,14 +75,17 @@ export function publicLinkRoutes(parts: { store: SharingStore; files: FileServic
     const { file } = state;
     const etag = `"${file.hash}"`;
     const range = file.size === null ? undefined : requestedRange(res, file.size, etag);
+    // Opened before a use is counted: contents missing from storage (404) use nothing up.
+    const stream = await readStored({ storage: parts.files.storage, key: file.storageKey }, range);
     if (countsAsUse(req, state, range) && !(await parts.store.use(id))) {
+      stream.destroy();
       // Another download took the last use (or the sharing changed) meanwhile.
       assertUsable(await parts.store.state(id), id);
       throw new ApiError('SHARING_USED_UP', `Sharing '${id}' has been used up`);
     }
     const inline = req.query.view === '1' || req.query.view === 'true';
     await sendContent(res, {
-      stream: await parts.files.storage.read(file.storageKey, range),
+      stream,
       name: file.name,
       mimeType: file.mimeType,
       size: file.size ?? undefined,

@@ -1,8 +1,10 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import request from 'supertest';
 import sharing from '@entity-records/sharing';
 import { GENERATIONS } from '../../../test/support/api';
 import { TEST_DBS } from '../../../test/support/databases';
-import { binary, dataUrl, startFilesApi, type FilesTestApi } from '../../files/test/helpers';
+import { binary, dataUrl, listFiles, startFilesApi, type FilesTestApi } from '../../files/test/helpers';
 
 const DATE_TIME = /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/;
 
@@ -91,6 +93,16 @@ describe.each(TEST_DBS)('Sharing on %s', (kind) => {
       expect((await t.get(`${base}/Sharing/${once.id}`).expect(200)).body).toMatchObject({ used: 1, available: false });
       const past = (await t.post(`${base}/Sharing`, { fileId: file.id, validTill: '2001-01-01 00:00:00' }).expect(200)).body;
       expect((await request(t.app).get(`/sharings/${past.id}.txt`).expect(410)).body.error.code).toBe('SHARING_EXPIRED');
+    });
+
+    it('answers 404 and counts no use when the contents are missing from storage', async () => {
+      const before = new Set(listFiles(t.storageDir));
+      const file = await upload(base, 'lost.txt', 'lost');
+      const s = (await t.post(`${base}/Sharing`, { fileId: file.id, allowedUsage: 1 }).expect(200)).body;
+      for (const name of listFiles(t.storageDir).filter((n) => !before.has(n))) fs.rmSync(path.join(t.storageDir, name));
+      const res = await request(t.app).get(`/sharings/${s.id}.txt`).expect(404).expect('Content-Type', /json/);
+      expect(res.body.error).toMatchObject({ code: 'CORE_NOT_FOUND', message: 'The contents of this file are missing from storage' });
+      expect((await t.get(`${base}/Sharing/${s.id}`).expect(200)).body.used).toBe(0);
     });
 
     it('asks for a password (header or posted form), stored hashed and never shown', async () => {
