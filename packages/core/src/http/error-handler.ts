@@ -14,10 +14,22 @@ export const consoleLogger: Logger = {
   error: (message, meta) => console.error(message, meta ?? ''),
 };
 
+/** Whether a body the strict parser refused is JSON after all: a single value such as `null` or `"x"`. */
+function isSingleJsonValue(body: unknown): boolean {
+  if (typeof body !== 'string') return false;
+  try {
+    JSON.parse(body);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** body-parser's errors by type → our codes. */
-function fromBodyParser(error: { type?: string; status?: number }): ApiError | undefined {
+function fromBodyParser(error: { type?: string; status?: number; body?: unknown }): ApiError | undefined {
   switch (error.type) {
     case 'entity.parse.failed':
+      if (isSingleJsonValue(error.body)) return new ApiError('CORE_INVALID_JSON', 'The body must be a JSON object or array, not a single value');
       return new ApiError('CORE_INVALID_JSON', 'The body is not valid JSON');
     case 'entity.too.large':
       return new ApiError('CORE_PAYLOAD_TOO_LARGE', 'The body is larger than allowed');
