@@ -77,11 +77,15 @@ export function publicLinkRoutes(parts: { store: SharingStore; files: FileServic
     const range = file.size === null ? undefined : requestedRange(res, file.size, etag);
     // Opened before a use is counted: contents missing from storage (404) use nothing up.
     const stream = await readStored({ storage: parts.files.storage, key: file.storageKey }, range);
-    if (countsAsUse(req, state, range) && !(await parts.store.use(id))) {
-      stream.destroy();
-      // Another download took the last use (or the sharing changed) meanwhile.
-      assertUsable(await parts.store.state(id), id);
-      throw new ApiError('SHARING_USED_UP', `Sharing '${id}' has been used up`);
+    try {
+      if (countsAsUse(req, state, range) && !(await parts.store.use(id))) {
+        // Another download took the last use (or the sharing changed) meanwhile.
+        assertUsable(await parts.store.state(id), id);
+        throw new ApiError('SHARING_USED_UP', `Sharing '${id}' has been used up`);
+      }
+    } catch (error) {
+      stream.destroy(); // never sent: close the stored file now
+      throw error;
     }
     const inline = req.query.view === '1' || req.query.view === 'true';
     await sendContent(res, {
