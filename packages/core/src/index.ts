@@ -15,6 +15,7 @@ export type { ErrorCode, BootErrorCode, ValidationIssue } from './errors';
 export { definePlugin } from './plugin';
 export type { Plugin, PluginApi, PluginEntry, OpenApiFragment, RouteInstaller, RequestParameter } from './plugin';
 export { errorResponses, responseRef } from './openapi/error-responses';
+export { ref as schemaRef, param as parameterRef, json as jsonContent } from './openapi/refs';
 export { RECORD_HOOKS, APP_HOOKS, PRESENT_KINDS } from './hooks';
 export type { RecordHook, RecordHookEvent, RecordHookName, AppHookName, PresentKind, RequestEvent, RequestHook } from './hooks';
 export type { MetaCategory, MetaProvider, PresentEvent, PresentHook, PresentInfo, PresentLink } from './present';

@@ -1,7 +1,4 @@
-import { errorResponses, responseRef, type OpenApiFragment } from '@entity-records/core';
-
-const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
-const json = (schema: unknown) => ({ content: { 'application/json': { schema } } });
+import { errorResponses, jsonContent as json, parameterRef, responseRef, schemaRef as ref, type OpenApiFragment } from '@entity-records/core';
 
 const errors = errorResponses();
 const uploadErrors = { ...errors, '409': responseRef('Conflict'), '413': responseRef('PayloadTooLarge'), '415': responseRef('UnsupportedMediaType') };
@@ -54,7 +51,7 @@ const schemas = {
   },
 };
 
-const idParam = { $ref: '#/components/parameters/id' };
+const idParam = parameterRef('id');
 
 /** Single byte ranges of a download (RFC 9110): a part of the contents, 206, or 416 past the end. */
 export const rangeParameters = [

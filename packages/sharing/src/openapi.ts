@@ -1,4 +1,4 @@
-import { errorResponses, responseRef, type OpenApiFragment } from '@entity-records/core';
+import { errorResponses, jsonContent, responseRef, schemaRef, type OpenApiFragment } from '@entity-records/core';
 import { rangeParameters, rangeResponses } from '@entity-records/files';
 
 const fileParam = {
@@ -17,8 +17,8 @@ const responses = {
   '206': { ...rangeResponses['206'], description: `${rangeResponses['206'].description}. Counts one use when it starts at byte 0, or on a link with allowedUsage.` },
   '401': { ...responseRef('Unauthorized'), description: 'Password missing (SHARING_PASSWORD_REQUIRED) or wrong (CORE_UNAUTHORIZED)' },
   '404': responseRef('NotFound'),
-  '410': { description: 'Expired (SHARING_EXPIRED) or used up (SHARING_USED_UP)', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
-  '429': { description: 'Too many wrong passwords; see Retry-After', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
+  '410': { ...responseRef('Error'), description: 'Expired (SHARING_EXPIRED) or used up (SHARING_USED_UP)' },
+  '429': { ...responseRef('TooManyRequests'), description: 'Too many wrong passwords; see Retry-After' },
   default: responseRef('Error'),
 };
 
@@ -32,9 +32,9 @@ export const sharingOpenApi: OpenApiFragment = {
         tags: ['Sharing'],
         summary: 'Share a file: {fileId, name?} plus optional validTill, allowedUsage, password',
         description: 'The caller must be able to read the file. The answer carries `link`, `viewLink` and `filePathsData`; `active` and `available` are true and `deleted` false.',
-        requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/SharingCreate' } } } },
+        requestBody: { required: true, ...jsonContent(schemaRef('SharingCreate')) },
         responses: {
-          '200': { description: 'The Sharing', content: { 'application/json': { schema: { $ref: '#/components/schemas/Sharing' } } } },
+          '200': { description: 'The Sharing', ...jsonContent(schemaRef('Sharing')) },
           ...errorResponses(),
           '413': responseRef('PayloadTooLarge'),
           '415': responseRef('UnsupportedMediaType'),

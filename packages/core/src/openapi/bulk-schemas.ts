@@ -8,10 +8,7 @@ export const RESTORE_RESULT = {
   required: ['restored', 'errors'],
   properties: {
     restored: { type: 'integer' },
-    errors: {
-      type: 'array',
-      items: { type: 'object', properties: { id: { type: 'string' }, code: { type: 'string' }, message: { type: 'string' } } },
-    },
+    errors: itemErrors('id', 'One entry per record not restored; the others are restored.'),
   },
 };
 

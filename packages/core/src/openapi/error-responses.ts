@@ -22,7 +22,7 @@ export const ERROR_BODY = {
  * A `$ref` to one of core's responses (`BadRequest`, `Conflict`, `PayloadTooLarge`, …), for
  * operations of core and of plugin fragments.
  */
-export const responseRef = (name: string) => ({ $ref: `#/components/responses/${name}` });
+export const responseRef = (name: keyof ReturnType<typeof responseComponents>) => ({ $ref: `#/components/responses/${name}` });
 
 /**
  * The error statuses (400, 401, 403, 404 and the default) every record operation documents; the

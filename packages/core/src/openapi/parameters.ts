@@ -1,6 +1,6 @@
 import type { EntityModel } from '../definition/normalize';
 import type { RequestParameter } from '../plugin';
-import { ref } from './refs';
+import { json, ref } from './refs';
 import { parameterComponents } from './request-parameters';
 
 /** List sizes shown in the `maxSize` parameter. */
@@ -49,7 +49,7 @@ export function componentParameters(sizes: ListSizes, requestParameters: readonl
       required: false,
       description:
         'Conditions, ANDed: a JSON array (as here), or the bracket form `where[0][type]=equals&where[0][attribute]=name&where[0][value]=x`.',
-      content: { 'application/json': { schema: { type: 'array', items: ref('WhereItem') } } },
+      ...json({ type: 'array', items: ref('WhereItem') }),
     },
     totalOnly: query('totalOnly', 'Answer `{total}` only.', { type: 'boolean' }),
     collectionOnly: query('collectionOnly', 'Answer `{list}` only, without counting.', { type: 'boolean' }),

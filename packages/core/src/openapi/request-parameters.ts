@@ -3,6 +3,7 @@ import { PRESENT_KINDS } from '../hooks';
 import type { Languages } from '../languages';
 import type { RequestParameter } from '../plugin';
 import type { MetaCategory } from '../present';
+import { param } from './refs';
 
 /** What decides which request parameters the document shows. */
 export interface ParameterInput {
@@ -78,5 +79,5 @@ export function parameterComponents(parameters: readonly RequestParameter[]): Re
 
 /** `$ref`s of the parameters an operation of this kind takes. */
 export function parameterRefs(parameters: readonly RequestParameter[], kind: PresentKind): { $ref: string }[] {
-  return parameters.filter((p) => p.on.includes(kind)).map((p) => ({ $ref: `#/components/parameters/${parameterComponentName(p)}` }));
+  return parameters.filter((p) => p.on.includes(kind)).map((p) => param(parameterComponentName(p)));
 }
