@@ -14,9 +14,12 @@ export const consoleLogger: Logger = {
   error: (message, meta) => console.error(message, meta ?? ''),
 };
 
-/** Whether a body the strict parser refused is JSON after all: a single value such as `null` or `"x"`. */
+/**
+ * Whether a body the strict parser refused is JSON after all: a single value such as `null` or
+ * `"x"`. A body that starts like an object or array was parsed, and failed, already.
+ */
 function isSingleJsonValue(body: unknown): boolean {
-  if (typeof body !== 'string') return false;
+  if (typeof body !== 'string' || /^\s*[{[]/.test(body)) return false;
   try {
     JSON.parse(body);
     return true;

@@ -51,7 +51,7 @@ export async function visibleRecord(
 ): Promise<ApiRecord> {
   const { scope } = await repo.guard.scope(ctx, 'read');
   // Ownership is judged on createdBy / assignedUser even when the caller selected neither.
-  const owners = scope.read === 'own' ? repo.readable.filter((f) => f.name === 'createdBy' || f.name === 'assignedUser') : [];
+  const owners = scope.read === 'own' ? repo.ownerFields : [];
   const extra = [...present, ...owners.filter((f) => !fields.includes(f) && !present.includes(f))];
   const record = await findById(repo, id, { fields, extra, names });
   if (!record || (scope.read === 'own' && !repo.guard.isOwn(ctx, record))) throw notFound(repo.model.name, id);

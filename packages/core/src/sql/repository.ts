@@ -33,6 +33,8 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
   readonly guard: RecordGuard;
   /** @internal Fields a record shows (all but write-only ones). */
   readonly readable: FieldModel[];
+  /** @internal The fields that make a record the user's own (`own` levels): createdBy, and assignedUser if defined. */
+  readonly ownerFields: FieldModel[];
   private readonly uniqueByKey: Map<string, string[]>;
 
   constructor(env: RepositoryEnvironment, model: EntityModel) {
@@ -41,6 +43,7 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
     this.validate = compileRecordValidator(model);
     this.guard = new RecordGuard(model, env.accessFor);
     this.readable = model.fields.filter((f) => !f.def.writeOnly);
+    this.ownerFields = this.readable.filter((f) => f.name === 'createdBy' || f.name === 'assignedUser');
     this.uniqueByKey = new Map([['id', ['id']]]);
     for (const u of uniqueIndexNames(model)) {
       this.uniqueByKey.set(u.name, u.fields);
@@ -157,9 +160,10 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
     return updateRecord(this, ctx, { id, body });
   }
 
-  /** @internal A record the caller may edit: visible (404) and within the edit right (403). */
-  async editable(ctx: RequestContext, id: string): Promise<{ existing: ApiRecord; access: UserAccess }> {
-    return editableRecord(this, ctx, { id });
+  /** @internal Checks that the caller may edit the record (404 unless visible, 403 beyond the edit right); reads only its id and owner. */
+  async editable(ctx: RequestContext, id: string): Promise<{ access: UserAccess }> {
+    const { access } = await editableRecord(this, ctx, { id, fields: this.readable.filter((f) => f.name === 'id'), names: false });
+    return { access };
   }
 
   /** Soft-deletes (the row stays, invisible, and frees its unique values) or removes the row. */

@@ -28,28 +28,29 @@ interface RecordChange {
   attributes?: PreparedAttributeWrite;
 }
 
-/** Read for every update: the id, and the fields that decide whether a record is the user's own (edit level `own`). */
-const ALWAYS_COMPARED = new Set(['id', 'createdBy', 'assignedUser']);
-
 /**
  * What an update reads of the stored record: everything readable when record hooks get it as
  * `existing`; else only what the update compares (the fields the body names, as ids without
- * names, and the owner fields), so that `{price}` costs no join and no link query.
+ * names), so that `{price}` costs no join and no link query.
  */
 function storedFieldsToCompare(repo: Repository, body: Record<string, unknown>): { fields?: FieldModel[]; names?: false } {
   const { hooks } = repo.env;
   if (hooks.has('beforeUpdate', repo.model.name) || hooks.has('afterUpdate', repo.model.name)) return {};
-  const named = new Set(Object.keys(body));
-  return { fields: repo.readable.filter((f) => named.has(f.key) || named.has(f.name) || ALWAYS_COMPARED.has(f.name)), names: false };
+  const named = new Set(['id', ...Object.keys(body ?? {})]);
+  return { fields: repo.readable.filter((f) => named.has(f.key) || named.has(f.name)), names: false };
 }
 
-/** A record the caller may edit: visible (404) and within the edit right (403). */
+/**
+ * A record the caller may edit: visible (404) and within the edit right (403). Of `fields` (by
+ * default all readable ones) and always of the owner fields, which the edit level `own` judges.
+ */
 export async function editableRecord(
   repo: Repository,
   ctx: RequestContext,
   { id, fields, names }: { id: string; fields?: FieldModel[]; names?: false },
 ): Promise<{ existing: ApiRecord; access: UserAccess }> {
-  const existing = await visibleRecord(repo, ctx, { id, fields, names });
+  const withOwner = fields && [...fields, ...repo.ownerFields.filter((f) => !fields.includes(f))];
+  const existing = await visibleRecord(repo, ctx, { id, fields: withOwner, names });
   const { access, scope } = await repo.guard.scope(ctx, 'edit');
   repo.guard.assertLevel(ctx, existing, { level: scope.edit, action: 'edit' });
   return { existing, access };

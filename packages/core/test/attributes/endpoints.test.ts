@@ -143,6 +143,12 @@ describe.each(TEST_DBS)('simple attribute endpoints on %s', (kind) => {
       await owner.post(`${base}/Product/${id}/upsertAttributeValues`, [{ attributeId: a.size, value: 'M' }]).expect(404);
       const mine = (await owner.post(`${base}/Product`, { name: unique('Mine') }).expect(200)).body.id;
       await owner.post(`${base}/Product/${mine}/upsertAttributeValues`, [{ attributeId: a.size, value: 'M' }]).expect(200);
+      const ownEditor = await userWith(t, { Product: { read: 'all', edit: 'own', create: true } });
+      await ownEditor.post(`${base}/Product/${id}/addAttributes`, { attributeIds: [a.title] }).expect(403);
+      await ownEditor.patch(`${base}/Product/${id}`, { name: unique('Not mine') }).expect(403);
+      const ownId = (await ownEditor.post(`${base}/Product`, { name: unique('Own') }).expect(200)).body.id;
+      await ownEditor.post(`${base}/Product/${ownId}/addAttributes`, { attributeIds: [a.title] }).expect(200);
+      await ownEditor.patch(`${base}/Product/${ownId}`, { name: unique('Still mine') }).expect(200);
       expect((await t.get(`${base}/Product/${id}/attributeValues`).expect(200)).body[0].value).toBe('S');
     });
   });
