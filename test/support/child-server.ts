@@ -143,7 +143,8 @@ export function childServerScope(script: string, dirPrefix: string): ChildServer
       return server;
     },
     stop(server) {
-      running.splice(running.indexOf(server), 1);
+      const index = running.indexOf(server);
+      if (index >= 0) running.splice(index, 1);
       return server.stop();
     },
   };

@@ -124,6 +124,7 @@ export class Presenter {
 
   addHook(entity: string, hook: PresentHook): void {
     if (!hook || typeof hook.present !== 'function') throw new BootError('CORE_PLUGIN_INVALID', 'onPresent needs a present function');
+    if (hook.applies !== undefined && typeof hook.applies !== 'function') throw new BootError('CORE_PLUGIN_INVALID', 'onPresent: applies must be a function');
     this.hooks.push({ entity, kinds: kindsOf(hook.kinds, 'onPresent'), item: hook });
     this.registrations.clear();
   }

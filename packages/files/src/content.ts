@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { Readable, Transform } from 'node:stream';
 import { ApiError } from '@entity-records/core';
+import type { ByteRange } from './byte-range';
 import type { StorageDriver } from './declarations';
 
 /** A fresh storage key for a file's contents, spread over directories by its first characters. */
@@ -19,7 +20,7 @@ export interface StorageLocation {
  * The stored bytes of a file (or those of `range`). Storage that has lost them (the driver's
  * ENOENT) answers 404 rather than a server error: the record is there, its contents are not.
  */
-export async function readStored({ storage, key }: StorageLocation, range?: { start: number; end: number }): Promise<Readable> {
+export async function readStored({ storage, key }: StorageLocation, range?: ByteRange): Promise<Readable> {
   try {
     return await storage.read(key, range);
   } catch (error) {

@@ -1,5 +1,6 @@
 import type { LookupFunction } from 'node:net';
 import type { Readable } from 'node:stream';
+import type { ByteRange } from './byte-range';
 
 /**
  * Where file contents live. Keys are made by the plugin (`files/…`, `chunks/…`, `thumbs/…`,
@@ -17,7 +18,7 @@ export interface StorageDriver {
    * A stream of the bytes stored under `key` (only bytes `range.start` to `range.end`, both
    * included, when a range is given); rejects with `code: 'ENOENT'` when there are none.
    */
-  read(key: string, range?: { start: number; end: number }): Promise<Readable>;
+  read(key: string, range?: ByteRange): Promise<Readable>;
   /** Whether `key` holds an object. */
   exists(key: string): Promise<boolean>;
   /** Removes the object; a missing one is not an error. */

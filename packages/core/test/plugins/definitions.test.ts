@@ -76,9 +76,12 @@ describe('definition transforms and plugin options', () => {
     expect(error).toMatchObject({ code: 'CORE_DEFINITION_INVALID', message: expect.stringMatching(/createdAt/) });
   });
 
-  it('refuses unknown response kinds and a meta category added twice', () => {
+  it('refuses unknown response kinds, an applies that is no function and a meta category added twice', () => {
     const kinds = definePlugin({ name: 'kinds', setup: (api) => api.onPresent('*', { kinds: ['list', 'export' as never], present() {} }) });
     expect(bootError(() => createEntityApi({ database: 'sqlite::memory:', entities: [], plugins: [kinds] })).code).toBe('CORE_HOOK_NOT_SUPPORTED');
+    const applies = definePlugin({ name: 'applies', setup: (api) => api.onPresent('*', { applies: true as never, present() {} }) });
+    const error = bootError(() => createEntityApi({ database: 'sqlite::memory:', entities: [], plugins: [applies] }));
+    expect(error).toMatchObject({ code: 'CORE_PLUGIN_INVALID', message: expect.stringMatching(/onPresent: applies must be a function/) });
     const twice = definePlugin({
       name: 'twice',
       setup(api) {

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import type { ByteRange } from '../byte-range';
 import type { StorageDriver } from '../declarations';
 
 /** Keys the plugin makes: no absolute paths, no `..`, nothing a shell or a file system treats specially. */
@@ -48,7 +49,7 @@ export class LocalStorage implements StorageDriver {
     return bytes;
   }
 
-  async read(key: string, range?: { start: number; end: number }): Promise<Readable> {
+  async read(key: string, range?: ByteRange): Promise<Readable> {
     const file = this.pathOf(key);
     // Open first, so a missing object rejects here rather than on the stream.
     const handle = await fs.promises.open(file, 'r');
