@@ -7,7 +7,7 @@ import type { CacheEvents } from './sql/cache-events';
 import { syncSchema } from './sql/schema-sync';
 
 /** What starts and stops with an instance. */
-export interface LifecycleServices {
+interface LifecycleServices {
   cacheEvents: CacheEvents;
   accessService: AccessService;
   auth: AuthService;

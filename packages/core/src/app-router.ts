@@ -15,7 +15,7 @@ import type { OpenApiFragment } from './plugin';
 import { translateOutage } from './sql/dialects/shared';
 
 /** The services the router of an instance serves. */
-export interface RouterServices {
+interface RouterServices {
   ready: () => Promise<void>;
   auth: AuthService;
   throttle: LoginThrottle;

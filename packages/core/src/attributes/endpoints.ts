@@ -9,7 +9,7 @@ import type { AttributeService } from './service';
 import { WritePlan } from './write-plan';
 
 /** The record an endpoint call addresses, with the request it comes from. */
-export interface RecordTarget {
+interface RecordTarget {
   ctx: RequestContext;
   repo: Repository;
   id: string;

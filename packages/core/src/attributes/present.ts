@@ -85,7 +85,7 @@ function addVirtualFields(record: Record<string, unknown>, entry: RecordAttribut
 }
 
 /** How the flattened format shows attributes: in the request's view, with full `attributesDefs` (single reads) or minimal ones (lists). */
-export interface FlatFormat {
+interface FlatFormat {
   view: ValueView;
   full: boolean;
 }

@@ -105,7 +105,7 @@ export function candidateNames(key: string, suffixes: readonly string[]): string
 }
 
 /** One key of a flattened body with its value, and the part of an attribute it names. */
-export interface BodyKey {
+interface BodyKey {
   attribute: AttributeDef;
   part: Part;
   key: string;

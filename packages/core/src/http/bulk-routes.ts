@@ -36,7 +36,7 @@ function bulkContext(req: Request): RequestContext {
   return ctx;
 }
 
-export interface BulkRouteParts {
+interface BulkRouteParts {
   lookup: RepositoryLookup;
   /** Runs `upsertAsync` and the mass updates too large to answer at once. */
   jobs: JobService;

@@ -29,7 +29,7 @@ export class JobInterrupted extends Error {
 
 export type JobHandler = (run: JobRun) => Promise<unknown>;
 
-export interface JobServiceOptions {
+interface JobServiceOptions {
   /** The user a job runs as (and the admin who acted for them); undefined once removed. */
   loadUser: (id: string) => Promise<ContextUser | undefined>;
   /** Told of every failed job, with what it threw. */

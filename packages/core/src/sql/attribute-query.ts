@@ -48,7 +48,7 @@ function valueField(a: AttributeDef): FieldModel {
 const matches = (a: AttributeDef, name: string) => a.id === name || a.code === name;
 
 /** Where a list query reads attributes from: the store, through the connection of the request. */
-export interface AttributeSource {
+interface AttributeSource {
   store: AttributeStore;
   db: Knex;
 }

@@ -13,13 +13,13 @@ import { live, nameSql } from './read-query';
 const ATTRIBUTE_FIELDS = ['code', 'name', 'entityType', 'type', 'measure', 'isMultilang', 'isRequired', 'isReadOnly', 'isProtected', 'options', 'linkEntity', 'min', 'max'];
 
 /** The value table of an entity type, inside a write's transaction. */
-export interface ValueTable {
+interface ValueTable {
   trx: Knex.Transaction;
   model: EntityModel;
 }
 
 /** One record's rows in the value table of its entity type. */
-export interface RecordValues extends ValueTable {
+interface RecordValues extends ValueTable {
   recordId: string;
 }
 

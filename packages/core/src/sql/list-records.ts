@@ -24,7 +24,7 @@ const IDS_PER_QUERY = 500;
 const NEVER_NULL = new Set(['id', 'createdAt', 'modifiedAt']);
 
 /** A list request: its parameters and how its page is read. */
-export interface ListRequest extends ListOptions {
+interface ListRequest extends ListOptions {
   params: FindParams;
 }
 

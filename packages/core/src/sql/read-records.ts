@@ -10,7 +10,7 @@ import type { Repository } from './repository';
 import { sqlContext } from './sql-context';
 
 /** The fields a read returns, and `extra` ones read for the present stage (kept under hidden keys). */
-export interface ReadFields {
+interface ReadFields {
   fields: FieldModel[];
   extra?: readonly FieldModel[];
   /** false: single links read their stored id only, not the linked record's name. */
@@ -79,7 +79,7 @@ export async function getRecord<TRecord extends ApiRecord>(
 }
 
 /** A written record and the after-hook that gets its own copy of it. */
-export interface WriteAnswer {
+interface WriteAnswer {
   kind: 'create' | 'update';
   id: string;
   afterHook: (record: ApiRecord) => Promise<void>;

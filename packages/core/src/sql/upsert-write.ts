@@ -13,7 +13,7 @@ import { applyValues, type Prepared, type RecordState } from './upsert-plan';
 export const failureMessage = (error: unknown): string => (error instanceof ApiError ? error.message : 'The item could not be stored');
 
 /** The write of a run's decided items: its transaction, repository and caller, and the records that failed so far. */
-export interface DecidedWrite {
+interface DecidedWrite {
   trx: Knex.Transaction;
   repo: Repository;
   ctx: RequestContext;
