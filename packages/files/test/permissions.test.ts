@@ -1,6 +1,7 @@
 import request from 'supertest';
 import sharing from '@entity-records/sharing';
 import { GENERATIONS } from '../../../test/support/api';
+import { userWithRole } from '../../../test/support/users';
 import { TEST_DBS } from '../../../test/support/databases';
 import { binary, dataUrl, listFiles, pngOf, startFilesApi, type FilesTestApi } from './helpers';
 
@@ -8,20 +9,10 @@ type Scopes = Record<string, Record<string, unknown>>;
 
 describe.each(TEST_DBS)('permissions of files and sharings on %s', (kind) => {
   let t: FilesTestApi;
-  let n = 0;
-  /** A user holding one new role with these scopes (and field rights); returns a client acting as them. */
-  async function userWith(scopes: Scopes, fields?: Record<string, Record<string, { read: boolean; edit: boolean }>>) {
-    n += 1;
-    const role = (await t.post('/api/Role', { name: `role ${n}`, scopes, ...(fields ? { fields } : {}) }).expect(200)).body;
-    const userName = `user${n}`;
-    await t.post('/api/User', { userName, password: 'pw-123456', rolesIds: [role.id] }).expect(200);
-    const token = (await request(t.app).get('/api/userSession').auth(userName, 'pw-123456').set('Authorization-Token-Only', 'true').expect(200)).body.authorizationToken;
-    const as = (r: request.Test) => r.set('Authorization-Token', token);
-    return {
-      get: (p: string) => as(request(t.app).get(p)),
-      post: (p: string, body?: unknown) => as(request(t.app).post(p)).send(body as object),
-      upload: (p: string) => as(request(t.app).post(p)),
-    };
+  /** A user holding one new role with these scopes (and field rights); a client acting as them, with multipart uploads. */
+  async function userWith(scopes: Scopes, fields?: Scopes) {
+    const user = await userWithRole(t, { scopes, fields });
+    return { ...user, upload: (p: string) => request(t.app).post(p).set('Authorization-Token', user.token) };
   }
 
   beforeAll(async () => {

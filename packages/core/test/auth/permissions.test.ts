@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { GENERATIONS, startTestApi, type TestApi } from '../../../../test/support/api';
+import { GENERATIONS, requestsTo, startTestApi, type TestApi } from '../../../../test/support/api';
 import { TEST_DBS } from '../../../../test/support/databases';
 import { testEntities } from '../../../../test/support/fixtures';
 
@@ -8,12 +8,7 @@ type Scopes = Record<string, Record<string, unknown>>;
 describe.each(TEST_DBS)('roles and permissions on %s', (kind) => {
   let t: TestApi;
   let n = 0;
-  const as = (token: string) => ({
-    get: (path: string) => request(t.app).get(path).set('Authorization-Token', token),
-    post: (path: string, body: unknown) => request(t.app).post(path).set('Authorization-Token', token).send(body as object),
-    patch: (path: string, body: unknown) => request(t.app).patch(path).set('Authorization-Token', token).send(body as object),
-    del: (path: string) => request(t.app).delete(path).set('Authorization-Token', token),
-  });
+  const as = (token: string) => requestsTo(t.app, (r) => r.set('Authorization-Token', token));
   /** A user holding new roles with these scopes/fields; returns a client acting as them. */
   async function userWith(...roles: { scopes: Scopes; fields?: Scopes }[]) {
     n += 1;

@@ -1,4 +1,4 @@
-import { startTestApi, type TestApi } from '../../../../test/support/api';
+import { recordQueries, startTestApi, type TestApi } from '../../../../test/support/api';
 import { TEST_DBS } from '../../../../test/support/databases';
 import { testEntities } from '../../../../test/support/fixtures';
 
@@ -30,14 +30,7 @@ describe.each(TEST_DBS)('list regressions on %s', (kind) => {
   });
 
   it('pages by id with a plain ORDER BY that the primary key index serves', async () => {
-    const sql: string[] = [];
-    const listener = (q: { sql: string }) => void sql.push(q.sql);
-    t.api.database.knex.on('query', listener);
-    try {
-      await t.get('/api/Product?maxSize=2').expect(200);
-    } finally {
-      t.api.database.knex.off('query', listener);
-    }
+    const sql = await recordQueries(t, () => t.get('/api/Product?maxSize=2').expect(200));
     const page = sql.find((s) => /order by/i.test(s)) ?? '';
     expect(page).toMatch(/order by ["`]product["`]\.["`]id["`] asc limit/i);
     expect(page).not.toMatch(/nulls/i);
