@@ -13,7 +13,6 @@ import { live, selectRecords, sortColumn } from './read-query';
 import { hydrate, visibleRecord } from './read-records';
 import type { Repository } from './repository';
 import type { FindParams, FindResult, LinkScope, ListOptions, RepositoryEnvironment } from './repository-types';
-import { sqlContext } from './sql-context';
 import { applyWhere, type WhereContext } from './where';
 import { asNonNegativeInt, invalidQuery } from './where-values';
 
@@ -93,7 +92,7 @@ function orderPage(repo: Repository, qb: Knex.QueryBuilder, { sort, attributes, 
   // (knex's own nulls option drops the column on SQLite; both databases know NULLS FIRST/LAST.)
   // Columns that are never NULL get no NULLS clause, so PostgreSQL can page along their index.
   const nulls = sort && NEVER_NULL.has(sort.name) ? '' : ` nulls ${direction === 'asc' ? 'first' : 'last'}`;
-  const by = sort ? sortColumn(sqlContext(repo.env, repo.env.database.knex), repo.model, sort) : (attributes?.sort as Knex.Raw);
+  const by = sort ? sortColumn(repo.sql, repo.model, sort) : (attributes?.sort as Knex.Raw);
   qb.orderByRaw(`? ${direction}${nulls}`, [by]);
   if (sort?.name !== 'id') qb.orderBy(`${repo.model.table}.id`, direction);
 }
@@ -106,7 +105,7 @@ async function readPage(repo: Repository, ctx: RequestContext, page: PageRead): 
   // A link sorts by its target's name, which needs its join even when not selected.
   const read = [...fields, ...extra];
   const joined = !sort || read.includes(sort) ? read : [...read, sort];
-  const qb = selectRecords(sqlContext(repo.env, repo.env.database.knex), repo.model, joined);
+  const qb = selectRecords(repo.sql, repo.model, joined);
   page.filter(qb);
   orderPage(repo, qb, page);
   const rows = await qb.offset(page.offset).limit(page.maxSize);

@@ -7,7 +7,6 @@ import { hiddenKeys } from '../present';
 import { selectFields } from './field-selection';
 import { decodeRows, loadMultipleLinks, outputKeys, selectRecords, selectStoredColumns, shapeRecord } from './read-query';
 import type { Repository } from './repository';
-import { sqlContext } from './sql-context';
 
 /** The fields a read returns, and `extra` ones read for the present stage (kept under hidden keys). */
 interface ReadFields {
@@ -19,10 +18,10 @@ interface ReadFields {
 
 /** Decodes rows into records of `fields`, plus the keys of `extra` fields (read for the present stage). */
 export async function hydrate(repo: Repository, rows: Record<string, unknown>[], { fields, extra = [] }: ReadFields): Promise<ApiRecord[]> {
-  const { knex, dialect } = repo.env.database;
+  const { dialect } = repo.env.database;
   const all = extra.length ? [...fields, ...extra] : fields;
   decodeRows(dialect, all, rows);
-  await loadMultipleLinks(sqlContext(repo.env, knex), all, rows as ApiRecord[]);
+  await loadMultipleLinks(repo.sql, all, rows as ApiRecord[]);
   const keys = extra.length ? [...outputKeys(fields), ...hiddenKeys(extra, fields)] : outputKeys(fields);
   return rows.map((row) => shapeRecord(keys, row));
 }
@@ -30,7 +29,7 @@ export async function hydrate(repo: Repository, rows: Record<string, unknown>[],
 /** The stored record with this id (deleted or not), or undefined. */
 export async function findById(repo: Repository, id: string, read: ReadFields = { fields: repo.readable }): Promise<ApiRecord | undefined> {
   if (!isValidId(id)) return undefined;
-  const sql = sqlContext(repo.env, repo.env.database.knex);
+  const { sql } = repo;
   return repo.translated(async () => {
     const fields = [...read.fields, ...(read.extra ?? [])];
     const select = read.names === false ? selectStoredColumns(sql, repo.model, fields) : selectRecords(sql, repo.model, fields);

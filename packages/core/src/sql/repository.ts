@@ -14,6 +14,7 @@ import { RecordGuard } from './record-guard';
 import type { FindParams, FindResult, LinkScope, ListOptions, RepositoryEnvironment, RestoreResult } from './repository-types';
 import { restoreRecords } from './restore';
 import { uniqueIndexNames } from './schema-sync';
+import { sqlContext, type SqlContext } from './sql-context';
 import { editableRecord, updateRecord } from './update-record';
 import { assertWritable, modifiedBy } from './write-values';
 
@@ -33,6 +34,8 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
   readonly guard: RecordGuard;
   /** @internal Fields a record shows (all but write-only ones). */
   readonly readable: FieldModel[];
+  /** @internal Queries on the pool: built once, used by every read. */
+  readonly sql: SqlContext;
   /** @internal The fields that make a record the user's own (`own` levels): createdBy, and assignedUser if defined. */
   readonly ownerFields: FieldModel[];
   private readonly uniqueByKey: Map<string, string[]>;
@@ -43,6 +46,7 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
     this.validate = compileRecordValidator(model);
     this.guard = new RecordGuard(model, env.accessFor);
     this.readable = model.fields.filter((f) => !f.def.writeOnly);
+    this.sql = sqlContext(env, env.database.knex);
     this.ownerFields = this.readable.filter((f) => f.name === 'createdBy' || f.name === 'assignedUser');
     this.uniqueByKey = new Map([['id', ['id']]]);
     for (const u of uniqueIndexNames(model)) {
