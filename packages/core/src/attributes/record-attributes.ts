@@ -38,8 +38,11 @@ export interface AttributeListParams {
 /** A body with its attribute keys taken out, and how to write them once the record is written. */
 export interface PreparedAttributeWrite {
   body: Record<string, unknown>;
-  /** Writes the attribute values inside the record's transaction; true when something changed. */
-  apply(trx: Transaction, recordId: string, resolveLinkObject?: LinkObjectResolver): Promise<boolean>;
+  /**
+   * Writes the attribute values inside the record's transaction; true when something changed.
+   * Absent when the body names no attribute (the write needs no attribute statement).
+   */
+  apply?(trx: Transaction, recordId: string, resolveLinkObject?: LinkObjectResolver): Promise<boolean>;
 }
 
 /**

@@ -93,7 +93,7 @@ export class AttributeService implements RecordAttributes {
     const generation = ctx.generation ?? 'B';
     const split = splitFlattenedBody(model, body, generation);
     const names = namesIn(split, this.variantLanguages.map((l) => l.suffix));
-    if (names.length === 0) return { body: split.data, apply: async () => false };
+    if (names.length === 0) return { body: split.data };
     const found = await this.store.attributes(this.db, model.name, names);
     const plan = planFlattenedBody(split, body, { found, model, generation, languages: this.variantLanguages });
     const { schema, database } = this.options;

@@ -29,7 +29,7 @@ export async function createRecord<TRecord extends ApiRecord>(repo: Repository<T
   const id = await repo.translated(() =>
     repo.env.database.knex.transaction(async (trx) => {
       const created = await insertRecord(repo, { trx, ctx, after }, { body: input, hooked: fromHooks });
-      await attributes?.apply(trx, created, linkObjectResolver(repo, ctx, after));
+      await attributes?.apply?.(trx, created, linkObjectResolver(repo, ctx, after));
       return created;
     }),
   );

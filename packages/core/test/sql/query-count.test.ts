@@ -53,4 +53,15 @@ describe.each(TEST_DBS)('queries per list page on %s', (kind) => {
     const withLinks = await recordQueries(t, () => t.patch(`/api/Product/${id}`, { categoriesIds: [] }).expect(200));
     expect(readsBefore(withLinks, /^update |^delete /i)).toHaveLength(2);
   });
+
+  it('writes simple columns in one statement, without a transaction; links in a transaction', async () => {
+    const id = (await t.get('/api/Product?maxSize=1').expect(200)).body.list[0].id;
+    const statements = (sql: string[]) => sql.filter((s) => /^(begin|commit|rollback|update|insert|delete)\b/i.test(s));
+    const simple = await recordQueries(t, () => t.patch(`/api/Product/${id}`, { price: 3, quantity: 4 }).expect(200));
+    expect(statements(simple)).toEqual([expect.stringMatching(/^update /i)]);
+    const { brandId } = (await t.get(`/api/Product/${id}`).expect(200)).body;
+    const other = (await t.get('/api/Brand?maxSize=2').expect(200)).body.list.find((b: { id: string }) => b.id !== brandId).id;
+    const linked = await recordQueries(t, () => t.patch(`/api/Product/${id}`, { price: 5, brandId: other }).expect(200));
+    expect(statements(linked)).toEqual([expect.stringMatching(/^begin/i), expect.stringMatching(/^update /i), expect.stringMatching(/^commit/i)]);
+  });
 });
