@@ -44,6 +44,7 @@ export function openApiText({ options, registry, schema }: InstanceBase, hostRou
         maxListSize: options.maxListSize,
         parameters: registry.parameters,
         metaCategories: registry.presenter.metaCategories(),
+        addedKeys: (entity) => registry.presenter.addedKeys(entity),
         languages: registry.languages,
       }),
     ));

@@ -53,6 +53,11 @@ export interface PresentHook {
    */
   load?(info: PresentInfo): readonly string[];
   present(event: PresentEvent): void | Promise<void>;
+  /**
+   * Keys the hook adds to the records it presents, with the JSON Schema of each value: the
+   * OpenAPI read schema of its entity types lists them.
+   */
+  adds?: Readonly<Record<string, Record<string, unknown>>>;
 }
 
 /** Computes a `_meta` category for a page: one value per record, in order. */
@@ -125,6 +130,7 @@ export class Presenter {
   addHook(entity: string, hook: PresentHook): void {
     if (!hook || typeof hook.present !== 'function') throw new BootError('CORE_PLUGIN_INVALID', 'onPresent needs a present function');
     if (hook.applies !== undefined && typeof hook.applies !== 'function') throw new BootError('CORE_PLUGIN_INVALID', 'onPresent: applies must be a function');
+    if (hook.adds !== undefined && (typeof hook.adds !== 'object' || hook.adds === null)) throw new BootError('CORE_PLUGIN_INVALID', 'onPresent: adds must be an object of JSON Schemas');
     this.hooks.push({ entity, kinds: kindsOf(hook.kinds, 'onPresent'), item: hook });
     this.registrations.clear();
   }
@@ -141,6 +147,13 @@ export class Presenter {
   /** The `_meta` categories by name (for the OpenAPI document). */
   metaCategories(): ReadonlyMap<string, MetaCategory> {
     return new Map([...this.meta].map(([name, r]) => [name, r.item]));
+  }
+
+  /** The keys present hooks add to records of `entity`, with their JSON Schema (for the OpenAPI document). */
+  addedKeys(entity: string): Record<string, Record<string, unknown>> {
+    const keys: Record<string, Record<string, unknown>> = {};
+    for (const r of this.hooks) if (r.entity === '*' || r.entity === entity) Object.assign(keys, r.item.adds);
+    return keys;
   }
 
   /** What a response needs, or undefined when no hook or category applies (the common case). */

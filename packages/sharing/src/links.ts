@@ -23,6 +23,7 @@ const NEEDED = ['file', 'active', 'validTill', 'allowedUsage', 'used'];
 export function sharingLinks(parts: { files: FileService; options: SharingOptions; instance: () => EntityApi }): PresentHook {
   const base = () => (parts.options.publicUrl ?? parts.instance().options.publicUrl ?? '').replace(/\/+$/, '');
   return {
+    adds: { deleted: { type: 'boolean', const: false, description: 'Always false: deleted sharings are not shown.' } },
     load: ({ fields }) => (fields.some((f) => COMPUTED.includes(f.name)) ? NEEDED : []),
     present: async ({ fields, records, repository }) => {
       for (const record of records) record.deleted = false;

@@ -50,6 +50,11 @@ describe.each(TEST_DBS)('Sharing on %s', (kind) => {
       expect(view.headers['content-disposition']).toMatch(/^inline; /);
       const read = await t.get(`${base}/Sharing/${s.id}`).expect(200);
       expect(read.body).toMatchObject({ used: 2, deleted: false, available: true });
+      // The OpenAPI read schema names every key of the answer, `deleted` too.
+      const doc = (await request(t.app).get('/apidocs/openapi.json').expect(200)).body;
+      const documented = doc.components.schemas.Sharing.properties;
+      expect(Object.keys(read.body).filter((key) => !(key in documented))).toEqual([]);
+      expect(documented.deleted).toMatchObject({ type: 'boolean', readOnly: true });
     });
 
     it('serves byte ranges of a link; a download counts once, but on a link with a limit every request does', async () => {

@@ -14,6 +14,8 @@ export interface OpenApiInput extends ListSizes, ParameterInput {
   publicUrl?: string;
   /** Routes the host mounts itself, read from its JSDoc (`openapi.apis`); absolute paths. */
   hostRoutes?: OpenApiFragment;
+  /** Keys present hooks add to the records of an entity type, with their JSON Schema. */
+  addedKeys?: (entity: string) => Record<string, Record<string, unknown>>;
 }
 
 /** Tag descriptions of core entity types (a definition's own description wins). */
@@ -113,6 +115,12 @@ export function buildOpenApi(input: OpenApiInput): Record<string, unknown> {
       ...[...input.fragments, host].flatMap((f) => f.tags ?? []),
     ]),
     paths,
-    components: components(input.schema, { fragments: [...input.fragments, host], sizes: input, parameters, metaCategories: input.metaCategories }),
+    components: components(input.schema, {
+      fragments: [...input.fragments, host],
+      sizes: input,
+      parameters,
+      metaCategories: input.metaCategories,
+      addedKeys: input.addedKeys,
+    }),
   });
 }

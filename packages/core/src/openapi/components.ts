@@ -17,6 +17,8 @@ export interface ComponentInput {
   parameters?: readonly RequestParameter[];
   /** `_meta` categories: records get an optional `_meta` when there is one. */
   metaCategories?: ReadonlyMap<string, MetaCategory>;
+  /** Keys present hooks add to the records of an entity type, with their JSON Schema. */
+  addedKeys?: (entity: string) => Record<string, Record<string, unknown>>;
 }
 
 const SECURITY_SCHEMES = {
@@ -43,7 +45,7 @@ export function components(schema: SchemaModel, input: ComponentInput) {
     RecordList: RECORD_LIST,
     ...ATTRIBUTE_SCHEMAS,
     ...bulkSchemas(schema),
-    ...entitySchemas(schema, input.metaCategories ?? new Map()),
+    ...entitySchemas(schema, { meta: input.metaCategories ?? new Map(), addedKeys: input.addedKeys }),
   };
   for (const f of fragments) Object.assign(schemas, f.components?.schemas ?? {});
   return {

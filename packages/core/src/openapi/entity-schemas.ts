@@ -95,8 +95,14 @@ function metaSchema(categories: ReadonlyMap<string, MetaCategory>): Record<strin
   };
 }
 
-/** The record as reads return it (with an optional `_meta` when `_meta` categories exist). */
-export function readSchema(model: EntityModel, meta: ReadonlyMap<string, MetaCategory> = new Map()): Record<string, unknown> {
+/** What a read schema shows beyond the fields: `_meta` categories, and keys present hooks add. */
+export interface ReadSchemaInput {
+  meta?: ReadonlyMap<string, MetaCategory>;
+  addedKeys?: (entity: string) => Record<string, Record<string, unknown>>;
+}
+
+/** The record as reads return it (with an optional `_meta` when `_meta` categories exist, and the keys present hooks add). */
+export function readSchema(model: EntityModel, { meta = new Map(), addedKeys }: ReadSchemaInput = {}): Record<string, unknown> {
   const properties: Record<string, unknown> = {};
   for (const f of model.fields) {
     if (f.def.writeOnly) continue;
@@ -111,6 +117,7 @@ export function readSchema(model: EntityModel, meta: ReadonlyMap<string, MetaCat
       properties[`${f.name}Names`] = { type: 'object', additionalProperties: { type: ['string', 'null'] }, readOnly: true };
     }
   }
+  for (const [key, schema] of Object.entries(addedKeys?.(model.name) ?? {})) properties[key] ??= { ...schema, readOnly: true };
   if (meta.size) properties._meta = metaSchema(meta);
   return {
     type: 'object',

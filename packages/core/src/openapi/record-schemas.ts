@@ -1,7 +1,6 @@
 import type { SchemaModel } from '../definition/normalize';
-import type { MetaCategory } from '../present';
 import { WHERE_OPERATORS } from '../sql/where';
-import { readSchema, writeSchema } from './entity-schemas';
+import { readSchema, writeSchema, type ReadSchemaInput } from './entity-schemas';
 import { ref } from './refs';
 
 export const WHERE_ITEM = {
@@ -23,10 +22,10 @@ export const RECORD_LIST = {
 };
 
 /** Per entity type: the record read, the create and update bodies, and a page of records. */
-export function entitySchemas(schema: SchemaModel, meta: ReadonlyMap<string, MetaCategory>): Record<string, unknown> {
+export function entitySchemas(schema: SchemaModel, read: ReadSchemaInput): Record<string, unknown> {
   const schemas: Record<string, unknown> = {};
   for (const model of schema.entities.values()) {
-    schemas[model.name] = readSchema(model, meta);
+    schemas[model.name] = readSchema(model, read);
     schemas[`${model.name}Create`] = writeSchema(model, 'create');
     schemas[`${model.name}Update`] = writeSchema(model, 'update');
     schemas[`${model.name}List`] = {

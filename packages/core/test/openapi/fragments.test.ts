@@ -14,6 +14,8 @@ describe('OpenAPI fragments of plugins', () => {
         paths: { '/Thing/ping': { get: { operationId: 'pingThing', responses: { '200': { description: 'ok' } } } } },
         tags: [{ name: 'Thing', description: 'Things' }],
       });
+      api.onPresent('Brand', { adds: { score: { type: 'integer' } }, present: () => undefined });
+      api.onPresent('*', { adds: { seenAt: { type: 'string' } }, present: () => undefined });
     },
   });
   const overriding = definePlugin({
@@ -60,6 +62,15 @@ describe('OpenAPI fragments of plugins', () => {
       expect(Object.keys(bare.responses ?? {}).length).toBeGreaterThan(0);
     }
     expect((doc.paths['/api/Thing/again'].post as Operation).operationId).toBe('pingThing_2');
+  });
+
+  it('list the keys present hooks add in the read schemas of their entity types', () => {
+    const { Brand, Product, BrandCreate } = doc.components.schemas;
+    expect(Brand.properties?.score).toEqual({ type: 'integer', readOnly: true });
+    expect(Brand.properties?.seenAt).toEqual({ type: 'string', readOnly: true });
+    expect(Product.properties?.seenAt).toEqual({ type: 'string', readOnly: true });
+    expect(Product.properties?.score).toBeUndefined();
+    expect(BrandCreate.properties?.score).toBeUndefined();
   });
 
   it('merge tags of the same name', () => {

@@ -5,7 +5,11 @@ import { startTestApi, type TestApi } from '../../../../test/support/api';
 export type Doc = {
   openapi: string;
   paths: Record<string, Record<string, Operation | unknown>>;
-  components: { securitySchemes: Record<string, unknown>; parameters: Record<string, { name: string; in: string }> };
+  components: {
+    securitySchemes: Record<string, unknown>;
+    parameters: Record<string, { name: string; in: string }>;
+    schemas: Record<string, { properties?: Record<string, unknown> }>;
+  };
   security?: unknown[];
   tags?: { name: string }[];
 };
