@@ -1,4 +1,4 @@
-import express, { type RequestHandler } from 'express';
+import express, { type RequestHandler, type Response } from 'express';
 import { ApiError } from '../errors';
 
 const JSON_TYPES = ['application/json', 'application/*+json'];
@@ -15,7 +15,36 @@ export function jsonBody(options: { generation: 'A' | 'B'; limit: string | numbe
     if (options.exempt?.(req.path) || !hasBody(req.headers) || req.is(JSON_TYPES)) return next();
     next(new ApiError('CORE_UNSUPPORTED_MEDIA_TYPE', 'Request bodies must be application/json'));
   };
-  const parse = express.json({ limit: options.limit, strict: true, type: () => true });
+  const parse = express.json({
+    limit: options.limit,
+    strict: true,
+    type: () => true,
+    verify: (_req, res, raw) => {
+      if (escapesNul(raw)) (res as Response).locals.bodyHasNul = true;
+    },
+  });
   const parseUnlessExempt: RequestHandler = (req, res, next) => (options.exempt?.(req.path) ? next() : parse(req, res, next));
-  return options.generation === 'A' ? [strictType, parseUnlessExempt] : [parseUnlessExempt];
+  // PostgreSQL stores no NUL in text, SQLite would: a body with one is refused on both alike.
+  const refuseNul: RequestHandler = (_req, res, next) => {
+    if (!res.locals.bodyHasNul) return next();
+    next(new ApiError('CORE_VALIDATION_FAILED', 'Text in the body must not contain the NUL character (\\u0000)', {
+      details: { issues: [{ path: [], code: 'nul_character', message: 'Text must not contain the NUL character' }] },
+    }));
+  };
+  return options.generation === 'A' ? [strictType, parseUnlessExempt, refuseNul] : [parseUnlessExempt, refuseNul];
+}
+
+const NUL_ESCAPE = Buffer.from('\\u0000');
+
+/**
+ * Whether a JSON text holds a NUL character: the escape `\u0000` (JSON allows NUL no other way)
+ * after an odd run of backslashes (`\\u0000` is a backslash and the text `u0000`).
+ */
+function escapesNul(raw: Buffer): boolean {
+  for (let at = raw.indexOf(NUL_ESCAPE); at >= 0; at = raw.indexOf(NUL_ESCAPE, at + 1)) {
+    let slashes = 1;
+    while (at - slashes >= 0 && raw[at - slashes] === 0x5c) slashes += 1;
+    if (slashes % 2 === 1) return true;
+  }
+  return false;
 }

@@ -70,6 +70,8 @@ export function mountBulkRoutes(router: Router, { lookup, jobs, generation }: Bu
     if (where !== undefined && !Array.isArray(where)) throw invalid('where must be a list of conditions', 'where');
     if ((ids === undefined) === (where === undefined)) throw invalid('give either ids or where', 'ids');
     repo.validate(values, 'update');
+    // A bad condition is 400 now, not a failed job later: reading one id checks it.
+    if (where !== undefined) await repo.find(ctx, { where, select: ['id'], maxSize: 1, collectionOnly: true });
     if (where !== undefined || (ids as string[]).length > MASS_UPDATE_SYNC_LIMIT) {
       res.json({ jobId: await jobs.enqueue('massUpdate', { entityName: repo.model.name, ids, where, values }, ctx) });
       return;

@@ -48,6 +48,12 @@ function fromBodyParser(error: { type?: string; status?: number; body?: unknown 
   }
 }
 
+/** The router's own error: a path segment that is not valid percent-encoding (`/api/Product/%FF`). */
+function fromRouter(error: unknown): ApiError | undefined {
+  if (error instanceof URIError) return new ApiError('CORE_INVALID_PATH', 'The path is not valid percent-encoded UTF-8');
+  return undefined;
+}
+
 /** Header values are ASCII on one line. */
 const headerSafe = (text: string) => text.replace(/[^\x20-\x7e]/g, '?').slice(0, 500);
 
@@ -64,7 +70,7 @@ export function errorHandler(
       next(err);
       return;
     }
-    let error = err instanceof ApiError ? err : (fromBodyParser(err ?? {}) ?? translate(err) ?? toApiError(err));
+    let error = err instanceof ApiError ? err : (fromBodyParser(err ?? {}) ?? fromRouter(err) ?? translate(err) ?? toApiError(err));
     if (error.status >= 500) {
       const requestId = randomUUID();
       // Driver messages carry whole statements with values: keep the log line readable.

@@ -1,6 +1,7 @@
 import qs from 'qs';
 import { ApiError } from '../errors';
 import type { FindParams } from '../sql/repository';
+import { MAX_WHERE_DEPTH } from '../sql/where';
 
 const bad = (message: string) => new ApiError('CORE_INVALID_QUERY', message);
 
@@ -11,7 +12,13 @@ const bad = (message: string) => new ApiError('CORE_INVALID_QUERY', message);
 export function parseQueryString(url: string): Record<string, unknown> {
   const at = url.indexOf('?');
   if (at < 0) return {};
-  return qs.parse(url.slice(at + 1), { depth: 10, arrayLimit: 1000, parameterLimit: 5000, allowPrototypes: false });
+  try {
+    // `where[0][value][0][value]…[attribute]`: two brackets per level of `and`, `or` and `not`.
+    return qs.parse(url.slice(at + 1), { depth: 2 * MAX_WHERE_DEPTH + 4, strictDepth: true, arrayLimit: 1000, parameterLimit: 5000, allowPrototypes: false });
+  } catch (error) {
+    if (error instanceof RangeError) throw bad(`where must not nest deeper than ${MAX_WHERE_DEPTH} levels`);
+    throw error;
+  }
 }
 
 function bool(value: unknown, name: string): boolean | undefined {

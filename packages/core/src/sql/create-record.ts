@@ -39,7 +39,7 @@ export async function createRecord<TRecord extends ApiRecord>(repo: Repository<T
 
 /** The id of a new record: the one in the body, else a new one. */
 function newRecordId(input: Record<string, unknown>): string {
-  const id = input.id === undefined || input.id === null || input.id === '' ? uuidv7() : input.id;
+  const id = input.id === undefined || input.id === null ? uuidv7() : input.id;
   if (!isValidId(id)) {
     throw new ApiError('CORE_INVALID_ID', 'id must be 1 to 64 characters of A-Z, a-z, 0-9, _ and -', { details: { id } });
   }

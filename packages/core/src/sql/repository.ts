@@ -48,7 +48,8 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
     this.readable = model.fields.filter((f) => !f.def.writeOnly);
     this.sql = sqlContext(env, env.database.knex);
     this.ownerFields = this.readable.filter((f) => f.name === 'createdBy' || f.name === 'assignedUser');
-    this.uniqueByKey = new Map([['id', ['id']]]);
+    // SQLite names the column of a taken id, PostgreSQL the primary key constraint.
+    this.uniqueByKey = new Map([['id', ['id']], [`${model.table}_pkey`, ['id']]]);
     for (const u of uniqueIndexNames(model)) {
       this.uniqueByKey.set(u.name, u.fields);
       this.uniqueByKey.set(u.columns.join(','), u.fields);

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import type { AttributeCondition } from '../attributes/record-attributes';
 import type { EntityModel, FieldModel, SchemaModel } from '../definition/normalize';
 import type { Dialect } from './dialects/dialect';
-import { addDays, isValidTimeZone, localDate, nowDateTime, startOfLocalDay } from '../time';
+import { addDays, formatDateTime, isValidTimeZone, localDate, startOfLocalDay } from '../time';
 import { MAX_DAYS, asList, asNonNegativeInt, coerceScalar, escapeLike, invalidQuery, isFilterText, likePattern } from './where-values';
 
 /** One condition of a list query, as the API receives it. */
@@ -104,16 +104,19 @@ function dateRange(item: WhereItem, field: FieldModel): [string | null, string |
   const today = localDate(tz);
   const isDate = field.type === 'date';
   const dayStart = (d: string) => (isDate ? d : startOfLocalDay(tz, d));
-  const now = isDate ? today : nowDateTime();
+  // Stored times are whole seconds: the current second has begun, so it is past, not future.
+  const at = new Date();
+  const now = isDate ? today : formatDateTime(at);
+  const nextSecond = formatDateTime(new Date(at.getTime() + 1000));
   const days = () => asNonNegativeInt(item.value, `Operator '${item.type}' value`, MAX_DAYS);
   // [lower bound inclusive, upper bound, upper bound inclusive]
   switch (item.type) {
     case 'today':
       return isDate ? [today, today, true] : [dayStart(today), dayStart(addDays(today, 1)), false];
     case 'past':
-      return [null, now, false];
+      return [null, now, !isDate];
     case 'future':
-      return isDate ? [addDays(today, 1), null, true] : [now, null, true];
+      return isDate ? [addDays(today, 1), null, true] : [nextSecond, null, true];
     case 'lastXDays':
       return [dayStart(addDays(today, -days())), now, true];
     default: // nextXDays
@@ -263,7 +266,11 @@ function applyItem(qb: Builder, item: unknown, ctx: WhereContext): void {
     } else if (w.type === 'and') {
       qb.where((inner) => children.forEach((child) => applyItem(inner, child, ctx)));
     } else {
-      qb.whereNot((inner) => children.forEach((child) => applyItem(inner, child, ctx)));
+      // `not (condition)` is NULL, and drops the row, where the condition meets a NULL field;
+      // `not exists (select 1 where condition)` keeps it: the negation of a condition not met.
+      qb.whereNotExists((sub) => {
+        sub.select(sub.client.raw('1')).where((inner) => children.forEach((child) => applyItem(inner, child, ctx)));
+      });
     }
     return;
   }
@@ -289,5 +296,29 @@ function applyAttributeItem(qb: Builder, w: WhereItem, ctx: WhereContext): void 
 
 /** Applies a list of where items (ANDed) to a query of the context's entity. */
 export function applyWhere(qb: Builder, items: readonly unknown[], ctx: WhereContext): void {
+  assertWhereSize(items);
   for (const item of items) applyItem(qb, item, ctx);
+}
+
+/** How deep `and`, `or` and `not` may nest in each other, and how many values a whole `where` may hold. */
+export const MAX_WHERE_DEPTH = 20;
+export const MAX_WHERE_VALUES = 10_000;
+
+/**
+ * 400 for a `where` nested deeper than `MAX_WHERE_DEPTH` or holding more than `MAX_WHERE_VALUES`
+ * values (items and list entries): the databases bind a limited number of values per statement.
+ */
+function assertWhereSize(items: readonly unknown[]): void {
+  let values = 0;
+  const visit = (value: unknown, depth: number): void => {
+    // An item, its list of children, a child item…: two levels of JSON per level of groups.
+    if (depth > 2 * MAX_WHERE_DEPTH + 2) throw invalidQuery(`where must not nest deeper than ${MAX_WHERE_DEPTH} levels`);
+    if (value === null || typeof value !== 'object') {
+      values += 1;
+      if (values > MAX_WHERE_VALUES) throw invalidQuery(`where must not hold more than ${MAX_WHERE_VALUES} values`);
+      return;
+    }
+    for (const child of Object.values(value)) visit(child, depth + 1);
+  };
+  for (const item of items) visit(item, 0);
 }

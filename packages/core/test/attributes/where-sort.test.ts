@@ -74,8 +74,8 @@ describe.each(TEST_DBS)('filtering and sorting by attributes on %s', (kind) => {
 
     it('combines attribute conditions with fields, groups and paging, and counts in SQL', async () => {
       expect(await find([{ type: 'or', value: [cond('pieces', 'equals', 1), cond('weight', 'greaterThan', 5)] }])).toEqual(['heavy', 'light']);
-      // as for fields, a record without a value does not match the negation of a comparison
-      expect(await find([{ type: 'not', value: [cond('pieces', 'greaterThan', 1)] }])).toEqual(['light']);
+      // as for fields, `not` keeps a record without a value: it does not meet the comparison
+      expect(await find([{ type: 'not', value: [cond('pieces', 'greaterThan', 1)] }])).toEqual(['light', 'none']);
       expect(await find([cond('weight', 'isNotNull'), { type: 'equals', attribute: 'name', value: 'middle' }])).toEqual(['middle']);
       const bracket = await t
         .get(`${base}/Product?where[0][type]=greaterThan&where[0][attribute]=weight&where[0][isAttribute]=true&where[0][value]=1&maxSize=1&sortBy=name`)

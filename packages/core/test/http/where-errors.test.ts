@@ -126,11 +126,14 @@ describe.each(TEST_DBS)('where errors on %s', (kind) => {
       expect(notLike.total).toBe(1);
     });
 
-    it('answers deep nesting without a server error', async () => {
+    it('answers deep nesting without a server error: 20 levels, and 400 beyond', async () => {
       let item: unknown = cond('equals', 'name', 'one');
-      for (let i = 0; i < 60; i++) item = { type: i % 2 ? 'and' : 'or', value: [item] };
+      for (let i = 0; i < 20; i++) item = { type: i % 2 ? 'and' : 'or', value: [item] };
       const body = await list(t, `${base}/Product?${jsonWhere([item])}`);
       expect(body.total).toBe(1);
+      for (let i = 20; i < 60; i++) item = { type: i % 2 ? 'and' : 'or', value: [item] };
+      const deep = await t.get(`${base}/Product?${jsonWhere([item])}`).expect(400);
+      expect(deep.body.error.code).toBe('CORE_INVALID_QUERY');
     });
   });
 });

@@ -156,9 +156,9 @@ describe.each(TEST_DBS)('where operators on %s', (kind) => {
       expect(await get('where[0][type]=notIn&where[0][attribute]=color&where[0][value]=')).toEqual(ALL);
       expect(await get('where[0][type]=or&where[0][value][0][type]=equals&where[0][value][0][attribute]=name&where[0][value][0][value]=w1' +
         '&where[0][value][1][type]=isNull&where[0][value][1][attribute]=sku')).toEqual(['w1', 'w5', 'w7']);
-      // One nested item without an index is a list of one.
+      // One nested item without an index is a list of one; `not` keeps the records without a color.
       expect(await get('where[0][type]=not&where[0][value][type]=equals&where[0][value][attribute]=color&where[0][value][value]=red'))
-        .toEqual(['w2', 'w3', 'w6']);
+        .toEqual(['w2', 'w3', 'w4', 'w6', 'w7']);
       // A JSON object instead of a list is a list of one.
       expect(await get(`where=${encodeURIComponent(JSON.stringify(cond('equals', 'name', 'w6')))}`)).toEqual(['w6']);
     });

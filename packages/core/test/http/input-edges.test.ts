@@ -1,0 +1,123 @@
+import { GENERATIONS, startTestApi, type TestApi } from '../../../../test/support/api';
+import { TEST_DBS } from '../../../../test/support/databases';
+import { testEntities } from '../../../../test/support/fixtures';
+
+/** Inputs at the edges: each is a clear 4xx that changes nothing, or an answer that matches its filter. */
+describe.each(TEST_DBS)('input at the edges on %s', (kind) => {
+  let t: TestApi;
+  beforeAll(async () => {
+    t = await startTestApi(kind, { entities: testEntities });
+  });
+  afterAll(() => t.close());
+
+  const total = async (path: string) => (await t.get(`${path}?totalOnly=true`).expect(200)).body.total as number;
+  const where = (items: unknown[]) => `where=${encodeURIComponent(JSON.stringify(items))}`;
+
+  describe.each(GENERATIONS)('generation %s', (_g, base) => {
+    it('refuses text with a NUL character in any body (400), and stores nothing', async () => {
+      const brands = await total(`${base}/Brand`);
+      const products = await total(`${base}/Product`);
+      const refused = [
+        await t.post(`${base}/Brand`, { name: 'nul\u0000brand' }),
+        await t.post(`${base}/Product`, { name: 'x', brand: { name: 'a\u0000b' } }),
+        await t.post(`${base}/Product`, { name: 'x', specs: { note: 'a\u0000' } }),
+        await t.post(`${base}/entityRestore`, { entityName: 'Product', ids: ['a\u0000b'] }),
+        await t.post(`${base}/upsert`, [{ entity: 'Brand', payload: { name: 'n\u0000' } }]),
+      ];
+      for (const res of refused) {
+        expect(res.status).toBe(400);
+        expect(res.body.error.code).toBe('CORE_VALIDATION_FAILED');
+      }
+      const id = (await t.post(`${base}/Product`, { name: 'nul target' }).expect(200)).body.id;
+      await t.patch(`${base}/Product/${id}`, { mpn: 'a\u0000' }).expect(400);
+      expect((await t.get(`${base}/Product/${id}`).expect(200)).body.mpn).toBeNull();
+      expect(await total(`${base}/Brand`)).toBe(brands);
+      expect(await total(`${base}/Product`)).toBe(products + 1);
+      // A backslash before the text `u0000` is no NUL.
+      const text = (await t.post(`${base}/Brand`, { name: `back\\u0000slash ${base}` }).expect(200)).body.name;
+      expect(text).toBe(`back\\u0000slash ${base}`);
+    });
+
+    it('answers a path that is not valid percent-encoding with 400', async () => {
+      const paths = [`${base}/Product/%FF`, `${base}/%FF`, `${base}/Product/%E0%A4%A`];
+      for (const path of paths) {
+        const res = await t.get(path).expect(400);
+        expect(res.body.error.code).toBe('CORE_INVALID_PATH');
+      }
+      await t.patch(`${base}/Product/%FF`, { name: 'x' }).expect(400);
+      await t.del(`${base}/Product/%FF`).expect(400);
+    });
+
+    it('refuses an empty client id (400) and names the id of a taken one (409)', async () => {
+      const empty = await t.post(`${base}/Brand`, { id: '', name: `empty id ${base}` }).expect(400);
+      expect(empty.body.error.code).toBe('CORE_INVALID_ID');
+      const id = (await t.post(`${base}/Brand`, { name: `taken id ${base}` }).expect(200)).body.id;
+      const taken = await t.post(`${base}/Brand`, { id, name: `second ${base}` }).expect(409);
+      expect(taken.body.error).toMatchObject({ code: 'CORE_UNIQUE_VIOLATION', details: { entity: 'Brand', fields: ['id'] } });
+    });
+  });
+
+  it('negates with not: rows where the inner condition meets a NULL field are kept', async () => {
+    const tag = `not-${Date.now()}`;
+    const ids: string[] = [];
+    for (const body of [{ sku: `${tag}-1`, price: 10 }, { sku: `${tag}-2`, price: 1 }, { price: null }, { sku: `${tag}-4` }]) {
+      ids.push((await t.post('/api/Product', { name: tag, ...body }).expect(200)).body.id);
+    }
+    const names = async (items: unknown[]) => {
+      const res = await t.get(`/api/Product?${where([{ type: 'equals', attribute: 'name', value: tag }, ...items])}&select=id`).expect(200);
+      return res.body.list.map((r: { id: string }) => r.id);
+    };
+    expect(await names([{ type: 'not', value: [{ type: 'equals', attribute: 'sku', value: `${tag}-1` }] }])).toEqual(ids.slice(1));
+    expect(await names([{ type: 'not', value: [{ type: 'greaterThan', attribute: 'price', value: 5 }] }])).toEqual(ids.slice(1));
+    expect(await names([{ type: 'not', value: [{ type: 'isNull', attribute: 'sku' }] }])).toEqual([ids[0], ids[1], ids[3]]);
+    // Bracket form, nested: not (or (sku equals -1, price less than 5)).
+    const bracket =
+      'where[0][type]=equals&where[0][attribute]=name&where[0][value]=' +
+      tag +
+      `&where[1][type]=not&where[1][value][0][type]=or&where[1][value][0][value][0][type]=equals&where[1][value][0][value][0][attribute]=sku&where[1][value][0][value][0][value]=${tag}-1` +
+      '&where[1][value][0][value][1][type]=lessThan&where[1][value][0][value][1][attribute]=price&where[1][value][0][value][1][value]=5';
+    const res = await t.get(`/api/Product?${bracket.replace(/\[/g, '%5B').replace(/\]/g, '%5D')}&select=id`).expect(200);
+    expect(res.body.list.map((r: { id: string }) => r.id)).toEqual([ids[2], ids[3]]);
+  });
+
+  it('counts a record created this second as past, not future', async () => {
+    const id = (await t.post('/api/Product', { name: 'just now' }).expect(200)).body.id;
+    const matches = async (type: string) => (await t.get(`/api/Product?${where([{ type: 'equals', attribute: 'id', value: id }, { type, attribute: 'createdAt' }])}&totalOnly=true`).expect(200)).body.total;
+    expect(await matches('past')).toBe(1);
+    expect(await matches('future')).toBe(0);
+  });
+
+  it('refuses a where nested too deep or holding too many values (400), in both forms', async () => {
+    let item: Record<string, unknown> = { type: 'isNotNull', attribute: 'id' };
+    for (let depth = 0; depth < 6; depth++) item = { type: depth % 2 ? 'and' : 'or', value: [item] };
+    await t.get(`/api/Product?${where([item])}&totalOnly=true`).expect(200);
+    const bracket = (depth: number) => {
+      let key = 'where[0]';
+      for (let d = 0; d < depth; d++) key += '[value][0]';
+      const groups = Array.from({ length: depth }, (_, d) => `${'where[0]' + '[value][0]'.repeat(d)}[type]=or`);
+      return [...groups, `${key}[type]=isNotNull`, `${key}[attribute]=id`].join('&').replace(/\[/g, '%5B').replace(/\]/g, '%5D');
+    };
+    await t.get(`/api/Product?${bracket(6)}&totalOnly=true`).expect(200);
+    await t.get(`/api/Product?${bracket(20)}&totalOnly=true`).expect(200);
+    const deep = await t.get(`/api/Product?${bracket(21)}&totalOnly=true`).expect(400);
+    expect(deep.body.error).toMatchObject({ code: 'CORE_INVALID_QUERY', message: 'where must not nest deeper than 20 levels' });
+    for (let depth = 6; depth < 25; depth++) item = { type: 'and', value: [item] };
+    expect((await t.get(`/api/Product?${where([item])}&totalOnly=true`).expect(400)).body.error.message).toBe('where must not nest deeper than 20 levels');
+    const many = await t.post('/api/entityMassUpdate', {
+      entityName: 'Product',
+      where: [{ type: 'in', attribute: 'id', value: Array.from({ length: 10_001 }, (_, i) => `id${i}`) }],
+      values: { mpn: 'x' },
+    });
+    expect(many.status).toBe(400);
+    expect(many.body.error.message).toBe('where must not hold more than 10000 values');
+  });
+
+  it('refuses entityMassUpdate with a bad where at once (400), without starting a job', async () => {
+    const jobs = await total('/api/Job');
+    for (const bad of [[{ type: 'bogusOp', attribute: 'name', value: 'x' }], [{ type: 'equals', attribute: 'nofield', value: 'x' }]]) {
+      const res = await t.post('/api/entityMassUpdate', { entityName: 'Product', where: bad, values: { mpn: 'z' } }).expect(400);
+      expect(res.body.error.code).toBe('CORE_INVALID_QUERY');
+    }
+    expect(await total('/api/Job')).toBe(jobs);
+  });
+});
