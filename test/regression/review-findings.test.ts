@@ -43,12 +43,18 @@ describe.each(TEST_DBS)('regressions on %s', (kind) => {
     await request(t.app).get(`/api/Brand/${brandId}?select=name`).set('Authorization-Token', token).expect(404);
   });
 
-  it('cookie: the session answer and sign-out work with the cookie alone', async () => {
+  it('cookie: the session answer (without the token) and sign-out work with the cookie alone, sign-out behind the CSRF header', async () => {
     const agent = request.agent(t.app);
     await agent.post('/api/userSession/cookie').send({ userName: 'admin', password: 'admin-test-password' }).expect(200);
-    const session = await agent.get('/api/v1/App/user').expect(200);
-    expect(session.body.user.userName).toBe('admin');
-    await agent.delete('/api/userSession').expect(200);
+    for (const only of [{}, { 'Authorization-Token-Only': 'true' }]) {
+      const session = await agent.get('/api/v1/App/user').set(only).expect(200);
+      expect(session.body.user.userName).toBe('admin');
+      // The cookie is HttpOnly: its token never reaches a script through a body.
+      expect(session.body.authorizationToken).toBeUndefined();
+    }
+    await agent.delete('/api/userSession').expect(403);
+    await agent.get('/api/Brand').expect(200);
+    await agent.delete('/api/userSession').set('X-Requested-With', 'XMLHttpRequest').expect(200);
     await agent.get('/api/Brand').expect(401);
   });
 

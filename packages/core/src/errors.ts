@@ -80,14 +80,19 @@ export class ApiError extends Error {
   }
 
   /** The body sent to clients. The cause (a driver error with SQL text) is never part of it. */
-  toJSON(): { error: { code: ErrorCode; message: string; details?: Record<string, unknown> } } {
-    const error: { code: ErrorCode; message: string; details?: Record<string, unknown> } = {
-      code: this.code,
-      message: this.message,
-    };
-    if (this.details !== undefined) error.details = this.details;
-    return { error };
+  /** The body of the answer: `details` is always an object, empty when there is nothing to add. */
+  toJSON(): { error: { code: ErrorCode; message: string; details: Record<string, unknown> } } {
+    return { error: { code: this.code, message: this.message, details: this.details ?? {} } };
   }
+}
+
+/** 400 `CORE_UNKNOWN_FIELD` for the keys of a request body (`what`: "an entityRestore body") that are not `known`. */
+export function assertKnownKeys(body: object, known: readonly string[], what: string): void {
+  const unknown = Object.keys(body).filter((key) => !known.includes(key));
+  if (unknown.length === 0) return;
+  throw new ApiError('CORE_UNKNOWN_FIELD', `Unknown key${unknown.length > 1 ? 's' : ''} in ${what}: ${unknown.join(', ')}`, {
+    details: { issues: unknown.map((key) => ({ path: [key], code: 'unknown_field', message: `${key} is not a key of ${what}` })) },
+  });
 }
 
 /** Thrown at start-up for a bad definition, plugin or configuration. */

@@ -1,6 +1,6 @@
 import type { RequestContext } from '../context';
 import type { FieldModel } from '../definition/normalize';
-import { ApiError, validationFailed } from '../errors';
+import { ApiError, assertKnownKeys, validationFailed } from '../errors';
 import type { Repository } from '../sql/repository';
 import { applyPlan } from './apply-plan';
 import { attributeKey, hasUnit, isMultilang, type AttributeDef } from './attribute-def';
@@ -146,7 +146,9 @@ export class AttributeEndpoints {
 
 /** `{<name>: [ids…]}` from a body (400 otherwise). */
 function stringList(body: unknown, name: string): string[] {
-  const value = typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>)[name] : undefined;
+  const isObject = typeof body === 'object' && body !== null && !Array.isArray(body);
+  if (isObject) assertKnownKeys(body, [name], `a body of {${name}}`);
+  const value = isObject ? (body as Record<string, unknown>)[name] : undefined;
   if (!Array.isArray(value) || !value.every((v) => typeof v === 'string')) {
     throw validationFailed(`${name} must be an array of attribute ids`, [{ path: [name], code: 'invalid_type', message: `${name} must be an array of strings` }]);
   }

@@ -73,7 +73,8 @@ export class AuthService {
 
   /** Checks a user name and password; 401 for a wrong pair or an inactive user. */
   async verifyCredentials(userName: string, password: string): Promise<ContextUser> {
-    const user = await this.store.userByName(userName);
+    // No user name holds a NUL (PostgreSQL would refuse to compare it): no such user.
+    const user = userName.includes('\u0000') ? undefined : await this.store.userByName(userName);
     const ok = await verifyPassword(password, user?.passwordHash, this.options.passwordCost);
     if (!user || !ok || !user.isActive) throw unauthorized('Wrong user name or password');
     return toContextUser((await this.store.userById(user.id)) ?? user);

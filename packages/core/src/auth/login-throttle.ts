@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { ApiError } from '../errors';
 import type { ThrottleStore } from '../sql/throttle-store';
 import { uuidv7 } from '../util/uuid';
@@ -31,7 +32,10 @@ export class LoginThrottle {
   }
 
   private keys(userName: string, address: string): [string, string] {
-    return [`user:${userName.toLowerCase()}`, `ip:${address}`];
+    const name = userName.toLowerCase();
+    // A name that does not fit the key column (or holds a NUL) is throttled by its hash.
+    const user = name.length <= 200 && !name.includes('\u0000') ? `user:${name}` : `user#${createHash('sha256').update(name).digest('hex')}`;
+    return [user, `ip:${address}`];
   }
 
   /** Runs a sign-in attempt unless blocked; records its failure (401) when it fails. */

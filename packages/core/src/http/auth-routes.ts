@@ -3,7 +3,7 @@ import type { AuthService, Session, TokenTimes } from '../auth/auth-service';
 import { unauthorized } from '../auth/auth-service';
 import type { LoginThrottle } from '../auth/login-throttle';
 import type { ContextUser } from '../context';
-import { ApiError } from '../errors';
+import { ApiError, assertKnownKeys } from '../errors';
 import { requestContext } from './request-context';
 import { toHandler } from './to-handler';
 
@@ -50,15 +50,33 @@ function hours(req: Request, name: string): number | undefined {
   return n;
 }
 
+/** The token of the session cookie; a value that is not valid percent-encoding is no token (401). */
 function cookieToken(req: Request): string | undefined {
   for (const part of (req.get('cookie') ?? '').split(';')) {
     const [name, ...rest] = part.trim().split('=');
-    if (name === SESSION_COOKIE) return decodeURIComponent(rest.join('='));
+    if (name !== SESSION_COOKIE) continue;
+    try {
+      return decodeURIComponent(rest.join('=')) || undefined;
+    } catch {
+      return undefined;
+    }
   }
   return undefined;
 }
 
+/**
+ * A state-changing request authenticated by the session cookie alone must carry
+ * `X-Requested-With: XMLHttpRequest` (CSRF guard, 403): another site cannot set that header.
+ */
+function assertNotCrossSite(req: Request): void {
+  if (!SAFE_METHODS.has(req.method) && req.get('x-requested-with') !== 'XMLHttpRequest') {
+    throw new ApiError('CORE_FORBIDDEN', 'A cookie-authenticated change needs the header X-Requested-With: XMLHttpRequest');
+  }
+}
+
 const headerToken = (req: Request) => req.get('authorization-token') || undefined;
+/** A header meaning yes: `true` (any case) or `1`. */
+const isTrue = (value: string | undefined) => value !== undefined && /^(true|1)$/i.test(value.trim());
 const address = (req: Request) => req.ip ?? req.socket.remoteAddress ?? 'unknown';
 
 const tokenTimes = (req: Request): TokenTimes => ({
@@ -76,9 +94,7 @@ export function requireToken(auth: AuthService): RequestHandler {
     let token = headerToken(req);
     if (!token) {
       token = cookieToken(req);
-      if (token && !SAFE_METHODS.has(req.method) && req.get('x-requested-with') !== 'XMLHttpRequest') {
-        throw new ApiError('CORE_FORBIDDEN', 'A cookie-authenticated change needs the header X-Requested-With: XMLHttpRequest');
-      }
+      if (token) assertNotCrossSite(req);
     }
     if (!token) throw unauthorized(req.get('authorization') ? 'Use Authorization-Token; Basic credentials only obtain a token' : 'Authentication required');
     const session = await auth.authenticate(token);
@@ -115,8 +131,7 @@ export function mountSessionRoutes(router: Router, paths: string[], parts: Sessi
   const { auth } = parts;
   const signIn = toHandler(async (req, res) => {
     const credentials = basicCredentials(req);
-    // A browser holding only the session cookie may read its session (after a reload).
-    let token = headerToken(req) ?? cookieToken(req);
+    let token = headerToken(req);
     let session: Session;
     if (credentials) {
       session = await signInWithPassword(parts, req, credentials);
@@ -124,14 +139,19 @@ export function mountSessionRoutes(router: Router, paths: string[], parts: Sessi
     } else if (token) {
       session = await auth.authenticate(token);
     } else {
-      throw unauthorized();
+      // A browser holding only the session cookie may read its session (after a reload), but
+      // not its token: the cookie is HttpOnly so that scripts never see it.
+      const cookie = cookieToken(req);
+      if (!cookie) throw unauthorized();
+      session = await auth.authenticate(cookie);
     }
     res.setHeader('Cache-Control', 'no-store');
-    if (req.get('authorization-token-only') === 'true') res.json({ authorizationToken: token });
+    if (token !== undefined && isTrue(req.get('authorization-token-only'))) res.json({ authorizationToken: token });
     else res.json(await sessionBody(parts, session, token));
   });
   const signOut = toHandler(async (req, res) => {
-    const token = headerToken(req) ?? cookieToken(req);
+    let token = headerToken(req);
+    if (!token && (token = cookieToken(req))) assertNotCrossSite(req);
     if (!token) throw unauthorized();
     await auth.authenticate(token);
     await auth.revoke(token);
@@ -139,6 +159,7 @@ export function mountSessionRoutes(router: Router, paths: string[], parts: Sessi
   });
   const cookieIn = toHandler(async (req, res) => {
     const body = (req.body ?? {}) as Record<string, unknown>;
+    assertKnownKeys(body, ['userName', 'password'], 'a cookie sign-in body');
     if (typeof body.userName !== 'string' || typeof body.password !== 'string') {
       throw new ApiError('CORE_VALIDATION_FAILED', 'userName and password are required', {
         details: { issues: [{ path: ['userName'], code: 'required', message: 'userName and password must be strings' }] },
@@ -152,7 +173,10 @@ export function mountSessionRoutes(router: Router, paths: string[], parts: Sessi
   });
   const cookieOut = toHandler(async (req, res) => {
     const token = cookieToken(req);
-    if (token) await auth.revoke(token);
+    if (token) {
+      assertNotCrossSite(req);
+      await auth.revoke(token);
+    }
     setCookie(res, '', parts.secureCookies);
     res.json(true);
   });

@@ -23,7 +23,15 @@ export function jsonBody(options: { generation: 'A' | 'B'; limit: string | numbe
       if (escapesNul(raw)) (res as Response).locals.bodyHasNul = true;
     },
   });
-  const parseUnlessExempt: RequestHandler = (req, res, next) => (options.exempt?.(req.path) ? next() : parse(req, res, next));
+  const parseUnlessExempt: RequestHandler = (req, res, next) => {
+    if (options.exempt?.(req.path)) return next();
+    // An error of the body's decoding (a `Content-Encoding: gzip` body that is no gzip) has no
+    // type of its own: the body could not be read (400).
+    parse(req, res, (error?: unknown) => {
+      const untyped = error instanceof Error && (error as { type?: string }).type === undefined && (error as { status?: number }).status === 400;
+      next(untyped ? new ApiError('CORE_INVALID_JSON', 'The body could not be read (its Content-Encoding does not match it)') : error);
+    });
+  };
   // PostgreSQL stores no NUL in text, SQLite would: a body with one is refused on both alike.
   const refuseNul: RequestHandler = (_req, res, next) => {
     if (!res.locals.bodyHasNul) return next();

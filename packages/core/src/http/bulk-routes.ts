@@ -1,6 +1,6 @@
 import type { Request, Router } from 'express';
 import type { RequestContext } from '../context';
-import { ApiError } from '../errors';
+import { ApiError, assertKnownKeys } from '../errors';
 import { massUpdate } from '../jobs/bulk-jobs';
 import type { JobService } from '../jobs/job-service';
 import { upsertItems } from '../sql/upsert';
@@ -64,6 +64,7 @@ export function mountBulkRoutes(router: Router, { lookup, jobs, generation }: Bu
     const repo = repositoryFor(lookup, body.entityName);
     const ctx = bulkContext(req);
     await repo.guard.scope(ctx, 'edit');
+    assertKnownKeys(body, ['entityName', 'ids', 'where', 'values'], 'an entityMassUpdate body');
     const { ids, where, values } = body;
     if (typeof values !== 'object' || values === null || Array.isArray(values)) throw invalid('values must be an object of fields', 'values');
     if (ids !== undefined && (!Array.isArray(ids) || !ids.every((id) => typeof id === 'string'))) throw invalid('ids must be a list of ids', 'ids');

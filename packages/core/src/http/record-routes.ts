@@ -1,6 +1,6 @@
 import type { Request, Router } from 'express';
 import type { ApiRecord } from '../declarations';
-import { ApiError } from '../errors';
+import { ApiError, assertKnownKeys } from '../errors';
 import type { Repository } from '../sql/repository';
 import { parseListParams, parseQueryString } from './list-params';
 import { requestContext } from './request-context';
@@ -31,7 +31,9 @@ export function mountRecordRoutes(router: Router, lookup: RepositoryLookup, gene
   router.post(
     '/entityRestore',
     toHandler(async (req, res) => {
-      const { entityName, ids } = bodyObject(req);
+      const body = bodyObject(req);
+      assertKnownKeys(body, ['entityName', 'ids'], 'an entityRestore body');
+      const { entityName, ids } = body;
       if (!Array.isArray(ids) || !ids.every((id) => typeof id === 'string')) {
         throw new ApiError('CORE_VALIDATION_FAILED', 'ids must be a list of record ids', {
           details: { issues: [{ path: ['ids'], code: 'invalid_type', message: 'ids must be an array of strings' }] },

@@ -8,11 +8,11 @@ export const ERROR_BODY = {
   properties: {
     error: {
       type: 'object',
-      required: ['code', 'message'],
+      required: ['code', 'message', 'details'],
       properties: {
         code: { type: 'string', description: 'See docs/reference/errors.md.', examples: Object.keys(ERROR_STATUS) },
         message: { type: 'string' },
-        details: { type: 'object', description: 'Validation failures carry `issues: [{path, code, message}]`.' },
+        details: { type: 'object', description: 'Always present, empty when there is nothing to point at. Validation failures carry `issues: [{path, code, message}]`.' },
       },
     },
   },

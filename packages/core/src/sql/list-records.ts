@@ -178,6 +178,9 @@ export async function findLinkedRecords(repo: Repository, ctx: RequestContext, {
   if (!field || field.system || (field.type !== 'link' && field.type !== 'linkMultiple')) {
     throw new ApiError('CORE_NOT_FOUND', `${repo.model.name} has no link '${link}'`, { details: { entity: repo.model.name, link } });
   }
+  // The linked records show the link's value: 403 when the caller may not read the field.
+  const { access } = await repo.guard.scope(ctx, 'read');
+  if (!repo.guard.canRead(access, field)) throw forbidden(`Not allowed to read ${repo.model.name}.${field.name}`);
   const source = await visibleRecord(repo, ctx, { id });
   const target = repo.env.repository(field.target as string);
   const scope = linkScope(field, { id, record: source }, target.model.table);

@@ -1,6 +1,6 @@
 import type { RequestContext } from '../context';
 import { isValidId } from '../definition/validate-record';
-import { ApiError } from '../errors';
+import { ApiError, assertKnownKeys } from '../errors';
 import { splitLinkObjects } from './link-resolver';
 import type { Repository } from './repository';
 import { fetchByKeys, keyLookups } from './upsert-io';
@@ -58,6 +58,7 @@ export async function upsertItems(lookup: (entity: string) => Repository | undef
     runRepo = repo;
     try {
       if (typeof entity !== 'string') throw new ApiError('CORE_VALIDATION_FAILED', 'Each item needs an entity name');
+      assertKnownKeys(item as object, ['entity', 'payload'], 'an upsert item');
       if (!repo) throw new ApiError('CORE_NOT_FOUND', `Unknown entity type '${entity}'`);
       if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) throw new ApiError('CORE_VALIDATION_FAILED', 'payload must be an object');
       const body = payload as Record<string, unknown>;

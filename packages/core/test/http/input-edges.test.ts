@@ -1,3 +1,5 @@
+import { gzip } from 'node:zlib';
+import request from 'supertest';
 import { GENERATIONS, startTestApi, type TestApi } from '../../../../test/support/api';
 import { TEST_DBS } from '../../../../test/support/databases';
 import { testEntities } from '../../../../test/support/fixtures';
@@ -119,5 +121,51 @@ describe.each(TEST_DBS)('input at the edges on %s', (kind) => {
       expect(res.body.error.code).toBe('CORE_INVALID_QUERY');
     }
     expect(await total('/api/Job')).toBe(jobs);
+  });
+});
+
+describe.each(TEST_DBS)('bodies at the edges on %s', (kind) => {
+  let t: TestApi;
+  beforeAll(async () => {
+    t = await startTestApi(kind, { entities: testEntities });
+  });
+  afterAll(() => t.close());
+
+  it('answers a body that does not match its Content-Encoding with 400', async () => {
+    for (const encoding of ['gzip', 'deflate', 'br']) {
+      const res = await request(t.app)
+        .post('/api/Brand')
+        .set('Authorization-Token', t.token)
+        .set('Content-Type', 'application/json')
+        .set('Content-Encoding', encoding)
+        .send('{"name":"not compressed"}')
+        .expect(400);
+      expect(res.body.error.code).toBe('CORE_INVALID_JSON');
+    }
+    const gzipped = await new Promise<Buffer>((resolve, reject) => gzip('{"name":"compressed"}', (error, out) => (error ? reject(error) : resolve(out))));
+    const compressed = request(t.app).post('/api/Brand').set('Authorization-Token', t.token).set('Content-Type', 'application/json').set('Content-Encoding', 'gzip');
+    // Sent as the bytes they are, not serialized as JSON.
+    await compressed.serialize((body: Buffer) => body as never).send(gzipped).expect(200);
+  });
+
+  it('refuses unknown keys in bodies that are not records (400), and fails an upsert item with one', async () => {
+    const id = (await t.post('/api/Product', { name: 'keys' }).expect(200)).body.id;
+    const refused = [
+      await t.post('/api/entityMassUpdate', { entityName: 'Product', ids: [id], values: { mpn: 'm' }, bogus: 1 }),
+      await t.post('/api/entityRestore', { entityName: 'Product', ids: [id], bogus: 1 }),
+      await request(t.app).post('/api/userSession/cookie').send({ userName: 'admin', password: 'admin-test-password', remember: true }),
+    ];
+    for (const res of refused) {
+      expect(res.status).toBe(400);
+      expect(res.body.error).toMatchObject({ code: 'CORE_UNKNOWN_FIELD', details: { issues: [{ path: [expect.any(String)], code: 'unknown_field' }] } });
+    }
+    expect((await t.get(`/api/Product/${id}`).expect(200)).body.mpn).toBeNull();
+    const upsert = await t.post('/api/upsert', [{ entity: 'Brand', payload: { name: 'upsert keys' }, bogus: 1 }]).expect(200);
+    expect(upsert.body).toEqual([{ status: 'Failed', stored: false, message: 'Unknown key in an upsert item: bogus' }]);
+  });
+
+  it('always answers details in an error body, empty when there is nothing to point at', async () => {
+    const res = await request(t.app).get('/api/Brand').expect(401);
+    expect(res.body).toEqual({ error: { code: 'CORE_UNAUTHORIZED', message: 'Authentication required', details: {} } });
   });
 });

@@ -29,10 +29,10 @@ describe.each(TEST_DBS)('bad input on %s', (kind) => {
       const before = await count('Brand');
       const res = await request(t.app).post(`${base}/Brand`).set('Authorization-Token', t.token).set('Content-Type', 'application/json').send('{"name": ');
       expect(res.status).toBe(400);
-      expect(res.body.error).toEqual({ code: 'CORE_INVALID_JSON', message: 'The body is not valid JSON' });
+      expect(res.body.error).toEqual({ code: 'CORE_INVALID_JSON', message: 'The body is not valid JSON', details: {} });
       for (const single of ['null', '"Brand"', '42', 'true']) {
         const value = await request(t.app).post(`${base}/Brand`).set('Authorization-Token', t.token).set('Content-Type', 'application/json').send(single).expect(400);
-        expect(value.body.error).toEqual({ code: 'CORE_INVALID_JSON', message: 'The body must be a JSON object or array, not a single value' });
+        expect(value.body.error).toEqual({ code: 'CORE_INVALID_JSON', message: 'The body must be a JSON object or array, not a single value', details: {} });
       }
       expect(await count('Brand')).toBe(before);
     });
