@@ -41,6 +41,11 @@ export interface FieldDefinition extends FieldAttributes {
   readOnly?: boolean;
   /** Accepted on write, never returned (passwords). */
   writeOnly?: boolean;
+  /**
+   * Not stored: a present hook sets the value in every answer (a URL made from the public URL, a
+   * state as of now). No column; read-only; `select` shows it, `where` and `sortBy` refuse it (400).
+   */
+  computed?: boolean;
   /** enum and multiEnum: the allowed values. */
   options?: readonly string[];
   /** link and linkMultiple: the target entity type. */

@@ -15,10 +15,10 @@ export const FileEntity = defineEntity({
     hash: { type: 'varchar', readOnly: true, maxLength: 64, description: 'SHA-256 of the contents, hex.' },
     width: { type: 'int', readOnly: true, description: 'Pixels, for raster images; otherwise null.' },
     height: { type: 'int', readOnly: true, description: 'Pixels, for raster images; otherwise null.' },
-    downloadUrl: { type: 'text', readOnly: true, description: 'GET it with a token to download the contents.' },
+    downloadUrl: { type: 'text', computed: true, description: 'GET it with a token to download the contents.' },
     thumbnails: {
       type: 'jsonObject',
-      readOnly: true,
+      computed: true,
       description: 'URLs of PNG thumbnails `{small, medium, large}` (128, 256, 1024 px), made on first request; each null for files that are not raster images.',
     },
     storageKey: { type: 'varchar', readOnly: true, writeOnly: true, maxLength: 255 },

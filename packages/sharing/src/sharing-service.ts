@@ -45,31 +45,17 @@ export class SharingService {
     data.password = await hashPassword(password, this.instance().options.auth?.passwordCost);
   }
 
-  /**
-   * The stored `available` (kept for filters; answers compute their own): a client may send it
-   * back unchanged, never set it.
-   */
-  private storeAvailable(data: Record<string, unknown>, available: boolean, existing?: Record<string, unknown>): void {
-    if (data.available !== undefined && data.available !== available) {
-      throw new ApiError('CORE_READ_ONLY_FIELD', 'available is read-only', { details: { issues: [{ path: ['available'], code: 'read_only', message: 'available is read-only' }] } });
-    }
-    if (existing?.available === available) delete data.available;
-    else data.available = available;
-  }
-
   installHooks(api: PluginApi): void {
     api.onRecord('beforeCreate', 'Sharing', async ({ ctx, data }) => {
       if (!data) return;
       const file = await this.readableFile(ctx, data.fileId);
       await this.hashInBody(data);
-      Object.assign(data, { id: typeof data.id === 'string' && data.id !== '' ? data.id : uuidv7(), name: data.name ?? file.name ?? null });
-      this.storeAvailable(data, isAvailable({ ...data, used: 0 }));
+      Object.assign(data, { id: data.id ?? uuidv7(), name: data.name ?? file.name ?? null });
     });
     api.onRecord('beforeUpdate', 'Sharing', async ({ ctx, data, existing }) => {
       if (!data || !existing) return;
       if (data.fileId !== undefined && data.fileId !== existing.fileId) await this.readableFile(ctx, data.fileId);
       await this.hashInBody(data);
-      this.storeAvailable(data, isAvailable({ ...existing, ...data }), existing);
     });
     api.onPresent('Sharing', this.links);
   }

@@ -66,17 +66,14 @@ export class SharingStore {
   async use(id: string): Promise<boolean> {
     const { knex, dialect } = this.instance().database;
     const { sharing: s } = this.models();
-    const [used, allowed, till, available] = [col(s, 'used'), col(s, 'allowedUsage'), col(s, 'validTill'), col(s, 'available')];
+    const [used, allowed, till] = [col(s, 'used'), col(s, 'allowedUsage'), col(s, 'validTill')];
     const yes = dialect.toDb('bool', true) as boolean;
     const no = dialect.toDb('bool', false) as boolean;
     const count = await knex(s.table)
       .where({ id, deleted: no, [col(s, 'active')]: yes })
       .andWhere((w) => void w.whereNull(allowed).orWhere(used, '<', knex.ref(allowed)))
       .andWhere((w) => void w.whereNull(till).orWhere(till, '>', nowDateTime()))
-      .update({
-        [used]: knex.raw('?? + 1', [used]),
-        [available]: knex.raw('case when ?? is not null and ?? + 1 >= ?? then ? else ?? end', [allowed, used, allowed, no, available]),
-      });
+      .update({ [used]: knex.raw('?? + 1', [used]) });
     return count === 1;
   }
 }

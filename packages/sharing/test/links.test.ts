@@ -105,8 +105,31 @@ describe.each(TEST_DBS)('links on %s', (kind) => {
     it('keeps no links in the database: they are made for each answer', async () => {
       const created = (await t.post(`${base}/File`, { name: 'stored.png', fileContents: dataUrl(await pngOf(4, 4), 'image/png') }).expect(200)).body;
       const s = (await t.post(`${base}/Sharing`, { fileId: created.id }).expect(200)).body;
-      expect(await t.api.database.knex('file').where({ id: created.id }).first()).toMatchObject({ download_url: null, thumbnails: null });
-      expect(await t.api.database.knex('sharing').where({ id: s.id }).first()).toMatchObject({ link: null, view_link: null, file_paths_data: null });
+      // Computed fields have no column at all.
+      const file = await t.api.database.knex('file').where({ id: created.id }).first();
+      expect(Object.keys(file)).not.toEqual(expect.arrayContaining(['download_url']));
+      expect(Object.keys(file)).not.toEqual(expect.arrayContaining(['thumbnails']));
+      const sharing = await t.api.database.knex('sharing').where({ id: s.id }).first();
+      for (const column of ['link', 'view_link', 'file_paths_data', 'available']) expect(Object.keys(sharing)).not.toContain(column);
+      expect(s).toMatchObject({ link: expect.stringContaining(s.id), available: true });
+    });
+
+    it('selects computed fields, and refuses to filter or sort by them (400): the database has nothing to compare', async () => {
+      const created = (await t.post(`${base}/File`, { name: 'computed.txt', fileContents: dataUrl('c', 'text/plain') }).expect(200)).body;
+      const s = (await t.post(`${base}/Sharing`, { fileId: created.id }).expect(200)).body;
+      const picked = (await t.get(`${base}/Sharing?select=available,link&where[0][type]=equals&where[0][attribute]=id&where[0][value]=${s.id}`).expect(200)).body;
+      expect(picked.list).toEqual([{ id: s.id, available: true, link: s.link, deleted: false }]);
+      const refused = [
+        `${base}/Sharing?where[0][type]=isTrue&where[0][attribute]=available`,
+        `${base}/Sharing?where[0][type]=isNotNull&where[0][attribute]=link`,
+        `${base}/Sharing?sortBy=viewLink`,
+        `${base}/File?where[0][type]=isNotNull&where[0][attribute]=downloadUrl`,
+        `${base}/File?sortBy=thumbnails`,
+      ];
+      for (const path of refused) {
+        const res = await t.get(path).expect(400);
+        expect(res.body.error).toMatchObject({ code: 'CORE_INVALID_QUERY', message: expect.stringMatching(/is computed for each answer/) });
+      }
     });
   });
 });

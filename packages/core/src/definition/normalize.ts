@@ -117,6 +117,8 @@ function joinTable(link: LinkEnds): JoinTable {
 
 function fieldModel(field: OwnedField, all: Map<string, EntityDefinition>): FieldModel {
   const { name, def } = field;
+  // A computed field has no column, and no client writes it.
+  if (def.computed) return { name, type: def.type, def: { ...def, readOnly: true }, system: false, key: name };
   const base = { name, type: def.type, def, system: false };
   if (def.type === 'link') {
     return { ...base, ...keyAndColumn(name, def), target: def.entity, linkKind: 'belongsTo' };

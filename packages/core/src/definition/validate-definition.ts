@@ -44,6 +44,7 @@ const fieldSchema = {
     max: { type: 'number' },
     readOnly: { type: 'boolean' },
     writeOnly: { type: 'boolean' },
+    computed: { type: 'boolean' },
     options: { type: 'array', items: { type: 'string' }, uniqueItems: true },
     entity: { type: 'string', pattern: ENTITY_NAME },
     foreign: { type: 'string' },
@@ -200,6 +201,10 @@ function checkField(entity: string, fieldName: string, field: FieldDefinition): 
   if (field.unique && NOT_INDEXABLE.has(field.type)) bad(`type ${field.type} cannot be unique`);
   if (field.maxLength !== undefined && field.type !== 'varchar') bad('maxLength is for varchar');
   if (field.min !== undefined && field.max !== undefined && field.min > field.max) bad(`min ${field.min} is above max ${field.max}`);
+  if (field.computed) {
+    if (isLink(field)) bad('a link cannot be computed');
+    for (const key of ['required', 'unique', 'default', 'writeOnly'] as const) if (field[key] !== undefined) bad(`a computed field has no ${key}`);
+  }
   if (field.default !== undefined && field.default !== null) {
     const schema = valueSchema({ type: field.type, def: field } as FieldModel);
     const check = ajv.compile(schema);

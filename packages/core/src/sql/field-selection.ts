@@ -29,6 +29,7 @@ export function selectFields(repo: Repository, select: readonly string[] | undef
 export function sortField(model: EntityModel, sortBy: string | undefined): FieldModel {
   if (sortBy === undefined || sortBy === '') return model.field.get('id') as FieldModel;
   const field = fieldByName(model, sortBy);
+  if (field?.def.computed) throw invalidQuery(`Field '${field.name}' is computed for each answer; it cannot be sorted by`, { field: sortBy });
   if (!field || !field.column || field.def.writeOnly || field.type === 'jsonObject' || field.type === 'multiEnum') {
     throw invalidQuery(`Cannot sort ${model.name} by '${sortBy}'`, { field: sortBy });
   }

@@ -107,6 +107,8 @@ describe('loadDefinitions rejects, naming entity and field,', () => {
     ['a default of the wrong type', () => [withField(brand, 'rank', { type: 'int', default: 'high' }), product(), category()], 'Brand', 'rank', /default "high"/],
     ['a default outside the options', () => [withField(brand, 'size', { type: 'enum', options: ['s'], default: 'xl' }), product(), category()], 'Brand', 'size', /default "xl"/],
     ['maxLength on a text', () => [withField(brand, 'notes', { type: 'text', maxLength: 20 }), product(), category()], 'Brand', 'notes', /maxLength is for varchar/],
+    ['a computed link', () => [withField(brand, 'owner', { type: 'link', entity: 'Brand', computed: true }), product(), category()], 'Brand', 'owner', /a link cannot be computed/],
+    ['a computed field with a default', () => [withField(brand, 'score', { type: 'int', computed: true, default: 1 }), product(), category()], 'Brand', 'score', /a computed field has no default/],
     ['a unique linkMultiple', () => [withField(brand, 'products', { type: 'linkMultiple', entity: 'Product', foreign: 'brand', unique: true }), product(), category()], 'Brand', 'products', /cannot be unique/],
   ];
   it.each(cases)('%s', (_what, input, entity, field, pattern) => {
