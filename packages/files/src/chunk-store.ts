@@ -24,6 +24,9 @@ export const UPLOAD_TABLES: AuxiliaryTable[] = [
       start_at: 'bigint not null',
       size: 'bigint not null',
       storage_key: 'varchar(255)',
+      // sha256 of the piece, hex: tells a repeated chunk from other bytes at the same offset.
+      // Null in rows written before it was kept.
+      piece_hash: 'varchar(64)',
     },
     primaryKey: ['upload_id', 'start_at'],
   },
@@ -46,6 +49,8 @@ export interface ChunkRow {
   start: number;
   size: number;
   storageKey: string | null;
+  /** sha256 of the piece, hex; null for a chunk recorded before hashes were kept. */
+  hash: string | null;
 }
 
 /** A request's claim on assembling an upload. */
@@ -72,7 +77,12 @@ const toUpload = (r: Record<string, unknown>): UploadRow => ({
   finalKey: (r.final_key as string | null) ?? null,
 });
 
-const toChunk = (r: Record<string, unknown>): ChunkRow => ({ start: Number(r.start_at), size: Number(r.size), storageKey: (r.storage_key as string | null) ?? null });
+const toChunk = (r: Record<string, unknown>): ChunkRow => ({
+  start: Number(r.start_at),
+  size: Number(r.size),
+  storageKey: (r.storage_key as string | null) ?? null,
+  hash: (r.piece_hash as string | null) ?? null,
+});
 
 /**
  * The SQL of chunked uploads. Every process on one database shares it: the upload row is locked
@@ -128,7 +138,7 @@ export class ChunkStore {
   }
 
   async addChunk(trx: Trx, { uploadId, chunk, now }: { uploadId: string; chunk: ChunkRow; now: number }): Promise<void> {
-    await trx('file_upload_chunk').insert({ upload_id: uploadId, start_at: chunk.start, size: chunk.size, storage_key: chunk.storageKey });
+    await trx('file_upload_chunk').insert({ upload_id: uploadId, start_at: chunk.start, size: chunk.size, storage_key: chunk.storageKey, piece_hash: chunk.hash });
     await trx('file_upload').where({ upload_id: uploadId }).update({ touched_at: now });
   }
 

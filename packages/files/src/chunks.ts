@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { ApiError, type ApiRecord, type RequestContext } from '@entity-records/core';
 import { decodeDataUrl } from './base64';
-import { newContentKey, tooLarge, writeContent } from './content';
+import { newContentKey, readStored, tooLarge, writeContent } from './content';
 import { ChunkStore, type ChunkRow, type UploadRow } from './chunk-store';
 import { assertFileName, mimeTypeOf } from './file-name';
 import type { FileService } from './file-service';
@@ -63,13 +63,43 @@ interface Assembly {
 
 const offsets = (chunks: readonly ChunkRow[]) => [...chunks].sort((a, b) => a.start - b.start).map((c) => String(c.start));
 
-/** How a new chunk relates to those received: the same one again, overlapping another, or new. */
-function relation(chunks: readonly ChunkRow[], start: number, size: number): 'repeat' | 'overlap' | 'new' {
+/** A chunk as received: where it goes, how long it is and the sha256 of its bytes. */
+interface Piece {
+  start: number;
+  size: number;
+  hash: string;
+}
+
+/**
+ * How a new chunk relates to those received: the same one again (same offset, size and bytes),
+ * overlapping another (other bytes at the same offset included), or new. `hashOf` finds the hash
+ * of a chunk recorded without one, or undefined when its bytes are gone.
+ */
+async function relation(
+  chunks: readonly ChunkRow[],
+  piece: Piece,
+  hashOf: (c: ChunkRow) => Promise<string | undefined>,
+): Promise<'repeat' | 'overlap' | 'new'> {
+  const { start, size } = piece;
   for (const c of chunks) {
-    if (c.start === start) return c.size === size ? 'repeat' : 'overlap';
+    if (c.start === start) {
+      if (c.size !== size) return 'overlap';
+      const stored = c.hash ?? (await hashOf(c));
+      return stored === undefined || stored === piece.hash ? 'repeat' : 'overlap';
+    }
     if (start < c.start + c.size && c.start < start + size) return 'overlap';
   }
   return 'new';
+}
+
+const overlaps = ({ start, size }: Piece) => conflict(`The chunk at ${start} (${size} bytes) overlaps a chunk already received or holds other bytes than it`, { start });
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function sha256Of(stream: AsyncIterable<Buffer>): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const part of stream) hash.update(part);
+  return hash.digest('hex');
 }
 
 /** Whether the chunks cover 0 … total without gaps. */
@@ -109,6 +139,9 @@ export class ChunkService {
   async receive(ctx: RequestContext, input: ChunkInput): Promise<ChunkAnswer> {
     const size = input.bytes.length;
     if (input.start + size > this.options.maxFileSize) throw tooLarge(this.options.maxFileSize);
+    // The piece's hash goes into its row, in the transaction that records it: whatever process
+    // a chunk reaches, it is compared with the bytes recorded first at its offset.
+    const piece: Piece = { start: input.start, size, hash: createHash('sha256').update(input.bytes).digest('hex') };
     const uploadId = this.uploadIdOf(ctx, input.fileUniqueHash);
     const now = Date.now();
     const description = { uploadId, fileId: input.id, name: input.name, piecesCount: input.piecesCount, touchedAt: now };
@@ -121,11 +154,11 @@ export class ChunkService {
     await this.store.ensureUpload(description);
 
     // Write the bytes first (outside any lock), unless this is plainly a repeat or a conflict.
-    const seen = live ? await this.store.chunks(uploadId) : [];
-    const early = relation(seen, input.start, size);
-    if (early === 'overlap') throw conflict(`The chunk at ${input.start} (${size} bytes) overlaps a chunk already received`, { start: input.start });
+    const fileKey = async () => (live?.state === 'done' ? this.files.storageKeyOf(live.fileId) : undefined);
+    const early = live ? await relation(await this.store.chunks(uploadId), piece, (c) => this.storedHash(c, fileKey)) : 'new';
+    if (early === 'overlap') throw overlaps(piece);
     const key = early === 'new' ? `chunks/${uploadId}/${input.start}-${randomBytes(6).toString('hex')}` : undefined;
-    // Pieces are not hashed: the file is, once, when they are joined.
+    // Its hash is known already; the file's is taken once, when the pieces are joined.
     if (key) await writeContent({ storage: this.files.storage, key }, input.bytes, { maxBytes: this.options.maxFileSize, hash: false });
 
     let obsolete: ChunkRow[] = [];
@@ -139,12 +172,16 @@ export class ChunkService {
         }
         this.assertSameFile(upload, input);
         let chunks = await this.store.chunks(uploadId, trx);
-        const current = relation(chunks, input.start, size);
-        if (current === 'overlap') throw conflict(`The chunk at ${input.start} (${size} bytes) overlaps a chunk already received`, { start: input.start });
+        // Only storage is read here (the transaction may hold the one connection): a complete
+        // file's chunks no longer change, and were compared with the file before the lock.
+        const current = await relation(chunks, piece, (c) => this.storedHash(c));
+        if (current === 'overlap') throw overlaps(piece);
         let keep = false;
         if (current === 'new') {
           if (upload.state !== 'open' || chunks.length >= upload.piecesCount) throw conflict(`All ${upload.piecesCount} pieces of this file are in already`);
-          const added = { start: input.start, size, storageKey: key ?? null };
+          // Looked like a repeat before the lock, but the upload started afresh meanwhile.
+          if (!key) throw conflict('The upload changed while this chunk was received; send it again');
+          const added: ChunkRow = { start: input.start, size, storageKey: key, hash: piece.hash };
           if (chunks.length + 1 === upload.piecesCount && !contiguous([...chunks, added])) {
             throw conflict('The pieces would not join into one file: their offsets and sizes leave gaps or overlaps');
           }
@@ -166,12 +203,60 @@ export class ChunkService {
 
     const answer: ChunkAnswer = { chunks: offsets(result.chunks) };
     if (result.claimed) return { ...answer, ...(await this.assemble(ctx, { upload: result.upload, chunks: result.chunks, finalKey: result.claimed })) };
-    if (result.upload.state === 'done') return { ...answer, id: result.upload.fileId, name: result.upload.name };
-    if (result.upload.state === 'assembling' && result.chunks.length === result.upload.piecesCount) {
-      const taken = await this.takeOverStale(ctx, result.upload, result.chunks);
-      if (taken) return { ...answer, ...taken };
-    }
+    // Every piece is in: the answer names the file, once it exists.
+    if (result.chunks.length === result.upload.piecesCount) return { ...answer, ...(await this.awaitFile(ctx, result.upload, result.chunks)) };
     return answer;
+  }
+
+  /**
+   * The file of an upload whose pieces are all in, as soon as it exists. While another request
+   * (on any process) joins the pieces, this one waits for it; should that one fail, this one
+   * joins them, and should its process have died (its claim older than the assembly timeout),
+   * this one takes the work over. The wait is thus bounded by the assembly timeout.
+   */
+  private async awaitFile(ctx: RequestContext, first: UploadRow, chunks: ChunkRow[]): Promise<{ id: string; name: string }> {
+    let upload = first;
+    for (let pause = 20; ; pause = Math.min(pause * 2, 500)) {
+      if (upload.state === 'done') return { id: upload.fileId, name: upload.name };
+      if (upload.state === 'open') {
+        // The assembly failed and was given back: join the pieces here.
+        const finalKey = newContentKey();
+        if (await this.store.claim({ uploadId: upload.uploadId, finalKey, now: Date.now() })) {
+          // Claimed, the upload takes no more chunks: these are the ones to join.
+          const current = await this.store.chunks(upload.uploadId);
+          if (current.length !== upload.piecesCount || !contiguous(current)) {
+            await this.store.release(upload.uploadId);
+            throw conflict('The upload changed while this chunk was received; send it again');
+          }
+          return this.assemble(ctx, { upload, chunks: current, finalKey });
+        }
+      } else {
+        const taken = await this.takeOverStale(ctx, upload, chunks);
+        if (taken) return taken;
+      }
+      await sleep(pause);
+      const next = await this.store.upload(upload.uploadId);
+      if (!next || next.fileId !== first.fileId) throw conflict('The upload was removed meanwhile; send the chunk again');
+      upload = next;
+    }
+  }
+
+  /**
+   * The hash of a chunk recorded before hashes were kept: from its stored piece, or once the file
+   * is complete (`fileKeyOf` finds it), from the file's bytes at its offset; undefined when neither
+   * is there.
+   */
+  private async storedHash(chunk: ChunkRow, fileKeyOf?: () => Promise<string | undefined>): Promise<string | undefined> {
+    const storage = this.files.storage;
+    try {
+      if (chunk.storageKey) return await sha256Of((await storage.read(chunk.storageKey)) as AsyncIterable<Buffer>);
+      const fileKey = chunk.size > 0 ? await fileKeyOf?.() : undefined;
+      if (!fileKey) return undefined;
+      const range = { start: chunk.start, end: chunk.start + chunk.size - 1 };
+      return await sha256Of((await readStored({ storage, key: fileKey }, range)) as AsyncIterable<Buffer>);
+    } catch {
+      return undefined;
+    }
   }
 
   private expired(upload: UploadRow, now: number): boolean {

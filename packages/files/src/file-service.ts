@@ -4,7 +4,7 @@ import { newContentKey, writeContent } from './content';
 import type { StorageDriver, StoredContent, ThumbnailSize } from './declarations';
 import { THUMBNAIL_SIZES } from './declarations';
 import { assertFileName } from './file-name';
-import { measureImage } from './images';
+import { measureImage, type MeasureOptions } from './images';
 import type { ResolvedOptions } from './options';
 
 /** A File's contents as stored. */
@@ -52,16 +52,19 @@ export class FileService {
     return { small: url('small'), medium: url('medium'), large: url('large') };
   }
 
-  /** Stores bytes (or a stream) under a new key, measuring images; memory stays flat for streams. */
-  async store(source: Readable | Buffer, mimeType: string): Promise<StoredContent> {
+  /**
+   * Stores bytes (or a stream) under a new key, measuring images; memory stays flat for streams.
+   * `sniff: false` keeps a declared `application/octet-stream` as it is (see `measureImage`).
+   */
+  async store(source: Readable | Buffer, mimeType: string, { sniff }: Pick<MeasureOptions, 'sniff'> = {}): Promise<StoredContent> {
     const storageKey = newContentKey();
     const { size, hash } = await writeContent({ storage: this.storage, key: storageKey }, source, { maxBytes: this.options.maxFileSize });
-    return this.describe({ storageKey, size, hash, mimeType }, Buffer.isBuffer(source) ? source : undefined);
+    return this.describe({ storageKey, size, hash, mimeType }, { bytes: Buffer.isBuffer(source) ? source : undefined, sniff });
   }
 
   /** The description of contents already in storage (assembled chunks). */
-  async describe({ storageKey, size, hash, mimeType }: WrittenContent, bytes?: Buffer): Promise<StoredContent> {
-    const image = await measureImage({ storage: this.storage, key: storageKey }, mimeType, bytes);
+  async describe({ storageKey, size, hash, mimeType }: WrittenContent, measure: MeasureOptions = {}): Promise<StoredContent> {
+    const image = await measureImage({ storage: this.storage, key: storageKey }, mimeType, measure);
     return { storageKey, size, hash, mimeType: image.mimeType, width: image.width, height: image.height };
   }
 

@@ -31,18 +31,25 @@ async function sharpInput({ storage, key }: StorageLocation, limit: number, whol
   return readAtMost(await storage.read(key), limit, whole);
 }
 
-/**
- * Width, height and media type of a raster image, or nulls for anything else (including broken
- * images). Contents declared as `application/octet-stream` (chunks of a name without a known
- * extension) are looked at too, and get the type found.
- */
+/** How contents are measured: their bytes when at hand, and whether an undeclared type is sniffed. */
+export interface MeasureOptions {
+  bytes?: Buffer;
+  /**
+   * Whether contents typed `application/octet-stream` (chunks of a name without a known
+   * extension, a URL or part sent so) are looked at too, and get the type found; default true.
+   * Without it only contents declared `image/…` are measured.
+   */
+  sniff?: boolean;
+}
+
+/** Width, height and media type of a raster image, or nulls for anything else (including broken images). */
 export async function measureImage(
   image: StorageLocation,
   mimeType: string,
-  bytes?: Buffer,
+  { bytes, sniff = true }: MeasureOptions = {},
 ): Promise<{ width: number | null; height: number | null; mimeType: string }> {
   const none = { width: null, height: null, mimeType };
-  if (!mimeType.startsWith('image/') && mimeType !== 'application/octet-stream') return none;
+  if (!mimeType.startsWith('image/') && !(sniff && mimeType === 'application/octet-stream')) return none;
   try {
     const input = bytes ?? (await sharpInput(image, HEADER_BYTES, false));
     if (!input) return none;

@@ -58,8 +58,9 @@ export function fileRoutes(parts: FileRoutesParts): (router: Router) => void {
       throw new ApiError('FILES_CONTENT_INVALID', 'Send either fileContents or url, not both');
     }
     if (body.fileContents !== undefined) {
+      // The data URL's type is recorded as given: only contents declared an image are measured.
       const { mimeType, bytes } = decodeDataUrl(body.fileContents, 'fileContents');
-      return files.createRecord(ctx, fields, await files.store(bytes, mimeType));
+      return files.createRecord(ctx, fields, await files.store(bytes, mimeType, { sniff: false }));
     }
     if (body.url !== undefined) {
       const o = files.options;

@@ -37,6 +37,16 @@ describe.each(TEST_DBS)('base64 upload on %s', (kind) => {
       expect(read.body).toMatchObject({ id: res.body.id, hash: sha256(text) });
     });
 
+    it('records the type a data URL declares: a PNG sent as application/octet-stream stays so, unmeasured and without thumbnails', async () => {
+      const png = await pngOf(40, 30);
+      const res = await t.post(`${base}/File`, { name: 'pic.bin', fileContents: dataUrl(png, 'application/octet-stream') }).expect(200);
+      expect(res.body).toMatchObject({ mimeType: 'application/octet-stream', width: null, height: null, thumbnails: { small: null, medium: null, large: null } });
+      expect((await t.get(`${base}/File/${res.body.id}/thumbnail/small`).expect(404)).body.error.code).toBe('FILES_NO_THUMBNAIL');
+      const download = await t.get(`${base}/File/${res.body.id}/download`).buffer(true).parse(binary).expect(200);
+      expect(download.headers['content-type']).toBe('application/octet-stream');
+      expect(Buffer.compare(download.body, png)).toBe(0);
+    });
+
     it('measures images and serves PNG thumbnails of 128, 256 and 1024 px made on request', async () => {
       const png = await pngOf(2000, 1000);
       const res = await t.post(`${base}/File`, { id: `img-${_g}`, name: 'red.png', fileContents: dataUrl(png, 'image/png') }).expect(200);

@@ -1,6 +1,11 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { GENERATIONS } from '../../../test/support/api';
 import { TEST_DBS } from '../../../test/support/databases';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
+import { LocalStorage } from '@entity-records/files';
 import { binary, dataUrl, listFiles, pngOf, startFilesApi, type FilesTestApi } from './helpers';
 
 const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
@@ -71,6 +76,58 @@ describe.each(TEST_DBS)('chunked upload on %s', (kind) => {
       expect((await chunk('/File', u, 'again.bin', 3, pieces[2]).expect(200)).body).toMatchObject({ id: u.id });
       expect((await chunk('/File', u, 'again.bin', 3, pieces[2]).expect(200)).body).toEqual({ chunks: ['0', '1000', '2000'], id: u.id, name: 'again.bin' });
       expect((await t.get(`${base}/File/${u.id}`).expect(200)).body.fileSize).toBe(3000);
+    });
+
+    it('answers 409 for a chunk at the same offset with the same size but other bytes, before and after completion', async () => {
+      const u = ids();
+      const piece = (start: number, text: string) => ({ ...u, name: 'same.txt', piecesCount: 2, start, piece: dataUrl(text) });
+      expect((await t.post(`${base}/File`, piece(0, 'AAAA')).expect(200)).body).toEqual({ chunks: ['0'] });
+      expect((await t.post(`${base}/File`, piece(0, 'BBBB')).expect(409)).body.error.code).toBe('FILES_CHUNK_CONFLICT');
+      expect((await t.post(`${base}/File`, piece(4, 'CCCC')).expect(200)).body).toEqual({ chunks: ['0', '4'], id: u.id, name: 'same.txt' });
+      const down = await t.get(`${base}/File/${u.id}/download`).buffer(true).parse(binary).expect(200);
+      expect(down.body.toString()).toBe('AAAACCCC');
+      // the complete file still tells a repeat from other bytes
+      expect((await t.post(`${base}/File`, piece(4, 'DDDD')).expect(409)).body.error.code).toBe('FILES_CHUNK_CONFLICT');
+      expect((await t.post(`${base}/File`, piece(4, 'CCCC')).expect(200)).body).toEqual({ chunks: ['0', '4'], id: u.id, name: 'same.txt' });
+    });
+
+    it('compares a chunk recorded without a hash (by an earlier version) with its stored piece, or once complete with the file', async () => {
+      const u = ids();
+      const piece = (start: number, text: string) => ({ ...u, name: 'old.txt', piecesCount: 2, start, piece: dataUrl(text) });
+      const forget = async () => {
+        const { upload_id: uploadId } = await t.api.database.knex('file_upload').where({ file_id: u.id }).first();
+        await t.api.database.knex('file_upload_chunk').where({ upload_id: uploadId }).update({ piece_hash: null });
+      };
+      await t.post(`${base}/File`, piece(0, 'AAAA')).expect(200);
+      await forget();
+      expect((await t.post(`${base}/File`, piece(0, 'BBBB')).expect(409)).body.error.code).toBe('FILES_CHUNK_CONFLICT');
+      expect((await t.post(`${base}/File`, piece(0, 'AAAA')).expect(200)).body).toEqual({ chunks: ['0'] });
+      expect((await t.post(`${base}/File`, piece(4, 'CCCC')).expect(200)).body.id).toBe(u.id);
+      await forget();
+      expect((await t.post(`${base}/File`, piece(4, 'DDDD')).expect(409)).body.error.code).toBe('FILES_CHUNK_CONFLICT');
+      expect((await t.post(`${base}/File`, piece(4, 'CCCC')).expect(200)).body).toEqual({ chunks: ['0', '4'], id: u.id, name: 'old.txt' });
+    });
+
+    it('keeps exactly one of two chunks with other bytes arriving at once for the same offset, and the file holds its bytes', async () => {
+      const u = ids();
+      const [a, b] = [randomBytes(4096), randomBytes(4096)];
+      const answers = await Promise.all([a, b].map((bytes) => chunk('/File', u, 'race.bin', 2, { start: 0, bytes })));
+      expect(answers.map((r) => r.status).sort()).toEqual([200, 409]);
+      const kept = answers[0].status === 200 ? a : b;
+      const tail = randomBytes(10);
+      expect((await chunk('/File', u, 'race.bin', 2, { start: 4096, bytes: tail }).expect(200)).body.id).toBe(u.id);
+      const down = await t.get(`${base}/File/${u.id}/download`).buffer(true).parse(binary).expect(200);
+      expect(Buffer.compare(down.body, Buffer.concat([kept, tail]))).toBe(0);
+    });
+
+    it('answers id and name to every copy of the last chunk, also those arriving while the file is being joined', async () => {
+      for (let round = 0; round < 4; round++) {
+        const u = ids();
+        const pieces = cut(randomBytes(2 * 1024 * 1024), 1024 * 1024);
+        await chunk('/File', u, 'joined.bin', 2, pieces[0]).expect(200);
+        const answers = await Promise.all([0, 1, 2].map(() => chunk('/File', u, 'joined.bin', 2, pieces[1]).expect(200)));
+        expect(answers.map((r) => r.body)).toEqual([0, 1, 2].map(() => ({ chunks: ['0', String(1024 * 1024)], id: u.id, name: 'joined.bin' })));
+      }
     });
 
     it('answers 409 for overlapping bytes and for another name, piecesCount or id of the same fileUniqueHash', async () => {
@@ -204,5 +261,74 @@ describe.each(TEST_DBS)('expiry sweep on %s', (kind) => {
     expect(pieces()).toEqual([]);
     const whole = await t.get('/api/File/whole/download').buffer(true).parse(binary).expect(200);
     expect(whole.body.toString()).toBe('whole');
+  });
+});
+
+/** A local storage that holds (and may fail) the next write of a file's contents until told. */
+class HeldStorage extends LocalStorage {
+  private held?: { entered: () => void; open: Promise<void>; fail: boolean };
+
+  /** Holds the next write under `files/`; resolves once it is waiting, with the function that lets it go on. */
+  holdNext(fail: boolean): Promise<() => void> {
+    let go = () => undefined as void;
+    const open = new Promise<void>((resolve) => (go = resolve));
+    return new Promise((resolve) => (this.held = { entered: () => resolve(go), open, fail }));
+  }
+
+  override async write(key: string, source: Readable | Buffer): Promise<number> {
+    const held = key.startsWith('files/') ? this.held : undefined;
+    if (held) {
+      this.held = undefined;
+      held.entered();
+      await held.open;
+      if (held.fail) {
+        if (!Buffer.isBuffer(source)) source.destroy();
+        throw new Error('storage unavailable');
+      }
+    }
+    return super.write(key, source);
+  }
+}
+
+describe.each(TEST_DBS)('a last chunk while the pieces are being joined on %s', (kind) => {
+  let t: FilesTestApi;
+  const storage = new HeldStorage(fs.mkdtempSync(path.join(os.tmpdir(), 'er-held-')));
+  beforeAll(async () => {
+    // 0.3 s: a claim this old counts as the claim of a process that died
+    t = await startFilesApi(kind, { storage, assemblyTimeoutMinutes: 0.005 });
+  });
+  afterAll(() => t.close());
+
+  const send = (u: { id: string; fileUniqueHash: string }, start: number, text: string) =>
+    t.post('/api/File', { ...u, name: `${u.id}.txt`, piecesCount: 2, start, piece: dataUrl(text) });
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  it('waits for the request joining them and, when that one fails, joins them itself and answers id and name', async () => {
+    const u = { id: `failing-${kind}`, fileUniqueHash: `failing-${kind}` };
+    await send(u, 0, 'AAAA').expect(200);
+    const held = storage.holdNext(true);
+    const first = send(u, 4, 'CCCC').then((r) => r);
+    const go = await held;
+    const again = send(u, 4, 'CCCC').then((r) => r);
+    await sleep(150).finally(go);
+    expect((await first).status).toBe(500);
+    expect((await again).body).toEqual({ chunks: ['0', '4'], id: u.id, name: `${u.id}.txt` });
+    const down = await t.get(`/api/File/${u.id}/download`).buffer(true).parse(binary).expect(200);
+    expect(down.body.toString()).toBe('AAAACCCC');
+  });
+
+  it('takes the joining over once its claim is stale, and answers id and name', async () => {
+    const u = { id: `stale-${kind}`, fileUniqueHash: `stale-${kind}` };
+    await send(u, 0, 'AAAA').expect(200);
+    const held = storage.holdNext(false);
+    const first = send(u, 4, 'CCCC').then((r) => r);
+    const go = await held;
+    const again = await Promise.resolve(send(u, 4, 'CCCC')).finally(go);
+    expect(again.body).toEqual({ chunks: ['0', '4'], id: u.id, name: `${u.id}.txt` });
+    // the request whose process was taken for dead finds the file made
+    expect((await first).body.error.code).toBe('CORE_UNIQUE_VIOLATION');
+    expect((await send(u, 4, 'CCCC').expect(200)).body).toEqual({ chunks: ['0', '4'], id: u.id, name: `${u.id}.txt` });
+    const down = await t.get(`/api/File/${u.id}/download`).buffer(true).parse(binary).expect(200);
+    expect(down.body.toString()).toBe('AAAACCCC');
   });
 });

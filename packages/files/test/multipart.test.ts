@@ -30,6 +30,13 @@ describe.each(TEST_DBS)('multipart upload on %s', (kind) => {
       expect(unknown.body.mimeType).toBe('application/octet-stream');
     });
 
+    it('still measures a raster image sent as an application/octet-stream part, and types it by its bytes', async () => {
+      const png = await pngOf(30, 20);
+      const res = await t.post(`${base}/File/upload`).attach('file', png, { filename: 'pic.bin', contentType: 'application/octet-stream' }).expect(200);
+      expect(res.body).toMatchObject({ mimeType: 'image/png', width: 30, height: 20 });
+      await t.get(`${base}/File/${res.body.id}/thumbnail/small`).expect(200);
+    });
+
     it('takes name and id from form fields, and UTF-8 file names', async () => {
       const res = await t.post(`${base}/File/upload`).field('id', `mp-${g}`).field('name', 'renamed.txt').attach('file', Buffer.from('abc'), { filename: 'x.txt', contentType: 'text/plain' }).expect(200);
       expect(res.body).toMatchObject({ id: `mp-${g}`, name: 'renamed.txt', mimeType: 'text/plain' });
