@@ -1,5 +1,6 @@
 import type { ApiRecord } from '../declarations';
 import type { EntityModel, FieldModel } from '../definition/normalize';
+import { ApiError } from '../errors';
 import { sameValue } from './record-guard';
 
 export type UpsertStatus = 'Created' | 'Updated' | 'NotModified' | 'Failed';
@@ -69,6 +70,12 @@ export function recordKeys(model: EntityModel, record: Record<string, unknown>, 
   return keys;
 }
 
+/** The error of a unique key another record holds (the text of a 409). */
+export function uniqueViolation(model: EntityModel, key: string): ApiError {
+  const what = key.startsWith('id:') ? 'id' : key.split(':')[1];
+  return new ApiError('CORE_UNIQUE_VIOLATION', `${model.name} with the same ${what} already exists`);
+}
+
 /**
  * The lookup of the spec, in order: (1) `id` when present; (2) else the unique fields present;
  * (3) else each unique index whose fields are all present.
@@ -130,6 +137,70 @@ export class BatchIndex {
       if (hit) return hit;
     }
     return undefined;
+  }
+}
+
+/**
+ * A field whose writes change other records of the same entity type: a link to the own type that
+ * is one side of a pair (`children` and `parent`, or both sides of one join table).
+ */
+const changesOthers = (model: EntityModel, f: FieldModel): boolean =>
+  f.target === model.name && !f.system && (!!f.def.foreign || model.fields.some((g) => g.target === model.name && g.def.foreign === f.name));
+
+/**
+ * What the set-based write of a segment cannot put in item order. It inserts the new records, then
+ * updates the changed ones to their last values, then sets their multiple links; so an item must
+ * wait until the items before it are stored when it takes a unique key a stored record of the
+ * segment gave up (the insert or update would meet the key still stored), when it moves hasMany
+ * links away from another record of the segment, or when it sets a link that changes other
+ * records of its own type (the segment's copies of those records would be stale). An item of the
+ * latter two kinds that comes first in its segment is the last one of it.
+ */
+export class SegmentHazards {
+  /** Keys stored records of the segment held and gave up, with the record that held each. */
+  private readonly freed = new Map<string, RecordState>();
+  /** hasMany fields: target id → the record of the segment that lists it. */
+  private readonly owners = new Map<FieldModel, Map<string, RecordState>>();
+  private readonly linking: FieldModel[];
+
+  constructor(model: EntityModel) {
+    for (const f of model.fields) if (f.linkKind === 'hasMany') this.owners.set(f, new Map());
+    this.linking = model.fields.filter((f) => changesOthers(model, f));
+  }
+
+  /** Notes the hasMany links of a record of the segment: all of them when loaded, those of `set` when an item set them. */
+  track(state: RecordState, set?: ReadonlyMap<FieldModel, unknown>): void {
+    for (const [f, owners] of this.owners) {
+      if (set && !set.has(f)) continue;
+      for (const id of (state.record[f.key] as string[] | undefined) ?? []) owners.set(id, state);
+    }
+  }
+
+  /** Whether an item that changes `state` (undefined: creates a record) changes records it does not name. */
+  linksOthers(state: RecordState | undefined, p: Prepared): boolean {
+    if (this.linking.some((f) => p.values.has(f))) return true;
+    for (const [f, owners] of this.owners) {
+      if (!p.values.has(f)) continue;
+      for (const id of p.values.get(f) as string[]) {
+        const owner = owners.get(id);
+        if (owner && owner !== state) return true;
+      }
+    }
+    return false;
+  }
+
+  /** Whether an item that leaves `state` holding `keys` takes a key another stored record gave up in this segment. */
+  takesFreed(state: RecordState | undefined, keys: readonly string[]): boolean {
+    return this.freed.size > 0 && keys.some((key) => {
+      const holder = this.freed.get(key);
+      return holder !== undefined && holder !== state;
+    });
+  }
+
+  /** Notes the keys a stored record gave up (`before` but not `after`). */
+  release(state: RecordState, before: readonly string[], after: readonly string[]): void {
+    if (state.isNew) return;
+    for (const key of before) if (!after.includes(key)) this.freed.set(key, state);
   }
 }
 

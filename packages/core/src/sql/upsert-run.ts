@@ -11,17 +11,20 @@ import { linkedIds, missingLinkTargets } from './link-writes';
 import type { Repository } from './repository';
 import { sqlContext } from './sql-context';
 import { fetchByKeys, keyLookups, loadLinkIds, storedFields } from './upsert-io';
-import { applyValues, BatchIndex, failed, lookupOf, recordKeys, settle, type Prepared, type RecordState, type UpsertResult } from './upsert-plan';
+import { applyValues, BatchIndex, failed, lookupOf, recordKeys, SegmentHazards, settle, uniqueViolation, type Prepared, type RecordState, type UpsertResult } from './upsert-plan';
 import { failureMessage, writeDecided } from './upsert-write';
 
-/** What the items of one run share: the caller, their rights, the batch so far, the time. */
+/** What the items of one segment of a run share: the caller, their rights, the batch so far, the time. */
 interface Run {
   repo: Repository;
   ctx: RequestContext;
   access: UserAccess;
   scope: ScopeAccess;
   index: BatchIndex;
-  /** One time for the whole run: its items are stored by one transaction. */
+  hazards: SegmentHazards;
+  /** Items of the segment decided so far (failed ones not counted: they write nothing). */
+  decided: number;
+  /** One time for the whole segment: its items are stored by one transaction. */
   now: string;
   linkFields: FieldModel[];
   /** What a new record of the run starts from: stored fields null, created and modified now by the caller. */
@@ -30,16 +33,25 @@ interface Run {
   listKeys: string[];
 }
 
+/**
+ * Where a decided item goes: into the segment; into it as its last item; or, nothing decided for
+ * it, into the next segment, once the items before it are stored (see `SegmentHazards`).
+ */
+type Placement = 'in' | 'last' | 'later';
+
 /** As one-at-a-time processing would: a unique value another record holds fails the item (409 text). */
 function assertNoCollision(run: Run, state: RecordState | undefined, keys: readonly string[]): void {
   const key = run.index.collision(state, keys);
-  if (!key) return;
-  const what = key.startsWith('id:') ? 'id' : key.split(':')[1];
-  throw new ApiError('CORE_UNIQUE_VIOLATION', `${run.repo.model.name} with the same ${what} already exists`);
+  if (key) throw uniqueViolation(run.repo.model, key);
+}
+
+/** Whether an item that leaves `state` (undefined: a new record) holding `keys` must wait for the items before it. */
+function mustWait(run: Run, state: RecordState | undefined, { p, keys }: { p: Prepared; keys: readonly string[] }): boolean {
+  return run.hazards.takesFreed(state, keys) || run.hazards.linksOthers(state, p);
 }
 
 /** An item that names a record of the batch (stored, or created by an earlier item) changes it. */
-function applyToExisting(run: Run, p: Prepared, found: RecordState): void {
+function applyToExisting(run: Run, p: Prepared, found: RecordState): Placement {
   const { repo, ctx, scope } = run;
   if (scope.edit === 'no' || (!found.isNew && scope.read === 'no')) throw forbidden(`Not allowed to edit ${repo.model.name}`);
   if (!found.isNew) repo.guard.assertLevel(ctx, found.record as ApiRecord, { level: scope.edit, action: 'edit' });
@@ -48,15 +60,20 @@ function applyToExisting(run: Run, p: Prepared, found: RecordState): void {
   const before = recordKeys(repo.model, found.record);
   const after = recordKeys(repo.model, found.record, p.values);
   assertNoCollision(run, found, after);
+  const wait = mustWait(run, found, { p, keys: after });
+  if (wait && run.decided > 0) return 'later';
   settle(found, p);
   const changed = applyValues(found, p.values);
   if (changed) Object.assign(found.record, { modifiedAt: run.now, modifiedById: ctx.user?.id ?? null });
   p.status = changed ? 'Updated' : 'NotModified';
   run.index.reindex(found, before, after);
+  run.hazards.release(found, before, after);
+  run.hazards.track(found, p.values);
+  return wait ? 'last' : 'in';
 }
 
 /** An item that names no record of the batch creates one. */
-function createNew(run: Run, p: Prepared): void {
+function createNew(run: Run, p: Prepared): Placement {
   const { repo } = run;
   if (!run.scope.create) throw forbidden(`Not allowed to create ${repo.model.name}`);
   const values = completeForCreate(repo.model, p.values);
@@ -69,21 +86,24 @@ function createNew(run: Run, p: Prepared): void {
   for (const [f, v] of values) record[f.key] = f.type === 'linkMultiple' ? [...new Set(v as string[])] : v;
   const keys = recordKeys(repo.model, record);
   assertNoCollision(run, undefined, keys);
+  const wait = mustWait(run, undefined, { p, keys });
+  if (wait && run.decided > 0) return 'later';
   const state: RecordState = { id: record.id as string, record, isNew: true, dirty: new Set(values.keys()) };
   settle(state, p);
   p.status = 'Created';
   run.index.add(state, keys);
+  run.hazards.track(state, values);
+  return wait ? 'last' : 'in';
 }
 
 /**
- * Decides one item against the batch so far, exactly as processing the items one at a time
+ * Decides one item against the segment so far, exactly as processing the items one at a time
  * would; the SQL runs afterwards, set-based.
  */
-function decide(run: Run, p: Prepared): void {
+function decide(run: Run, p: Prepared): Placement {
   const found = run.index.find(lookupOf(run.repo.model, p.id, p.values));
   if (found === 'ambiguous') throw new ApiError('CORE_CONFLICT', 'The unique fields of the payload point at different records');
-  if (found) applyToExisting(run, p, found);
-  else createNew(run, p);
+  return found ? applyToExisting(run, p, found) : createNew(run, p);
 }
 
 /** The link values of the items, for one existence query per target entity. */
@@ -113,7 +133,11 @@ async function loadNamed(trx: Knex.Transaction, run: Run, items: readonly Prepar
   const { repo } = run;
   const found = await fetchByKeys(trx, repo, keyLookups(repo.model, items));
   await loadLinkIds(trx, repo, found);
-  for (const record of found) run.index.add({ id: record.id as string, record, isNew: false, dirty: new Set() });
+  for (const record of found) {
+    const state: RecordState = { id: record.id as string, record, isNew: false, dirty: new Set() };
+    run.index.add(state);
+    run.hazards.track(state);
+  }
 }
 
 /** The keys of a stored record an upsert result shows: stored fields the caller may read (no link names, no attributes). */
@@ -135,10 +159,20 @@ function blankRecord(model: EntityModel, ctx: RequestContext, now: string): Reco
   return Object.assign(record, { createdAt: now, modifiedAt: now, createdById: userId, modifiedById: userId, createdByActorId: actorId, modifiedByActorId: actorId });
 }
 
-/** One run of consecutive items of one entity type, without link objects: set-based, in one transaction. */
-export async function upsertRun(repo: Repository, ctx: RequestContext, { items, results }: { items: Prepared[]; results: UpsertResult[] }): Promise<void> {
+/** The caller of a run, what the caller may read and write, and where the results go. */
+interface RunCall {
+  ctx: RequestContext;
+  access: UserAccess;
+  results: UpsertResult[];
+}
+
+/**
+ * Decides and writes items of a run from the first on, in one transaction, until one must wait for
+ * the writes of those before it; answers how many it decided (failed ones included).
+ */
+async function upsertSegment(repo: Repository, call: RunCall, items: readonly Prepared[]): Promise<number> {
   const { model, env } = repo;
-  const access = await repo.guard.access(ctx);
+  const { ctx, access, results } = call;
   const decided: Prepared[] = [];
   const failures = new Map<RecordState, string>();
   const now = nowDateTime();
@@ -148,24 +182,32 @@ export async function upsertRun(repo: Repository, ctx: RequestContext, { items, 
     access,
     scope: access.scope(model.name),
     index: new BatchIndex(model),
+    hazards: new SegmentHazards(model),
+    decided: 0,
     now,
     linkFields: model.fields.filter((f) => f.type === 'link' || f.type === 'linkMultiple'),
     blank: blankRecord(model, ctx, now),
     listKeys: model.fields.filter((f) => f.type === 'linkMultiple').map((f) => f.key),
   };
+  let count = 0;
   await repo.translated(() =>
     env.database.knex.transaction(async (trx) => {
       await loadNamed(trx, run, items);
       const missing = await missingLinkTargets(sqlContext(env, trx), linkValues(run, items));
       for (const p of items) {
+        let placement: Placement = 'in';
         try {
           const absent = missing.size ? missingLink(run, p, missing) : undefined;
           if (absent) throw new ApiError('CORE_INVALID_LINK', absent);
-          decide(run, p);
-          decided.push(p);
+          placement = decide(run, p);
+          if (placement !== 'later') decided.push(p);
         } catch (error) {
           results[p.index] = failed(failureMessage(error));
         }
+        if (placement === 'later') break;
+        count++;
+        run.decided = decided.length;
+        if (placement === 'last') break;
       }
       await writeDecided({ trx, repo, ctx, failures }, decided);
     }),
@@ -175,5 +217,25 @@ export async function upsertRun(repo: Repository, ctx: RequestContext, { items, 
     const state = p.state as RecordState;
     const failure = failures.get(state);
     results[p.index] = failure ? failed(failure) : { status: p.status as UpsertResult['status'], stored: true, entity: entityOf(keys, p.snapshot ?? state.record) };
+  }
+  return count;
+}
+
+/** Items a segment after a cut looks up at least: the next one is loaded for twice the items the last one decided. */
+const MIN_SEGMENT = 16;
+
+/**
+ * One run of consecutive items of one entity type, without link objects: set-based, in one
+ * transaction, unless an item must wait for the writes of those before it (see `SegmentHazards`);
+ * the run then goes on from that item in a new transaction, on the records as now stored.
+ */
+export async function upsertRun(repo: Repository, ctx: RequestContext, { items, results }: { items: Prepared[]; results: UpsertResult[] }): Promise<void> {
+  const call: RunCall = { ctx, access: await repo.guard.access(ctx), results };
+  let size = items.length;
+  for (let start = 0; start < items.length; ) {
+    const segment = items.slice(start, start + size);
+    const count = await upsertSegment(repo, call, segment);
+    start += count;
+    size = count < segment.length ? Math.max(MIN_SEGMENT, 2 * count) : 2 * size;
   }
 }

@@ -7,7 +7,7 @@ import type { Repository } from './repository';
 import { insertRows, replaceJoinRows, updateRows } from './bulk-writes';
 import { sqlContext } from './sql-context';
 import { fetchByKeys, fetchMultipleLinks, keyLookups, loadLinkIds, toStoredRow } from './upsert-io';
-import { applyValues, type Prepared, type RecordState } from './upsert-plan';
+import { applyValues, recordKeys, uniqueViolation, type Prepared, type RecordState } from './upsert-plan';
 
 /** The message of a failed item: an API error's own, else a generic one (no driver details leak). */
 export const failureMessage = (error: unknown): string => (error instanceof ApiError ? error.message : 'The item could not be stored');
@@ -18,6 +18,8 @@ interface DecidedWrite {
   repo: Repository;
   ctx: RequestContext;
   failures: Map<RecordState, string>;
+  /** Ids of the stored records the items change. */
+  changing?: ReadonlySet<string>;
 }
 
 /**
@@ -32,11 +34,18 @@ function lookupsOf(model: EntityModel, record: Record<string, unknown>, byId: bo
 /**
  * A new record whose insert was ignored: another request stored the same key first. Its items
  * are replayed, in order, as updates of that record; when no record holds its keys, the insert
- * failed for another reason, which is found out by inserting it alone.
+ * failed for another reason, which is found out by inserting it alone. When the record holding
+ * the key is one the items change too (another request gave it the key meanwhile), the items of
+ * the new record fail: one record cannot be written from two states.
  */
 async function recoverLostInsert(write: DecidedWrite, state: RecordState, items: Prepared[]) {
   const { trx, repo, failures } = write;
   const [existing] = await fetchByKeys(trx, repo, lookupsOf(repo.model, state.record, items[0]?.id !== undefined));
+  if (existing && write.changing?.has(existing.id as string)) {
+    const held = recordKeys(repo.model, existing);
+    failures.set(state, uniqueViolation(repo.model, recordKeys(repo.model, state.record).find((k) => held.includes(k)) ?? 'id:').message);
+    return undefined;
+  }
   if (existing) {
     const next: RecordState = { id: existing.id as string, record: existing, isNew: false, dirty: new Set() };
     await loadLinkIds(trx, repo, [existing]);
@@ -85,9 +94,13 @@ export async function writeDecided(write: DecidedWrite, decided: Prepared[]) {
   let states = [...new Set(decided.map((p) => p.state as RecordState))];
   const fresh = states.filter((s) => s.isNew);
   const stored = await insertRows(sql, model, fresh.map((s) => toStoredRow(repo, s)));
+  const changing = new Set(states.filter((s) => !s.isNew).map((s) => s.id));
   for (const lost of fresh.filter((x) => !stored.has(x.id))) {
-    const next = await recoverLostInsert(write, lost, decided.filter((p) => p.state === lost));
-    if (next && next !== lost) states = states.map((s) => (s === lost ? next : s));
+    const next = await recoverLostInsert({ ...write, changing }, lost, decided.filter((p) => p.state === lost));
+    if (next && next !== lost) {
+      changing.add(next.id);
+      states = states.map((s) => (s === lost ? next : s));
+    }
   }
   const changed = states.filter((s) => !s.isNew && s.dirty.size > 0 && !failures.has(s));
   if (changed.length) await updateChanged(write, changed);
