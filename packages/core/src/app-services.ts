@@ -35,8 +35,8 @@ export function createAttributes({ registry, options, database, schema }: Instan
   if (format !== 'none' && format !== 'nested') throw new BootError('CORE_CONFIG_INVALID', `v1AttributesFormat must be 'none' or 'nested', not '${String(format)}'`);
   const languages = registry.languages.codes;
   for (const model of schema.entities.values()) if (model.def.hasAttributes) registry.addTable(valueTable(model, database.dialect));
-  installAttributeRules(registry.hooks, schema, languages);
   const store = new AttributeStore(database, schema, languages);
+  installAttributeRules(registry.hooks, schema, { store, db: database.knex, languages });
   return new AttributeService({ database, schema, store, languages, v1AttributesFormat: format });
 }
 

@@ -57,3 +57,17 @@ export const languageSuffix = (code: string): string => {
   const plain = code.replace(/_/g, '');
   return plain.charAt(0).toUpperCase() + plain.slice(1);
 };
+
+/**
+ * The record keys an attribute answers to: its key, and the unit, language or link fields it has
+ * (`weight`, `weightUnitId`, `weightUnitName`; `maker`, `makerId`, `makerName`). `languages`: the
+ * instance languages, main first.
+ */
+export function virtualFieldNames(a: Pick<AttributeDef, 'id' | 'code' | 'type' | 'measureId' | 'isMultilang'>, languages: readonly string[]): string[] {
+  const key = attributeKey(a);
+  if (a.type === 'link') return [key, `${key}Id`, `${key}Name`];
+  if (a.type === 'linkMultiple') return [key, `${key}Ids`, `${key}Names`];
+  const units = hasUnit(a) ? [`${key}UnitId`, `${key}UnitName`] : [];
+  const variants = isMultilang(a) ? languages.slice(1).map((l) => `${key}${languageSuffix(l)}`) : [];
+  return [key, ...units, ...variants];
+}

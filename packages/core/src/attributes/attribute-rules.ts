@@ -4,6 +4,7 @@ import type { EntityModel, SchemaModel } from '../definition/normalize';
 import { isDerivedKey } from '../definition/validate-record';
 import { validationFailed, type ValidationIssue } from '../errors';
 import type { HookRegistry } from '../hooks';
+import { checkClashes, type AttributeLookup } from './attribute-clashes';
 import { languageSuffix, MULTILANG_TYPES } from './attribute-def';
 
 /** The rule for attribute codes (they become record keys). */
@@ -47,17 +48,32 @@ interface AttributeWrite {
   existing?: ApiRecord;
 }
 
-/** `required`: generation A wants a code on create and refuses to clear it on update. */
-function checkCode(c: Checked, owner: EntityModel | undefined, { required, languages }: { required: boolean; languages: readonly string[] }): void {
+interface CodeRules {
+  /** Generation A wants a code on create and refuses to clear it on update. */
+  required: boolean;
+  /** A create, or an update that sends `code`: the key may change. */
+  keyed: boolean;
+  languages: readonly string[];
+}
+
+/**
+ * A code matches CODE_PATTERN (`''` does not); without code (absent or null, generation B) the id
+ * is the key. Neither may give a key that is a field of the entity type.
+ */
+function checkCode(c: Checked, owner: EntityModel | undefined, { required, keyed, languages }: CodeRules): void {
   const code = c.value('code');
-  if ((code === null || code === undefined || code === '') && required) {
+  if ((code === null || code === undefined) && required) {
     c.issues.push({ path: ['code'], code: 'required', message: 'code is required (generation A)' });
     return;
   }
-  if (typeof code !== 'string' || code === '') return;
-  if (!CODE_RE.test(code)) c.issues.push({ path: ['code'], code: 'invalid_format', message: `code must match ${CODE_PATTERN}` });
-  else if (owner && virtualKeys(code, c.value('type'), languages).some((k) => takenBy(owner, k))) {
-    c.issues.push({ path: ['code'], code: 'taken', message: `code '${code}' would clash with a field of ${owner.name}` });
+  if (typeof code === 'string' && !CODE_RE.test(code)) {
+    c.issues.push({ path: ['code'], code: 'invalid_format', message: `code must match ${CODE_PATTERN}` });
+    return;
+  }
+  const id = c.value('id');
+  const [path, key] = typeof code === 'string' ? ['code', code] : ['id', keyed && typeof id === 'string' ? id : undefined];
+  if (key !== undefined && owner && virtualKeys(key, c.value('type'), languages).some((k) => takenBy(owner, k))) {
+    c.issues.push({ path: [path], code: 'taken', message: `${path} '${key}' would clash with a field of ${owner.name}` });
   }
 }
 
@@ -95,14 +111,21 @@ export function checkAttribute({ schema, languages }: AttributeRules, { ctx, dat
       if (c.sent(key) && (data[key] ?? null) !== (existing[key] ?? null)) c.issues.push({ path: [key], code: 'read_only', message: `${key} cannot be changed once the attribute exists` });
     }
   }
-  checkCode(c, owner, { required: ctx.generation === 'A' && (!existing || c.sent('code')), languages });
+  const keyed = !existing || c.sent('code');
+  checkCode(c, owner, { required: ctx.generation === 'A' && keyed, keyed, languages });
   checkTypeOptions(c, schema);
   if (c.issues.length) throw validationFailed(`Invalid Attribute: ${c.issues.map((i) => i.message).join('; ')}`, c.issues);
 }
 
-/** The checks of Attribute writes, as record hooks. */
-export function installAttributeRules(hooks: HookRegistry, schema: SchemaModel, languages: readonly string[]): void {
-  const rules = { schema, languages };
-  hooks.add('beforeCreate', 'Attribute', ({ ctx, data }) => checkAttribute(rules, { ctx, data: data ?? {} }));
-  hooks.add('beforeUpdate', 'Attribute', ({ ctx, data, existing }) => checkAttribute(rules, { ctx, data: data ?? {}, existing }));
+/** The checks of Attribute writes, as record hooks: each write on its own, then against the other attributes of its entity type. */
+export function installAttributeRules(hooks: HookRegistry, schema: SchemaModel, lookup: AttributeLookup): void {
+  const rules = { schema, languages: lookup.languages };
+  hooks.add('beforeCreate', 'Attribute', async ({ ctx, data }) => {
+    checkAttribute(rules, { ctx, data: data ?? {} });
+    await checkClashes(lookup, { data: data ?? {} });
+  });
+  hooks.add('beforeUpdate', 'Attribute', async ({ ctx, data, existing }) => {
+    checkAttribute(rules, { ctx, data: data ?? {}, existing });
+    await checkClashes(lookup, { data: data ?? {}, existing });
+  });
 }

@@ -11,7 +11,10 @@ export interface RecordAttribute {
 /** How values are shown: the instance languages (main first) and the language asked for. */
 export interface ValueView {
   languages: readonly string[];
-  /** A non-main language whose values replace the main ones (variants are then left out). */
+  /**
+   * The language asked for (main included): variants are then left out, and a non-main
+   * language's values replace the main ones.
+   */
   language?: string;
   /** `Entity:id` → name of linked records. */
   linkNames: ReadonlyMap<string, string | null>;
@@ -36,7 +39,7 @@ const isEmpty = (value: unknown) => value === null || value === undefined || val
 /** The value shown for an attribute: in the asked language when it has one (else the main value). */
 function shownValue(entry: RecordAttribute, view: ValueView): unknown {
   const main = entry.main?.value ?? null;
-  if (!view.language || !isMultilang(entry.attribute)) return main;
+  if (!view.language || view.language === view.languages[0] || !isMultilang(entry.attribute)) return main;
   const translated = entry.byLanguage.get(view.language)?.value;
   return isEmpty(translated) ? main : translated;
 }

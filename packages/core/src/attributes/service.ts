@@ -39,11 +39,20 @@ export class AttributeService implements RecordAttributes {
     return this.options.languages.slice(1).map((code) => ({ code, suffix: languageSuffix(code) }));
   }
 
-  /** How values read in this request: the `language` asked for (a non-main instance language) and link names. */
+  /**
+   * How values read in this request: the `language` asked for (any instance language, the main
+   * one included: `main` arrives resolved to its code) and link names.
+   */
   view(ctx: RequestContext, linkNames: ReadonlyMap<string, string | null> = new Map()): ValueView {
     const { languages } = this.options;
-    const language = ctx.language && ctx.language !== 'main' && ctx.language !== languages[0] && languages.includes(ctx.language) ? ctx.language : undefined;
+    const language = ctx.language && languages.includes(ctx.language) ? ctx.language : undefined;
     return { languages, language, linkNames };
+  }
+
+  /** The non-main language values and link names read in, if the request asks for one. */
+  translation(ctx: RequestContext): string | undefined {
+    const { language } = this.view(ctx);
+    return language === this.options.languages[0] ? undefined : language;
   }
 
   /**
@@ -77,7 +86,7 @@ export class AttributeService implements RecordAttributes {
     // Single reads show every attribute the record has; lists those asked for (nested lists: all).
     const shown = how.mode === 'single' || format === 'nested' ? (how.query?.shown ?? 'all') : how.query?.shown;
     const { values, linkNames } = shown
-      ? await this.loadValues(this.db, model, { ids: records.map((r) => r.id), only: shown === 'all' ? undefined : shown, language: this.view(ctx).language })
+      ? await this.loadValues(this.db, model, { ids: records.map((r) => r.id), only: shown === 'all' ? undefined : shown, language: this.translation(ctx) })
       : { values: [], linkNames: new Map<string, string | null>() };
     const view = this.view(ctx, linkNames);
     const byRecord = groupValues(values);

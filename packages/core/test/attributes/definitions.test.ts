@@ -1,6 +1,6 @@
 import { GENERATIONS, type TestApi } from '../../../../test/support/api';
 import { TEST_DBS } from '../../../../test/support/databases';
-import { createAttribute, createWeight, startAttributeApi, unique, userWith } from './support';
+import { createAttribute, createWeight, FLAT, startAttributeApi, unique, userWith } from './support';
 
 describe.each(TEST_DBS)('Attribute, Measure and Unit on %s', (kind) => {
   let t: TestApi;
@@ -28,7 +28,7 @@ describe.each(TEST_DBS)('Attribute, Measure and Unit on %s', (kind) => {
 
   describe.each(GENERATIONS)('generation %s', (_gen, base) => {
     it('checks the code pattern and keeps codes unique per entity type (409)', async () => {
-      for (const code of ['Weight', '1st', 'with-dash', 'with space', '_x']) {
+      for (const code of ['Weight', '1st', 'with-dash', 'with space', '_x', '']) {
         const res = await t.post(`${base}/Attribute`, { code, type: 'varchar', entityType: 'Product' }).expect(400);
         expect(issueCodes(res.body)).toEqual([['code', 'invalid_format']]);
       }
@@ -44,6 +44,83 @@ describe.each(TEST_DBS)('Attribute, Measure and Unit on %s', (kind) => {
         const res = await t.post(`${base}/Attribute`, { code, type, entityType: 'Product', linkEntity: 'Brand' });
         expect({ code, status: res.status }).toEqual({ code, status: 400 });
       }
+    });
+
+    it('refuses an empty code on create and update; no code (absent or null) keys the attribute by its id', async () => {
+      const empty = await t.post(`${base}/Attribute`, { name: 'e', code: '', type: 'varchar', entityType: 'Product' }).expect(400);
+      expect(empty.body.error.code).toBe('CORE_VALIDATION_FAILED');
+      expect(issueCodes(empty.body)).toEqual([['code', 'invalid_format']]);
+      const id = await createAttribute(t, { code: unique('filled'), type: 'varchar' });
+      expect(issueCodes((await t.patch(`${base}/Attribute/${id}`, { code: '' }).expect(400)).body)).toEqual([['code', 'invalid_format']]);
+      const keyless = (await t.post('/api/v1/Attribute', { name: 'keyless', code: null, type: 'int', entityType: 'Product' }).expect(200)).body;
+      expect(keyless.code).toBeNull();
+      const p = (await t.post(`${base}/Product`, { name: unique('keyless') }).expect(200)).body.id;
+      const written = (await t.patch(`${base}/Product/${p}`, { [keyless.id]: 3 }).set(FLAT).expect(200)).body;
+      expect(written[keyless.id]).toBe(3);
+      expect(Object.keys(written.attributesDefs)).toEqual([keyless.id]);
+    });
+
+    it('refuses a key or virtual field that another attribute of the entity type already shows (400, naming it)', async () => {
+      const refused = async (body: Record<string, unknown>, clash: string, path = 'code') => {
+        const res = await t.post(`${base}/Attribute`, { entityType: 'Product', ...body });
+        expect({ body, status: res.status }).toEqual({ body, status: 400 });
+        expect(res.body.error.code).toBe('CORE_VALIDATION_FAILED');
+        expect(issueCodes(res.body)).toEqual([[path, 'taken']]);
+        expect(res.body.error.message).toContain(clash);
+      };
+      const w = unique('w');
+      const weight = await createAttribute(t, { code: w, type: 'float', measureId });
+      await refused({ code: `${w}UnitId`, type: 'varchar' }, `${w}UnitId`);
+      await refused({ code: `${w}UnitName`, type: 'int' }, `${w}UnitName`);
+      // ... the other way round: the new attribute's unit fields would be another's key
+      const m = unique('m');
+      await createAttribute(t, { code: `${m}UnitName`, type: 'varchar' });
+      await refused({ code: m, type: 'int', measureId }, `${m}UnitName`);
+      await createAttribute(t, { code: m, type: 'int' }); // without measure it has no unit fields
+      // multilingual variants and link fields
+      const title = unique('title');
+      await createAttribute(t, { code: title, type: 'varchar', isMultilang: true });
+      await refused({ code: `${title}DeDE`, type: 'varchar' }, `${title}DeDE`);
+      const maker = unique('maker');
+      await createAttribute(t, { code: maker, type: 'link', linkEntity: 'Brand' });
+      await refused({ code: `${maker}Id`, type: 'varchar' }, `${maker}Id`);
+      await refused({ code: `${maker}Name`, type: 'varchar' }, `${maker}Name`);
+      // codes are case-sensitive, other entity types have their own keys
+      await createAttribute(t, { code: `${w}unitId`, type: 'varchar' });
+      await createAttribute(t, { code: `${w}UnitId`, type: 'varchar', entityType: 'Category' });
+      // an attribute without code is keyed by its id
+      const zX = unique('zX');
+      await t.post('/api/v1/Attribute', { id: zX, name: 'by id', type: 'int', entityType: 'Product' }).expect(200);
+      await refused({ code: zX, type: 'varchar' }, zX);
+      const yY = unique('yY');
+      await createAttribute(t, { code: yY, type: 'varchar' });
+      const res = await t.post('/api/v1/Attribute', { id: yY, name: 'by id', type: 'int', entityType: 'Product' }).expect(400);
+      expect(issueCodes(res.body)).toEqual([['id', 'taken']]);
+      await t.post('/api/v1/Attribute', { id: yY, code: unique('coded'), type: 'int', entityType: 'Product' }).expect(200);
+      const sku = await t.post('/api/v1/Attribute', { id: unique('sku'), type: 'int', entityType: 'Product' });
+      expect(sku.status).toBe(200); // 'sku12' is no field; 'sku' itself is
+      expect((await t.post('/api/v1/Attribute', { id: 'sku', type: 'int', entityType: 'Product' }).expect(400)).body.error.code).toBe('CORE_VALIDATION_FAILED');
+      // a soft-deleted attribute frees its names
+      await t.del(`${base}/Attribute/${weight}`).expect(200);
+      await createAttribute(t, { code: `${w}UnitId`, type: 'varchar' });
+    });
+
+    it('refuses an update that would make an attribute clash with another one', async () => {
+      const plain = unique('plain');
+      const id = await createAttribute(t, { code: plain, type: 'varchar' });
+      await createAttribute(t, { code: `${plain}DeDE`, type: 'varchar' });
+      const multilang = await t.patch(`${base}/Attribute/${id}`, { isMultilang: true }).expect(400);
+      expect(issueCodes(multilang.body)).toEqual([['code', 'taken']]);
+      expect(multilang.body.error.message).toContain(`${plain}DeDE`);
+      const w = unique('w');
+      await createAttribute(t, { code: w, type: 'float', measureId });
+      const renamed = await t.patch(`${base}/Attribute/${id}`, { code: `${w}UnitId` }).expect(400);
+      expect(issueCodes(renamed.body)).toEqual([['code', 'taken']]);
+      // unchanged names, or names of its own, are fine
+      await t.patch(`${base}/Attribute/${id}`, { name: 'Renamed', code: plain }).expect(200);
+      const own = await createAttribute(t, { code: unique('own'), type: 'varchar', isMultilang: true });
+      await t.patch(`${base}/Attribute/${own}`, { isMultilang: false }).expect(200);
+      await t.patch(`${base}/Attribute/${own}`, { isMultilang: true }).expect(200);
     });
 
     it('checks the options of each type', async () => {

@@ -130,6 +130,27 @@ describe.each(TEST_DBS)('reading attributes on %s', (kind) => {
       expect(bad.body.error.code).toBe('CORE_INVALID_LANGUAGE');
     });
 
+    it('leaves the variants out with language main or the main code too, the main field carrying the main value', async () => {
+      for (const language of ['main', 'en_US']) {
+        const one = (await t.get(`${base}/Product/${product}`).set(FLAT).set('language', language).expect(200)).body;
+        expect({ language, material: one.material, variant: one.materialDeDE }).toEqual({ language, material: 'wood', variant: undefined });
+        expect(Object.keys(one.attributesDefs).sort()).toEqual(['fits', 'maker', 'material', 'notes', 'sellers', 'weight', 'weightUnitId']);
+        expect(one.attributesDefs.material).toMatchObject({ attributeId: a.material, label: 'Material' });
+        const list = (await t.get(`${base}/Product?attributes=material`).set(FLAT).set('language', language).expect(200)).body.list;
+        const chair = list.find((r: { id: string }) => r.id === product);
+        expect(chair).toMatchObject({ material: 'wood' });
+        expect(chair.materialDeDE).toBeUndefined();
+        expect(chair.attributesDefs).toEqual({ material: { attributeId: a.material, type: 'varchar' } });
+        const values = (await t.get(`${base}/Product/${product}/attributeValues`).set('language', language).expect(200)).body;
+        const material = values.find((v: { attributeId: string }) => v.attributeId === a.material);
+        expect(material.value).toBe('wood');
+        expect(material).not.toHaveProperty('valueDeDE');
+      }
+      // Without the header the variants stay.
+      const values = (await t.get(`${base}/Product/${product}/attributeValues`).expect(200)).body;
+      expect(values.find((v: { attributeId: string }) => v.attributeId === a.material)).toMatchObject({ value: 'wood', valueDeDE: 'Holz' });
+    });
+
     it('keys an attribute without code by its id', async () => {
       const id = (await t.post('/api/v1/Attribute', { name: 'Anonymous', type: 'int', entityType: 'Product' }).expect(200)).body.id;
       const p = (await t.post(`${base}/Product`, { name: unique('anon') }).expect(200)).body.id;
@@ -166,5 +187,19 @@ describe.each(TEST_DBS)('the earlier generation B variant (v1AttributesFormat ne
     expect(flat.attributesValues).toBeUndefined();
     // generation A is not affected by the option
     expect((await t.get(`/api/Product/${p}`).expect(200)).body.attributesValues).toBeUndefined();
+  });
+
+  it('leaves valueDeDE out of attributesValues with any language header, main included', async () => {
+    const title = await createAttribute(t, { code: 'title', type: 'varchar', isMultilang: true });
+    const p = (await t.post('/api/Product', { name: 'Titled' }).expect(200)).body.id;
+    await t.patch(`/api/Product/${p}`, { title: 'Chair', titleDeDE: 'Stuhl' }).set(FLAT).expect(200);
+    const item = (body: { attributesValues: { attributeId: string }[] }) => body.attributesValues.find((v) => v.attributeId === title);
+    expect(item((await t.get(`/api/v1/Product/${p}`).expect(200)).body)).toMatchObject({ value: 'Chair', valueDeDE: 'Stuhl' });
+    for (const [language, value] of [['main', 'Chair'], ['en_US', 'Chair'], ['de_DE', 'Stuhl']]) {
+      const single = item((await t.get(`/api/v1/Product/${p}`).set('language', language).expect(200)).body);
+      expect({ language, ...single }).toEqual({ language, attributeId: title, attributeValueId: expect.any(String), value });
+      const listed = (await t.get('/api/v1/Product').set('language', language).expect(200)).body.list.find((r: { id: string }) => r.id === p);
+      expect(item(listed)).not.toHaveProperty('valueDeDE');
+    }
   });
 });
