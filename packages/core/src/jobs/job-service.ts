@@ -51,11 +51,17 @@ export class JobService {
     this.handlers.set(type, handler);
   }
 
-  /** Records a pending job for the context's user and hands it to the queue; answers its id. */
+  /**
+   * Records a pending job for the context's user, with the path generation of its request, and
+   * hands it to the queue; answers its id. The job runs with that generation.
+   */
   async enqueue(type: string, payload: Record<string, unknown>, ctx: RequestContext): Promise<string> {
     if (!this.handlers.has(type)) throw new ApiError('CORE_INTERNAL', `No handler for job type '${type}'`);
     const id = uuidv7();
-    await this.store.insert({ id, type, payload, userId: ctx.user?.id ?? null, actorId: ctx.actor?.id ?? null });
+    // The path generation changes what a write checks (an Attribute's code); the headers of the
+    // request change only what it reads, or are refused before a job starts (flattened attributes).
+    const context = ctx.generation ? { generation: ctx.generation } : {};
+    await this.store.insert({ id, type, payload, context, userId: ctx.user?.id ?? null, actorId: ctx.actor?.id ?? null });
     await this.queue.send(id);
     return id;
   }
@@ -92,7 +98,7 @@ export class JobService {
     const user = job.createdById ? await this.options.loadUser(job.createdById) : undefined;
     if (job.createdById && !user) throw new ApiError('CORE_FORBIDDEN', 'The user who started the job no longer exists');
     const actor = job.createdByActorId ? await this.options.loadUser(job.createdByActorId) : undefined;
-    const ctx: RequestContext = { user, ...(actor && { actor }), variables: {} };
+    const ctx: RequestContext = { user, ...(actor && { actor }), ...job.context, variables: {} };
     return handler({
       id: job.id,
       payload: job.payload,

@@ -4,6 +4,11 @@ import { nowDateTime } from '../time';
 import type { Database } from './database';
 import { live } from './read-query';
 
+/** What a job keeps of the request that started it (a job stored by an earlier version has none). */
+export interface JobContext {
+  generation?: 'A' | 'B';
+}
+
 export interface StoredJob {
   id: string;
   type: string;
@@ -13,6 +18,13 @@ export interface StoredJob {
   result: unknown;
   createdById: string | null;
   createdByActorId: string | null;
+  context: JobContext;
+}
+
+/** The stored context, keeping only what is known and well formed. */
+function jobContext(value: unknown): JobContext {
+  const generation = (value as { generation?: unknown } | null)?.generation;
+  return generation === 'A' || generation === 'B' ? { generation } : {};
 }
 
 /** The SQL of the job table: rows are the truth; queues only carry job ids. */
@@ -30,7 +42,7 @@ export class JobStore {
     return this.database.dialect.toDb('jsonObject', value);
   }
 
-  async insert(job: { id: string; type: string; payload: unknown; userId: string | null; actorId: string | null }): Promise<void> {
+  async insert(job: { id: string; type: string; payload: unknown; context: JobContext; userId: string | null; actorId: string | null }): Promise<void> {
     const now = nowDateTime();
     await this.table.insert({
       id: job.id,
@@ -39,6 +51,7 @@ export class JobStore {
       progress: 0,
       processed: 0,
       payload: this.json(job.payload),
+      context: this.json(job.context),
       created_at: now,
       modified_at: now,
       created_by_id: job.userId,
@@ -61,6 +74,7 @@ export class JobStore {
       result: dialect.fromDb('jsonObject', row.result),
       createdById: row.created_by_id,
       createdByActorId: row.created_by_actor_id ?? null,
+      context: jobContext(dialect.fromDb('jsonObject', row.context)),
     };
   }
 

@@ -1,6 +1,7 @@
 import type { RequestContext } from '../context';
 import { isValidId } from '../definition/validate-record';
 import { ApiError, assertKnownKeys } from '../errors';
+import { findSingleLinkObjects } from './link-objects';
 import { splitLinkObjects } from './link-resolver';
 import type { Repository } from './repository';
 import { fetchByKeys, keyLookups } from './upsert-io';
@@ -9,28 +10,51 @@ import { entityOf, shownKeys, upsertRun } from './upsert-run';
 
 export type { UpsertResult } from './upsert-plan';
 
-/** An item with link objects goes through the single-record path (find-or-create needs it). */
-async function upsertSingle(repo: Repository, ctx: RequestContext, payload: Record<string, unknown>): Promise<UpsertResult> {
-  const { data } = splitLinkObjects(repo.model, payload);
+/** Tries of an item whose create lost a race: each one looks the record up again. */
+const SINGLE_ATTEMPTS = 3;
+
+/**
+ * The stored record an item names, by the lookup of the spec. The records its single-link
+ * objects name count as the ids of those links (`brand: {name}` is `brandId` in a unique index).
+ */
+async function lookUpSingle(repo: Repository, ctx: RequestContext, payload: Record<string, unknown>): Promise<Record<string, unknown> | undefined> {
+  const { data, objects } = splitLinkObjects(repo.model, payload);
   const values = repo.validate(Object.fromEntries(Object.entries(data).filter(([k]) => k !== 'id')), 'update');
   const id = typeof payload.id === 'string' ? payload.id : undefined;
-  const [match] = await repo.env.database.knex.transaction(async (trx) => {
-    const lookup = lookupOf(repo.model, id, values);
+  return repo.env.database.knex.transaction(async (trx) => {
+    await findSingleLinkObjects(repo, { trx, ctx }, { objects, values });
     const index = new BatchIndex(repo.model);
     for (const record of await fetchByKeys(trx, repo, keyLookups(repo.model, [{ id, values }]))) index.add({ id: record.id as string, record, isNew: false, dirty: new Set() });
-    const hit = index.find(lookup);
+    const hit = index.find(lookupOf(repo.model, id, values));
     if (hit === 'ambiguous') throw new ApiError('CORE_CONFLICT', 'The unique fields of the payload point at different records');
-    return [hit?.record];
+    return hit?.record;
   });
+}
+
+const isUniqueViolation = (error: unknown) => error instanceof ApiError && error.code === 'CORE_UNIQUE_VIOLATION';
+
+/**
+ * An item with link objects or write hooks goes through the single-record path (find-or-create
+ * and hooks need it). A create that another request's create of the same key beat (a unique
+ * violation) looks the record up again, and updates it.
+ */
+async function upsertSingle(repo: Repository, ctx: RequestContext, payload: Record<string, unknown>): Promise<UpsertResult> {
   const shown = shownKeys(repo, await repo.guard.access(ctx));
-  if (!match) {
-    const created = await repo.create(ctx, payload);
-    return { status: 'Created', stored: true, entity: entityOf(shown, created) };
+  for (let attempt = 1; ; attempt++) {
+    const match = await lookUpSingle(repo, ctx, payload);
+    if (!match) {
+      const created = await repo.create(ctx, payload).catch((error: unknown) => {
+        if (attempt < SINGLE_ATTEMPTS && isUniqueViolation(error)) return undefined;
+        throw error;
+      });
+      if (created) return { status: 'Created', stored: true, entity: entityOf(shown, created) };
+      continue;
+    }
+    const { id: _id, ...rest } = payload;
+    // modifiedAt has whole seconds: it cannot tell a change made within the second of the last one.
+    const { record, written } = await repo.updateRecord(ctx, match.id as string, rest);
+    return { status: written ? 'Updated' : 'NotModified', stored: true, entity: entityOf(shown, record) };
   }
-  const { id: _id, ...rest } = payload;
-  // modifiedAt has whole seconds: it cannot tell a change made within the second of the last one.
-  const { record, written } = await repo.updateRecord(ctx, match.id as string, rest);
-  return { status: written ? 'Updated' : 'NotModified', stored: true, entity: entityOf(shown, record) };
 }
 
 /** Entity types with write hooks (password hashing, plugins) go through the single-record path. */

@@ -15,11 +15,15 @@ describe.each(TEST_DBS)('concurrent upserts on %s', (kind) => {
     ['a unique field', (i: number) => ({ sku: 'RACE-1', name: `racer ${i}` })],
     ['a unique index', (i: number) => ({ mpn: 'RACE-MPN', brandId, name: `racer ${i}` })],
     ['a client id', (i: number) => ({ id: 'race-id', name: `racer ${i}` })],
+    ['a unique field, with a link object', (i: number) => ({ sku: 'RACE-2', brand: { name: 'Race brand' }, name: `racer ${i}` })],
+    ['a unique field, with a link object to a new record', (i: number) => ({ sku: 'RACE-3', brand: { name: 'New race brand' }, name: `racer ${i}` })],
+    ['a unique index holding a link object', (i: number) => ({ mpn: 'RACE-MPN-2', brand: { name: 'Race brand' }, name: `racer ${i}` })],
+    ['a client id, with a link object', (i: number) => ({ id: 'race-id-2', brand: { name: 'Race brand' }, name: `racer ${i}` })],
   ])('20 concurrent upserts of one new key (%s) store one record', async (_what, payload) => {
     const responses = await Promise.all(Array.from({ length: 20 }, (_, i) => t.post('/api/upsert', [{ entity: 'Product', payload: payload(i) }])));
     for (const r of responses) expect(r.status).toBe(200);
     const statuses = responses.map((r) => r.body[0].status);
-    expect(statuses.filter((s) => s === 'Failed')).toEqual([]);
+    expect(responses.map((r) => r.body[0]).filter((r) => r.status === 'Failed')).toEqual([]);
     expect(statuses.filter((s) => s === 'Created')).toHaveLength(1);
     const ids = new Set(responses.map((r) => r.body[0].entity.id));
     expect(ids.size).toBe(1);
@@ -29,5 +33,8 @@ describe.each(TEST_DBS)('concurrent upserts on %s', (kind) => {
     const list = (await t.get('/api/Product?select=sku,mpn&maxSize=100').expect(200)).body;
     expect(list.list.filter((p: { sku: string }) => p.sku === 'RACE-1')).toHaveLength(1);
     expect(list.list.filter((p: { id: string }) => p.id === 'race-id')).toHaveLength(1);
+    expect(list.list.filter((p: { sku: string }) => p.sku === 'RACE-3')).toHaveLength(1);
+    const brands = (await t.get('/api/Brand?where[0][type]=equals&where[0][attribute]=name&where[0][value]=New race brand').expect(200)).body;
+    expect(brands.total).toBe(1);
   });
 });

@@ -1,0 +1,94 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import request from 'supertest';
+import { GENERATIONS, startTestApi, type TestApi } from '../../../../test/support/api';
+import { createTestDatabase, TEST_DBS, type TestDatabase } from '../../../../test/support/databases';
+import { attributeEntities, createAttribute, LANGUAGES, startAttributeApi, unique } from '../attributes/support';
+
+async function waitForJob(t: TestApi, base: string, jobId: string) {
+  for (let i = 0; i < 120; i++) {
+    const job = (await request(t.app).get(`${base}/Job/${jobId}`).set('Authorization-Token', t.token).expect(200)).body;
+    if (['Success', 'Failed', 'Canceled'].includes(job.status)) return job;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`job ${jobId} did not finish`);
+}
+
+const attributeItems = (gen: string) => [
+  { entity: 'Attribute', payload: { name: unique(`no code ${gen} `), entityType: 'Product', type: 'varchar' } },
+  { entity: 'Attribute', payload: { name: unique(`with code ${gen} `), code: unique(`jobCode${gen}`), entityType: 'Product', type: 'varchar' } },
+];
+const statuses = (results: { status: string }[]) => results.map((r) => r.status);
+
+describe.each(TEST_DBS)('jobs run with the generation of their request on %s', (kind) => {
+  let t: TestApi;
+  beforeAll(async () => {
+    t = await startAttributeApi(kind);
+  });
+  afterAll(() => t.close());
+
+  describe.each(GENERATIONS)('generation %s', (gen, base) => {
+    const expected = gen === 'A' ? ['Failed', 'Created'] : ['Created', 'Created'];
+
+    it('upsertAsync answers what upsert answers (an Attribute needs a code through generation A)', async () => {
+      const sync = await t.post(`${base}/upsert`, attributeItems(gen)).expect(200);
+      expect(statuses(sync.body)).toEqual(expected);
+      const { jobId } = (await t.post(`${base}/upsertAsync`, attributeItems(gen)).expect(200)).body;
+      const job = await waitForJob(t, base, jobId);
+      expect(job.status).toBe('Success');
+      expect(statuses(job.result)).toEqual(expected);
+      if (gen === 'A') expect(job.result[0].message).toMatch(/code/);
+      else expect(job.result[0].entity.code).toBeNull();
+    });
+
+    it('a mass update job checks the records as the generation of its request does', async () => {
+      const id = await createAttribute(t, { code: unique('massCode'), type: 'varchar' });
+      const res = await t.post(`${base}/entityMassUpdate`, {
+        entityName: 'Attribute',
+        where: [{ type: 'equals', attribute: 'id', value: id }],
+        values: { code: null },
+      }).expect(200);
+      const job = await waitForJob(t, base, res.body.jobId);
+      if (gen === 'A') {
+        expect(job.result).toEqual({ updated: 0, errors: [expect.objectContaining({ id, code: 'CORE_VALIDATION_FAILED' })] });
+        await t.patch(`${base}/Attribute/${id}`, { code: null }).expect(400);
+      } else {
+        expect(job.result).toEqual({ updated: 1, errors: [] });
+      }
+    });
+  });
+});
+
+describe.each(TEST_DBS)('a job stored without a generation on %s', (kind) => {
+  let db: TestDatabase;
+  let dir: string;
+  beforeAll(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'er-job-context-'));
+    db = kind === 'sqlite' ? { kind, url: `sqlite:${path.join(dir, 'db.sqlite')}`, drop: async () => undefined } : await createTestDatabase(kind);
+  });
+  afterAll(async () => {
+    await db.drop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('runs as before, without one; a job stored with one keeps it after a restart', async () => {
+    const sender = await startTestApi(kind, { entities: attributeEntities, languages: LANGUAGES, jobs: { worker: false } }, db);
+    const started: string[] = [];
+    try {
+      for (let i = 0; i < 2; i++) started.push((await sender.post('/api/upsertAsync', attributeItems(`old${i}`).slice(0, 1)).expect(200)).body.jobId);
+      // As a process of an earlier version stored it: no context.
+      await sender.api.database.knex('job').update({ context: null }).where({ id: started[0] });
+    } finally {
+      await sender.close();
+    }
+    const worker = await startTestApi(kind, { entities: attributeEntities, languages: LANGUAGES }, db);
+    try {
+      const [old, current] = [await waitForJob(worker, '/api', started[0]), await waitForJob(worker, '/api', started[1])];
+      expect(old.result[0]).toMatchObject({ status: 'Created', entity: { code: null } });
+      expect(current.result[0].status).toBe('Failed');
+    } finally {
+      await worker.close();
+    }
+  });
+});
