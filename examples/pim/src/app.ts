@@ -73,6 +73,27 @@ export interface Pim {
   api: EntityApi;
   /** Set when the admin was created with a generated password. */
   generatedPassword?: string;
+  /** The admin existed with another password, and now has ADMIN_PASSWORD. */
+  passwordReset: boolean;
+}
+
+/**
+ * ADMIN_PASSWORD is the admin's password whatever an earlier start stored: when it does not sign
+ * the admin in, it becomes their password (which revokes their tokens, as any password change).
+ */
+async function applyAdminPassword(api: EntityApi, admin: { userName: string; password: string }): Promise<boolean> {
+  try {
+    await api.auth.verifyCredentials(admin.userName, admin.password);
+    return false;
+  } catch (error) {
+    if (!(error instanceof ApiError && error.code === 'CORE_UNAUTHORIZED')) throw error;
+  }
+  const users = api.repository('User');
+  const where = [{ type: 'equals', attribute: 'userName', value: admin.userName }];
+  const user = (await users.find(systemContext(), { where, maxSize: 1, collectionOnly: true })).list?.[0];
+  if (!user) return false;
+  await users.update(systemContext(), user.id, { password: admin.password });
+  return true;
 }
 
 /** Builds the example app: every package composed, tables created, admin and lists seeded. */
@@ -80,11 +101,17 @@ export async function createPim(config: PimConfig): Promise<Pim> {
   const api = createEntityApi(pimOptions(config));
   await api.ready();
   const admin = await ensureAdmin(api, { userName: config.adminUserName, password: config.adminPassword });
+  const passwordReset = !admin.created && config.adminPassword !== undefined && (await applyAdminPassword(api, { userName: config.adminUserName, password: config.adminPassword }));
   await seedLists(api);
   await seedMeasures(api);
   const app = express();
   app.disable('x-powered-by');
   mountHealth(app, api);
   app.use(api.router);
-  return { app, api, generatedPassword: admin.password };
+  // Every other path: the JSON error body of the API, not Express's HTML page.
+  app.use((_req, res) => {
+    const error = new ApiError('CORE_NOT_FOUND', 'No such route');
+    res.status(error.status).setHeader('X-Status-Reason', error.message).json(error.toJSON());
+  });
+  return { app, api, generatedPassword: admin.password, passwordReset };
 }

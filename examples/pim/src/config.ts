@@ -18,8 +18,9 @@ const list = (value: string | undefined, fallback: string[]) =>
 
 export function readConfig(env: NodeJS.ProcessEnv = process.env): PimConfig {
   const dataDir = path.resolve(__dirname, '..', 'data');
-  const port = Number(env.PORT ?? 3000);
-  const host = env.HOST ?? '127.0.0.1';
+  // An empty value is no value, as for every setting.
+  const port = Number(env.PORT || 3000);
+  const host = env.HOST || '127.0.0.1';
   return {
     port,
     host,

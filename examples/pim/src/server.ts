@@ -3,12 +3,19 @@ import { readConfig } from './config';
 
 async function main(): Promise<void> {
   const config = readConfig();
-  const { app, api, generatedPassword } = await createPim(config);
+  const { app, api, generatedPassword, passwordReset } = await createPim(config);
   if (generatedPassword) {
     console.log(`Created user '${config.adminUserName}' with password: ${generatedPassword}`);
     console.log('This password is shown only once.');
   }
-  const server = app.listen(config.port, config.host, () => {
+  if (passwordReset) console.log(`Set the password of user '${config.adminUserName}' from ADMIN_PASSWORD.`);
+  const server = app.listen(config.port, config.host, (error?: Error) => {
+    if (error) {
+      // A port in use, or a HOST this machine does not have: say so and stop.
+      console.error(`Cannot listen on ${config.host}:${config.port}: ${error.message}`);
+      void api.close().finally(() => process.exit(1));
+      return;
+    }
     console.log(`PIM example listening on ${config.publicUrl} (API docs: ${config.publicUrl}/apidocs/)`);
   });
   const stop = () => {
@@ -21,6 +28,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((error) => {
-  console.error(error instanceof Error ? error.message : error);
+  console.error(`The PIM example could not start: ${error instanceof Error ? error.message : String(error)}`);
   process.exit(1);
 });

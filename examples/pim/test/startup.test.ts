@@ -1,0 +1,89 @@
+import { spawn } from 'node:child_process';
+import net from 'node:net';
+import path from 'node:path';
+import { childServerScope, freePort, ROOT, signIn, type ChildServer } from '../../../test/support/child-server';
+
+const SERVER = path.join(ROOT, 'examples/pim/dist/server.js');
+
+// Each test starts real server processes; a busy machine needs more than the default 30 s.
+jest.setTimeout(120_000);
+
+const scope = childServerScope(SERVER, 'er-pim-start-');
+
+function startPim(env: Record<string, string>): Promise<ChildServer> {
+  return scope.start({
+    env: (port) => ({ PORT: String(port), HOST: '127.0.0.1', STORAGE_DIR: path.join(scope.dir, 'files'), ...env }),
+    listening: (port) => new RegExp(`PIM example listening on http://127\\.0\\.0\\.1:${port} `),
+  });
+}
+
+/** Whether something accepts connections on the port of 127.0.0.1. */
+const listens = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const socket = net.connect(port, '127.0.0.1');
+    socket.once('connect', () => socket.destroy() && resolve(true));
+    socket.once('error', () => resolve(false));
+  });
+
+/** Runs a command to its end (at most `ms`), with the output it wrote. */
+function run(command: string, args: string[], env: Record<string, string>, ms = 60_000) {
+  const child = spawn(command, args, { cwd: ROOT, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env } });
+  let output = '';
+  child.stdout.on('data', (chunk) => (output += chunk));
+  child.stderr.on('data', (chunk) => (output += chunk));
+  const ended = new Promise<{ code: number | null; output: string }>((resolve) => child.once('exit', (code) => resolve({ code, output })));
+  const timer = setTimeout(() => child.kill('SIGKILL'), ms);
+  return { child, ended: ended.finally(() => clearTimeout(timer)), output: () => output };
+}
+
+const sqlite = (name: string) => `sqlite:${path.join(scope.dir, name)}`;
+
+describe('examples/pim start-up', () => {
+  it('makes ADMIN_PASSWORD the admin password also when the admin exists, and says so once', async () => {
+    const env = { DATABASE_URL: sqlite('admin.sqlite'), ADMIN_PASSWORD: 'first-password' };
+    await scope.stop(await startPim(env));
+    const changed = await startPim({ ...env, ADMIN_PASSWORD: 'second-password' });
+    expect(changed.output()).toContain("Set the password of user 'admin' from ADMIN_PASSWORD.");
+    expect((await signIn(changed.url, 'admin', 'second-password')).status).toBe(200);
+    expect((await signIn(changed.url, 'admin', 'first-password')).status).toBe(401);
+    await scope.stop(changed);
+    const same = await startPim({ ...env, ADMIN_PASSWORD: 'second-password' });
+    expect(same.output()).not.toMatch(/password/i);
+    await scope.stop(same);
+  });
+
+  it('stops with a message and exit code 1 when it cannot listen', async () => {
+    const first = await startPim({ DATABASE_URL: sqlite('taken.sqlite'), ADMIN_PASSWORD: 'pim-start-password' });
+    const port = new URL(first.url).port;
+    for (const env of [{ PORT: port, HOST: '127.0.0.1' }, { PORT: String(await freePort()), HOST: 'no-such-host.invalid' }]) {
+      const second = run('node', [SERVER], { ...env, DATABASE_URL: sqlite('second.sqlite'), STORAGE_DIR: path.join(scope.dir, 'files2') });
+      const { code, output } = await second.ended;
+      expect(code).toBe(1);
+      expect(output).toMatch(/Cannot listen on /);
+      expect(output).not.toMatch(/PIM example listening/);
+    }
+    await scope.stop(first);
+  });
+
+  it('answers paths outside the API with the JSON error body', async () => {
+    const server = await startPim({ DATABASE_URL: sqlite('paths.sqlite'), ADMIN_PASSWORD: 'pim-start-password' });
+    const res = await fetch(`${server.url}/no/such/page`);
+    expect(res.status).toBe(404);
+    expect(await res.json()).toEqual({ error: { code: 'CORE_NOT_FOUND', message: 'No such route', details: {} } });
+    await scope.stop(server);
+  });
+
+  it.each(['SIGTERM', 'SIGINT'] as const)('npm start stops the server on %s sent to npm', async (signal) => {
+    const port = await freePort();
+    const env = { PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: sqlite(`npm-${signal}.sqlite`), STORAGE_DIR: path.join(scope.dir, 'files3'), ADMIN_PASSWORD: 'pim-start-password' };
+    const npm = run('npm', ['start'], env);
+    const deadline = Date.now() + 90_000;
+    while (!npm.output().includes('PIM example listening') && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await listens(port)).toBe(true);
+    npm.child.kill(signal);
+    await npm.ended;
+    const freed = Date.now() + 10_000;
+    while ((await listens(port)) && Date.now() < freed) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await listens(port)).toBe(false);
+  });
+});
