@@ -79,8 +79,10 @@ export class ApiError extends Error {
     this.headers = options.headers;
   }
 
-  /** The body sent to clients. The cause (a driver error with SQL text) is never part of it. */
-  /** The body of the answer: `details` is always an object, empty when there is nothing to add. */
+  /**
+   * The body sent to clients: `details` is always an object, empty when there is nothing to add.
+   * The cause (a driver error with SQL text) is never part of it.
+   */
   toJSON(): { error: { code: ErrorCode; message: string; details: Record<string, unknown> } } {
     return { error: { code: this.code, message: this.message, details: this.details ?? {} } };
   }
