@@ -1,0 +1,39 @@
+import { ApiError } from '@entity-records/core';
+import { decodeDataUrl } from './base64';
+import { assertFileName } from './file-name';
+
+/** One chunk as the client sends it (spec: File upload payload fields, chunk method). */
+export interface ChunkInput {
+  id: string;
+  name: string;
+  fileUniqueHash: string;
+  start: number;
+  piecesCount: number;
+  bytes: Buffer;
+}
+
+function issue(path: string, message: string): ApiError {
+  return new ApiError('CORE_VALIDATION_FAILED', message, { details: { issues: [{ path: [path], code: 'invalid_type', message }] } });
+}
+
+/** A non-negative whole number, also when sent as a string ("2097152"). */
+function wholeNumber(value: unknown, path: string, min: number): number {
+  const n = typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value;
+  if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < min) throw issue(path, `${path} must be a whole number of at least ${min}`);
+  return n;
+}
+
+/** Checks a chunk body: `id`, `name`, `fileUniqueHash`, `start`, `piecesCount` and a base64 `piece`. */
+export function parseChunk(body: Record<string, unknown>, maxPieces: number): ChunkInput {
+  const { id, name, fileUniqueHash } = body;
+  if (typeof id !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(id)) throw issue('id', 'id is required for chunks: 1 to 64 characters of A-Z, a-z, 0-9, _ and -, the same for every chunk of a file');
+  if (typeof name !== 'string' || name === '') throw issue('name', 'name is required');
+  assertFileName(name);
+  if (typeof fileUniqueHash !== 'string' || fileUniqueHash === '' || fileUniqueHash.length > 255) throw issue('fileUniqueHash', 'fileUniqueHash must be a string of 1 to 255 characters');
+  const piecesCount = wholeNumber(body.piecesCount, 'piecesCount', 1);
+  if (piecesCount > maxPieces) throw issue('piecesCount', `piecesCount must be at most ${maxPieces}`);
+  const start = wholeNumber(body.start, 'start', 0);
+  const { bytes } = decodeDataUrl(body.piece, 'piece');
+  if (bytes.length === 0 && piecesCount !== 1) throw issue('piece', 'piece must not be empty');
+  return { id, name, fileUniqueHash, start, piecesCount, bytes };
+}
