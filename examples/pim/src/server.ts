@@ -1,3 +1,5 @@
+import http from 'node:http';
+import { answerClientErrors } from '@entity-records/core';
 import { createPim } from './app';
 import { readConfig } from './config';
 
@@ -9,13 +11,15 @@ async function main(): Promise<void> {
     console.log('This password is shown only once.');
   }
   if (passwordReset) console.log(`Set the password of user '${config.adminUserName}' from ADMIN_PASSWORD.`);
-  const server = app.listen(config.port, config.host, (error?: Error) => {
-    if (error) {
-      // A port in use, or a HOST this machine does not have: say so and stop.
-      console.error(`Cannot listen on ${config.host}:${config.port}: ${error.message}`);
-      void api.close().finally(() => process.exit(1));
-      return;
-    }
+  // Long lists in `where` travel in the query string: room for about 10,000 short values.
+  const server = http.createServer({ maxHeaderSize: 256 * 1024 }, app);
+  answerClientErrors(server);
+  server.once('error', (error) => {
+    // A port in use, or a HOST this machine does not have: say so and stop.
+    console.error(`Cannot listen on ${config.host}:${config.port}: ${error.message}`);
+    void api.close().finally(() => process.exit(1));
+  });
+  server.listen(config.port, config.host, () => {
     console.log(`PIM example listening on ${config.publicUrl} (API docs: ${config.publicUrl}/apidocs/)`);
   });
   const stop = () => {

@@ -65,11 +65,22 @@ describe('examples/pim start-up', () => {
     await scope.stop(first);
   });
 
-  it('answers paths outside the API with the JSON error body', async () => {
+  it('answers paths outside the API, and URLs over its header limit, with the JSON error body', async () => {
     const server = await startPim({ DATABASE_URL: sqlite('paths.sqlite'), ADMIN_PASSWORD: 'pim-start-password' });
     const res = await fetch(`${server.url}/no/such/page`);
     expect(res.status).toBe(404);
     expect(await res.json()).toEqual({ error: { code: 'CORE_NOT_FOUND', message: 'No such route', details: {} } });
+    const token = ((await (await signIn(server.url, 'admin', 'pim-start-password')).json()) as { authorizationToken: string }).authorizationToken;
+    const where = (count: number) => encodeURIComponent(JSON.stringify([{ type: 'in', attribute: 'name', value: Array.from({ length: count }, (_, i) => `v${i}`) }]));
+    // 10,001 values fit the URL limit, and meet the limit of where (400)
+    const many = await fetch(`${server.url}/api/Product?where=${where(10_001)}`, { headers: { 'Authorization-Token': token } });
+    expect(many.status).toBe(400);
+    expect(((await many.json()) as { error: { message: string } }).error.message).toBe('where must not hold more than 10000 values');
+    // beyond 256 KiB of URL and headers: 431 with the JSON body
+    const huge = await fetch(`${server.url}/api/Product?where=${where(40_000)}`, { headers: { 'Authorization-Token': token } });
+    expect(huge.status).toBe(431);
+    expect(huge.headers.get('x-status-reason')).toBe('The URL and headers are larger than the server accepts');
+    expect(await huge.json()).toEqual({ error: { code: 'CORE_HEADERS_TOO_LARGE', message: 'The URL and headers are larger than the server accepts', details: {} } });
     await scope.stop(server);
   });
 

@@ -28,6 +28,7 @@ export type { SchemaStep, AuxiliaryTable } from './sql/schema-sync';
 export { WHERE_OPERATORS } from './sql/where';
 export type { WhereItem } from './sql/where';
 export { errorHandler, consoleLogger } from './http/error-handler';
+export { answerClientErrors } from './http/client-errors';
 export type { Logger } from './http/error-handler';
 export { hashPassword, verifyPassword } from './auth/password';
 export { UserEntity } from './auth/user-entity';

@@ -29,7 +29,9 @@ function entityDefs(model: EntityModel, show: (f: FieldModel) => boolean) {
       links[f.name] = { type: f.linkKind, entity: f.target, ...(f.def.foreign && { foreign: f.def.foreign }), ...(f.join && { relationName: f.join.table }) };
     }
   }
-  return { fields, links, uniqueIndexes: Object.fromEntries(model.uniqueIndexes.map((u) => [u.name, u.fields])) };
+  // An index naming a field the caller may not read would name that field.
+  const shown = model.uniqueIndexes.filter((u) => u.fields.every((name) => name in fields));
+  return { fields, links, uniqueIndexes: Object.fromEntries(shown.map((u) => [u.name, u.fields])) };
 }
 
 export interface MetadataOptions {

@@ -146,6 +146,8 @@ export function compileRecordValidator(model: EntityModel, extraKeys: ReadonlySe
       let value = input[field.key];
       if (field.type === 'datetime' && typeof value === 'string') value = normalizeDateTime(value) ?? value;
       if (field.type === 'linkMultiple' && value === null) value = [];
+      // JSON's 1e400 parses to Infinity, which no column keeps.
+      if (typeof value === 'number' && !Number.isFinite(value)) issues.push({ path: [field.key], code: 'too_big', message: `${field.key} must be a finite number` });
       values.set(field, value);
     }
     if (mode === 'create') addDefaults(writable, values);

@@ -10,7 +10,12 @@ export type RepositoryLookup = (entity: string) => Repository | undefined;
 
 /** The repository named by `:entity`, or 404. */
 export function repositoryFor(lookup: RepositoryLookup, name: unknown): Repository<ApiRecord> {
-  const repository = typeof name === 'string' ? lookup(name) : undefined;
+  if (typeof name !== 'string' || name === '') {
+    throw new ApiError('CORE_VALIDATION_FAILED', 'entityName is required', {
+      details: { issues: [{ path: ['entityName'], code: 'required', message: 'entityName must name an entity type' }] },
+    });
+  }
+  const repository = lookup(name);
   if (!repository) {
     throw new ApiError('CORE_NOT_FOUND', `Unknown entity type '${String(name)}'`, { details: { entity: String(name) } });
   }

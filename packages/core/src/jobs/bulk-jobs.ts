@@ -56,7 +56,8 @@ export interface MassUpdate {
 /** Updates the listed records one by one with the same values; each failure is reported by id. */
 export async function massUpdate(repo: Repository, ctx: RequestContext, { ids, values }: MassUpdate): Promise<MassUpdateResult> {
   const result: MassUpdateResult = { updated: 0, errors: [] };
-  for (const id of ids) {
+  // An id listed twice is one record, updated once.
+  for (const id of new Set(ids)) {
     try {
       await repo.update(ctx, id, values);
       result.updated += 1;

@@ -56,7 +56,13 @@ export function sessionPath(op: OperationId, suffix: string): PathItem {
       operationId: op(`signOut${suffix}`),
       tags: ['Auth'],
       summary: 'Revoke the token presented',
-      responses: { '200': ok('Revoked', { type: 'boolean', const: true }), '401': responseRef('Unauthorized'), default: responseRef('Error') },
+      description: 'By the session cookie alone, only with the header `X-Requested-With: XMLHttpRequest` (else 403).',
+      responses: {
+        '200': ok('Revoked', { type: 'boolean', const: true }),
+        '401': responseRef('Unauthorized'),
+        '403': { ...responseRef('Forbidden'), description: 'The cookie alone, without X-Requested-With' },
+        default: responseRef('Error'),
+      },
     },
   };
 }
@@ -85,8 +91,13 @@ export function cookiePath(op: OperationId, suffix: string, generation: Generati
       operationId: op(`signOutCookie${suffix}`),
       tags: ['Auth'],
       summary: 'Revoke the session of the cookie and clear it',
+      description: 'Needs the header `X-Requested-With: XMLHttpRequest` when a cookie is sent (else 403).',
       security: [],
-      responses: { '200': ok('Signed out', { type: 'boolean', const: true }), default: responseRef('Error') },
+      responses: {
+        '200': ok('Signed out', { type: 'boolean', const: true }),
+        '403': { ...responseRef('Forbidden'), description: 'A cookie without X-Requested-With' },
+        default: responseRef('Error'),
+      },
     },
   };
 }

@@ -301,16 +301,22 @@ export function applyWhere(qb: Builder, items: readonly unknown[], ctx: WhereCon
   for (const item of items) applyItem(qb, item, ctx);
 }
 
-/** How deep `and`, `or` and `not` may nest in each other, and how many values a whole `where` may hold. */
+/**
+ * How deep `and`, `or` and `not` may nest in each other, how many values a whole `where` may hold,
+ * and how many conditions (SQLite refuses an expression of about 1,000 terms joined by AND or OR).
+ */
 export const MAX_WHERE_DEPTH = 20;
 export const MAX_WHERE_VALUES = 10_000;
+export const MAX_WHERE_CONDITIONS = 500;
 
 /**
- * 400 for a `where` nested deeper than `MAX_WHERE_DEPTH` or holding more than `MAX_WHERE_VALUES`
- * values (items and list entries): the databases bind a limited number of values per statement.
+ * 400 for a `where` nested deeper than `MAX_WHERE_DEPTH`, holding more than `MAX_WHERE_VALUES`
+ * values (list entries and scalars; the databases bind a limited number per statement) or more
+ * than `MAX_WHERE_CONDITIONS` conditions.
  */
 function assertWhereSize(items: readonly unknown[]): void {
   let values = 0;
+  let conditions = 0;
   const visit = (value: unknown, depth: number): void => {
     // An item, its list of children, a child item…: two levels of JSON per level of groups.
     if (depth > 2 * MAX_WHERE_DEPTH + 2) throw invalidQuery(`where must not nest deeper than ${MAX_WHERE_DEPTH} levels`);
@@ -318,6 +324,9 @@ function assertWhereSize(items: readonly unknown[]): void {
       values += 1;
       if (values > MAX_WHERE_VALUES) throw invalidQuery(`where must not hold more than ${MAX_WHERE_VALUES} values`);
       return;
+    }
+    if (!Array.isArray(value) && 'type' in value && ++conditions > MAX_WHERE_CONDITIONS) {
+      throw invalidQuery(`where must not hold more than ${MAX_WHERE_CONDITIONS} conditions`);
     }
     for (const child of Object.values(value)) visit(child, depth + 1);
   };

@@ -60,5 +60,10 @@ describe.each(TEST_DBS)('authentication at the edges on %s', (kind) => {
     }
     // A readable link still lists: the category's products.
     await reader.get(`/api/v1/Category/${category}/products`).expect(200);
+    // The metadata names no unreadable field, neither as a field nor in a unique index.
+    const meta = (await reader.get('/api/metadata').expect(200)).body.entityDefs.Product;
+    expect(meta.fields.brand).toBeUndefined();
+    expect(meta.uniqueIndexes).toEqual({});
+    expect((await t.get('/api/metadata').expect(200)).body.entityDefs.Product.uniqueIndexes).toEqual({ brand_mpn: ['brand', 'mpn'] });
   });
 });

@@ -114,6 +114,29 @@ describe.each(TEST_DBS)('input at the edges on %s', (kind) => {
     expect(many.body.error.message).toBe('where must not hold more than 10000 values');
   });
 
+  it('refuses a where of more than 500 conditions (400): SQLite cannot join that many terms', async () => {
+    const or = { type: 'or', value: Array.from({ length: 1000 }, (_, i) => ({ type: 'equals', attribute: 'mpn', value: `q${i}` })) };
+    const res = await t.post('/api/entityMassUpdate', { entityName: 'Product', where: [or], values: { description: 'x' } }).expect(400);
+    expect(res.body.error.message).toBe('where must not hold more than 500 conditions');
+    const fits = { type: 'or', value: Array.from({ length: 400 }, (_, i) => ({ type: 'equals', attribute: 'mpn', value: `q${i}` })) };
+    await t.post('/api/entityMassUpdate', { entityName: 'Product', where: [fits], values: { description: 'x' } }).expect(200);
+  });
+
+  it('refuses a number too large for any column (1e400 parses to Infinity) and keeps the stored value', async () => {
+    const id = (await t.post('/api/Product', { name: 'finite', price: 1.5 }).expect(200)).body.id;
+    for (const raw of ['{"price":1e400}', '{"price":-1e400}']) {
+      const res = await request(t.app).patch(`/api/Product/${id}`).set('Authorization-Token', t.token).set('Content-Type', 'application/json').send(raw).expect(400);
+      expect(res.body.error.details.issues).toEqual(expect.arrayContaining([expect.objectContaining({ path: ['price'], code: 'too_big' })]));
+    }
+    expect((await t.get(`/api/Product/${id}`).expect(200)).body.price).toBe(1.5);
+  });
+
+  it('answers entityMassUpdate without entityName with 400, and updates an id listed twice once', async () => {
+    expect((await t.post('/api/entityMassUpdate', { ids: [], values: {} }).expect(400)).body.error.code).toBe('CORE_VALIDATION_FAILED');
+    const id = (await t.post('/api/Product', { name: 'twice' }).expect(200)).body.id;
+    expect((await t.post('/api/entityMassUpdate', { entityName: 'Product', ids: [id, id], values: { mpn: 'b' } }).expect(200)).body).toEqual({ updated: 1, errors: [] });
+  });
+
   it('refuses entityMassUpdate with a bad where at once (400), without starting a job', async () => {
     const jobs = await total('/api/Job');
     for (const bad of [[{ type: 'bogusOp', attribute: 'name', value: 'x' }], [{ type: 'equals', attribute: 'nofield', value: 'x' }]]) {

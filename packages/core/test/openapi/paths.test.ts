@@ -30,7 +30,10 @@ describe('OpenAPI paths of records, bulk operations and sessions', () => {
     expect(doc.paths['/api/App/user']).toBeUndefined();
     for (const path of ['/api/userSession/cookie', '/api/v1/userSession/cookie', '/api/v1/App/user/cookie']) {
       expect(Object.keys(doc.paths[path] ?? {}).sort()).toEqual(['delete', 'post']);
+      // signing out by cookie alone needs X-Requested-With
+      expect(Object.keys((doc.paths[path].delete as Operation).responses ?? {})).toContain('403');
     }
+    expect(Object.keys((doc.paths['/api/userSession'].delete as Operation).responses ?? {})).toContain('403');
   });
 
   it('documents the linked-record routes: entityRelation in both generations, one path per link in generation B', () => {
