@@ -2,25 +2,14 @@ import { defineEntity } from '@entity-records/core';
 import { startTestApi, type TestApi } from '../../../../test/support/api';
 import { TEST_DBS } from '../../../../test/support/databases';
 import { testEntities } from '../../../../test/support/fixtures';
+import { UPSERT_PATHS, type UpsertResult } from './support';
 
 /**
  * A batch gives exactly the results of processing its items one at a time, in order, and stores
  * exactly what its results report: also when an item frees a unique value a later item takes, when
  * items swap unique values, and when items move hasMany links between records.
  */
-const PATHS = [
-  ['A', '/api/upsert', '/api'],
-  ['B', '/api/v1/MassActions/action/upsert', '/api/v1'],
-] as const;
-
-interface Result {
-  status: string;
-  stored: boolean;
-  entity?: Record<string, unknown>;
-  message?: string;
-}
-
-const statuses = (body: Result[]) => body.map((r) => `${r.status}${r.message ? `: ${r.message}` : ''}`);
+const statuses = (body: UpsertResult[]) => body.map((r) => `${r.status}${r.message ? `: ${r.message}` : ''}`);
 
 describe.each(TEST_DBS)('upsert in item order on %s', (kind) => {
   let t: TestApi;
@@ -29,8 +18,8 @@ describe.each(TEST_DBS)('upsert in item order on %s', (kind) => {
   });
   afterAll(() => t.close());
 
-  describe.each(PATHS)('generation %s: %s', (gen, path, base) => {
-    const upsert = async (items: { entity: string; payload: Record<string, unknown> }[]) => (await t.post(path, items).expect(200)).body as Result[];
+  describe.each(UPSERT_PATHS)('generation %s: %s', (gen, path, base) => {
+    const upsert = async (items: { entity: string; payload: Record<string, unknown> }[]) => (await t.post(path, items).expect(200)).body as UpsertResult[];
     const read = async (entity: string, id: string) => (await t.get(`${base}/${entity}/${id}`).expect(200)).body as Record<string, unknown>;
     const product = async (payload: Record<string, unknown>) => (await t.post(`${base}/Product`, payload).expect(200)).body as Record<string, unknown>;
     const bySku = async (sku: string) => (await t.get(`${base}/Product?where[0][type]=equals&where[0][attribute]=sku&where[0][value]=${sku}`).expect(200)).body.list as Record<string, unknown>[];
@@ -181,19 +170,19 @@ describe.each(TEST_DBS)('upsert of links between records of one type on %s', (ki
   });
   afterAll(() => t.close());
 
-  it.each(PATHS)('shows and stores a parent set through the other side by an earlier item (generation %s)', async (gen, path, base) => {
+  it.each(UPSERT_PATHS)('shows and stores a parent set through the other side by an earlier item (generation %s)', async (gen, path, base) => {
     const read = async (id: string) => (await t.get(`${base}/Node/${id}`).expect(200)).body as Record<string, unknown>;
     const body = (await t.post(path, [
       { entity: 'Node', payload: { name: `root-${gen}` } },
       { entity: 'Node', payload: { name: `leaf-${gen}` } },
       { entity: 'Node', payload: { name: `root-${gen}`, childrenIds: [] } },
-    ]).expect(200)).body as Result[];
+    ]).expect(200)).body as UpsertResult[];
     const [root, leaf] = [body[0].entity?.id as string, body[1].entity?.id as string];
     const next = (await t.post(path, [
       { entity: 'Node', payload: { name: `root-${gen}`, childrenIds: [leaf] } },
       { entity: 'Node', payload: { name: `leaf-${gen}`, parentId: null } },
       { entity: 'Node', payload: { name: `root-${gen}` } },
-    ]).expect(200)).body as Result[];
+    ]).expect(200)).body as UpsertResult[];
     expect(statuses(next)).toEqual(['Updated', 'Updated', 'NotModified']);
     expect(next[0].entity).toMatchObject({ id: root, childrenIds: [leaf] });
     expect(next[1].entity).toMatchObject({ id: leaf, parentId: null });

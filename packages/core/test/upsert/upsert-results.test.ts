@@ -1,20 +1,9 @@
 import { countQueries, startTestApi, type TestApi } from '../../../../test/support/api';
 import { TEST_DBS } from '../../../../test/support/databases';
 import { testEntities } from '../../../../test/support/fixtures';
+import { UPSERT_PATHS, type UpsertResult } from './support';
 
-const PATHS = [
-  ['A', '/api/upsert'],
-  ['B', '/api/v1/MassActions/action/upsert'],
-] as const;
-
-interface Result {
-  status: string;
-  stored: boolean;
-  entity?: Record<string, unknown>;
-  message?: string;
-}
-
-const statuses = (body: Result[]) => body.map((r) => r.status);
+const statuses = (body: UpsertResult[]) => body.map((r) => r.status);
 
 describe.each(TEST_DBS)('upsert results on %s', (kind) => {
   let t: TestApi;
@@ -26,7 +15,7 @@ describe.each(TEST_DBS)('upsert results on %s', (kind) => {
   });
   afterAll(() => t.close());
 
-  describe.each(PATHS)('generation %s: %s', (gen, path) => {
+  describe.each(UPSERT_PATHS)('generation %s: %s', (gen, path) => {
     it('gives every stored result the stored fields of its record, multiple-link ids included, and nothing else', async () => {
       const brand = (await t.post('/api/Brand', { name: `Res-${gen}` }).expect(200)).body;
       const stored = (await t.post('/api/Product', { name: 'Stored', sku: `RS-${gen}`, brandId: brand.id, categoriesIds: categories }).expect(200)).body;
@@ -40,9 +29,9 @@ describe.each(TEST_DBS)('upsert results on %s', (kind) => {
         ])
         .set({ 'With-Meta': 'true', 'Flatten-Attributes': 'true' })
         .expect(200);
-      const body = res.body as Result[];
+      const body = res.body as UpsertResult[];
       expect(statuses(body)).toEqual(['Updated', 'NotModified', 'Created', 'Updated', 'Created']);
-      const keys = (r: Result) => Object.keys(r.entity ?? {}).sort();
+      const keys = (r: UpsertResult) => Object.keys(r.entity ?? {}).sort();
       const productKeys = keys(body[2]);
       expect(productKeys).toContain('categoriesIds');
       expect(productKeys).not.toContain('categoriesNames');
@@ -81,7 +70,7 @@ describe.each(TEST_DBS)('upsert results on %s', (kind) => {
       return countQueries(t, async () => {
         const res = await t.post('/api/upsert', body).expect(200);
         expect(new Set(statuses(res.body))).toEqual(new Set(['Updated']));
-        for (const r of res.body as Result[]) expect((r.entity?.categoriesIds as string[]).length).toBe(1);
+        for (const r of res.body as UpsertResult[]) expect((r.entity?.categoriesIds as string[]).length).toBe(1);
       });
     };
     expect(await count(50, 'large')).toBe(await count(5, 'small'));

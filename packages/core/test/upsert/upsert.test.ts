@@ -2,12 +2,7 @@ import request from 'supertest';
 import { startTestApi, type TestApi } from '../../../../test/support/api';
 import { TEST_DBS } from '../../../../test/support/databases';
 import { testEntities } from '../../../../test/support/fixtures';
-
-const PATHS = [
-  ['A', '/api/upsert', '/api'],
-  ['B', '/api/v1/MassActions/action/upsert', '/api/v1'],
-  ['B (A name)', '/api/v1/upsert', '/api/v1'],
-] as const;
+import { UPSERT_PATHS } from './support';
 
 describe.each(TEST_DBS)('upsert on %s', (kind) => {
   let t: TestApi;
@@ -16,7 +11,7 @@ describe.each(TEST_DBS)('upsert on %s', (kind) => {
   });
   afterAll(() => t.close());
 
-  describe.each(PATHS)('generation %s: %s', (gen, path, base) => {
+  describe.each(UPSERT_PATHS)('generation %s: %s', (gen, path, base) => {
     const tag = gen.replace(/\W/g, '');
 
     it('creates, updates and leaves unchanged, one result per item in order', async () => {
