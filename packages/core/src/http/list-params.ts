@@ -89,6 +89,7 @@ export function parseListParams(query: Record<string, unknown>): FindParams {
     allAttributes: bool(query.allAttributes, 'allAttributes'),
   };
   if (query.sortBy !== undefined && typeof query.sortBy !== 'string') throw bad('sortBy must be a field name');
+  if (params.totalOnly && params.collectionOnly) throw bad('totalOnly and collectionOnly cannot both be true');
   if (params.asc === undefined && typeof query.order === 'string') {
     if (query.order !== 'asc' && query.order !== 'desc') throw bad('order must be asc or desc');
     params.asc = query.order === 'asc';
