@@ -119,6 +119,10 @@ describe.each(TEST_DBS)('links on %s', (kind) => {
       const s = (await t.post(`${base}/Sharing`, { fileId: created.id }).expect(200)).body;
       const picked = (await t.get(`${base}/Sharing?select=available,link&where[0][type]=equals&where[0][attribute]=id&where[0][value]=${s.id}`).expect(200)).body;
       expect(picked.list).toEqual([{ id: s.id, available: true, link: s.link, deleted: false }]);
+      // `deleted` is no field, but every answer shows it: select may name it
+      const deleted = (await t.get(`${base}/Sharing?select=deleted&where[0][type]=equals&where[0][attribute]=id&where[0][value]=${s.id}`).expect(200)).body;
+      expect(deleted.list).toEqual([{ id: s.id, deleted: false }]);
+      await t.get(`${base}/File?select=deleted`).expect(400);
       const refused = [
         `${base}/Sharing?where[0][type]=isTrue&where[0][attribute]=available`,
         `${base}/Sharing?where[0][type]=isNotNull&where[0][attribute]=link`,

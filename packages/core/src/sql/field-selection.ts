@@ -13,12 +13,17 @@ function fieldByName(model: EntityModel, name: string): FieldModel | undefined {
   return undefined;
 }
 
-/** Resolves `select` names (`name`, `brand`, `brandId`, `brandName`) to fields; `id` is always in. */
+/**
+ * Resolves `select` names (`name`, `brand`, `brandId`, `brandName`) to fields; `id` is always in.
+ * A key a present hook adds to every record (a Sharing's `deleted`) may be named too: it is there
+ * anyway.
+ */
 export function selectFields(repo: Repository, select: readonly string[] | undefined): FieldModel[] {
   if (!select || select.length === 0) return repo.readable;
   const chosen = new Set<FieldModel>([repo.model.field.get('id') as FieldModel]);
   for (const name of select) {
     const field = fieldByName(repo.model, name);
+    if (!field && name in repo.env.presenter.addedKeys(repo.model.name)) continue;
     if (!field || field.def.writeOnly) throw invalidQuery(`Unknown field '${name}' in select for ${repo.model.name}`, { field: name });
     chosen.add(field);
   }
