@@ -7,17 +7,27 @@ export interface JobQueue {
   stop(): Promise<void>;
 }
 
+/** How long a job sent to the in-process queue stays `Pending` at least: its request answers first. */
+export const IN_PROCESS_START_DELAY_MS = 250;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
 /**
- * Runs jobs in this process, one at a time, in the order sent. On start it takes up the jobs the
- * table still lists as pending or running (a process that died mid-job). For SQLite, where one
- * process owns the database.
+ * Runs jobs in this process, one at a time, in the order sent, each one not before
+ * `startDelayMs` after it was sent: with a synchronous driver (SQLite) a job started at once would
+ * run to its end before the request that started it answers, and could never be seen pending or
+ * canceled. On start it takes up the jobs the table still lists as pending or running (a process
+ * that died mid-job). For SQLite, where one process owns the database.
  */
 export class InProcessQueue implements JobQueue {
   private chain: Promise<void> = Promise.resolve();
   private run?: (jobId: string) => Promise<void>;
   private stopped = false;
 
-  constructor(private readonly unfinished: () => Promise<string[]>) {}
+  constructor(
+    private readonly unfinished: () => Promise<string[]>,
+    private readonly startDelayMs = IN_PROCESS_START_DELAY_MS,
+  ) {}
 
   async start(run?: (jobId: string) => Promise<void>): Promise<void> {
     if (!run) return;
@@ -26,7 +36,9 @@ export class InProcessQueue implements JobQueue {
   }
 
   async send(jobId: string): Promise<void> {
+    const due = Date.now() + this.startDelayMs;
     this.chain = this.chain.then(async () => {
+      if (due > Date.now()) await sleep(due - Date.now());
       if (this.stopped || !this.run) return;
       await this.run(jobId).catch(() => undefined);
     });

@@ -107,6 +107,26 @@ describe.each(TEST_DBS)('canceling jobs on %s', (kind) => {
   });
 });
 
+describe.each(TEST_DBS)('a job just started on %s', (kind) => {
+  let t: TestApi;
+  beforeAll(async () => {
+    t = await startTestApi(kind, { entities: testEntities });
+  });
+  afterAll(() => t.close());
+
+  it('is still pending when its request answers, so that it can be canceled before it runs', async () => {
+    const { jobId } = (await t.post('/api/upsertAsync', [{ entity: 'Brand', payload: { name: 'canceled in time' } }]).expect(200)).body;
+    expect((await t.get(`/api/Job/${jobId}`).expect(200)).body.status).toBe('Pending');
+    expect((await t.patch(`/api/Job/${jobId}`, { status: 'Canceled' }).expect(200)).body.status).toBe('Canceled');
+    // A job sent after it runs (jobs run in order), and the canceled one never did.
+    const next = (await t.post('/api/upsertAsync', [{ entity: 'Brand', payload: { name: 'runs' } }]).expect(200)).body.jobId;
+    expect((await waitForJob(t, '/api', next)).status).toBe('Success');
+    const names = (await t.get('/api/Brand?select=name').expect(200)).body.list.map((b: { name: string }) => b.name);
+    expect(names).toContain('runs');
+    expect(names).not.toContain('canceled in time');
+  });
+});
+
 describe.each(TEST_DBS)('a cancel racing a worker on %s', (kind) => {
   let t: TestApi;
   // Plays the worker: takes the job after the cancel read it as Pending, before the cancel writes.
