@@ -30,7 +30,7 @@ function entityDefs(model: EntityModel, show: (f: FieldModel) => boolean) {
     }
   }
   // An index naming a field the caller may not read would name that field.
-  const shown = model.uniqueIndexes.filter((u) => u.fields.every((name) => name in fields));
+  const shown = model.uniqueIndexes.filter((u) => u.fields.every((name) => Object.hasOwn(fields, name)));
   return { fields, links, uniqueIndexes: Object.fromEntries(shown.map((u) => [u.name, u.fields])) };
 }
 

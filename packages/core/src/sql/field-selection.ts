@@ -23,7 +23,7 @@ export function selectFields(repo: Repository, select: readonly string[] | undef
   const chosen = new Set<FieldModel>([repo.model.field.get('id') as FieldModel]);
   for (const name of select) {
     const field = fieldByName(repo.model, name);
-    if (!field && name in repo.env.presenter.addedKeys(repo.model.name)) continue;
+    if (!field && Object.hasOwn(repo.env.presenter.addedKeys(repo.model.name), name)) continue;
     if (!field || field.def.writeOnly) throw invalidQuery(`Unknown field '${name}' in select for ${repo.model.name}`, { field: name });
     chosen.add(field);
   }
