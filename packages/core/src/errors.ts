@@ -89,13 +89,20 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * 400 `CORE_UNKNOWN_FIELD` naming every unknown key of a body, one issue each: `noun` is what the
+ * keys should be ("field"), `where` whose ("for Product", "in an upsert item").
+ */
+export function unknownKeys(keys: readonly string[], { noun, where }: { noun: string; where: string }): ApiError {
+  return new ApiError('CORE_UNKNOWN_FIELD', `Unknown ${noun}${keys.length > 1 ? 's' : ''} ${where}: ${keys.join(', ')}`, {
+    details: { issues: keys.map((key) => ({ path: [key], code: 'unknown_field', message: `${key} is not a ${noun} ${where}` })) },
+  });
+}
+
 /** 400 `CORE_UNKNOWN_FIELD` for the keys of a request body (`what`: "an entityRestore body") that are not `known`. */
 export function assertKnownKeys(body: object, known: readonly string[], what: string): void {
   const unknown = Object.keys(body).filter((key) => !known.includes(key));
-  if (unknown.length === 0) return;
-  throw new ApiError('CORE_UNKNOWN_FIELD', `Unknown key${unknown.length > 1 ? 's' : ''} in ${what}: ${unknown.join(', ')}`, {
-    details: { issues: unknown.map((key) => ({ path: [key], code: 'unknown_field', message: `${key} is not a key of ${what}` })) },
-  });
+  if (unknown.length) throw unknownKeys(unknown, { noun: 'key', where: `in ${what}` });
 }
 
 /** Thrown at start-up for a bad definition, plugin or configuration. */

@@ -1,6 +1,6 @@
 import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import type { FieldDefinition } from '../declarations';
-import { ApiError, validationFailed, type ValidationIssue } from '../errors';
+import { ApiError, unknownKeys, validationFailed, type ValidationIssue } from '../errors';
 import { isValidDate, normalizeDateTime } from '../time';
 import type { EntityModel, FieldModel } from './normalize';
 
@@ -134,11 +134,7 @@ export function compileRecordValidator(model: EntityModel, extraKeys: ReadonlySe
     const unknown = Object.keys(input).filter(
       (k) => !model.byKey.has(k) && !isDerivedKey(model, k) && !extraKeys.has(k) && !(k === 'id' && mode === 'create'),
     );
-    if (unknown.length) {
-      throw new ApiError('CORE_UNKNOWN_FIELD', `Unknown field${unknown.length > 1 ? 's' : ''} for ${model.name}: ${unknown.join(', ')}`, {
-        details: { issues: unknown.map((k) => ({ path: [k], code: 'unknown_field', message: `${k} is not a field of ${model.name}` })) },
-      });
-    }
+    if (unknown.length) throw unknownKeys(unknown, { noun: 'field', where: `for ${model.name}` });
     const issues: ValidationIssue[] = validate(input) ? [] : (validate.errors ?? []).map(toIssue);
     const values = new Map<FieldModel, unknown>();
     for (const field of writable) {

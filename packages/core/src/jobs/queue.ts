@@ -8,7 +8,7 @@ export interface JobQueue {
 }
 
 /** How long a job sent to the in-process queue stays `Pending` at least: its request answers first. */
-export const IN_PROCESS_START_DELAY_MS = 250;
+const IN_PROCESS_START_DELAY_MS = 250;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -306,8 +306,8 @@ export function applyWhere(qb: Builder, items: readonly unknown[], ctx: WhereCon
  * and how many conditions (SQLite refuses an expression of about 1,000 terms joined by AND or OR).
  */
 export const MAX_WHERE_DEPTH = 20;
-export const MAX_WHERE_VALUES = 10_000;
-export const MAX_WHERE_CONDITIONS = 500;
+const MAX_WHERE_VALUES = 10_000;
+const MAX_WHERE_CONDITIONS = 500;
 
 /**
  * 400 for a `where` nested deeper than `MAX_WHERE_DEPTH`, holding more than `MAX_WHERE_VALUES`
