@@ -56,6 +56,12 @@ describe.each(TEST_DBS)('regressions on %s', (kind) => {
     await agent.get('/api/Brand').expect(200);
     await agent.delete('/api/userSession').set('X-Requested-With', 'XMLHttpRequest').expect(200);
     await agent.get('/api/Brand').expect(401);
+    // the same through generation B's session route
+    await agent.post('/api/v1/App/user/cookie').send({ userName: 'admin', password: 'admin-test-password' }).expect(200);
+    await agent.delete('/api/v1/App/user').expect(403);
+    await agent.get('/api/v1/Brand').expect(200);
+    await agent.delete('/api/v1/App/user').set('X-Requested-With', 'XMLHttpRequest').expect(200);
+    await agent.get('/api/v1/Brand').expect(401);
   });
 
   it('entityMassUpdate: ids and where together are refused', async () => {

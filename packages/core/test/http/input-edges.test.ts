@@ -59,14 +59,14 @@ describe.each(TEST_DBS)('input at the edges on %s', (kind) => {
     });
   });
 
-  it('negates with not: rows where the inner condition meets a NULL field are kept', async () => {
-    const tag = `not-${Date.now()}`;
+  it.each(GENERATIONS)('negates with not: rows where the inner condition meets a NULL field are kept (generation %s)', async (_g, base) => {
+    const tag = `not-${_g}-${Date.now()}`;
     const ids: string[] = [];
     for (const body of [{ sku: `${tag}-1`, price: 10 }, { sku: `${tag}-2`, price: 1 }, { price: null }, { sku: `${tag}-4` }]) {
-      ids.push((await t.post('/api/Product', { name: tag, ...body }).expect(200)).body.id);
+      ids.push((await t.post(`${base}/Product`, { name: tag, ...body }).expect(200)).body.id);
     }
     const names = async (items: unknown[]) => {
-      const res = await t.get(`/api/Product?${where([{ type: 'equals', attribute: 'name', value: tag }, ...items])}&select=id`).expect(200);
+      const res = await t.get(`${base}/Product?${where([{ type: 'equals', attribute: 'name', value: tag }, ...items])}&select=id`).expect(200);
       return res.body.list.map((r: { id: string }) => r.id);
     };
     expect(await names([{ type: 'not', value: [{ type: 'equals', attribute: 'sku', value: `${tag}-1` }] }])).toEqual(ids.slice(1));
@@ -78,34 +78,34 @@ describe.each(TEST_DBS)('input at the edges on %s', (kind) => {
       tag +
       `&where[1][type]=not&where[1][value][0][type]=or&where[1][value][0][value][0][type]=equals&where[1][value][0][value][0][attribute]=sku&where[1][value][0][value][0][value]=${tag}-1` +
       '&where[1][value][0][value][1][type]=lessThan&where[1][value][0][value][1][attribute]=price&where[1][value][0][value][1][value]=5';
-    const res = await t.get(`/api/Product?${bracket.replace(/\[/g, '%5B').replace(/\]/g, '%5D')}&select=id`).expect(200);
+    const res = await t.get(`${base}/Product?${bracket.replace(/\[/g, '%5B').replace(/\]/g, '%5D')}&select=id`).expect(200);
     expect(res.body.list.map((r: { id: string }) => r.id)).toEqual([ids[2], ids[3]]);
   });
 
-  it('counts a record created this second as past, not future', async () => {
-    const id = (await t.post('/api/Product', { name: 'just now' }).expect(200)).body.id;
-    const matches = async (type: string) => (await t.get(`/api/Product?${where([{ type: 'equals', attribute: 'id', value: id }, { type, attribute: 'createdAt' }])}&totalOnly=true`).expect(200)).body.total;
+  it.each(GENERATIONS)('counts a record created this second as past, not future (generation %s)', async (_g, base) => {
+    const id = (await t.post(`${base}/Product`, { name: 'just now' }).expect(200)).body.id;
+    const matches = async (type: string) => (await t.get(`${base}/Product?${where([{ type: 'equals', attribute: 'id', value: id }, { type, attribute: 'createdAt' }])}&totalOnly=true`).expect(200)).body.total;
     expect(await matches('past')).toBe(1);
     expect(await matches('future')).toBe(0);
   });
 
-  it('refuses a where nested too deep or holding too many values (400), in both forms', async () => {
+  it.each(GENERATIONS)('refuses a where nested too deep or holding too many values (400), in both forms (generation %s)', async (_g, base) => {
     let item: Record<string, unknown> = { type: 'isNotNull', attribute: 'id' };
     for (let depth = 0; depth < 6; depth++) item = { type: depth % 2 ? 'and' : 'or', value: [item] };
-    await t.get(`/api/Product?${where([item])}&totalOnly=true`).expect(200);
+    await t.get(`${base}/Product?${where([item])}&totalOnly=true`).expect(200);
     const bracket = (depth: number) => {
       let key = 'where[0]';
       for (let d = 0; d < depth; d++) key += '[value][0]';
       const groups = Array.from({ length: depth }, (_, d) => `${'where[0]' + '[value][0]'.repeat(d)}[type]=or`);
       return [...groups, `${key}[type]=isNotNull`, `${key}[attribute]=id`].join('&').replace(/\[/g, '%5B').replace(/\]/g, '%5D');
     };
-    await t.get(`/api/Product?${bracket(6)}&totalOnly=true`).expect(200);
-    await t.get(`/api/Product?${bracket(20)}&totalOnly=true`).expect(200);
-    const deep = await t.get(`/api/Product?${bracket(21)}&totalOnly=true`).expect(400);
+    await t.get(`${base}/Product?${bracket(6)}&totalOnly=true`).expect(200);
+    await t.get(`${base}/Product?${bracket(20)}&totalOnly=true`).expect(200);
+    const deep = await t.get(`${base}/Product?${bracket(21)}&totalOnly=true`).expect(400);
     expect(deep.body.error).toMatchObject({ code: 'CORE_INVALID_QUERY', message: 'where must not nest deeper than 20 levels' });
     for (let depth = 6; depth < 25; depth++) item = { type: 'and', value: [item] };
-    expect((await t.get(`/api/Product?${where([item])}&totalOnly=true`).expect(400)).body.error.message).toBe('where must not nest deeper than 20 levels');
-    const many = await t.post('/api/entityMassUpdate', {
+    expect((await t.get(`${base}/Product?${where([item])}&totalOnly=true`).expect(400)).body.error.message).toBe('where must not nest deeper than 20 levels');
+    const many = await t.post(`${base}/entityMassUpdate`, {
       entityName: 'Product',
       where: [{ type: 'in', attribute: 'id', value: Array.from({ length: 10_001 }, (_, i) => `id${i}`) }],
       values: { mpn: 'x' },
@@ -114,36 +114,36 @@ describe.each(TEST_DBS)('input at the edges on %s', (kind) => {
     expect(many.body.error.message).toBe('where must not hold more than 10000 values');
   });
 
-  it('refuses a where of more than 500 conditions (400): SQLite cannot join that many terms', async () => {
+  it.each(GENERATIONS)('refuses a where of more than 500 conditions (400): SQLite cannot join that many terms (generation %s)', async (_g, base) => {
     const or = { type: 'or', value: Array.from({ length: 1000 }, (_, i) => ({ type: 'equals', attribute: 'mpn', value: `q${i}` })) };
-    const res = await t.post('/api/entityMassUpdate', { entityName: 'Product', where: [or], values: { description: 'x' } }).expect(400);
+    const res = await t.post(`${base}/entityMassUpdate`, { entityName: 'Product', where: [or], values: { description: 'x' } }).expect(400);
     expect(res.body.error.message).toBe('where must not hold more than 500 conditions');
     const fits = { type: 'or', value: Array.from({ length: 400 }, (_, i) => ({ type: 'equals', attribute: 'mpn', value: `q${i}` })) };
-    await t.post('/api/entityMassUpdate', { entityName: 'Product', where: [fits], values: { description: 'x' } }).expect(200);
+    await t.post(`${base}/entityMassUpdate`, { entityName: 'Product', where: [fits], values: { description: 'x' } }).expect(200);
   });
 
-  it('refuses a number too large for any column (1e400 parses to Infinity) and keeps the stored value', async () => {
-    const id = (await t.post('/api/Product', { name: 'finite', price: 1.5 }).expect(200)).body.id;
+  it.each(GENERATIONS)('refuses a number too large for any column (1e400 parses to Infinity) and keeps the stored value (generation %s)', async (_g, base) => {
+    const id = (await t.post(`${base}/Product`, { name: 'finite', price: 1.5 }).expect(200)).body.id;
     for (const raw of ['{"price":1e400}', '{"price":-1e400}']) {
-      const res = await request(t.app).patch(`/api/Product/${id}`).set('Authorization-Token', t.token).set('Content-Type', 'application/json').send(raw).expect(400);
+      const res = await request(t.app).patch(`${base}/Product/${id}`).set('Authorization-Token', t.token).set('Content-Type', 'application/json').send(raw).expect(400);
       expect(res.body.error.details.issues).toEqual(expect.arrayContaining([expect.objectContaining({ path: ['price'], code: 'too_big' })]));
     }
-    expect((await t.get(`/api/Product/${id}`).expect(200)).body.price).toBe(1.5);
+    expect((await t.get(`${base}/Product/${id}`).expect(200)).body.price).toBe(1.5);
   });
 
-  it('answers entityMassUpdate without entityName with 400, and updates an id listed twice once', async () => {
-    expect((await t.post('/api/entityMassUpdate', { ids: [], values: {} }).expect(400)).body.error.code).toBe('CORE_VALIDATION_FAILED');
-    const id = (await t.post('/api/Product', { name: 'twice' }).expect(200)).body.id;
-    expect((await t.post('/api/entityMassUpdate', { entityName: 'Product', ids: [id, id], values: { mpn: 'b' } }).expect(200)).body).toEqual({ updated: 1, errors: [] });
+  it.each(GENERATIONS)('answers entityMassUpdate without entityName with 400, and updates an id listed twice once (generation %s)', async (_g, base) => {
+    expect((await t.post(`${base}/entityMassUpdate`, { ids: [], values: {} }).expect(400)).body.error.code).toBe('CORE_VALIDATION_FAILED');
+    const id = (await t.post(`${base}/Product`, { name: 'twice' }).expect(200)).body.id;
+    expect((await t.post(`${base}/entityMassUpdate`, { entityName: 'Product', ids: [id, id], values: { mpn: 'b' } }).expect(200)).body).toEqual({ updated: 1, errors: [] });
   });
 
-  it('refuses entityMassUpdate with a bad where at once (400), without starting a job', async () => {
-    const jobs = await total('/api/Job');
+  it.each(GENERATIONS)('refuses entityMassUpdate with a bad where at once (400), without starting a job (generation %s)', async (_g, base) => {
+    const jobs = await total(`${base}/Job`);
     for (const bad of [[{ type: 'bogusOp', attribute: 'name', value: 'x' }], [{ type: 'equals', attribute: 'nofield', value: 'x' }]]) {
-      const res = await t.post('/api/entityMassUpdate', { entityName: 'Product', where: bad, values: { mpn: 'z' } }).expect(400);
+      const res = await t.post(`${base}/entityMassUpdate`, { entityName: 'Product', where: bad, values: { mpn: 'z' } }).expect(400);
       expect(res.body.error.code).toBe('CORE_INVALID_QUERY');
     }
-    expect(await total('/api/Job')).toBe(jobs);
+    expect(await total(`${base}/Job`)).toBe(jobs);
   });
 });
 
@@ -154,41 +154,41 @@ describe.each(TEST_DBS)('bodies at the edges on %s', (kind) => {
   });
   afterAll(() => t.close());
 
-  it('answers a body that does not match its Content-Encoding with 400', async () => {
+  it.each(GENERATIONS)('answers a body that does not match its Content-Encoding with 400 (generation %s)', async (_g, base) => {
     for (const encoding of ['gzip', 'deflate', 'br']) {
       const res = await request(t.app)
-        .post('/api/Brand')
+        .post(`${base}/Brand`)
         .set('Authorization-Token', t.token)
         .set('Content-Type', 'application/json')
         .set('Content-Encoding', encoding)
-        .send('{"name":"not compressed"}')
+        .send(`{"name":"not compressed ${base}"}`)
         .expect(400);
       expect(res.body.error.code).toBe('CORE_INVALID_JSON');
     }
-    const gzipped = await new Promise<Buffer>((resolve, reject) => gzip('{"name":"compressed"}', (error, out) => (error ? reject(error) : resolve(out))));
-    const compressed = request(t.app).post('/api/Brand').set('Authorization-Token', t.token).set('Content-Type', 'application/json').set('Content-Encoding', 'gzip');
+    const gzipped = await new Promise<Buffer>((resolve, reject) => gzip(`{"name":"compressed ${base}"}`, (error, out) => (error ? reject(error) : resolve(out))));
+    const compressed = request(t.app).post(`${base}/Brand`).set('Authorization-Token', t.token).set('Content-Type', 'application/json').set('Content-Encoding', 'gzip');
     // Sent as the bytes they are, not serialized as JSON.
     await compressed.serialize((body: Buffer) => body as never).send(gzipped).expect(200);
   });
 
-  it('refuses unknown keys in bodies that are not records (400), and fails an upsert item with one', async () => {
-    const id = (await t.post('/api/Product', { name: 'keys' }).expect(200)).body.id;
+  it.each(GENERATIONS)('refuses unknown keys in bodies that are not records (400), and fails an upsert item with one (generation %s)', async (_g, base) => {
+    const id = (await t.post(`${base}/Product`, { name: 'keys' }).expect(200)).body.id;
     const refused = [
-      await t.post('/api/entityMassUpdate', { entityName: 'Product', ids: [id], values: { mpn: 'm' }, bogus: 1 }),
-      await t.post('/api/entityRestore', { entityName: 'Product', ids: [id], bogus: 1 }),
-      await request(t.app).post('/api/userSession/cookie').send({ userName: 'admin', password: 'admin-test-password', remember: true }),
+      await t.post(`${base}/entityMassUpdate`, { entityName: 'Product', ids: [id], values: { mpn: 'm' }, bogus: 1 }),
+      await t.post(`${base}/entityRestore`, { entityName: 'Product', ids: [id], bogus: 1 }),
+      await request(t.app).post(`${base}/userSession/cookie`).send({ userName: 'admin', password: 'admin-test-password', remember: true }),
     ];
     for (const res of refused) {
       expect(res.status).toBe(400);
       expect(res.body.error).toMatchObject({ code: 'CORE_UNKNOWN_FIELD', details: { issues: [{ path: [expect.any(String)], code: 'unknown_field' }] } });
     }
-    expect((await t.get(`/api/Product/${id}`).expect(200)).body.mpn).toBeNull();
-    const upsert = await t.post('/api/upsert', [{ entity: 'Brand', payload: { name: 'upsert keys' }, bogus: 1 }]).expect(200);
+    expect((await t.get(`${base}/Product/${id}`).expect(200)).body.mpn).toBeNull();
+    const upsert = await t.post(`${base}/upsert`, [{ entity: 'Brand', payload: { name: 'upsert keys' }, bogus: 1 }]).expect(200);
     expect(upsert.body).toEqual([{ status: 'Failed', stored: false, message: 'Unknown key in an upsert item: bogus' }]);
   });
 
-  it('always answers details in an error body, empty when there is nothing to point at', async () => {
-    const res = await request(t.app).get('/api/Brand').expect(401);
+  it.each(GENERATIONS)('always answers details in an error body, empty when there is nothing to point at (generation %s)', async (_g, base) => {
+    const res = await request(t.app).get(`${base}/Brand`).expect(401);
     expect(res.body).toEqual({ error: { code: 'CORE_UNAUTHORIZED', message: 'Authentication required', details: {} } });
   });
 });

@@ -114,16 +114,16 @@ describe.each(TEST_DBS)('a job just started on %s', (kind) => {
   });
   afterAll(() => t.close());
 
-  it('is still pending when its request answers, so that it can be canceled before it runs', async () => {
-    const { jobId } = (await t.post('/api/upsertAsync', [{ entity: 'Brand', payload: { name: 'canceled in time' } }]).expect(200)).body;
-    expect((await t.get(`/api/Job/${jobId}`).expect(200)).body.status).toBe('Pending');
-    expect((await t.patch(`/api/Job/${jobId}`, { status: 'Canceled' }).expect(200)).body.status).toBe('Canceled');
+  it.each(GENERATIONS)('is still pending when its request answers, so that it can be canceled before it runs (generation %s)', async (g, base) => {
+    const { jobId } = (await t.post(`${base}/upsertAsync`, [{ entity: 'Brand', payload: { name: `canceled in time ${g}` } }]).expect(200)).body;
+    expect((await t.get(`${base}/Job/${jobId}`).expect(200)).body.status).toBe('Pending');
+    expect((await t.patch(`${base}/Job/${jobId}`, { status: 'Canceled' }).expect(200)).body.status).toBe('Canceled');
     // A job sent after it runs (jobs run in order), and the canceled one never did.
-    const next = (await t.post('/api/upsertAsync', [{ entity: 'Brand', payload: { name: 'runs' } }]).expect(200)).body.jobId;
-    expect((await waitForJob(t, '/api', next)).status).toBe('Success');
-    const names = (await t.get('/api/Brand?select=name').expect(200)).body.list.map((b: { name: string }) => b.name);
-    expect(names).toContain('runs');
-    expect(names).not.toContain('canceled in time');
+    const next = (await t.post(`${base}/upsertAsync`, [{ entity: 'Brand', payload: { name: `runs ${g}` } }]).expect(200)).body.jobId;
+    expect((await waitForJob(t, base, next)).status).toBe('Success');
+    const names = (await t.get(`${base}/Brand?select=name`).expect(200)).body.list.map((b: { name: string }) => b.name);
+    expect(names).toContain(`runs ${g}`);
+    expect(names).not.toContain(`canceled in time ${g}`);
   });
 });
 
