@@ -17,7 +17,7 @@ import { valueTable } from './sql/attribute-table';
 import { AuthStore } from './sql/auth-store';
 import type { Database } from './sql/database';
 import { JobStore } from './sql/job-store';
-import { Repository } from './sql/repository';
+import { Repository } from './records/repository';
 
 /** What the services of an instance are built from. */
 export interface InstanceBase {

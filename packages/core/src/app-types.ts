@@ -8,7 +8,7 @@ import type { Logger } from './http/error-handler';
 import type { Languages } from './languages';
 import type { PluginEntry } from './plugin';
 import type { Database } from './sql/database';
-import type { Repository } from './sql/repository';
+import type { Repository } from './records/repository';
 import type { SchemaStep } from './sql/schema-sync';
 
 export interface EntityApiOptions {

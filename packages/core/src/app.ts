@@ -16,7 +16,7 @@ import { Registry } from './registry';
 import { AuthStore } from './sql/auth-store';
 import { openCacheEvents, type CacheEvent } from './sql/cache-events';
 import { openDatabase } from './sql/database';
-import type { Repository } from './sql/repository';
+import type { Repository } from './records/repository';
 import { planSchema } from './sql/schema-sync';
 import { sqlContext } from './sql/sql-context';
 import { ThrottleStore } from './sql/throttle-store';

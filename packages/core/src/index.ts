@@ -22,8 +22,8 @@ export type { MetaCategory, MetaProvider, PresentEvent, PresentHook, PresentInfo
 export { Languages } from './languages';
 export { systemContext } from './context';
 export type { RequestContext, RequestContextVariables, ContextUser } from './context';
-export { Repository } from './sql/repository';
-export type { FindParams, FindResult, RestoreResult } from './sql/repository';
+export { Repository } from './records/repository';
+export type { FindParams, FindResult, RestoreResult } from './records/repository';
 export type { SchemaStep, AuxiliaryTable } from './sql/schema-sync';
 export { WHERE_OPERATORS } from './sql/where';
 export type { WhereItem } from './sql/where';

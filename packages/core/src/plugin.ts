@@ -7,7 +7,7 @@ import { BootError } from './errors';
 import type { PresentKind, RecordHook, RecordHookName, RequestHook } from './hooks';
 import type { Languages } from './languages';
 import type { MetaCategory, MetaProvider, PresentHook } from './present';
-import type { Repository } from './sql/repository';
+import type { Repository } from './records/repository';
 import type { AuxiliaryTable } from './sql/schema-sync';
 
 /** A route-mounting function; it runs once per path generation. */

@@ -4,7 +4,7 @@ import type { ApiRecord } from './declarations';
 import type { EntityModel, FieldModel } from './definition/normalize';
 import { BootError } from './errors';
 import { PRESENT_KINDS, type PresentKind } from './hooks';
-import type { Repository } from './sql/repository';
+import type { Repository } from './records/repository';
 
 /** A linked-record response: the record the link starts from, and the link. */
 export interface PresentLink {

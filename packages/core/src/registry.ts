@@ -8,7 +8,7 @@ import type { Languages } from './languages';
 import type { OpenApiFragment, PluginApi, RequestParameter, RootRouteInstaller, RouteInstaller } from './plugin';
 import { Presenter } from './present';
 import { TOKEN_TABLE } from './sql/auth-store';
-import type { Repository } from './sql/repository';
+import type { Repository } from './records/repository';
 import type { AuxiliaryTable } from './sql/schema-sync';
 import { THROTTLE_TABLES } from './sql/throttle-store';
 

@@ -3,13 +3,21 @@ import { ApiError, validationFailed } from '../errors';
 import type { AttributeStore, ValueWrite } from '../sql/attribute-store';
 import type { Transaction } from '../sql/database';
 import type { Dialect } from '../sql/dialects/dialect';
-import { assertLinkTargets } from '../sql/link-writes';
-import { sameValue } from '../sql/record-guard';
+import { sameValue } from '../records/values';
 import { attributeKey, hasUnit, type AttributeDef, type StoredValue } from './attribute-def';
 import type { ValueChange, WritePlan } from './write-plan';
 
 /** Finds or creates the record a link object names, inside the write's transaction; returns its id. */
 export type LinkObjectResolver = (trx: Transaction, field: FieldModel, object: Record<string, unknown>) => Promise<string>;
+
+/**
+ * The rules of the record's write that attribute values pass too: link objects found or created
+ * as for fields, and linked ids checked as for link fields (CONTRACT §15).
+ */
+export interface AttributeWriteRules {
+  resolveLinkObject?: LinkObjectResolver;
+  assertLinks(trx: Transaction, values: ReadonlyMap<FieldModel, unknown>): Promise<void>;
+}
 
 export interface ApplyContext {
   trx: Transaction;
@@ -18,7 +26,7 @@ export interface ApplyContext {
   dialect: Dialect;
   model: EntityModel;
   recordId: string;
-  resolveLinkObject?: LinkObjectResolver;
+  rules: AttributeWriteRules;
 }
 
 /** A link attribute seen as a link field, so that the link checks of fields apply to it. */
@@ -30,8 +38,9 @@ export function linkField(a: AttributeDef, key = attributeKey(a)): FieldModel {
 async function resolveLinkObjects(ac: ApplyContext, plan: WritePlan): Promise<void> {
   for (const change of plan.changes.values()) {
     if (!change.linkObject) continue;
-    if (!ac.resolveLinkObject) throw validationFailed('Link objects are not accepted here', [{ path: change.path, code: 'invalid_link_object', message: 'send an id' }]);
-    change.value = await ac.resolveLinkObject(ac.trx, linkField(change.attribute), change.linkObject);
+    const resolve = ac.rules.resolveLinkObject;
+    if (!resolve) throw validationFailed('Link objects are not accepted here', [{ path: change.path, code: 'invalid_link_object', message: 'send an id' }]);
+    change.value = await resolve(ac.trx, linkField(change.attribute), change.linkObject);
   }
 }
 
@@ -46,7 +55,7 @@ async function assertTargets(ac: ApplyContext, plan: WritePlan): Promise<void> {
     }
     if (typeof change.unitId === 'string') units.set(change.unitId, change);
   }
-  await assertLinkTargets({ db: ac.trx, schema: ac.schema, dialect: ac.dialect }, links);
+  await ac.rules.assertLinks(ac.trx, links);
   const measures = await ac.store.unitMeasures(ac.trx, [...units.keys()]);
   const issues = [...units]
     .filter(([unitId, change]) => measures.get(unitId) !== change.attribute.measureId)

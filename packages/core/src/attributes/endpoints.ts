@@ -1,8 +1,7 @@
 import type { RequestContext } from '../context';
 import type { FieldModel } from '../definition/normalize';
 import { ApiError, assertKnownKeys, validationFailed } from '../errors';
-import type { Repository } from '../sql/repository';
-import { applyPlan } from './apply-plan';
+import type { Repository } from '../records/repository';
 import { attributeKey, hasUnit, isMultilang, type AttributeDef } from './attribute-def';
 import { groupValues, simpleItem } from './present';
 import type { AttributeService } from './service';
@@ -55,17 +54,10 @@ export class AttributeEndpoints {
     return names.map((name) => found.find((a) => a.id === name || (byCode && a.code === name)) as AttributeDef);
   }
 
-  /** Writes a plan in one transaction with the record's modification time (needs edit on the record). */
+  /** Writes a plan as an update of the record: its rules, its transaction, its modification time. */
   private async write({ ctx, repo, id }: RecordTarget, plan: WritePlan): Promise<void> {
     plan.assertValid();
-    const { database, schema } = repo.env;
-    await repo.translated(() =>
-      database.knex.transaction(async (trx) => {
-        const record = { trx, model: repo.model, recordId: id };
-        const changed = await applyPlan({ ...record, store: this.service.store, schema, dialect: database.dialect }, plan);
-        if (changed) await this.service.store.touch(record, repo.modifiedBy(ctx));
-      }),
-    );
+    await repo.writeAttributes(ctx, { id, attributes: this.service.prepared(repo.model, { body: {}, plan }) });
   }
 
   /** `POST …/addAttributes {attributeIds}`: puts attributes on the record (with no value). */
@@ -117,29 +109,24 @@ export class AttributeEndpoints {
   }
 
   /** `DELETE …/attributeValues {attributeIds}`: removes attributes; unknown or protected ones are reported, the others removed. */
-  async remove({ ctx, repo, id }: RecordTarget, body: unknown): Promise<DeleteResult> {
+  async remove(target: RecordTarget, body: unknown): Promise<DeleteResult> {
+    const { ctx, repo, id } = target;
     this.assertHasAttributes(repo);
     const ids = stringList(body, 'attributeIds');
     await repo.editable(ctx, id);
-    const { database } = repo.env;
-    const found = await this.service.store.attributes(database.knex, repo.model.name, ids);
+    const { store } = this.service;
+    const found = await store.attributes(repo.env.database.knex, repo.model.name, ids);
+    const stored = new Set((await store.stored({ trx: repo.env.database.knex, model: repo.model, recordId: id }, found)).filter((r) => r.language === '').map((r) => r.attributeId));
     const result: DeleteResult = { count: 0, errors: [] };
-    await repo.translated(() =>
-      database.knex.transaction(async (trx) => {
-        const record = { trx, model: repo.model, recordId: id };
-        const stored = new Set((await this.service.store.stored(record, found)).filter((r) => r.language === '').map((r) => r.attributeId));
-        const removable: string[] = [];
-        for (const name of new Set(ids)) {
-          const a = found.find((x) => x.id === name || (ctx.generation === 'A' && x.code === name));
-          if (!a) result.errors.push({ attributeId: name, code: 'CORE_NOT_FOUND', message: `Attribute '${name}' of ${repo.model.name} not found` });
-          else if (a.isProtected && stored.has(a.id)) result.errors.push({ attributeId: name, code: 'CORE_VALIDATION_FAILED', message: `Attribute '${attributeKey(a)}' is protected and cannot be removed` });
-          else if (stored.has(a.id) && !removable.includes(a.id)) removable.push(a.id);
-        }
-        await this.service.store.remove(record, removable);
-        if (removable.length) await this.service.store.touch(record, repo.modifiedBy(ctx));
-        result.count = removable.length;
-      }),
-    );
+    const plan = new WritePlan();
+    for (const name of new Set(ids)) {
+      const a = found.find((x) => x.id === name || (ctx.generation === 'A' && x.code === name));
+      if (!a) result.errors.push({ attributeId: name, code: 'CORE_NOT_FOUND', message: `Attribute '${name}' of ${repo.model.name} not found` });
+      else if (a.isProtected && stored.has(a.id)) result.errors.push({ attributeId: name, code: 'CORE_VALIDATION_FAILED', message: `Attribute '${attributeKey(a)}' is protected and cannot be removed` });
+      else if (stored.has(a.id)) plan.remove.set(a.id, a);
+    }
+    if (plan.remove.size) await this.write(target, plan);
+    result.count = plan.remove.size;
     return result;
   }
 }

@@ -9,6 +9,7 @@ import { buildListQuery } from '../sql/attribute-query';
 import { flattenInto, groupValues, linkTargets, valueItem, type ValueView } from './present';
 import type { AttributeListParams, AttributeListQuery, PreparedAttributeWrite, RecordAttributes } from './record-attributes';
 import { namesIn, planFlattenedBody, splitFlattenedBody } from './flattened-body';
+import type { WritePlan } from './write-plan';
 
 /** How generation B shows attributes without `Flatten-Attributes: true`. */
 export type V1AttributesFormat = 'none' | 'nested';
@@ -105,11 +106,13 @@ export class AttributeService implements RecordAttributes {
     if (names.length === 0) return { body: split.data };
     const found = await this.store.attributes(this.db, model.name, names);
     const plan = planFlattenedBody(split, body, { found, model, generation, languages: this.variantLanguages });
+    return this.prepared(model, { body: split.data, plan });
+  }
+
+  /** A write of planned values, applied inside the transaction of the record's write. */
+  prepared(model: EntityModel, { body, plan }: { body: Record<string, unknown>; plan: WritePlan }): PreparedAttributeWrite {
     const { schema, database } = this.options;
-    return {
-      body: split.data,
-      apply: (trx, recordId, resolveLinkObject) => applyPlan({ trx, store: this.store, schema, dialect: database.dialect, model, recordId, resolveLinkObject }, plan),
-    };
+    return { body, apply: (trx, recordId, rules) => applyPlan({ trx, store: this.store, schema, dialect: database.dialect, model, recordId, rules }, plan) };
   }
 
   async onPermanentDelete(trx: Transaction, model: EntityModel, id: string): Promise<void> {

@@ -3,7 +3,7 @@ import type { RequestContext } from '../context';
 import { ApiError, assertKnownKeys } from '../errors';
 import { massUpdate } from '../jobs/bulk-jobs';
 import type { JobService } from '../jobs/job-service';
-import { upsertItems } from '../sql/upsert';
+import { upsertItems } from '../records/upsert/upsert';
 import type { RepositoryLookup } from './record-routes';
 import { repositoryFor } from './record-routes';
 import { requestContext } from './request-context';

@@ -1,6 +1,6 @@
 import qs from 'qs';
 import { ApiError } from '../errors';
-import type { FindParams } from '../sql/repository';
+import type { FindParams } from '../records/repository';
 import { MAX_WHERE_DEPTH } from '../sql/where';
 
 const bad = (message: string) => new ApiError('CORE_INVALID_QUERY', message);

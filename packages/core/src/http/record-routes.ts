@@ -1,7 +1,7 @@
 import type { Request, Router } from 'express';
 import type { ApiRecord } from '../declarations';
 import { ApiError, assertKnownKeys } from '../errors';
-import type { Repository } from '../sql/repository';
+import type { Repository } from '../records/repository';
 import { parseListParams, parseQueryString } from './list-params';
 import { requestContext } from './request-context';
 import { toHandler } from './to-handler';

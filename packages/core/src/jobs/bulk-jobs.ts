@@ -1,7 +1,7 @@
 import type { RequestContext } from '../context';
 import { ApiError } from '../errors';
-import type { Repository } from '../sql/repository';
-import { upsertItems } from '../sql/upsert';
+import type { Repository } from '../records/repository';
+import { upsertItems } from '../records/upsert/upsert';
 import { JobInterrupted, type JobHandler } from './job-service';
 
 type Lookup = (entity: string) => Repository | undefined;

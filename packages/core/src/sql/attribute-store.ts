@@ -14,7 +14,8 @@ const ATTRIBUTE_FIELDS = ['code', 'name', 'entityType', 'type', 'measure', 'isMu
 
 /** The value table of an entity type, inside a write's transaction. */
 interface ValueTable {
-  trx: Knex.Transaction;
+  /** The transaction of the write (reads may run on the pool). */
+  trx: Knex | Knex.Transaction;
   model: EntityModel;
 }
 

@@ -3,7 +3,8 @@ import type { EntityModel, FieldModel } from '../definition/normalize';
 import type { Dialect } from './dialects/dialect';
 import { live } from './read-query';
 import type { SqlContext } from './sql-context';
-import { chunks, storedFields } from './upsert-io';
+import { chunks } from '../util/chunks';
+import { storedFields } from './upsert-io';
 
 const q = (name: string) => `"${name.replaceAll('"', '""')}"`;
 

@@ -135,3 +135,15 @@ export function shapeRecord(keys: readonly string[], row: Record<string, unknown
   for (const k of keys) out[k] = row[k] ?? null;
   return out as ApiRecord;
 }
+
+/** Restricts a query of a link's target (under `table`) to the records one source record links to through `field`. */
+export function linkedRecords(field: FieldModel, source: { id: string; record: Record<string, unknown> }, table: string): (qb: Knex.QueryBuilder) => void {
+  return (qb) => {
+    if (field.linkKind === 'belongsTo') qb.where(`${table}.id`, (source.record[field.key] as string | null) ?? '');
+    else if (field.linkKind === 'hasMany') qb.where(`${table}.${field.foreignColumn}`, source.id);
+    else {
+      const join = field.join as NonNullable<FieldModel['join']>;
+      qb.whereIn(`${table}.id`, (sub: Knex.QueryBuilder) => void sub.select(join.targetColumn).from(join.table).where(join.ownColumn, source.id));
+    }
+  };
+}

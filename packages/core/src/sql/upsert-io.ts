@@ -1,16 +1,9 @@
 import type { Knex } from 'knex';
+import { chunks } from '../util/chunks';
 import type { EntityModel, FieldModel } from '../definition/normalize';
 import type { Dialect } from './dialects/dialect';
-import { live } from './read-query';
-import type { Repository } from './repository';
-import { sqlContext, type SqlContext } from './sql-context';
-import type { RecordState } from './upsert-plan';
+import type { SqlContext } from './sql-context';
 
-export function chunks<TItem>(items: readonly TItem[], size: number): TItem[][] {
-  const out: TItem[][] = [];
-  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
-  return out;
-}
 
 const stored = new WeakMap<EntityModel, FieldModel[]>();
 
@@ -56,16 +49,11 @@ export function keyLookups(model: EntityModel, items: readonly { id?: string; va
  * Live records of an entity named by any of the lookup values: one query per key kind (ids, each
  * unique field, each unique index), whatever the batch size.
  */
-export async function fetchByKeys(
-  trx: Knex.Transaction,
-  repo: Repository,
-  lookups: KeyLookups,
-): Promise<Record<string, unknown>[]> {
-  const { model } = repo;
-  const dialect = repo.env.database.dialect;
+export async function fetchByKeys(sql: SqlContext, model: EntityModel, lookups: KeyLookups): Promise<Record<string, unknown>[]> {
+  const { db, dialect } = sql;
   const rows = new Map<string, Record<string, unknown>>();
   const run = async (apply: (qb: Knex.QueryBuilder) => void) => {
-    const qb = trx(model.table).select('*').where('deleted', live(dialect) as never);
+    const qb = db(model.table).select('*').where('deleted', dialect.live as never);
     apply(qb);
     for (const row of await qb) rows.set(row.id as string, row);
   };
@@ -95,14 +83,14 @@ export async function fetchByKeys(
 }
 
 /** Current ids of a multiple link for many owners, one query per field. */
-export async function fetchMultipleLinks(sql: SqlContext<Knex.Transaction>, field: FieldModel, ownerIds: string[]): Promise<Map<string, string[]>> {
+export async function fetchMultipleLinks(sql: SqlContext, field: FieldModel, ownerIds: string[]): Promise<Map<string, string[]>> {
   const { db: trx, schema, dialect } = sql;
   const out = new Map(ownerIds.map((id) => [id, [] as string[]]));
   const target = schema.entity(field.target as string) as EntityModel;
   for (const part of chunks(ownerIds, 1000)) {
     const rows: { o: string; id: string }[] =
       field.linkKind === 'hasMany'
-        ? await trx(target.table).select({ o: field.foreignColumn as string, id: 'id' }).whereIn(field.foreignColumn as string, part).andWhere('deleted', live(dialect) as never)
+        ? await trx(target.table).select({ o: field.foreignColumn as string, id: 'id' }).whereIn(field.foreignColumn as string, part).andWhere('deleted', dialect.live as never)
         : await trx((field.join as NonNullable<FieldModel['join']>).table)
             .select({ o: (field.join as NonNullable<FieldModel['join']>).ownColumn, id: (field.join as NonNullable<FieldModel['join']>).targetColumn })
             .whereIn((field.join as NonNullable<FieldModel['join']>).ownColumn, part);
@@ -112,20 +100,18 @@ export async function fetchMultipleLinks(sql: SqlContext<Knex.Transaction>, fiel
 }
 
 /** Sets the ids of every multiple link of stored records (`<link>Ids`): one query per link field. */
-export async function loadLinkIds(trx: Knex.Transaction, repo: Repository, records: Record<string, unknown>[]): Promise<void> {
+export async function loadLinkIds(sql: SqlContext, model: EntityModel, records: Record<string, unknown>[]): Promise<void> {
   if (records.length === 0) return;
-  const sql = sqlContext(repo.env, trx);
-  for (const field of repo.model.fields) {
+  for (const field of model.fields) {
     if (field.type !== 'linkMultiple') continue;
     const links = await fetchMultipleLinks(sql, field, records.map((r) => r.id as string));
     for (const r of records) r[field.key] = links.get(r.id as string) ?? [];
   }
 }
 
-/** The row a state is stored as: every stored column. */
-export function toStoredRow(repo: Repository, state: RecordState): Record<string, unknown> {
-  const dialect = repo.env.database.dialect;
+/** The row a record is stored as: every stored column. */
+export function toStoredRow(dialect: Dialect, { model, record }: { model: EntityModel; record: Record<string, unknown> }): Record<string, unknown> {
   const row: Record<string, unknown> = {};
-  for (const f of storedFields(repo.model)) row[f.column as string] = dialect.toDb(f.type, state.record[f.key] ?? null);
+  for (const f of storedFields(model)) row[f.column as string] = dialect.toDb(f.type, record[f.key] ?? null);
   return row;
 }

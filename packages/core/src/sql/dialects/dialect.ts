@@ -25,6 +25,15 @@ export interface ErrorContext {
  */
 export interface Dialect {
   readonly name: 'sqlite' | 'postgres';
+  /** The value of the `deleted` column in live rows, as bound in SQL. */
+  readonly live: boolean | number;
+  /** A boolean as a SQL literal (`true`, or `1` on SQLite). */
+  bool(value: boolean): string;
+  /**
+   * Holds a lock on each key until the transaction ends, so that writers of the same keys take
+   * turns (find-or-create of one new record by several requests). Keys are taken in sorted order.
+   */
+  lock(trx: Knex.Transaction, keys: readonly string[]): Promise<void>;
   /** The case-insensitive LIKE operator. */
   readonly likeOperator: 'like' | 'ilike';
   /** Column type for a field type that knex has no portable builder for. */

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { FieldType } from '../../declarations';
 import type { Dialect, Introspection } from './dialect';
 import { commonColumnType, databaseUnavailable, uniqueViolation } from './shared';
@@ -19,7 +20,19 @@ const POSTGRES_COLUMN_TYPES: ReadonlyMap<FieldType, string> = new Map([
 
 export const postgresDialect: Dialect = {
   name: 'postgres',
+  live: false,
   likeOperator: 'ilike',
+
+  bool(value) {
+    return value ? 'true' : 'false';
+  },
+
+  async lock(trx, keys) {
+    if (keys.length === 0) return;
+    // Advisory locks take 64-bit keys: the first 8 bytes of each key's hash.
+    const ids = [...new Set(keys)].map((key) => createHash('sha256').update(key).digest().readBigInt64BE(0).toString()).sort();
+    await trx.raw('select pg_advisory_xact_lock(k) from unnest(?::bigint[]) as k order by k', [ids]);
+  },
 
   columnType(type, maxLength) {
     return POSTGRES_COLUMN_TYPES.get(type) ?? commonColumnType(type, maxLength);

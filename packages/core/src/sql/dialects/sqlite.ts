@@ -6,7 +6,15 @@ const JSON_TYPES: ReadonlySet<FieldType> = new Set(['multiEnum', 'jsonObject']);
 
 export const sqliteDialect: Dialect = {
   name: 'sqlite',
+  live: 0,
   likeOperator: 'like',
+
+  bool(value) {
+    return value ? '1' : '0';
+  },
+
+  // One connection writes at a time: a transaction already excludes every other writer.
+  async lock() {},
 
   columnType(type, maxLength) {
     return type === 'float' ? 'real' : commonColumnType(type, maxLength);

@@ -1,28 +1,29 @@
-import type { UserAccess } from '../auth/access-control';
+import type { PreparedAttributeWrite } from '../attributes/record-attributes';
 import type { RequestContext } from '../context';
 import type { ApiRecord } from '../declarations';
 import type { EntityModel, FieldModel } from '../definition/normalize';
 import { compileRecordValidator, type RecordValidator } from '../definition/validate-record';
 import { ApiError } from '../errors';
-import { createRecord, insertRecord } from './create-record';
-import { deleteRecord } from './delete-record';
-import { databaseUnavailable, isConnectionError } from './dialects/shared';
-import type { LinkObjectWrite } from './link-objects';
-import { findLinkedRecords, findRecordsByIds, listRecords, matchScope } from './list-records';
-import { getRecord, visibleRecord } from './read-records';
-import { RecordGuard } from './record-guard';
-import type { FindParams, FindResult, LinkScope, ListOptions, RepositoryEnvironment, RestoreResult } from './repository-types';
+import { databaseUnavailable, isConnectionError } from '../sql/dialects/shared';
+import { uniqueIndexNames } from '../sql/schema-sync';
+import { sqlContext, type SqlContext } from '../sql/sql-context';
+import { createRecord, insertRecord, type NewRecord } from './create';
+import { deleteRecord } from './delete';
+import type { LinkObjectWrite } from './find-or-create';
+import { RecordGuard } from './guard';
+import { findLinkedRecords, findRecordsByIds, listRecords } from './list';
+import { getRecord, visibleRecord } from './read';
+import type { FindParams, FindResult, ListOptions, RepositoryEnvironment, RestoreResult } from './repository-types';
 import { restoreRecords } from './restore';
-import { uniqueIndexNames } from './schema-sync';
-import { sqlContext, type SqlContext } from './sql-context';
-import { editableRecord, updateRecord } from './update-record';
-import { assertWritable, modifiedBy } from './write-values';
+import { editableRecord, updateRecord } from './update';
+import { isOwn } from './write-rules';
 
 export type { AfterCommit, FindParams, FindResult, RepositoryEnvironment, RestoreResult } from './repository-types';
 
 /**
- * Reads and writes records of one entity type. Methods check permissions, validate input, run
- * hooks and translate database errors; field names reach SQL only through the definition.
+ * Reads and writes records of one entity type. Every write passes the rules of CONTRACT §15
+ * (`write-rules.ts`, `link-rules.ts`), runs hooks and translates database errors; field names
+ * reach SQL only through the definition.
  */
 export class Repository<TRecord extends ApiRecord = ApiRecord> {
   readonly model: EntityModel;
@@ -91,7 +92,7 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
    */
   async permits(ctx: RequestContext, action: 'read' | 'edit' | 'delete', record: ApiRecord): Promise<boolean> {
     const level = (await this.guard.access(ctx)).scope(this.model.name)[action];
-    return level === 'all' || (level === 'own' && this.guard.isOwn(ctx, record));
+    return level === 'all' || (level === 'own' && isOwn(ctx, record));
   }
 
   /** @internal A page for a list, a linked-record response, or `findByIds` (no size limit). */
@@ -113,32 +114,11 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
   }
 
   /**
-   * @internal Find-or-create searches only what the caller could list: 403 without read rights on
-   * this entity type or on a matched field; under `own`, only the caller's records match.
-   */
-  async matchScope(ctx: RequestContext, match: Iterable<[FieldModel, unknown]>): Promise<LinkScope | undefined> {
-    return matchScope(this, ctx, match);
-  }
-
-  /**
    * @internal A record the caller may see, else 404 (no existence oracle for `own`); 403 without
    * read rights. `present` fields (for the present stage) stay in the record.
    */
   async visible(ctx: RequestContext, read: { id: string; fields?: FieldModel[]; present?: readonly FieldModel[] }): Promise<ApiRecord> {
     return visibleRecord(this, ctx, read);
-  }
-
-  /** @internal The columns every change sets: when, by whom, and in a delegated session through whom. */
-  modifiedBy(ctx: RequestContext): Record<string, unknown> {
-    return modifiedBy(ctx);
-  }
-
-  /**
-   * @internal Read-only fields may be sent back unchanged, never changed, except those a
-   * before-hook set (`fromHooks`): a plugin fills in values it computed (a file's hash).
-   */
-  assertWritable(values: Map<FieldModel, unknown>, existing: ApiRecord | undefined, fromHooks?: ReadonlySet<string>): void {
-    assertWritable(values, existing, fromHooks);
   }
 
   /** Creates a record; the body may carry an `id` of 1 to 64 characters `[A-Za-z0-9_-]`. */
@@ -147,12 +127,11 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
   }
 
   /**
-   * @internal The create inside a transaction the caller owns (also find-or-create of linked
-   * records, whose before-hooks run inside that transaction). `hooked` is set when create()
-   * already ran the before-hooks: the keys they set.
+   * @internal The create inside a transaction the caller owns (find-or-create of linked records,
+   * whose before-hooks run inside that transaction).
    */
-  async insertWithin(write: LinkObjectWrite, input: { body: Record<string, unknown>; hooked?: ReadonlySet<string> }): Promise<string> {
-    return insertRecord(this, write, input);
+  async insertWithin(write: LinkObjectWrite, record: NewRecord): Promise<string> {
+    return insertRecord(this, write, record);
   }
 
   /** Changes the fields present in the body; an update that changes nothing writes nothing. */
@@ -165,10 +144,17 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
     return updateRecord(this, ctx, { id, body });
   }
 
+  /**
+   * @internal Writes attribute values planned by the attribute endpoints, as an update of the
+   * record (its rules, its transaction, its modification time); true when something changed.
+   */
+  async writeAttributes(ctx: RequestContext, { id, attributes }: { id: string; attributes: PreparedAttributeWrite }): Promise<boolean> {
+    return (await updateRecord(this, ctx, { id, body: {}, attributes, answer: false })).written;
+  }
+
   /** @internal Checks that the caller may edit the record (404 unless visible, 403 beyond the edit right); reads only its id and owner. */
-  async editable(ctx: RequestContext, id: string): Promise<{ access: UserAccess }> {
-    const { access } = await editableRecord(this, ctx, { id, fields: this.readable.filter((f) => f.name === 'id'), names: false });
-    return { access };
+  async editable(ctx: RequestContext, id: string): Promise<void> {
+    await editableRecord(this, ctx, { id, fields: this.readable.filter((f) => f.name === 'id'), names: false });
   }
 
   /** Soft-deletes (the row stays, invisible, and frees its unique values) or removes the row. */

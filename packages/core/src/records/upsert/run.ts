@@ -1,36 +1,49 @@
-import type { Knex } from 'knex';
-import { forbidden, type ScopeAccess, type UserAccess } from '../auth/access-control';
-import type { RequestContext } from '../context';
-import type { ApiRecord } from '../declarations';
-import type { EntityModel, FieldModel } from '../definition/normalize';
-import { completeForCreate } from '../definition/validate-record';
-import { ApiError } from '../errors';
-import { nowDateTime } from '../time';
-import { uuidv7 } from '../util/uuid';
-import { linkedIds, missingLinkTargets } from './link-writes';
-import type { Repository } from './repository';
-import { sqlContext } from './sql-context';
-import { fetchByKeys, keyLookups, loadLinkIds, storedFields } from './upsert-io';
-import { applyValues, BatchIndex, failed, lookupOf, recordKeys, SegmentHazards, settle, uniqueViolation, type Prepared, type RecordState, type UpsertResult } from './upsert-plan';
-import { failureMessage, writeDecided } from './upsert-write';
+import type { UserAccess } from '../../auth/access-control';
+import type { RequestContext } from '../../context';
+import type { ApiRecord } from '../../declarations';
+import type { EntityModel, FieldModel } from '../../definition/normalize';
+import { completeForCreate } from '../../definition/validate-record';
+import type { Transaction } from '../../sql/database';
+import { sqlContext } from '../../sql/sql-context';
+import { inTransaction } from '../../sql/transaction';
+import { fetchByKeys, keyLookups, loadLinkIds, storedFields } from '../../sql/upsert-io';
+import { nowDateTime } from '../../time';
+import { uuidv7 } from '../../util/uuid';
+import { linkCheck, type LinkCheck } from '../link-rules';
+import type { Repository } from '../repository';
+import { assertMay, checkFields, type Writer } from '../write-rules';
+import { ambiguousLookup, assertLookup, assertMayChange } from './item-rules';
+import { applyValues, BatchIndex, failed, lookupOf, recordKeys, SegmentHazards, settle, uniqueViolation, type Hit, type Prepared, type RecordState, type UpsertResult } from './plan';
+import { failureMessage, writeDecided } from './write';
 
 /** What the items of one segment of a run share: the caller, their rights, the batch so far, the time. */
 interface Run {
   repo: Repository;
-  ctx: RequestContext;
-  access: UserAccess;
-  scope: ScopeAccess;
+  writer: Writer;
+  /** The link rules for the items of the segment (read for all of them at once). */
+  links: LinkCheck;
   index: BatchIndex;
   hazards: SegmentHazards;
   /** Items of the segment decided so far (failed ones not counted: they write nothing). */
   decided: number;
   /** One time for the whole segment: its items are stored by one transaction. */
   now: string;
-  linkFields: FieldModel[];
   /** What a new record of the run starts from: stored fields null, created and modified now by the caller. */
   blank: Record<string, unknown>;
   /** Keys of multiple links, which a new record starts with as empty lists. */
   listKeys: string[];
+}
+
+/**
+ * The link rules on an item, at the point every write checks them: after the field rules, before
+ * unique keys. Ids an earlier item of the batch created count as stored (a link to the own type
+ * may name them before they are written).
+ */
+function assertItemLinks(run: Run, p: Prepared): void {
+  const { model } = run.repo;
+  const known = (field: FieldModel, id: string) => field.target === model.name && !!run.index.find({ id, unique: [], indexes: [] });
+  const error = run.links(p, { known });
+  if (error) throw error;
 }
 
 /**
@@ -51,12 +64,12 @@ function mustWait(run: Run, state: RecordState | undefined, { p, keys }: { p: Pr
 }
 
 /** An item that names a record of the batch (stored, or created by an earlier item) changes it. */
-function applyToExisting(run: Run, p: Prepared, found: RecordState): Placement {
-  const { repo, ctx, scope } = run;
-  if (scope.edit === 'no' || (!found.isNew && scope.read === 'no')) throw forbidden(`Not allowed to edit ${repo.model.name}`);
-  if (!found.isNew) repo.guard.assertLevel(ctx, found.record as ApiRecord, { level: scope.edit, action: 'edit' });
-  repo.assertWritable(p.values, found.record as ApiRecord);
-  repo.guard.assertEditable(run.access, p.values, found.record as ApiRecord);
+function applyToExisting(run: Run, p: Prepared, hit: Hit): Placement {
+  const { repo, writer } = run;
+  const found = hit.state;
+  assertMayChange(repo.model, writer, hit);
+  checkFields(repo.model, writer.access, { values: p.values, sent: [...p.values.keys()], existing: found.record });
+  assertItemLinks(run, p);
   const before = recordKeys(repo.model, found.record);
   const after = recordKeys(repo.model, found.record, p.values);
   assertNoCollision(run, found, after);
@@ -64,7 +77,7 @@ function applyToExisting(run: Run, p: Prepared, found: RecordState): Placement {
   if (wait && run.decided > 0) return 'later';
   settle(found, p);
   const changed = applyValues(found, p.values);
-  if (changed) Object.assign(found.record, { modifiedAt: run.now, modifiedById: ctx.user?.id ?? null });
+  if (changed) Object.assign(found.record, { modifiedAt: run.now, modifiedById: writer.ctx.user?.id ?? null });
   p.status = changed ? 'Updated' : 'NotModified';
   run.index.reindex(found, before, after);
   run.hazards.release(found, before, after);
@@ -74,12 +87,12 @@ function applyToExisting(run: Run, p: Prepared, found: RecordState): Placement {
 
 /** An item that names no record of the batch creates one. */
 function createNew(run: Run, p: Prepared): Placement {
-  const { repo } = run;
-  if (!run.scope.create) throw forbidden(`Not allowed to create ${repo.model.name}`);
+  const { repo, writer } = run;
+  assertMay(repo.model, writer.access, 'create');
   const values = completeForCreate(repo.model, p.values);
-  repo.assertWritable(values, undefined);
   // The right to edit is needed for the fields the item sent, not for the defaults.
-  repo.guard.assertEditable(run.access, p.values, undefined);
+  checkFields(repo.model, writer.access, { values, sent: [...p.values.keys()] });
+  assertItemLinks(run, p);
   // A copy of one object shape is cheaper than adding the keys one by one.
   const record: Record<string, unknown> = { ...run.blank, id: p.id ?? uuidv7() };
   for (const key of run.listKeys) record[key] = [];
@@ -101,38 +114,21 @@ function createNew(run: Run, p: Prepared): Placement {
  * would; the SQL runs afterwards, set-based.
  */
 function decide(run: Run, p: Prepared): Placement {
-  const found = run.index.find(lookupOf(run.repo.model, p.id, p.values));
-  if (found === 'ambiguous') throw new ApiError('CORE_CONFLICT', 'The unique fields of the payload point at different records');
-  return found ? applyToExisting(run, p, found) : createNew(run, p);
-}
-
-/** The link values of the items, for one existence query per target entity. */
-function* linkValues(run: Run, items: readonly Prepared[]): Generator<[FieldModel, unknown]> {
-  for (const p of items) for (const f of run.linkFields) if (p.values.has(f)) yield [f, p.values.get(f)];
-}
-
-/** The first link id of an item that names no live record, nor one an earlier item of the run created. */
-function missingLink(run: Run, p: Prepared, missing: Map<string, Set<string>>): string | undefined {
-  for (const field of run.linkFields) {
-    const absent = missing.get(field.target as string);
-    if (!absent || !p.values.has(field)) continue;
-    for (const id of linkedIds(p.values.get(field))) {
-      if (!absent.has(String(id))) continue;
-      if (field.target === run.repo.model.name && run.index.find({ id: String(id), unique: [], indexes: [] })) continue;
-      return `${field.target} '${id}' not found (${field.key})`;
-    }
-  }
-  return undefined;
+  assertLookup(run.repo.model, run.writer.access, p);
+  const hit = run.index.find(lookupOf(run.repo.model, p.id, p.values));
+  if (hit === 'ambiguous') throw ambiguousLookup();
+  return hit ? applyToExisting(run, p, hit) : createNew(run, p);
 }
 
 /**
  * Puts the stored records the items name into the index, with the ids of all their multiple links
  * (results show every stored field, also those no item sets): one query per link field.
  */
-async function loadNamed(trx: Knex.Transaction, run: Run, items: readonly Prepared[]): Promise<void> {
+async function loadNamed(trx: Transaction, run: Run, items: readonly Prepared[]): Promise<void> {
   const { repo } = run;
-  const found = await fetchByKeys(trx, repo, keyLookups(repo.model, items));
-  await loadLinkIds(trx, repo, found);
+  const sql = sqlContext(repo.env, trx);
+  const found = await fetchByKeys(sql, repo.model, keyLookups(repo.model, items));
+  await loadLinkIds(sql, repo.model, found);
   for (const record of found) {
     const state: RecordState = { id: record.id as string, record, isNew: false, dirty: new Set() };
     run.index.add(state);
@@ -178,27 +174,23 @@ async function upsertSegment(repo: Repository, call: RunCall, items: readonly Pr
   const now = nowDateTime();
   const run: Run = {
     repo,
-    ctx,
-    access,
-    scope: access.scope(model.name),
+    writer: { ctx, access },
+    links: () => undefined,
     index: new BatchIndex(model),
     hazards: new SegmentHazards(model),
     decided: 0,
     now,
-    linkFields: model.fields.filter((f) => f.type === 'link' || f.type === 'linkMultiple'),
     blank: blankRecord(model, ctx, now),
     listKeys: model.fields.filter((f) => f.type === 'linkMultiple').map((f) => f.key),
   };
   let count = 0;
   await repo.translated(() =>
-    env.database.knex.transaction(async (trx) => {
+    inTransaction(env.database, async (trx) => {
       await loadNamed(trx, run, items);
-      const missing = await missingLinkTargets(sqlContext(env, trx), linkValues(run, items));
+      run.links = await linkCheck(sqlContext(env, trx), run.writer, items);
       for (const p of items) {
         let placement: Placement = 'in';
         try {
-          const absent = missing.size ? missingLink(run, p, missing) : undefined;
-          if (absent) throw new ApiError('CORE_INVALID_LINK', absent);
           placement = decide(run, p);
           if (placement !== 'later') decided.push(p);
         } catch (error) {

@@ -1,23 +1,21 @@
 import type { RequestContext } from '../context';
 import { ApiError, notFound } from '../errors';
-import { live } from './read-query';
+import { modifiedColumns, restoreRow } from '../sql/record-store';
 import type { Repository, RestoreResult } from './repository';
+import { rowChange } from './write-values';
 
-/** Brings soft-deleted records back; one that would collide with a live unique value is an error. */
+/**
+ * Brings soft-deleted records back: the right to delete them is needed (under `own`, only the
+ * caller's own come back); one that would collide with a live unique value is an error.
+ */
 export async function restoreRecords(repo: Repository, ctx: RequestContext, ids: readonly string[]): Promise<RestoreResult> {
   const { scope } = await repo.guard.scope(ctx, 'delete');
-  const { knex, dialect } = repo.env.database;
+  const owner = scope.delete === 'own' ? { userId: ctx.user?.id ?? '' } : undefined;
   const result: RestoreResult = { restored: 0, errors: [] };
   for (const id of ids) {
     try {
-      const count = await repo.translated(() => {
-        const qb = knex(repo.model.table)
-          .update({ deleted: live(dialect), ...repo.modifiedBy(ctx) })
-          .where({ id: String(id), deleted: dialect.toDb('bool', true) });
-        if (scope.delete === 'own') repo.guard.ownOnly(ctx, qb);
-        return qb;
-      });
-      if (count === 0) throw notFound(repo.model.name, String(id));
+      const restored = await repo.translated(() => restoreRow(repo.sql, repo.model, { id: String(id), row: modifiedColumns(rowChange(ctx)), owner }));
+      if (!restored) throw notFound(repo.model.name, String(id));
       result.restored += 1;
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;

@@ -1,20 +1,21 @@
-import type { Knex } from 'knex';
 import type { UserAccess } from '../auth/access-control';
 import { forbidden } from '../auth/access-control';
 import type { AttributeListQuery } from '../attributes/record-attributes';
 import type { RequestContext } from '../context';
 import type { ApiRecord } from '../declarations';
-import type { FieldModel } from '../definition/normalize';
 import { ApiError } from '../errors';
 import type { PresentKind } from '../hooks';
 import type { PresentLink } from '../present';
 import { selectFields, sortField } from './field-selection';
-import { live, selectRecords, sortColumn } from './read-query';
-import { hydrate, visibleRecord } from './read-records';
+import type { QueryBuilder, SqlExpression } from '../sql/database';
+import { linkedRecords, selectRecords, sortColumn } from '../sql/read-query';
+import { countRows } from '../sql/record-store';
+import { hydrate, visibleRecord } from './read';
 import type { Repository } from './repository';
+import type { FieldModel } from '../definition/normalize';
 import type { FindParams, FindResult, LinkScope, ListOptions, RepositoryEnvironment } from './repository-types';
-import { applyWhere, type WhereContext } from './where';
-import { asNonNegativeInt, invalidQuery } from './where-values';
+import { applyWhere, type WhereContext } from '../sql/where';
+import { asNonNegativeInt, invalidQuery } from '../sql/where-values';
 
 /** Ids per query of `findByIds`. */
 const IDS_PER_QUERY = 500;
@@ -28,7 +29,7 @@ interface ListRequest extends ListOptions {
 }
 
 /** Applies the conditions of a list to a query: attribute joins, `where`, `own` scope, link scope. */
-type ListFilter = (qb: Knex.QueryBuilder) => void;
+type ListFilter = (qb: QueryBuilder) => void;
 
 /** What reading one page needs, once the request is checked. */
 interface PageRead {
@@ -77,22 +78,14 @@ function listFilter(
   };
 }
 
-async function countRecords(repo: Repository, filter: ListFilter): Promise<number> {
-  const { knex, dialect } = repo.env.database;
-  const countQuery = knex(repo.model.table).where(`${repo.model.table}.deleted`, live(dialect) as never);
-  filter(countQuery);
-  const [{ total }] = await countQuery.count({ total: '*' });
-  return Number(total);
-}
-
 /** Orders a page by its sort field (or attribute), then by id. */
-function orderPage(repo: Repository, qb: Knex.QueryBuilder, { sort, attributes, asc }: Pick<PageRead, 'sort' | 'attributes' | 'asc'>): void {
+function orderPage(repo: Repository, qb: QueryBuilder, { sort, attributes, asc }: Pick<PageRead, 'sort' | 'attributes' | 'asc'>): void {
   const direction = asc === false ? 'desc' : 'asc';
   // NULL sorts as the smallest value on both databases.
   // (knex's own nulls option drops the column on SQLite; both databases know NULLS FIRST/LAST.)
   // Columns that are never NULL get no NULLS clause, so PostgreSQL can page along their index.
   const nulls = sort && NEVER_NULL.has(sort.name) ? '' : ` nulls ${direction === 'asc' ? 'first' : 'last'}`;
-  const by = sort ? sortColumn(repo.sql, repo.model, sort) : (attributes?.sort as Knex.Raw);
+  const by = sort ? sortColumn(repo.sql, repo.model, sort) : (attributes?.sort as SqlExpression);
   qb.orderByRaw(`? ${direction}${nulls}`, [by]);
   if (sort?.name !== 'id') qb.orderBy(`${repo.model.table}.id`, direction);
 }
@@ -127,7 +120,7 @@ export async function listRecords<TRecord extends ApiRecord>(repo: Repository<TR
   const filter = listFilter(repo, ctx, { access, own: scope.read === 'own', where: params.where ?? [], attributes, scopeTo: request.scope });
   return repo.translated(async () => {
     const result: FindResult<TRecord> = {};
-    if (!params.collectionOnly) result.total = await countRecords(repo, filter);
+    if (!params.collectionOnly) result.total = await countRows(repo.sql, repo.model, filter);
     if (!params.totalOnly) {
       const page: PageRead = { kind: request.kind, link: request.link, access, fields, attributes, sort, asc: params.asc, filter, offset, maxSize };
       result.list = result.total === 0 || maxSize === 0 ? [] : ((await readPage(repo, ctx, page)) as TRecord[]);
@@ -157,18 +150,6 @@ export async function findRecordsByIds<TRecord extends ApiRecord>(
   return found;
 }
 
-/** Restricts the target's query to the records one source record links to through `field`. */
-function linkScope(field: FieldModel, source: { id: string; record: ApiRecord }, table: string): LinkScope {
-  return (qb) => {
-    if (field.linkKind === 'belongsTo') qb.where(`${table}.id`, (source.record[field.key] as string | null) ?? '');
-    else if (field.linkKind === 'hasMany') qb.where(`${table}.${field.foreignColumn}`, source.id);
-    else {
-      const join = field.join as NonNullable<FieldModel['join']>;
-      qb.whereIn(`${table}.id`, (sub: Knex.QueryBuilder) => void sub.select(join.targetColumn).from(join.table).where(join.ownColumn, source.id));
-    }
-  };
-}
-
 /**
  * The records linked to one record through `link`, with the list parameters (the link's target
  * entity is listed, with the caller's rights on it).
@@ -183,18 +164,6 @@ export async function findLinkedRecords(repo: Repository, ctx: RequestContext, {
   if (!repo.guard.canRead(access, field)) throw forbidden(`Not allowed to read ${repo.model.name}.${field.name}`);
   const source = await visibleRecord(repo, ctx, { id });
   const target = repo.env.repository(field.target as string);
-  const scope = linkScope(field, { id, record: source }, target.model.table);
+  const scope = linkedRecords(field, { id, record: source }, target.model.table);
   return target.list(ctx, params, { kind: 'linked', scope, link: { model: repo.model, record: source, field } });
-}
-
-/**
- * Find-or-create searches only what the caller could list: 403 without read rights on this
- * entity type or on a matched field; under `own`, only the caller's records match.
- */
-export async function matchScope(repo: Repository, ctx: RequestContext, match: Iterable<[FieldModel, unknown]>): Promise<LinkScope | undefined> {
-  const { access, scope } = await repo.guard.scope(ctx, 'read');
-  for (const [field] of match) {
-    if (!repo.guard.canRead(access, field)) throw forbidden(`Not allowed to read ${repo.model.name}.${field.name}`);
-  }
-  return scope.read === 'own' ? (qb) => repo.guard.ownOnly(ctx, qb) : undefined;
 }

@@ -1,4 +1,3 @@
-import type { Knex } from 'knex';
 import type { UserAccess } from '../auth/access-control';
 import type { RecordAttributes } from '../attributes/record-attributes';
 import type { RequestContext } from '../context';
@@ -6,7 +5,7 @@ import type { ApiRecord } from '../declarations';
 import type { SchemaModel } from '../definition/normalize';
 import type { HookRegistry, PresentKind } from '../hooks';
 import type { PresentLink, Presenter } from '../present';
-import type { Database } from './database';
+import type { Database, QueryBuilder } from '../sql/database';
 import type { Repository } from './repository';
 
 export interface FindParams {
@@ -67,4 +66,4 @@ export interface ListOptions {
 export type AfterCommit = (() => Promise<void>)[];
 
 /** Restricts a query of the target entity to the records linked to one source record. */
-export type LinkScope = (qb: Knex.QueryBuilder) => void;
+export type LinkScope = (qb: QueryBuilder) => void;

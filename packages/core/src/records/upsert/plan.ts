@@ -1,7 +1,7 @@
-import type { ApiRecord } from '../declarations';
-import type { EntityModel, FieldModel } from '../definition/normalize';
-import { ApiError } from '../errors';
-import { sameValue } from './record-guard';
+import type { ApiRecord } from '../../declarations';
+import type { EntityModel, FieldModel } from '../../definition/normalize';
+import { ApiError } from '../../errors';
+import { sameValue } from '../values';
 
 export type UpsertStatus = 'Created' | 'Updated' | 'NotModified' | 'Failed';
 
@@ -72,8 +72,9 @@ export function recordKeys(model: EntityModel, record: Record<string, unknown>, 
 
 /** The error of a unique key another record holds (the text of a 409). */
 export function uniqueViolation(model: EntityModel, key: string): ApiError {
-  const what = key.startsWith('id:') ? 'id' : key.split(':')[1];
-  return new ApiError('CORE_UNIQUE_VIOLATION', `${model.name} with the same ${what} already exists`);
+  const [kind, name] = key.split(':');
+  const fields = kind === 'id' ? ['id'] : kind === 'f' ? [name] : (model.uniqueIndexes.find((ix) => ix.name === name)?.fields ?? [name]);
+  return new ApiError('CORE_UNIQUE_VIOLATION', `${model.name} with the same ${fields.join(', ')} already exists`, { details: { entity: model.name, fields } });
 }
 
 /**
@@ -99,6 +100,22 @@ export function lookupOf(model: EntityModel, id: string | undefined, values: Map
   }
   return { id, unique, indexes };
 }
+
+/**
+ * The fields a lookup looks a record up by: none by id, else the unique fields present, else
+ * those of each complete unique index (the order of the spec).
+ */
+export function lookupFields(model: EntityModel, { id, values }: { id?: string; values: ReadonlyMap<FieldModel, unknown> }): FieldModel[] {
+  if (id !== undefined) return [];
+  const present = (f: FieldModel) => values.get(f) !== undefined && values.get(f) !== null;
+  const unique = model.uniqueFields.filter(present);
+  if (unique.length) return unique;
+  const indexed = model.uniqueIndexes.map((ix) => ix.fields.map((n) => model.field.get(n) as FieldModel)).filter((fields) => fields.every(present));
+  return [...new Set(indexed.flat())];
+}
+
+/** The key an item found its record by (the first of its lookup that the index holds). */
+export type Hit = { state: RecordState; key: string };
 
 /** Records of one entity type by every key, kept current as the batch is decided. */
 export class BatchIndex {
@@ -126,14 +143,18 @@ export class BatchIndex {
     });
   }
 
-  /** The record an item names, `ambiguous` when its unique fields point at different records. */
-  find(lookup: Lookup): RecordState | 'ambiguous' | undefined {
-    if (lookup.id !== undefined) return this.byKey.get(idKey(lookup.id));
-    const hits = new Set(lookup.unique.map((k) => this.byKey.get(k)).filter((s): s is RecordState => !!s));
-    if (hits.size > 1) return 'ambiguous';
-    if (hits.size === 1) return [...hits][0];
+  /** The record an item names and the key that found it, `ambiguous` when its unique fields point at different records. */
+  find(lookup: Lookup): Hit | 'ambiguous' | undefined {
+    const at = (key: string): Hit | undefined => {
+      const state = this.byKey.get(key);
+      return state && { state, key };
+    };
+    if (lookup.id !== undefined) return at(idKey(lookup.id));
+    const hits = lookup.unique.map(at).filter((h): h is Hit => !!h);
+    if (new Set(hits.map((h) => h.state)).size > 1) return 'ambiguous';
+    if (hits.length) return hits[0];
     for (const key of lookup.indexes) {
-      const hit = this.byKey.get(key);
+      const hit = at(key);
       if (hit) return hit;
     }
     return undefined;

@@ -5,8 +5,9 @@ import { isValidId } from '../definition/validate-record';
 import { notFound } from '../errors';
 import { hiddenKeys } from '../present';
 import { selectFields } from './field-selection';
-import { decodeRows, loadMultipleLinks, outputKeys, selectRecords, selectStoredColumns, shapeRecord } from './read-query';
+import { decodeRows, loadMultipleLinks, outputKeys, selectRecords, selectStoredColumns, shapeRecord } from '../sql/read-query';
 import type { Repository } from './repository';
+import { isOwn } from './write-rules';
 
 /** The fields a read returns, and `extra` ones read for the present stage (kept under hidden keys). */
 interface ReadFields {
@@ -53,7 +54,7 @@ export async function visibleRecord(
   const owners = scope.read === 'own' ? repo.ownerFields : [];
   const extra = [...present, ...owners.filter((f) => !fields.includes(f) && !present.includes(f))];
   const record = await findById(repo, id, { fields, extra, names });
-  if (!record || (scope.read === 'own' && !repo.guard.isOwn(ctx, record))) throw notFound(repo.model.name, id);
+  if (!record || (scope.read === 'own' && !isOwn(ctx, record))) throw notFound(repo.model.name, id);
   if (extra.length > present.length) {
     const keep = new Set([...outputKeys(fields), ...hiddenKeys(present, fields)]);
     for (const key of Object.keys(record)) if (!keep.has(key)) delete record[key];

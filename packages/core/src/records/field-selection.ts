@@ -1,6 +1,6 @@
 import type { EntityModel, FieldModel } from '../definition/normalize';
 import type { Repository } from './repository';
-import { invalidQuery } from './where-values';
+import { invalidQuery } from '../sql/where-values';
 
 /** A field by name or record key; `<link>Name` / `<link>Names` name their link. */
 function fieldByName(model: EntityModel, name: string): FieldModel | undefined {

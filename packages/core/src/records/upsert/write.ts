@@ -1,20 +1,25 @@
-import type { Knex } from 'knex';
-import type { RequestContext } from '../context';
-import type { EntityModel } from '../definition/normalize';
-import { ApiError } from '../errors';
-import { writeMultipleLink } from './link-writes';
-import type { Repository } from './repository';
-import { insertRows, replaceJoinRows, updateRows } from './bulk-writes';
-import { sqlContext } from './sql-context';
-import { fetchByKeys, fetchMultipleLinks, keyLookups, loadLinkIds, toStoredRow } from './upsert-io';
-import { applyValues, recordKeys, uniqueViolation, type Prepared, type RecordState } from './upsert-plan';
+import type { RequestContext } from '../../context';
+import type { EntityModel } from '../../definition/normalize';
+import { ApiError } from '../../errors';
+import { insertRows, replaceJoinRows, updateRows } from '../../sql/bulk-writes';
+import type { Transaction } from '../../sql/database';
+import { writeMultipleLink } from '../../sql/link-store';
+import { insertRow } from '../../sql/record-store';
+import { sqlContext } from '../../sql/sql-context';
+import { savepoint } from '../../sql/transaction';
+import { fetchByKeys, fetchMultipleLinks, keyLookups, loadLinkIds, toStoredRow } from '../../sql/upsert-io';
+import type { Repository } from '../repository';
+import { applyValues, recordKeys, uniqueViolation, type Prepared, type RecordState } from './plan';
+
+/** The row a record of the batch is stored as. */
+const storedRow = (repo: Repository, state: RecordState) => toStoredRow(repo.env.database.dialect, { model: repo.model, record: state.record });
 
 /** The message of a failed item: an API error's own, else a generic one (no driver details leak). */
 export const failureMessage = (error: unknown): string => (error instanceof ApiError ? error.message : 'The item could not be stored');
 
 /** The write of a run's decided items: its transaction, repository and caller, and the records that failed so far. */
 interface DecidedWrite {
-  trx: Knex.Transaction;
+  trx: Transaction;
   repo: Repository;
   ctx: RequestContext;
   failures: Map<RecordState, string>;
@@ -40,7 +45,8 @@ function lookupsOf(model: EntityModel, record: Record<string, unknown>, byId: bo
  */
 async function recoverLostInsert(write: DecidedWrite, state: RecordState, items: Prepared[]) {
   const { trx, repo, failures } = write;
-  const [existing] = await fetchByKeys(trx, repo, lookupsOf(repo.model, state.record, items[0]?.id !== undefined));
+  const sql = sqlContext(repo.env, trx);
+  const [existing] = await fetchByKeys(sql, repo.model, lookupsOf(repo.model, state.record, items[0]?.id !== undefined));
   if (existing && write.changing?.has(existing.id as string)) {
     const held = recordKeys(repo.model, existing);
     failures.set(state, uniqueViolation(repo.model, recordKeys(repo.model, state.record).find((k) => held.includes(k)) ?? 'id:').message);
@@ -48,7 +54,7 @@ async function recoverLostInsert(write: DecidedWrite, state: RecordState, items:
   }
   if (existing) {
     const next: RecordState = { id: existing.id as string, record: existing, isNew: false, dirty: new Set() };
-    await loadLinkIds(trx, repo, [existing]);
+    await loadLinkIds(sql, repo.model, [existing]);
     for (const p of items) {
       p.status = applyValues(next, p.values) ? 'Updated' : 'NotModified';
       p.state = next;
@@ -57,7 +63,7 @@ async function recoverLostInsert(write: DecidedWrite, state: RecordState, items:
     return next;
   }
   try {
-    await trx.transaction(async (sp) => void (await sp(repo.model.table).insert(toStoredRow(repo, state))));
+    await savepoint(trx, (sp) => insertRow(sqlContext(repo.env, sp), repo.model, storedRow(repo, state)));
     return state;
   } catch (error) {
     failures.set(state, failureMessage(await repo.translated(() => Promise.reject(error)).catch((e) => e)));
@@ -70,16 +76,16 @@ async function updateChanged(write: DecidedWrite, changed: RecordState[]) {
   const { trx, repo, ctx, failures } = write;
   const columns = [...new Set(changed.flatMap((s) => [...s.dirty].filter((f) => f.column).map((f) => f.column as string)))];
   const actor = ctx.actor?.id ?? null;
-  const rows = changed.map((s) => Object.assign(toStoredRow(repo, s), { modified_by_actor_id: actor }));
+  const rows = changed.map((s) => Object.assign(storedRow(repo, s), { modified_by_actor_id: actor }));
   const all = [...columns, 'modified_at', 'modified_by_id', 'modified_by_actor_id'];
-  const writeRows = (db: Knex.Transaction, part: Record<string, unknown>[]) => updateRows(sqlContext(repo.env, db), repo.model, { rows: part, columns: all });
+  const writeRows = (db: Transaction, part: Record<string, unknown>[]) => updateRows(sqlContext(repo.env, db), repo.model, { rows: part, columns: all });
   // Only multiple links changed: the record's own row just records who changed it and when.
   if (columns.length === 0) return writeRows(trx, rows);
   try {
-    await trx.transaction((sp) => writeRows(sp, rows));
+    await savepoint(trx, (sp) => writeRows(sp, rows));
   } catch {
     for (const [i, s] of changed.entries()) {
-      await trx.transaction((sp) => writeRows(sp, [rows[i]])).catch(async (error) => {
+      await savepoint(trx, (sp) => writeRows(sp, [rows[i]])).catch(async (error) => {
         failures.set(s, failureMessage(await repo.translated(() => Promise.reject(error)).catch((e) => e)));
       });
     }
@@ -93,7 +99,7 @@ export async function writeDecided(write: DecidedWrite, decided: Prepared[]) {
   const sql = sqlContext(repo.env, write.trx);
   let states = [...new Set(decided.map((p) => p.state as RecordState))];
   const fresh = states.filter((s) => s.isNew);
-  const stored = await insertRows(sql, model, fresh.map((s) => toStoredRow(repo, s)));
+  const stored = await insertRows(sql, model, fresh.map((s) => storedRow(repo, s)));
   const changing = new Set(states.filter((s) => !s.isNew).map((s) => s.id));
   for (const lost of fresh.filter((x) => !stored.has(x.id))) {
     const next = await recoverLostInsert({ ...write, changing }, lost, decided.filter((p) => p.state === lost));

@@ -5,17 +5,19 @@ import type { ApiRecord } from '../declarations';
 import type { FieldModel } from '../definition/normalize';
 import { ApiError, notFound } from '../errors';
 import type { RecordHookEvent } from '../hooks';
-import type { Connection } from './database';
-import { linkObjectResolver, resolveLinkObjects, type LinkObjectWrite } from './link-objects';
-import { assertOptionsInList, splitLinkObjects, type LinkObjects } from './link-resolver';
-import { assertLinkTargets, currentLinkIds, writeMultipleLink } from './link-writes';
-import { live } from './read-query';
-import { answerWrite, visibleRecord } from './read-records';
-import { sameValue } from './record-guard';
+import { currentLinkIds, writeMultipleLink } from '../sql/link-store';
+import { isLive, keyColumns, modifiedColumns, toRow, updateRow } from '../sql/record-store';
+import { sqlContext, type SqlContext } from '../sql/sql-context';
+import { inTransaction } from '../sql/transaction';
+import { attributeWriteRules, resolveLinkObjects, type LinkObjectWrite } from './find-or-create';
+import { assertLinks } from './link-rules';
+import { splitLinkObjects, type LinkObjects } from './link-objects';
+import { answerWrite, visibleRecord } from './read';
 import type { Repository } from './repository';
 import type { AfterCommit } from './repository-types';
-import { sqlContext } from './sql-context';
-import { assertWritable, expectedColumns, keysSetByHooks, modifiedBy, toRow } from './write-values';
+import { sameValue } from './values';
+import { keysSetByHooks, rowChange } from './write-values';
+import { assertRecordLevel, checkFields, sentFields } from './write-rules';
 
 /** A checked update of one record, ready to be written inside its transaction. */
 interface RecordChange {
@@ -23,6 +25,8 @@ interface RecordChange {
   existing: ApiRecord;
   access: UserAccess;
   values: Map<FieldModel, unknown>;
+  /** The fields the client sent (what the link rules judge). */
+  named: FieldModel[];
   objects: LinkObjects;
   /** Column conditions a before-hook expects the stored row to meet (else 409). */
   expected: Record<string, unknown>;
@@ -52,8 +56,8 @@ export async function editableRecord(
 ): Promise<{ existing: ApiRecord; access: UserAccess }> {
   const withOwner = fields && [...fields, ...repo.ownerFields.filter((f) => !fields.includes(f))];
   const existing = await visibleRecord(repo, ctx, { id, fields: withOwner, names });
-  const { access, scope } = await repo.guard.scope(ctx, 'edit');
-  repo.guard.assertLevel(ctx, existing, { level: scope.edit, action: 'edit' });
+  const { access } = await repo.guard.scope(ctx, 'edit');
+  assertRecordLevel(repo.model, { ctx, access }, { record: existing, action: 'edit' });
   return { existing, access };
 }
 
@@ -66,40 +70,35 @@ function assertSameId(input: Record<string, unknown>, id: string): void {
 }
 
 /** The error of an update that matched no row: the row changed under a hook's `expect` (409), or is gone (404). */
-async function unmatchedUpdate(repo: Repository, db: Connection, { id, expected }: Pick<RecordChange, 'id' | 'expected'>): Promise<ApiError> {
-  const { dialect } = repo.env.database;
-  const stillThere = Object.keys(expected).length > 0 && (await db(repo.model.table).first('id').where({ id, deleted: live(dialect) }));
-  if (stillThere) return new ApiError('CORE_CONFLICT', `${repo.model.name} '${id}' was changed by another request; read it again`, { details: { entity: repo.model.name, id } });
+async function unmatchedUpdate(repo: Repository, sql: SqlContext, { id, expected }: Pick<RecordChange, 'id' | 'expected'>): Promise<ApiError> {
+  if (Object.keys(expected).length > 0 && (await isLive(sql, repo.model, id))) {
+    return new ApiError('CORE_CONFLICT', `${repo.model.name} '${id}' was changed by another request; read it again`, { details: { entity: repo.model.name, id } });
+  }
   return notFound(repo.model.name, id);
 }
 
 /** Writes the changed columns of a record's row (and who changed it, and when). */
-async function updateRow(repo: Repository, db: Connection, change: Pick<RecordChange, 'id' | 'expected'> & { ctx: RequestContext; row: Record<string, unknown> }): Promise<void> {
+async function writeRow(repo: Repository, sql: SqlContext, change: Pick<RecordChange, 'id' | 'expected'> & { ctx: RequestContext; row: Record<string, unknown> }): Promise<void> {
   const { id, expected, ctx, row } = change;
-  Object.assign(row, modifiedBy(ctx));
-  const count = await db(repo.model.table).update(row).where({ ...expected, id, deleted: live(repo.env.database.dialect) });
-  if (count === 0) throw await unmatchedUpdate(repo, db, change);
+  Object.assign(row, modifiedColumns(rowChange(ctx)));
+  if (!(await updateRow(sql, repo.model, { id, row, expected }))) throw await unmatchedUpdate(repo, sql, change);
 }
 
 /** Writes the changed columns and links of a record, inside its transaction. */
 async function writeChangedRow(repo: Repository, write: LinkObjectWrite, change: Pick<RecordChange, 'id' | 'expected'> & { changed: Map<FieldModel, unknown> }): Promise<void> {
-  const { trx, ctx } = write;
   const { id, changed, expected } = change;
-  const sql = sqlContext(repo.env, trx);
+  const sql = sqlContext(repo.env, write.trx);
   const { row, links } = toRow(sql.dialect, changed);
-  await assertLinkTargets(sql, changed);
-  await assertOptionsInList(sql, changed);
-  await updateRow(repo, trx, { id, expected, ctx, row });
+  await writeRow(repo, sql, { id, expected, ctx: write.ctx, row });
   for (const [field, ids] of links) {
     const previous = await currentLinkIds(sql, field, id);
     await writeMultipleLink(sql, field, { ownerId: id, ids, previous });
   }
 }
 
-/** The values of the body that differ from the stored record; 403 for a field the caller may not edit. */
-function changedValues(repo: Repository, change: RecordChange): Map<FieldModel, unknown> {
+/** The values of the body that differ from the stored record. */
+function changedValues(change: RecordChange): Map<FieldModel, unknown> {
   const { values, existing } = change;
-  repo.guard.assertEditable(change.access, values, existing);
   return new Map([...values].filter(([field, value]) => !sameValue(field, existing[field.key], value)));
 }
 
@@ -107,8 +106,9 @@ function changedValues(repo: Repository, change: RecordChange): Map<FieldModel, 
 async function writeChange(repo: Repository, write: LinkObjectWrite, change: RecordChange): Promise<boolean> {
   const { trx, ctx, after } = write;
   await resolveLinkObjects(repo, write, { objects: change.objects, values: change.values });
-  const changed = changedValues(repo, change);
-  const attributesChanged = (await change.attributes?.apply?.(trx, change.id, linkObjectResolver(repo, ctx, after))) ?? false;
+  await assertLinks(sqlContext(repo.env, trx), { ctx, access: change.access }, new Map(change.named.map((f) => [f, change.values.get(f)])));
+  const changed = changedValues(change);
+  const attributesChanged = (await change.attributes?.apply?.(trx, change.id, attributeWriteRules(repo, ctx, after))) ?? false;
   if (changed.size === 0 && !attributesChanged) return false;
   await writeChangedRow(repo, write, { id: change.id, changed, expected: change.expected });
   return true;
@@ -126,21 +126,36 @@ function isOneStatement(change: RecordChange): boolean {
 
 /** The update of simple columns only, as one statement; false when nothing changed. */
 async function writeColumns(repo: Repository, ctx: RequestContext, change: RecordChange): Promise<boolean> {
-  const changed = changedValues(repo, change);
+  const changed = changedValues(change);
   if (changed.size === 0) return false;
   const { row } = toRow(repo.env.database.dialect, changed);
-  await updateRow(repo, repo.env.database.knex, { id: change.id, expected: change.expected, ctx, row });
+  await writeRow(repo, repo.sql, { id: change.id, expected: change.expected, ctx, row });
   return true;
 }
 
+/** The column conditions of a hook's `expect` (record keys of stored fields only). */
+function expectedColumns(repo: Repository, expect: Record<string, unknown> | undefined): Record<string, unknown> {
+  const { columns, notStored } = keyColumns(repo.env.database.dialect, repo.model, expect ?? {});
+  if (notStored !== undefined) throw new ApiError('CORE_INTERNAL', `expect names '${notStored}', which is not a stored field of ${repo.model.name}`);
+  return columns;
+}
+
+/** An update: the record, the body, and (attribute endpoints) attribute values already planned. */
+export interface RecordUpdate {
+  id: string;
+  body: Record<string, unknown>;
+  attributes?: PreparedAttributeWrite;
+  /** false: the caller needs no record back (it is read only for after-hooks). */
+  answer?: false;
+}
+
 /** `update`, telling also whether it wrote anything (upsert's `Updated` or `NotModified`). */
-export async function updateRecord<TRecord extends ApiRecord>(
-  repo: Repository<TRecord>,
-  ctx: RequestContext,
-  { id, body }: { id: string; body: Record<string, unknown> },
-): Promise<{ record: TRecord; written: boolean }> {
+export async function updateRecord<TRecord extends ApiRecord>(repo: Repository<TRecord>, ctx: RequestContext, update: RecordUpdate & { answer?: undefined }): Promise<{ record: TRecord; written: boolean }>;
+export async function updateRecord<TRecord extends ApiRecord>(repo: Repository<TRecord>, ctx: RequestContext, update: RecordUpdate): Promise<{ record?: TRecord; written: boolean }>;
+export async function updateRecord<TRecord extends ApiRecord>(repo: Repository<TRecord>, ctx: RequestContext, update: RecordUpdate): Promise<{ record?: TRecord; written: boolean }> {
+  const { id, body } = update;
   const { existing, access } = await editableRecord(repo, ctx, { id, ...storedFieldsToCompare(repo, body) });
-  const attributes = await repo.env.attributes?.prepareWrite(ctx, repo.model, body);
+  const attributes = update.attributes ?? (await repo.env.attributes?.prepareWrite(ctx, repo.model, body));
   const input = { ...(attributes?.body ?? body) };
   assertSameId(input, id);
   delete input.id;
@@ -150,14 +165,15 @@ export async function updateRecord<TRecord extends ApiRecord>(
   const expected = expectedColumns(repo, event.expect);
   const { data, objects } = splitLinkObjects(repo.model, input);
   const values = repo.validate(data, 'update');
-  assertWritable(values, existing, keysSetByHooks(sent, input));
-  for (const field of objects.keys()) repo.guard.assertEditable(access, new Map([[field, null]]), undefined);
+  const named = sentFields(values, { sent, objects: objects.keys() });
+  checkFields(repo.model, access, { values, sent: named, existing, fromHooks: keysSetByHooks(sent, input) });
   const after: AfterCommit = [];
-  const change: RecordChange = { id, existing, access, values, objects, expected, attributes };
+  const change: RecordChange = { id, existing, access, values, named, objects, expected, attributes };
   const written = await repo.translated(() =>
-    isOneStatement(change) ? writeColumns(repo, ctx, change) : repo.env.database.knex.transaction((trx) => writeChange(repo, { trx, ctx, after }, change)),
+    isOneStatement(change) ? writeColumns(repo, ctx, change) : inTransaction(repo.env.database, (trx) => writeChange(repo, { trx, ctx, after }, change)),
   );
   for (const fn of after) await fn();
+  if (update.answer === false && !repo.env.hooks.has('afterUpdate', repo.model.name)) return { written };
   const afterHook = (stored: ApiRecord) => repo.env.hooks.run('afterUpdate', { ctx, model: repo.model, id, record: stored, existing });
   const record = await answerWrite(repo, ctx, { kind: 'update', id, afterHook });
   return { record, written };

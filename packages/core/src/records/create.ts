@@ -1,0 +1,102 @@
+import type { RequestContext } from '../context';
+import type { ApiRecord } from '../declarations';
+import type { FieldModel } from '../definition/normalize';
+import { isValidId } from '../definition/validate-record';
+import { ApiError } from '../errors';
+import { writeMultipleLink } from '../sql/link-store';
+import { createdColumns, insertRow, toRow } from '../sql/record-store';
+import { sqlContext } from '../sql/sql-context';
+import { inTransaction } from '../sql/transaction';
+import { uuidv7 } from '../util/uuid';
+import { attributeWriteRules, resolveLinkObjects, type LinkObjectWrite } from './find-or-create';
+import { assertLinks } from './link-rules';
+import { splitLinkObjects } from './link-objects';
+import { deriveOptionCode } from './option-codes';
+import { answerWrite, findById } from './read';
+import type { Repository } from './repository';
+import type { AfterCommit } from './repository-types';
+import { keysSetByHooks, rowChange } from './write-values';
+import { assertMay, checkFields, sentFields } from './write-rules';
+
+/** Creates a record; the body may carry an `id` of 1 to 64 characters `[A-Za-z0-9_-]`. */
+export async function createRecord<TRecord extends ApiRecord>(repo: Repository<TRecord>, ctx: RequestContext, body: Record<string, unknown>): Promise<TRecord> {
+  // Rights and before-hooks may read the database: settle them before the transaction holds
+  // a connection (SQLite has one).
+  assertMay(repo.model, await repo.guard.access(ctx), 'create');
+  const attributes = await repo.env.attributes?.prepareWrite(ctx, repo.model, body);
+  const input = { ...(attributes?.body ?? body) };
+  const sent = { ...input };
+  await repo.env.hooks.run('beforeCreate', { ctx, model: repo.model, data: input });
+  const after: AfterCommit = [];
+  const id = await repo.translated(() =>
+    inTransaction(repo.env.database, async (trx) => {
+      const created = await insertRecord(repo, { trx, ctx, after }, { body: input, sent, hooksRan: true });
+      await attributes?.apply?.(trx, created, attributeWriteRules(repo, ctx, after));
+      return created;
+    }),
+  );
+  for (const fn of after) await fn();
+  return answerWrite(repo, ctx, { kind: 'create', id, afterHook: (record) => repo.env.hooks.run('afterCreate', { ctx, model: repo.model, id, record }) });
+}
+
+/** The id of a new record: the one in the body, else a new one. */
+function newRecordId(input: Record<string, unknown>): string {
+  const id = input.id === undefined || input.id === null ? uuidv7() : input.id;
+  if (!isValidId(id)) {
+    throw new ApiError('CORE_INVALID_ID', 'id must be 1 to 64 characters of A-Z, a-z, 0-9, _ and -', { details: { id } });
+  }
+  return id;
+}
+
+/** Writes the row of a new record and its multiple links. */
+async function insertValues(repo: Repository, write: LinkObjectWrite, record: { id: string; values: Map<FieldModel, unknown> }): Promise<void> {
+  const sql = sqlContext(repo.env, write.trx);
+  const { row, links } = toRow(sql.dialect, record.values);
+  Object.assign(row, { id: record.id, ...createdColumns(rowChange(write.ctx)) });
+  await repo.translated(() => insertRow(sql, repo.model, row));
+  for (const [field, ids] of links) await writeMultipleLink(sql, field, { ownerId: record.id, ids, previous: [] });
+}
+
+/**
+ * Records made by find-or-create get their after-hook once the transaction commits (the main
+ * record's is run by create(), with the record it returns).
+ */
+function afterCreateOnCommit(repo: Repository, write: LinkObjectWrite, id: string): void {
+  if (!repo.env.hooks.has('afterCreate', repo.model.name)) return;
+  write.after.push(async () => {
+    const record = (await findById(repo, id)) as ApiRecord;
+    await repo.env.hooks.run('afterCreate', { ctx: write.ctx, model: repo.model, id, record });
+  });
+}
+
+/** A body to create a record from: what the client sent of it (default: all), and whether the before-hooks ran already. */
+export interface NewRecord {
+  body: Record<string, unknown>;
+  /** The keys the client sent, as sent: rights and link rules judge these (not what hooks or the system add). */
+  sent?: Record<string, unknown>;
+  hooksRan?: boolean;
+}
+
+/**
+ * The create inside a transaction the caller owns (also find-or-create of linked records, whose
+ * before-hooks run inside that transaction).
+ */
+export async function insertRecord(repo: Repository, write: LinkObjectWrite, { body, sent = body, hooksRan }: NewRecord): Promise<string> {
+  const { ctx, trx } = write;
+  const access = await repo.guard.access(ctx);
+  assertMay(repo.model, access, 'create');
+  const input = { ...body };
+  if (!hooksRan) await repo.env.hooks.run('beforeCreate', { ctx, model: repo.model, data: input });
+  const sql = sqlContext(repo.env, trx);
+  await deriveOptionCode(repo, { sql, trx, body: input });
+  const id = newRecordId(input);
+  const { data, objects } = splitLinkObjects(repo.model, input);
+  const values = repo.validate(data, 'create');
+  const named = sentFields(values, { sent, objects: objects.keys() });
+  checkFields(repo.model, access, { values, sent: named, fromHooks: keysSetByHooks(sent, input) });
+  await resolveLinkObjects(repo, write, { objects, values });
+  await assertLinks(sql, { ctx, access }, new Map(named.map((f) => [f, values.get(f)])));
+  await insertValues(repo, write, { id, values });
+  if (!hooksRan) afterCreateOnCommit(repo, write, id);
+  return id;
+}

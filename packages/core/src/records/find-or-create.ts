@@ -1,0 +1,142 @@
+import type { AttributeWriteRules } from '../attributes/apply-plan';
+import { forbidden } from '../auth/access-control';
+import type { RequestContext } from '../context';
+import type { FieldModel } from '../definition/normalize';
+import type { Transaction } from '../sql/database';
+import { findMatching, optionListId } from '../sql/link-store';
+import type { Owner } from '../sql/record-store';
+import { sqlContext, type SqlContext } from '../sql/sql-context';
+import { assertLinks, missingList, optionList } from './link-rules';
+import { matchFields, severalMatches, type LinkObjects } from './link-objects';
+import type { AfterCommit, Repository } from './repository';
+import { assertMay } from './write-rules';
+
+/** The write a link object is resolved in: its transaction, caller, and the work after commit. */
+export interface LinkObjectWrite {
+  trx: Transaction;
+  ctx: RequestContext;
+  after: AfterCommit;
+}
+
+/** What a link object is matched against: the link, its target, the object, the option list it must sit in. */
+interface LinkObjectMatch {
+  field: FieldModel;
+  target: Repository;
+  object: Record<string, unknown>;
+  listId: string | undefined;
+}
+
+/**
+ * Find-or-create searches only what the caller could list: 403 without read rights on the target
+ * entity type or on a matched field; under `own`, only the caller's records match.
+ */
+async function searchOwner(target: Repository, ctx: RequestContext, fields: Iterable<FieldModel>): Promise<Owner | undefined> {
+  const access = await target.guard.access(ctx);
+  const scope = assertMay(target.model, access, 'read');
+  for (const field of fields) {
+    if (!target.guard.canRead(access, field)) throw forbidden(`Not allowed to read ${target.model.name}.${field.name}`);
+  }
+  return scope.read === 'own' ? { userId: ctx.user?.id ?? '' } : undefined;
+}
+
+/** The id of the record a link object names, among those the caller could list; several are a 409. */
+async function matchingRecord(sql: SqlContext, ctx: RequestContext, { field, target, object, listId }: LinkObjectMatch): Promise<string | undefined> {
+  matchFields(field, target.model, object);
+  const fields = [...target.validate(object, 'update')];
+  const owner = await searchOwner(target, ctx, fields.map(([f]) => f));
+  const found = await findMatching(sql, target.model, { fields, listId, owner });
+  if (found.length > 1) throw severalMatches(field, target.model);
+  return found[0];
+}
+
+/** The id of the list a link's options come from (400 when the list does not exist). */
+async function listIdOf(sql: SqlContext, field: FieldModel): Promise<string | undefined> {
+  const list = optionList(field);
+  if (!list) return undefined;
+  const id = await optionListId(sql, list);
+  if (!id) throw missingList(field, list);
+  return id;
+}
+
+/**
+ * A lock per object to find or create: requests that find-or-create the same new record take
+ * turns, so that the later ones find the record the first made instead of making another.
+ */
+function lockKeys(objects: LinkObjects): string[] {
+  const keys: string[] = [];
+  for (const [field, items] of objects) {
+    for (const item of items) {
+      if (typeof item !== 'object' || item === null) continue;
+      const entries = Object.entries(item).sort(([a], [b]) => (a < b ? -1 : 1));
+      keys.push(`find-or-create:${field.target as string}:${optionList(field) ?? ''}:${JSON.stringify(entries)}`);
+    }
+  }
+  return keys;
+}
+
+/**
+ * Finds or creates the records named by link objects, inside the caller's transaction, and puts
+ * their ids into `values`. Several matches for one object are a 409. A record made here passes the
+ * rules of every create (the caller needs the right to create it).
+ */
+export async function resolveLinkObjects(
+  repo: Repository,
+  write: LinkObjectWrite,
+  { objects, values }: { objects: LinkObjects; values: Map<FieldModel, unknown> },
+): Promise<void> {
+  if (objects.size === 0) return;
+  const sql = sqlContext(repo.env, write.trx);
+  await sql.dialect.lock(write.trx, lockKeys(objects));
+  for (const [field, items] of objects) {
+    const target = repo.env.repository(field.target as string);
+    const listId = await listIdOf(sql, field);
+    const ids: string[] = [];
+    for (const item of items) {
+      if (typeof item === 'string') {
+        ids.push(item);
+        continue;
+      }
+      const object = item as Record<string, unknown>;
+      const found = await matchingRecord(sql, write.ctx, { field, target, object, listId });
+      // An option joins the field's list: the system sets that, not the client.
+      ids.push(found ?? (await target.insertWithin(write, { body: listId ? { ...object, extensibleEnumId: listId } : object, sent: object })));
+    }
+    values.set(field, field.type === 'link' ? ids[0] : [...new Set([...((values.get(field) as string[]) ?? []), ...ids])]);
+  }
+}
+
+/**
+ * The ids of the records that single-link objects name, found but never created, put into
+ * `values`: what an upsert looks its record up by. An object that names no record is left out: the
+ * record made for it would be linked by no stored record.
+ */
+export async function findSingleLinkObjects(
+  repo: Repository,
+  { trx, ctx }: Pick<LinkObjectWrite, 'trx' | 'ctx'>,
+  { objects, values }: { objects: LinkObjects; values: Map<FieldModel, unknown> },
+): Promise<void> {
+  const sql = sqlContext(repo.env, trx);
+  for (const [field, [object]] of objects) {
+    if (field.type !== 'link') continue;
+    const target = repo.env.repository(field.target as string);
+    const found = await matchingRecord(sql, ctx, { field, target, object: object as Record<string, unknown>, listId: await listIdOf(sql, field) });
+    if (found !== undefined) values.set(field, found);
+  }
+}
+
+/**
+ * The rules attribute values of a record's write pass: find-or-create of the object given for a
+ * link attribute, and the link rules for linked ids, inside the record's transaction.
+ */
+export function attributeWriteRules(repo: Repository, ctx: RequestContext, after: AfterCommit): AttributeWriteRules {
+  return {
+    async resolveLinkObject(trx, field, object) {
+      const values = new Map<FieldModel, unknown>();
+      await resolveLinkObjects(repo, { trx, ctx, after }, { objects: new Map([[field, [object]]]), values });
+      return values.get(field) as string;
+    },
+    async assertLinks(trx, values) {
+      await assertLinks(sqlContext(repo.env, trx), { ctx, access: await repo.guard.access(ctx) }, values);
+    },
+  };
+}

@@ -1,0 +1,55 @@
+import type { ScopeAccess, UserAccess } from '../auth/access-control';
+import { forbidden } from '../auth/access-control';
+import type { RequestContext } from '../context';
+import type { ApiRecord } from '../declarations';
+import type { EntityModel, FieldModel } from '../definition/normalize';
+import type { QueryBuilder } from '../sql/database';
+import { outputKeys } from '../sql/read-query';
+import { ownedBy } from '../sql/record-store';
+import { assertMay, type WriteAction } from './write-rules';
+
+export type Action = WriteAction | 'read';
+
+/** The read-side permission checks of one entity type: entity scopes, `own` records, readable fields. */
+export class RecordGuard {
+  constructor(
+    private readonly model: EntityModel,
+    private readonly accessFor: (user: RequestContext['user']) => Promise<UserAccess>,
+  ) {}
+
+  /** The caller's rights, resolved once per context. */
+  async access(ctx: RequestContext): Promise<UserAccess> {
+    return (ctx.access ??= await this.accessFor(ctx.user));
+  }
+
+  /** Refuses an action the role does not allow on this entity type at all (403). */
+  async scope(ctx: RequestContext, action: Action): Promise<{ access: UserAccess; scope: ScopeAccess }> {
+    const access = await this.access(ctx);
+    return { access, scope: assertMay(this.model, access, action) };
+  }
+
+  canRead(access: UserAccess, field: FieldModel): boolean {
+    return field.system || access.field(this.model.name, field.name).read;
+  }
+
+  /** Restricts a query to the user's own records. */
+  ownOnly(ctx: RequestContext, qb: QueryBuilder): void {
+    ownedBy(this.model, { userId: ctx.user?.id ?? '' })(qb);
+  }
+
+  /** Fields chosen by `select` must all be readable (403); without select, unreadable ones are left out. */
+  readable(access: UserAccess, fields: FieldModel[], explicit: boolean): FieldModel[] {
+    if (!explicit) return fields.filter((f) => this.canRead(access, f));
+    const hidden = fields.find((f) => !this.canRead(access, f));
+    if (hidden) throw forbidden(`Not allowed to read ${this.model.name}.${hidden.name}`);
+    return fields;
+  }
+
+  /** Drops the keys of `fields` the user may not read from a record about to be returned. */
+  async present(ctx: RequestContext, record: ApiRecord, fields: readonly FieldModel[]): Promise<ApiRecord> {
+    const access = await this.access(ctx);
+    if (access.unrestricted) return record;
+    const hidden = new Set(outputKeys(fields.filter((f) => !this.canRead(access, f))));
+    return Object.fromEntries(Object.entries(record).filter(([k]) => !hidden.has(k))) as ApiRecord;
+  }
+}

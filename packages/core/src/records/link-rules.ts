@@ -1,0 +1,111 @@
+import type { FieldModel } from '../definition/normalize';
+import { ApiError } from '../errors';
+import { liveIdsOf, OPTION_ENTITY, optionIdsInList, optionListId } from '../sql/link-store';
+import type { SqlContext } from '../sql/sql-context';
+import type { Writer } from './write-rules';
+
+/** Ids a link value names: none for null, one for a single link, the list for a multiple link. */
+export const linkedIds = (value: unknown): readonly string[] => (Array.isArray(value) ? (value as string[]) : value === null || value === undefined ? [] : [value as string]);
+
+const isLink = (field: FieldModel) => field.type === 'link' || field.type === 'linkMultiple';
+
+/** The option list a link is bound to (its options are readable through the field: `_meta.options`). */
+export const optionList = (field: FieldModel): string | undefined => (field.target === OPTION_ENTITY ? field.def.extensibleEnum : undefined);
+
+/** 400 for a link whose option list does not exist. */
+export const missingList = (field: FieldModel, list: string): ApiError =>
+  new ApiError('CORE_INVALID_LINK', `Option list '${list}' of ${field.name} does not exist`, { details: { field: field.key, list } });
+
+/** One write's values (the links among them are checked). */
+export interface LinkWrite {
+  values: ReadonlyMap<FieldModel, unknown>;
+}
+
+export interface LinkCheckOptions {
+  /** Ids that count as valid although not stored yet: records an earlier item of the same batch creates. */
+  known?: (field: FieldModel, id: string) => boolean;
+}
+
+/** Valid ids by group: a target entity (`e:Brand`) or an option list (`l:product_status`). */
+type Found = Map<string, Set<string> | ApiError>;
+
+const groupOf = (field: FieldModel) => {
+  const list = optionList(field);
+  return list ? `l:${list}` : `e:${field.target as string}`;
+};
+
+/**
+ * The ids of each group the caller may link to: live records of the target entity within the
+ * caller's read level (none without read rights; only their own under `own`), or the live options
+ * of the field's list. One query per group, whatever the number of writes.
+ */
+async function findValid(sql: SqlContext, writer: Writer, wanted: Map<string, { field: FieldModel; ids: Set<string> }>): Promise<Found> {
+  const found: Found = new Map();
+  for (const [group, { field, ids }] of wanted) {
+    const list = optionList(field);
+    if (list) {
+      const listId = await optionListId(sql, list);
+      found.set(group, listId ? await optionIdsInList(sql, { listId, ids }) : missingList(field, list));
+      continue;
+    }
+    const level = writer.access.scope(field.target as string).read;
+    const owner = level === 'own' && writer.ctx.user ? { userId: writer.ctx.user.id } : undefined;
+    found.set(group, level === 'no' ? new Set() : await liveIdsOf(sql, field.target as string, { ids, owner }));
+  }
+  return found;
+}
+
+/** The error of one link id that is not valid: the same whether the record is missing or hidden from the caller. */
+function invalidLink(field: FieldModel, id: string): ApiError {
+  const list = optionList(field);
+  if (list) {
+    return new ApiError('CORE_INVALID_LINK', `Option '${id}' is not in the list '${list}' of ${field.name}`, { details: { entity: OPTION_ENTITY, field: field.key, ids: [id] } });
+  }
+  return new ApiError('CORE_INVALID_LINK', `${field.target as string} '${id}' not found (${field.key})`, { details: { entity: field.target, field: field.key, ids: [id] } });
+}
+
+/** The first invalid link of one write, in the order of its values. */
+function firstInvalid(write: LinkWrite, found: Found, options: LinkCheckOptions): ApiError | undefined {
+  for (const [field, value] of write.values) {
+    if (!isLink(field)) continue;
+    const valid = found.get(groupOf(field));
+    for (const id of linkedIds(value)) {
+      if (valid instanceof ApiError) return valid;
+      if (!valid?.has(id) && !options.known?.(field, id)) return invalidLink(field, id);
+    }
+  }
+  return undefined;
+}
+
+/** Judges the links of a write: its first invalid link, or undefined. */
+export type LinkCheck = (write: LinkWrite, options?: LinkCheckOptions) => ApiError | undefined;
+
+/**
+ * Reads what the link rules need for these writes at once (one query per target entity or option
+ * list), and answers a check of each write's links: its first invalid link is an id that names
+ * no live record of its target, or one the caller may not read (one answer for both, so that none
+ * tells them apart), or an option outside the field's list.
+ */
+export async function linkCheck(sql: SqlContext, writer: Writer, writes: Iterable<LinkWrite>): Promise<LinkCheck> {
+  const wanted = new Map<string, { field: FieldModel; ids: Set<string> }>();
+  for (const write of writes) {
+    for (const [field, value] of write.values) {
+      if (!isLink(field)) continue;
+      const ids = linkedIds(value);
+      if (ids.length === 0) continue;
+      const group = groupOf(field);
+      let entry = wanted.get(group);
+      if (!entry) wanted.set(group, (entry = { field, ids: new Set() }));
+      for (const id of ids) entry.ids.add(String(id));
+    }
+  }
+  const found = wanted.size ? await findValid(sql, writer, wanted) : new Map();
+  return (write, options = {}) => firstInvalid(write, found, options);
+}
+
+/** 400 `CORE_INVALID_LINK` for the first invalid link of one write (see `invalidLinks`). */
+export async function assertLinks(sql: SqlContext, writer: Writer, values: ReadonlyMap<FieldModel, unknown>): Promise<void> {
+  const write = { values };
+  const error = (await linkCheck(sql, writer, [write]))(write);
+  if (error) throw error;
+}

@@ -1,0 +1,131 @@
+import type { RequestContext } from '../../context';
+import { isValidId } from '../../definition/validate-record';
+import { ApiError, assertKnownKeys } from '../../errors';
+import { sqlContext } from '../../sql/sql-context';
+import { inTransaction } from '../../sql/transaction';
+import { fetchByKeys, keyLookups } from '../../sql/upsert-io';
+import { findSingleLinkObjects } from '../find-or-create';
+import { splitLinkObjects } from '../link-objects';
+import { derivesCode } from '../option-codes';
+import type { Repository } from '../repository';
+import { ambiguousLookup, assertLookup, assertMayChange } from './item-rules';
+import { BatchIndex, failed, lookupOf, type Hit, type Prepared, type UpsertResult } from './plan';
+import { entityOf, shownKeys, upsertRun } from './run';
+
+export type { UpsertResult } from './plan';
+
+/** Tries of an item whose create lost a race: each one looks the record up again. */
+const SINGLE_ATTEMPTS = 3;
+
+/**
+ * The stored record an item names, by the lookup of the spec, as the caller may change it (the
+ * rules of `item-rules.ts`). The records its single-link objects name count as the ids of those
+ * links (`brand: {name}` is `brandId` in a unique index).
+ */
+async function lookUpSingle(repo: Repository, ctx: RequestContext, payload: Record<string, unknown>): Promise<Hit | undefined> {
+  const { data, objects } = splitLinkObjects(repo.model, payload);
+  const values = repo.validate(Object.fromEntries(Object.entries(data).filter(([k]) => k !== 'id')), 'update');
+  const id = typeof payload.id === 'string' ? payload.id : undefined;
+  const access = await repo.guard.access(ctx);
+  assertLookup(repo.model, access, { id, values });
+  const hit = await inTransaction(repo.env.database, async (trx) => {
+    await findSingleLinkObjects(repo, { trx, ctx }, { objects, values });
+    const index = new BatchIndex(repo.model);
+    for (const record of await fetchByKeys(sqlContext(repo.env, trx), repo.model, keyLookups(repo.model, [{ id, values }]))) index.add({ id: record.id as string, record, isNew: false, dirty: new Set() });
+    return index.find(lookupOf(repo.model, id, values));
+  });
+  if (hit === 'ambiguous') throw ambiguousLookup();
+  if (hit) assertMayChange(repo.model, { ctx, access }, hit);
+  return hit;
+}
+
+const isUniqueViolation = (error: unknown) => error instanceof ApiError && error.code === 'CORE_UNIQUE_VIOLATION';
+
+/**
+ * An item that the set-based path cannot write goes through the single-record path (find-or-create,
+ * hooks, values derived on create). A create that another request's create of the same key beat
+ * (a unique violation) looks the record up again, and updates it.
+ */
+async function upsertSingle(repo: Repository, ctx: RequestContext, payload: Record<string, unknown>): Promise<UpsertResult> {
+  const shown = shownKeys(repo, await repo.guard.access(ctx));
+  for (let attempt = 1; ; attempt++) {
+    const hit = await lookUpSingle(repo, ctx, payload);
+    if (!hit) {
+      const created = await repo.create(ctx, payload).catch((error: unknown) => {
+        if (attempt < SINGLE_ATTEMPTS && isUniqueViolation(error)) return undefined;
+        throw error;
+      });
+      if (created) return { status: 'Created', stored: true, entity: entityOf(shown, created) };
+      continue;
+    }
+    const { id: _id, ...rest } = payload;
+    // modifiedAt has whole seconds: it cannot tell a change made within the second of the last one.
+    const { record, written } = await repo.updateRecord(ctx, hit.state.id, rest);
+    return { status: written ? 'Updated' : 'NotModified', stored: true, entity: entityOf(shown, record) };
+  }
+}
+
+/** Entity types with write hooks (password hashing, plugins) go through the single-record path. */
+const hasWriteHooks = (repo: Repository) =>
+  (['beforeCreate', 'afterCreate', 'beforeUpdate', 'afterUpdate'] as const).some((h) => repo.env.hooks.has(h, repo.model.name));
+
+/**
+ * Whether an item needs the single-record path: link objects (find-or-create), write hooks,
+ * values derived on create, or attribute values (`Flatten-Attributes: true`).
+ */
+function needsSinglePath(repo: Repository, ctx: RequestContext, { body, objects }: { body: Record<string, unknown>; objects: number }): boolean {
+  if (objects > 0 || hasWriteHooks(repo) || derivesCode(repo, body)) return true;
+  return !!ctx.flattenAttributes && !!repo.model.def.hasAttributes && Object.keys(body).some((key) => key !== 'id' && !repo.model.byKey.has(key));
+}
+
+/** An item's entity type and payload, checked (400 text for a Failed item otherwise). */
+function itemParts(lookup: (entity: string) => Repository | undefined, item: unknown): { repo: Repository; body: Record<string, unknown> } {
+  const { entity, payload } = (item ?? {}) as { entity?: unknown; payload?: unknown };
+  if (typeof entity !== 'string') throw new ApiError('CORE_VALIDATION_FAILED', 'Each item needs an entity name');
+  assertKnownKeys(item as object, ['entity', 'payload'], 'an upsert item');
+  const repo = lookup(entity);
+  if (!repo) throw new ApiError('CORE_NOT_FOUND', `Unknown entity type '${entity}'`);
+  if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) throw new ApiError('CORE_VALIDATION_FAILED', 'payload must be an object');
+  return { repo, body: payload as Record<string, unknown> };
+}
+
+const failedWith = (error: unknown): UpsertResult => {
+  if (error instanceof ApiError) return failed(error.message);
+  throw error;
+};
+
+/**
+ * Creates or updates each item, in order, with one result per item. Consecutive items of one
+ * entity type run set-based in one transaction; items are independent (one failing stores the
+ * others).
+ */
+export async function upsertItems(lookup: (entity: string) => Repository | undefined, ctx: RequestContext, items: readonly unknown[]): Promise<UpsertResult[]> {
+  const results: UpsertResult[] = new Array(items.length);
+  let run: Prepared[] = [];
+  let runRepo: Repository | undefined;
+  const flush = async () => {
+    if (runRepo && run.length) await upsertRun(runRepo, ctx, { items: run, results });
+    run = [];
+  };
+  for (const [index, item] of items.entries()) {
+    try {
+      const { repo, body } = itemParts(lookup, item);
+      if (repo !== runRepo) await flush();
+      runRepo = repo;
+      const { data, objects } = splitLinkObjects(repo.model, body);
+      if (needsSinglePath(repo, ctx, { body, objects: objects.size })) {
+        await flush();
+        results[index] = await upsertSingle(repo, ctx, body).catch(failedWith);
+        continue;
+      }
+      const { id } = data;
+      if (id !== undefined && id !== null && !isValidId(id)) throw new ApiError('CORE_INVALID_ID', 'id must be 1 to 64 characters of A-Z, a-z, 0-9, _ and -');
+      // `id` is a system key: validation lets it pass and leaves it out of the values.
+      run.push({ index, id: (id ?? undefined) as string | undefined, data, values: repo.validate(data, 'update') });
+    } catch (error) {
+      results[index] = failedWith(error);
+    }
+  }
+  await flush();
+  return results;
+}

@@ -1,0 +1,100 @@
+import { forbidden, type ScopeAccess, type UserAccess } from '../auth/access-control';
+import type { RequestContext } from '../context';
+import type { ApiRecord } from '../declarations';
+import type { EntityModel, FieldModel } from '../definition/normalize';
+import { ApiError } from '../errors';
+import { equalValues, sameValue } from './values';
+
+/**
+ * The rules every write obeys (CONTRACT §15), whatever route it takes. Create, update, both upsert
+ * paths and their jobs, mass updates, restore, delete, link routes, find-or-create and attribute
+ * writes all judge a write with these functions (and the link rules of `link-rules.ts`), in the
+ * order `checkWrite` gives, so that a rule answers the same on every route.
+ */
+
+export type WriteAction = 'create' | 'edit' | 'delete';
+
+/** The caller of a write: its context and its rights, resolved once. */
+export interface Writer {
+  ctx: RequestContext;
+  access: UserAccess;
+}
+
+/** 403 when the role may not do `action` to records of this entity type at all. */
+export function assertMay(model: EntityModel, access: UserAccess, action: WriteAction | 'read'): ScopeAccess {
+  const scope = access.scope(model.name);
+  if (action === 'create' ? !scope.create : scope[action] === 'no') throw forbidden(`Not allowed to ${action} ${model.name}`);
+  return scope;
+}
+
+/** Whether the record belongs to the caller: created by them, or assigned to them. */
+export function isOwn(ctx: RequestContext, record: ApiRecord | Record<string, unknown>): boolean {
+  const id = ctx.user?.id;
+  return !!id && (record.createdById === id || record.assignedUserId === id);
+}
+
+/** 403 when the role's level for `action` does not reach this record (`own`: only the caller's). */
+export function assertRecordLevel(model: EntityModel, writer: Writer, { record, action }: { record: ApiRecord | Record<string, unknown>; action: WriteAction }): void {
+  const level = writer.access.scope(model.name)[action === 'create' ? 'edit' : action];
+  if (level === 'own' && !isOwn(writer.ctx, record)) throw forbidden(`Not allowed to ${action} this ${model.name}`);
+}
+
+/**
+ * 403 for the first of `fields` the role may not edit. Decided on the fields a write names alone,
+ * never by comparing with the stored value: no answer depends on a value the caller cannot read.
+ */
+export function assertFieldsEditable(model: EntityModel, access: UserAccess, fields: Iterable<FieldModel>): void {
+  if (access.unrestricted) return;
+  for (const field of fields) {
+    if (!access.field(model.name, field.name).edit) throw forbidden(`Not allowed to edit ${model.name}.${field.name}`);
+  }
+}
+
+/**
+ * 403 when an upsert would look a record up by a field the caller may not read: whether it finds
+ * one would tell the hidden value.
+ */
+export function assertLookupReadable(model: EntityModel, access: UserAccess, fields: Iterable<FieldModel>): void {
+  if (access.unrestricted) return;
+  for (const field of fields) {
+    if (!field.system && !access.field(model.name, field.name).read) throw forbidden(`Not allowed to look up ${model.name} by ${field.name}`);
+  }
+}
+
+const readOnlyError = (field: FieldModel) =>
+  new ApiError('CORE_READ_ONLY_FIELD', `${field.key} is read-only`, {
+    details: { issues: [{ path: [field.key], code: 'read_only', message: `${field.key} is read-only` }] },
+  });
+
+/**
+ * Read-only fields may be sent back unchanged (they are dropped from the write), never changed,
+ * except those a before-hook set (`fromHooks`: a plugin fills in values it computed, a file's
+ * hash). A create may repeat the default.
+ */
+export function keepReadOnly(values: Map<FieldModel, unknown>, { existing, fromHooks }: { existing?: ApiRecord | Record<string, unknown>; fromHooks?: ReadonlySet<string> }): void {
+  for (const [field, value] of values) {
+    if (!field.def.readOnly || fromHooks?.has(field.key)) continue;
+    if (existing && sameValue(field, existing[field.key], value)) values.delete(field);
+    else if (existing || !equalValues(field, field.def.default, value)) throw readOnlyError(field);
+  }
+}
+
+/** The fields of a write as the client sent them: what the edit rights are checked on (not defaults, not what hooks added). */
+export function sentFields(values: ReadonlyMap<FieldModel, unknown>, { sent, objects }: { sent: Record<string, unknown>; objects?: Iterable<FieldModel> }): FieldModel[] {
+  const fields = [...values.keys()].filter((f) => Object.hasOwn(sent, f.key));
+  for (const field of objects ?? []) if (!fields.includes(field)) fields.push(field);
+  return fields;
+}
+
+/**
+ * The field rules of one write, in their one order: the edit right of every field the client
+ * sent (403), then read-only fields (400).
+ */
+export function checkFields(
+  model: EntityModel,
+  access: UserAccess,
+  write: { values: Map<FieldModel, unknown>; sent: readonly FieldModel[]; existing?: ApiRecord | Record<string, unknown>; fromHooks?: ReadonlySet<string> },
+): void {
+  assertFieldsEditable(model, access, write.sent);
+  keepReadOnly(write.values, write);
+}

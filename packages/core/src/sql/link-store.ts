@@ -1,0 +1,130 @@
+import type { Knex } from 'knex';
+import type { EntityModel, FieldModel, JoinTable } from '../definition/normalize';
+import { chunks } from '../util/chunks';
+import { ownedBy, type Owner } from './record-store';
+import type { SqlContext } from './sql-context';
+
+/** The entity type of list options, and the list they belong to. */
+export const OPTION_ENTITY = 'ExtensibleEnumOption';
+const LIST_ENTITY = 'ExtensibleEnum';
+
+const entity = (sql: SqlContext, name: string) => sql.schema.entity(name) as EntityModel;
+
+/** Of `ids`, those naming live records of `target` (only `owner`'s, when given): one query per 1,000 ids. */
+export async function liveIdsOf(sql: SqlContext, target: string, { ids, owner }: { ids: Iterable<string>; owner?: Owner }): Promise<Set<string>> {
+  const model = entity(sql, target);
+  const found = new Set<string>();
+  for (const part of chunks([...new Set(ids)], 1000)) {
+    const qb = sql.db(model.table).select('id').whereIn('id', part).andWhere('deleted', sql.dialect.live as never);
+    if (owner) ownedBy(model, owner)(qb);
+    for (const r of (await qb) as { id: string }[]) found.add(r.id);
+  }
+  return found;
+}
+
+/** The id of the live option list with this code. */
+export async function optionListId(sql: SqlContext, code: string): Promise<string | undefined> {
+  const row = await sql.db(entity(sql, LIST_ENTITY).table).select('id').where({ code, deleted: sql.dialect.live }).first();
+  return row?.id as string | undefined;
+}
+
+/** Of `ids`, those naming live options of the list `listId`. */
+export async function optionIdsInList(sql: SqlContext, { listId, ids }: { listId: string; ids: Iterable<string> }): Promise<Set<string>> {
+  const options = entity(sql, OPTION_ENTITY);
+  const found = new Set<string>();
+  for (const part of chunks([...new Set(ids)], 1000)) {
+    const rows = await sql.db(options.table).select('id').whereIn('id', part).andWhere({ extensible_enum_id: listId, deleted: sql.dialect.live });
+    for (const r of rows as { id: string }[]) found.add(r.id);
+  }
+  return found;
+}
+
+/** The codes of a list's live options that are `base` or start with `base_`. */
+export async function optionCodesLike(sql: SqlContext, { listId, base }: { listId: string; base: string }): Promise<Set<string>> {
+  const options = entity(sql, OPTION_ENTITY);
+  const escaped = base.replace(/[\\%_]/g, (c) => `\\${c}`);
+  const rows = await sql
+    .db(options.table)
+    .select('code')
+    .where({ extensible_enum_id: listId, deleted: sql.dialect.live })
+    .andWhere((w) => void w.where('code', base).orWhereRaw(`code like ? escape '\\'`, [`${escaped}\\_%`]));
+  return new Set((rows as { code: string }[]).map((r) => r.code));
+}
+
+/** What a found record must match: the values of its fields, the option list it sits in, whose it must be. */
+export interface RecordMatch {
+  fields: readonly [FieldModel, unknown][];
+  listId?: string;
+  owner?: Owner;
+}
+
+/** Ids of (at most two) live records of `target` whose fields equal the given values. */
+export async function findMatching(sql: SqlContext, target: EntityModel, { fields, listId, owner }: RecordMatch): Promise<string[]> {
+  const { db, dialect } = sql;
+  const qb = db(target.table).select('id').where('deleted', dialect.live as never).orderBy('id').limit(2);
+  if (owner) ownedBy(target, owner)(qb);
+  for (const [f, value] of fields) {
+    if (value === null) qb.whereNull(f.column as string);
+    else qb.where(f.column as string, dialect.toDb(f.type, value) as never);
+  }
+  if (listId) qb.where('extensible_enum_id', listId);
+  return (await qb).map((r: { id: string }) => r.id);
+}
+
+/** Current ids of a multiple link of one record (live targets only). */
+export async function currentLinkIds(sql: SqlContext, field: FieldModel, ownerId: string): Promise<string[]> {
+  const { db, dialect } = sql;
+  const target = entity(sql, field.target as string);
+  if (field.linkKind === 'hasMany') {
+    const rows = await db(target.table).select('id').where(field.foreignColumn as string, ownerId).andWhere('deleted', dialect.live as never);
+    return rows.map((r: { id: string }) => r.id);
+  }
+  const join = field.join as JoinTable;
+  const rows = await db(join.table).select({ id: join.targetColumn }).where(join.ownColumn, ownerId);
+  return rows.map((r: { id: string }) => r.id);
+}
+
+/** Makes the multiple link `field` of the record `ownerId` hold exactly `ids` (it holds `previous`). */
+export async function writeMultipleLink(
+  sql: SqlContext,
+  field: FieldModel,
+  { ownerId, ids, previous }: { ownerId: string; ids: readonly string[]; previous: readonly string[] },
+): Promise<void> {
+  const { db } = sql;
+  const next = new Set(ids);
+  const before = new Set(previous);
+  const added = [...next].filter((id) => !before.has(id));
+  const removed = [...before].filter((id) => !next.has(id));
+  if (field.linkKind === 'hasMany') {
+    const target = entity(sql, field.target as string);
+    const fk = field.foreignColumn as string;
+    if (removed.length) await db(target.table).update({ [fk]: null }).whereIn('id', removed).andWhere(fk, ownerId);
+    if (added.length) await db(target.table).update({ [fk]: ownerId }).whereIn('id', added);
+    return;
+  }
+  const join = field.join as JoinTable;
+  if (removed.length) await db(join.table).delete().where(join.ownColumn, ownerId).whereIn(join.targetColumn, removed);
+  if (added.length) await db(join.table).insert(added.map((id) => ({ [join.ownColumn]: ownerId, [join.targetColumn]: id })));
+}
+
+/** After a permanent delete: no link anywhere keeps pointing at the removed record. */
+export async function detachEverywhere(sql: SqlContext<Knex.Transaction>, model: EntityModel, id: string): Promise<void> {
+  const { db, schema } = sql;
+  const joins = new Set<string>();
+  for (const other of schema.entities.values()) {
+    for (const f of other.fields) {
+      if (f.system || f.target !== model.name) continue;
+      if (f.type === 'link') await db(other.table).update({ [f.column as string]: null }).where(f.column as string, id);
+      if (f.join && !joins.has(f.join.table)) {
+        joins.add(f.join.table);
+        await db(f.join.table).delete().where(f.join.targetColumn, id);
+      }
+    }
+  }
+  for (const f of model.fields) {
+    if (f.join && !joins.has(`own:${f.join.table}`)) {
+      joins.add(`own:${f.join.table}`);
+      await db(f.join.table).delete().where(f.join.ownColumn, id);
+    }
+  }
+}

@@ -1,0 +1,133 @@
+import type { Knex } from 'knex';
+import type { EntityModel, FieldModel } from '../definition/normalize';
+import type { Dialect } from './dialects/dialect';
+import { detachEverywhere } from './link-store';
+import type { SqlContext } from './sql-context';
+
+/**
+ * The statements that write the row of one record. Callers decide what may be written; these
+ * only say how.
+ */
+
+/** Whose records are someone's own: created by them, or assigned to them when the entity has `assignedUser`. */
+export interface Owner {
+  userId: string;
+}
+
+/** Restricts a query of `model` to the records of `owner`. */
+export function ownedBy(model: EntityModel, owner: Owner): (qb: Knex.QueryBuilder) => void {
+  const t = model.table;
+  const assigned = model.field.get('assignedUser');
+  return (qb) =>
+    void qb.where((w) => {
+      w.where(`${t}.created_by_id`, owner.userId);
+      if (assigned?.column) w.orWhere(`${t}.${assigned.column}`, owner.userId);
+    });
+}
+
+export async function insertRow(sql: SqlContext, model: EntityModel, row: Record<string, unknown>): Promise<void> {
+  await sql.db(model.table).insert(row);
+}
+
+/**
+ * Sets columns of a live record; `expected` are column values the row must still hold. Answers
+ * whether a row was written.
+ */
+export async function updateRow(
+  sql: SqlContext,
+  model: EntityModel,
+  { id, row, expected = {} }: { id: string; row: Record<string, unknown>; expected?: Record<string, unknown> },
+): Promise<boolean> {
+  const count = await sql.db(model.table).update(row).where({ ...expected, id, deleted: sql.dialect.live });
+  return count > 0;
+}
+
+/** Whether a live record has this id. */
+export async function isLive(sql: SqlContext, model: EntityModel, id: string): Promise<boolean> {
+  return !!(await sql.db(model.table).first('id').where({ id, deleted: sql.dialect.live }));
+}
+
+/** Marks a live record deleted (it keeps its row, and frees its unique values). */
+export async function softDeleteRow(sql: SqlContext, model: EntityModel, { id, row }: { id: string; row: Record<string, unknown> }): Promise<void> {
+  await sql.db(model.table).update({ ...row, deleted: sql.dialect.toDb('bool', true) }).where({ id, deleted: sql.dialect.live });
+}
+
+/** Removes a record's row, live or deleted, and every link to it. */
+export async function purgeRow(sql: SqlContext<Knex.Transaction>, model: EntityModel, id: string): Promise<void> {
+  await detachEverywhere(sql, model, id);
+  await sql.db(model.table).delete().where({ id });
+}
+
+/** Brings a deleted record back (`owner`: only one of theirs); answers whether it did. */
+export async function restoreRow(
+  sql: SqlContext,
+  model: EntityModel,
+  { id, row, owner }: { id: string; row: Record<string, unknown>; owner?: Owner },
+): Promise<boolean> {
+  const qb = sql.db(model.table).update({ ...row, deleted: sql.dialect.live }).where({ id, deleted: sql.dialect.toDb('bool', true) });
+  if (owner) ownedBy(model, owner)(qb);
+  return (await qb) > 0;
+}
+
+/**
+ * The stored columns of one record, deleted or not (`deleted` tells which): what a write that
+ * may reach deleted records (a permanent delete) judges them by.
+ */
+export async function findAnyRow(sql: SqlContext, model: EntityModel, { id, fields }: { id: string; fields: readonly FieldModel[] }): Promise<Record<string, unknown> | undefined> {
+  const columns: Record<string, string> = { deleted: 'deleted' };
+  for (const f of fields) if (f.column) columns[f.key] = f.column;
+  const row = await sql.db(model.table).first(columns).where({ id });
+  if (!row) return undefined;
+  for (const f of fields) if (f.column) row[f.key] = sql.dialect.fromDb(f.type, row[f.key]);
+  row.deleted = sql.dialect.fromDb('bool', row.deleted);
+  return row;
+}
+
+/** The number of live records a filter keeps. */
+export async function countRows(sql: SqlContext, model: EntityModel, filter: (qb: Knex.QueryBuilder) => void): Promise<number> {
+  const qb = sql.db(model.table).where(`${model.table}.deleted`, sql.dialect.live as never);
+  filter(qb);
+  const [{ total }] = await qb.count({ total: '*' });
+  return Number(total);
+}
+
+/** Who changes a row, and when. */
+export interface RowChange {
+  at: string;
+  userId: string | null;
+  /** The admin acting in a delegated session. */
+  actorId: string | null;
+}
+
+/** The columns every change sets. */
+export const modifiedColumns = ({ at, userId, actorId }: RowChange): Record<string, unknown> => ({ modified_at: at, modified_by_id: userId, modified_by_actor_id: actorId });
+
+/** The columns a new row sets besides its fields. */
+export const createdColumns = (change: RowChange): Record<string, unknown> => ({
+  created_at: change.at,
+  created_by_id: change.userId,
+  created_by_actor_id: change.actorId,
+  ...modifiedColumns(change),
+});
+
+/** Splits validated values into stored columns and multiple links (ids without repeats). */
+export function toRow(dialect: Dialect, values: ReadonlyMap<FieldModel, unknown>): { row: Record<string, unknown>; links: [FieldModel, string[]][] } {
+  const row: Record<string, unknown> = {};
+  const links: [FieldModel, string[]][] = [];
+  for (const [field, value] of values) {
+    if (field.type === 'linkMultiple') links.push([field, [...new Set(value as string[])]]);
+    else row[field.column as string] = dialect.toDb(field.type, value);
+  }
+  return { row, links };
+}
+
+/** Column conditions for record keys of stored fields (a hook's `expect`); undefined names the first key that is not one. */
+export function keyColumns(dialect: Dialect, model: EntityModel, values: Record<string, unknown>): { columns: Record<string, unknown>; notStored?: string } {
+  const columns: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(values)) {
+    const field = model.byKey.get(key);
+    if (!field?.column) return { columns, notStored: key };
+    columns[field.column] = dialect.toDb(field.type, value);
+  }
+  return { columns };
+}
