@@ -6,11 +6,8 @@ import { ApiError } from './errors';
 import type { Registry } from './registry';
 import type { CacheEvent } from './sql/cache-events';
 
-/** Jobs are made by the system; a client may only cancel its own pending job. */
+/** A client may only cancel its own pending job (jobs are `serverCreated`: no client creates one). */
 export function installJobHooks(registry: Registry): void {
-  registry.onRecord('beforeCreate', 'Job', ({ ctx }) => {
-    if (ctx.user) throw new ApiError('CORE_FORBIDDEN', 'Jobs are started by upsertAsync and entityMassUpdate');
-  });
   registry.onRecord('beforeUpdate', 'Job', (event) => {
     const { data, existing } = event;
     const changed = (k: string) => JSON.stringify((data as Record<string, unknown>)[k] ?? null) !== JSON.stringify((existing as Record<string, unknown>)[k] ?? null);

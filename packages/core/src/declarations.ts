@@ -72,6 +72,11 @@ export interface EntityDefinition extends EntityAttributes {
   uniqueIndexes?: Record<string, readonly string[]>;
   /** Enables attributes (virtual fields) for this entity. */
   hasAttributes?: boolean;
+  /**
+   * Records are made by the server only (jobs): the OpenAPI document offers no create, and a
+   * create by any client, admins included, is 403.
+   */
+  serverCreated?: boolean;
   /** Database table name; default: the snake_case of the name. */
   table?: string;
   label?: string;

@@ -64,6 +64,7 @@ const entitySchema = {
     label: { type: 'string' },
     description: { type: 'string' },
     hasAttributes: { type: 'boolean' },
+    serverCreated: { type: 'boolean' },
     fields: {
       type: 'object',
       propertyNames: { pattern: FIELD_NAME },

@@ -73,7 +73,9 @@ const ISSUE_CODES: Record<string, string> = {
 function toIssue(error: ErrorObject): ValidationIssue {
   const path = error.instancePath.split('/').slice(1).map((p) => (/^\d+$/.test(p) ? Number(p) : p));
   const allowed = error.keyword === 'enum' ? `: ${(error.params as { allowedValues: unknown[] }).allowedValues.filter((v) => v !== null).join(', ')}` : '';
-  return { path, code: ISSUE_CODES[error.keyword] ?? error.keyword, message: `${path.join('.')} ${error.message}${allowed}` };
+  // ajv says "must be integer,null" for a nullable type.
+  const message = error.keyword === 'type' ? `must be ${String((error.params as { type: unknown }).type).split(',').join(' or ')}` : error.message;
+  return { path, code: ISSUE_CODES[error.keyword] ?? error.keyword, message: `${path.join('.')} ${message}${allowed}` };
 }
 
 /** Values a create takes from `default` when the body leaves them out. */

@@ -70,7 +70,7 @@ export function mountBulkRoutes(router: Router, { lookup, jobs, generation }: Bu
     if (ids !== undefined && (!Array.isArray(ids) || !ids.every((id) => typeof id === 'string'))) throw invalid('ids must be a list of ids', 'ids');
     if (where !== undefined && !Array.isArray(where)) throw invalid('where must be a list of conditions', 'where');
     if ((ids === undefined) === (where === undefined)) throw invalid('give either ids or where', 'ids');
-    repo.validate(values, 'update');
+    await repo.assertUpdateBody(ctx, values as Record<string, unknown>);
     // A bad condition is 400 now, not a failed job later: reading one id checks it.
     if (where !== undefined) await repo.find(ctx, { where, select: ['id'], maxSize: 1, collectionOnly: true });
     if (where !== undefined || (ids as string[]).length > MASS_UPDATE_SYNC_LIMIT) {

@@ -9,6 +9,7 @@ export type JobStatus = (typeof JOB_STATUSES)[number];
  */
 export const JobEntity = defineEntity({
   name: 'Job',
+  serverCreated: true,
   fields: {
     type: { type: 'varchar', readOnly: true },
     status: { type: 'enum', options: JOB_STATUSES, default: 'Pending' },

@@ -6,7 +6,6 @@ import { jsonBody, ok, param, ref, type GenerationContext, type Operation, type 
 /** What the generic record operations of core entity types do differently. */
 const ENTITY_NOTES: Record<string, { create?: string; update?: string; read?: string }> = {
   Job: {
-    create: 'Clients do not create jobs (403): `upsertAsync` and `entityMassUpdate` start them.',
     read: 'A user who is not an admin sees the jobs they started, unless a role sets rights on Job. `result` holds the outcome once the job is done.',
     update: 'Only `{"status": "Canceled"}` is accepted (400 for anything else), and only while the job is `Pending` (409 afterwards).',
   },
@@ -60,7 +59,8 @@ export function entityPaths(model: EntityModel, { op, generation, extra }: Gener
     responses: { '200': ok('Deleted', { type: 'boolean', const: true }), ...errorResponses() },
   };
   return {
-    [`/${name}`]: { get: list, post: create },
+    // Records the server makes (jobs) have no create operation: a client's create is 403.
+    [`/${name}`]: model.def.serverCreated ? { get: list } : { get: list, post: create },
     [`/${name}/{id}`]: { get: read, patch: update('patch'), put: update('put'), delete: remove },
   };
 }

@@ -26,7 +26,7 @@ export function entitySchemas(schema: SchemaModel, read: ReadSchemaInput): Recor
   const schemas: Record<string, unknown> = {};
   for (const model of schema.entities.values()) {
     schemas[model.name] = readSchema(model, read);
-    schemas[`${model.name}Create`] = writeSchema(model, 'create');
+    if (!model.def.serverCreated) schemas[`${model.name}Create`] = writeSchema(model, 'create');
     schemas[`${model.name}Update`] = writeSchema(model, 'update');
     schemas[`${model.name}List`] = {
       type: 'object',

@@ -15,7 +15,7 @@ import { findLinkedRecords, findRecordsByIds, listRecords } from './list';
 import { getRecord, visibleRecord } from './read';
 import type { FindParams, FindResult, ListOptions, RepositoryEnvironment, RestoreResult } from './repository-types';
 import { restoreRecords } from './restore';
-import { editableRecord, updateRecord } from './update';
+import { assertUpdateBody, editableRecord, updateRecord } from './update';
 import { isOwn } from './write-rules';
 
 export type { AfterCommit, FindParams, FindResult, RepositoryEnvironment, RestoreResult } from './repository-types';
@@ -150,6 +150,11 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
    */
   async writeAttributes(ctx: RequestContext, { id, attributes }: { id: string; attributes: PreparedAttributeWrite }): Promise<boolean> {
     return (await updateRecord(this, ctx, { id, body: {}, attributes, answer: false })).written;
+  }
+
+  /** @internal 400 for a body no update could take (see `assertUpdateBody`): mass updates check it before they start. */
+  async assertUpdateBody(ctx: RequestContext, body: Record<string, unknown>): Promise<void> {
+    await assertUpdateBody(this, ctx, body);
   }
 
   /** @internal Checks that the caller may edit the record (404 unless visible, 403 beyond the edit right); reads only its id and owner. */

@@ -140,6 +140,15 @@ function expectedColumns(repo: Repository, expect: Record<string, unknown> | und
   return columns;
 }
 
+/**
+ * 400 for a body no update could take, whatever record it is sent to (its shape, types, unknown
+ * keys, link objects and flattened attribute keys): what a mass update checks before it starts.
+ */
+export async function assertUpdateBody(repo: Repository, ctx: RequestContext, body: Record<string, unknown>): Promise<void> {
+  const attributes = await repo.env.attributes?.prepareWrite(ctx, repo.model, body);
+  repo.validate(splitLinkObjects(repo.model, attributes?.body ?? body).data, 'update');
+}
+
 /** An update: the record, the body, and (attribute endpoints) attribute values already planned. */
 export interface RecordUpdate {
   id: string;

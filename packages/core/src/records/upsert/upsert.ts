@@ -23,7 +23,9 @@ const SINGLE_ATTEMPTS = 3;
  * links (`brand: {name}` is `brandId` in a unique index).
  */
 async function lookUpSingle(repo: Repository, ctx: RequestContext, payload: Record<string, unknown>): Promise<Hit | undefined> {
-  const { data, objects } = splitLinkObjects(repo.model, payload);
+  // Attribute values (`Flatten-Attributes: true`) are no lookup keys.
+  const own = (await repo.env.attributes?.prepareWrite(ctx, repo.model, payload))?.body ?? payload;
+  const { data, objects } = splitLinkObjects(repo.model, own);
   const values = repo.validate(Object.fromEntries(Object.entries(data).filter(([k]) => k !== 'id')), 'update');
   const id = typeof payload.id === 'string' ? payload.id : undefined;
   const access = await repo.guard.access(ctx);

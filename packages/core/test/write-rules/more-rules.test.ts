@@ -1,0 +1,87 @@
+import { GENERATIONS } from '../../../../test/support/api';
+import { TEST_DBS } from '../../../../test/support/databases';
+import { finishedJob, startWorld, withRole, type World } from './world';
+
+/**
+ * The rules of CONTRACT §15 that concern other writes than a record's fields: attribute values,
+ * concurrent find-or-create, permanent deletes.
+ */
+jest.setTimeout(60_000);
+
+const FLAT = { 'Flatten-Attributes': 'true' };
+
+describe.each(TEST_DBS)('write rules on %s', (kind) => {
+  let w: World;
+  beforeAll(async () => {
+    w = await startWorld(kind);
+  });
+  afterAll(() => w.t.close());
+
+  describe.each(GENERATIONS)('generation %s', (gen, base) => {
+    it('refuses a link attribute to a record the caller may not read on every attribute route, alike', async () => {
+      const u = await w.as(withRole({ scopes: { Brand: { read: 'own' } } }));
+      const id = (await w.t.post(`${base}/Product`, { name: 'With maker' }).expect(200)).body.id;
+      const before = (await w.t.get(`${base}/Product/${id}`).set(FLAT).expect(200)).body;
+      const shape = new RegExp(`^Brand '${w.brand.id}' not found \\(.+\\)$`);
+      const answers = [
+        await u.patch(`${base}/Product/${id}`, { makerId: w.brand.id }).set(FLAT),
+        await u.post(`${base}/Product/${id}/upsertAttributeValues`, [{ attributeId: w.maker.id, value: w.brand.id }]),
+        await u.post(`${base}/entityMassUpdate`, { entityName: 'Product', ids: [id], values: { makerId: w.brand.id } }).set(FLAT),
+      ];
+      for (const res of answers) {
+        const error = res.body.error ?? res.body.errors?.[0];
+        expect({ status: res.status, code: error?.code }).toEqual({ status: res.body.errors ? 200 : 400, code: 'CORE_INVALID_LINK' });
+        expect(error.message).toMatch(shape);
+      }
+      const upsert = await u.post(`${base}/upsert`, [{ entity: 'Product', payload: { id, makerId: w.brand.id } }]).set(FLAT).expect(200);
+      expect(upsert.body[0]).toMatchObject({ status: 'Failed', stored: false });
+      expect(upsert.body[0].message).toMatch(shape);
+      expect((await w.t.get(`${base}/Product/${id}`).set(FLAT).expect(200)).body).toEqual(before);
+      // The same write with a brand the caller may read is stored.
+      const own = (await u.post(`${base}/Brand`, { name: `Own brand ${gen}` }).expect(200)).body.id;
+      await u.patch(`${base}/Product/${id}`, { makerId: own }).set(FLAT).expect(200);
+      expect((await w.t.get(`${base}/Product/${id}`).set(FLAT).expect(200)).body.makerId).toBe(own);
+    });
+
+    it('links concurrent find-or-creates of one new record to one record, all succeeding', async () => {
+      const u = await w.as(withRole({ scopes: { ExtensibleEnumOption: { create: true } } }));
+      const brand = `Parallel brand ${gen}`;
+      const option = `Parallel ${gen}`;
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => u.post(`${base}/Product`, { name: `P${i}`, brand: { name: brand }, status: { name: option } })),
+      );
+      expect(answers.map((r) => r.status)).toEqual(answers.map(() => 200));
+      expect(new Set(answers.map((r) => r.body.brandId)).size).toBe(1);
+      expect(new Set(answers.map((r) => r.body.statusId)).size).toBe(1);
+      const brands = (await w.t.get(`${base}/Brand?where[0][type]=equals&where[0][attribute]=name&where[0][value]=${encodeURIComponent(brand)}`).expect(200)).body;
+      expect(brands.total).toBe(1);
+      const options = (await w.t.get(`${base}/ExtensibleEnumOption?where[0][type]=equals&where[0][attribute]=name&where[0][value]=${encodeURIComponent(option)}`).expect(200)).body;
+      expect(options.list.map((o: { code: string }) => o.code)).toEqual([`parallel_${gen.toLowerCase()}`]);
+    });
+
+    it('derives option codes unique within their list (_2, _3, …)', async () => {
+      const list = (await w.t.post(`${base}/ExtensibleEnum`, { code: `colors_${gen}`, name: 'Colors' }).expect(200)).body.id;
+      const codes = [];
+      for (const name of ['Dark Blue', 'dark-blue', 'DARK  BLUE']) {
+        codes.push((await w.t.post(`${base}/ExtensibleEnumOption`, { name, extensibleEnumId: list }).expect(200)).body.code);
+      }
+      expect(codes).toEqual(['dark_blue', 'dark_blue_2', 'dark_blue_3']);
+      const job = (await w.t.post(`${base}/upsertAsync`, [{ entity: 'ExtensibleEnumOption', payload: { name: 'Dark blue', extensibleEnumId: list } }]).expect(200)).body;
+      expect(((await finishedJob(w.t, { base, id: job.jobId })).result as { entity: { code: string } }[])[0].entity.code).toBe('dark_blue_4');
+    });
+
+    it('removes a record that is already soft-deleted when asked permanently, within the delete rights', async () => {
+      const id = (await w.t.post(`${base}/Product`, { name: 'Twice deleted' }).expect(200)).body.id;
+      await w.t.del(`${base}/Product/${id}`).expect(200);
+      const owner = await w.as(withRole({ scopes: { Product: { delete: 'own' } } }));
+      await owner.del(`${base}/Product/${id}`).set('permanently', 'true').expect(403);
+      const blind = await w.as(withRole({ scopes: { Product: { read: 'own', delete: 'own' } } }));
+      await blind.del(`${base}/Product/${id}`).set('permanently', 'true').expect(404);
+      await w.t.del(`${base}/Product/${id}`).expect(404);
+      expect((await w.t.del(`${base}/Product/${id}`).set('permanently', 'true').expect(200)).body).toBe(true);
+      const restore = (await w.t.post(`${base}/entityRestore`, { entityName: 'Product', ids: [id] }).expect(200)).body;
+      expect(restore).toEqual({ restored: 0, errors: [{ id, code: 'CORE_NOT_FOUND', message: `Product '${id}' not found` }] });
+      await w.t.del(`${base}/Product/${id}`).set('permanently', 'true').expect(404);
+    });
+  });
+});
