@@ -72,7 +72,7 @@ export function addRepositories(base: InstanceBase, services: { accessService: A
 /** Jobs (upsert, mass update) on pg-boss (default on PostgreSQL) or in this process. */
 export function createJobs({ options, database, schema, repositories }: InstanceBase): JobService {
   const jobStore = new JobStore(database, schema.entity('Job') as EntityModel);
-  const usePgBoss = (options.jobs?.queue ?? (database.dialect.name === 'postgres' ? 'pg-boss' : 'in-process')) === 'pg-boss';
+  const usePgBoss = (options.jobs?.queue ?? database.dialect.defaultJobQueue) === 'pg-boss';
   const queue = usePgBoss
     ? new PgBossQueue({ connectionString: options.database, expireInSeconds: options.jobs?.expireInSeconds })
     : new InProcessQueue(() => jobStore.unfinished());

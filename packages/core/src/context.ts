@@ -1,3 +1,4 @@
+import type { GenerationName } from './generations';
 import type { UserAccess } from './auth/access-control';
 
 /** Values plugins add to the request context, by declaration merging. */
@@ -17,7 +18,7 @@ export interface ContextUser {
 export interface RequestContext {
   user?: ContextUser;
   /** Path generation of the request: A (`/api/`) or B (`/api/v1/`). */
-  generation?: 'A' | 'B';
+  generation?: GenerationName;
   variables: Partial<RequestContextVariables>;
   /** The user's rights, resolved once per request (by the token check, or on first use). */
   access?: UserAccess;

@@ -1,3 +1,4 @@
+import type { GenerationName } from './generations';
 import type { ApiRecord } from './declarations';
 import type { EntityModel } from './definition/normalize';
 import { BootError } from './errors';
@@ -60,7 +61,7 @@ export type RecordHook = (event: RecordHookEvent) => void | Promise<void>;
 /** An authenticated request, before its route runs: what `onRequest` hooks see. */
 export interface RequestEvent {
   ctx: RequestContext;
-  generation: 'A' | 'B';
+  generation: GenerationName;
   method: string;
   /** The path below the base (`/Product/123`). */
   path: string;

@@ -2,7 +2,22 @@ export { createEntityApi, ensureAdmin } from './app';
 export type { EntityApi, EntityApiOptions } from './app';
 export { defineEntity } from './definition/define-entity';
 export { normalizeDefinitions, snakeCase } from './definition/normalize';
-export type { EntityModel, FieldModel, SchemaModel, LinkKind } from './definition/normalize';
+export { isLinkField, isStoredField } from './definition/model';
+export type {
+  ColumnField,
+  ComputedField,
+  EntityModel,
+  FieldModel,
+  HasManyField,
+  LinkEnd,
+  LinkField,
+  LinkKind,
+  ManyToManyField,
+  MultipleLinkField,
+  SchemaModel,
+  SingleLinkField,
+  StoredField,
+} from './definition/model';
 export { validateDefinition, validateDefinitions } from './definition/validate-definition';
 export type { DefinitionAttributes, ValidateDefinitionsOptions } from './definition/validate-definition';
 export { loadDefinitions } from './definition/load-definitions';

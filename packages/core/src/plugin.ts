@@ -1,3 +1,4 @@
+import type { GenerationName } from './generations';
 import type { Router } from 'express';
 import type { EntityApi } from './app';
 import type { ApiRecord, EntityDefinition } from './declarations';
@@ -11,7 +12,7 @@ import type { Repository } from './records/repository';
 import type { AuxiliaryTable } from './sql/schema-sync';
 
 /** A route-mounting function; it runs once per path generation. */
-export type RouteInstaller = (router: Router, info: { generation: 'A' | 'B' }) => void;
+export type RouteInstaller = (router: Router, info: { generation: GenerationName }) => void;
 
 /** A route-mounting function for the root of the instance's router; it runs once. */
 export type RootRouteInstaller = (router: Router) => void;

@@ -1,4 +1,4 @@
-import { systemContext, type ApiRecord, type EntityModel, type FieldModel, type MetaCategory } from '@entity-records/core';
+import { isLinkField, systemContext, type ApiRecord, type EntityModel, type FieldModel, type MetaCategory } from '@entity-records/core';
 
 /** The entity type of list options. */
 const OPTION_ENTITY = 'ExtensibleEnumOption';
@@ -22,8 +22,7 @@ export const OPTIONS_SCHEMA = {
   additionalProperties: { anyOf: [{ ...OPTION_SCHEMA, type: ['object', 'null'] }, { type: 'array', items: OPTION_SCHEMA }] },
 };
 
-const optionFields = (model: EntityModel): FieldModel[] =>
-  model.fields.filter((f) => !f.system && f.target === OPTION_ENTITY && (f.type === 'link' || f.type === 'linkMultiple'));
+const optionFields = (model: EntityModel): FieldModel[] => model.fields.filter((f) => !f.system && isLinkField(f) && f.target === OPTION_ENTITY);
 
 const idsOf = (record: ApiRecord, field: FieldModel): string[] => {
   const value = record[field.key];

@@ -19,7 +19,7 @@ export const PERMISSIONS_SCHEMA = {
 async function unlinkRule(event: PresentEvent): Promise<(record: ApiRecord) => Promise<boolean>> {
   const { ctx, model, access, link, repository } = event;
   if (!link) return async () => false;
-  if (link.field.linkKind === 'hasMany') {
+  if (link.field.type === 'linkMultiple' && link.field.linkKind === 'hasMany') {
     const back = link.field.def.foreign as string;
     const target = repository(model.name);
     const fieldEditable = access.field(model.name, back).edit;

@@ -1,14 +1,14 @@
-import type { EntityModel, FieldModel, SchemaModel } from '../definition/normalize';
+import type { EntityModel, LinkEnd, SchemaModel } from '../definition/model';
 import { ApiError, validationFailed } from '../errors';
 import type { AttributeStore, ValueWrite } from '../sql/attribute-store';
 import type { Transaction } from '../sql/database';
 import type { Dialect } from '../sql/dialects/dialect';
-import { sameValue } from '../records/values';
+import { equalValues } from '../records/values';
 import { attributeKey, hasUnit, type AttributeDef, type StoredValue } from './attribute-def';
 import type { ValueChange, WritePlan } from './write-plan';
 
 /** Finds or creates the record a link object names, inside the write's transaction; returns its id. */
-export type LinkObjectResolver = (trx: Transaction, field: FieldModel, object: Record<string, unknown>) => Promise<string>;
+export type LinkObjectResolver = (trx: Transaction, field: LinkEnd, object: Record<string, unknown>) => Promise<string>;
 
 /**
  * The rules of the record's write that attribute values pass too: link objects found or created
@@ -16,7 +16,7 @@ export type LinkObjectResolver = (trx: Transaction, field: FieldModel, object: R
  */
 export interface AttributeWriteRules {
   resolveLinkObject?: LinkObjectResolver;
-  assertLinks(trx: Transaction, values: ReadonlyMap<FieldModel, unknown>): Promise<void>;
+  assertLinks(trx: Transaction, values: ReadonlyMap<LinkEnd, unknown>): Promise<void>;
 }
 
 export interface ApplyContext {
@@ -29,10 +29,11 @@ export interface ApplyContext {
   rules: AttributeWriteRules;
 }
 
-/** A link attribute seen as a link field, so that the link checks of fields apply to it. */
-export function linkField(a: AttributeDef, key = attributeKey(a)): FieldModel {
+/** A link attribute seen as a link field, so that the link rules of fields apply to it. */
+export function linkField(a: AttributeDef, key = attributeKey(a)): LinkEnd {
   const type = a.type === 'link' ? 'link' : 'linkMultiple';
-  return { name: key, key: `${key}${type === 'link' ? 'Id' : 'Ids'}`, type, def: { type, entity: a.linkEntity ?? undefined }, system: false, target: a.linkEntity ?? undefined, linkKind: 'belongsTo' };
+  const target = a.linkEntity ?? '';
+  return { name: key, key: `${key}${type === 'link' ? 'Id' : 'Ids'}`, type, def: { type, entity: target }, target };
 }
 
 async function resolveLinkObjects(ac: ApplyContext, plan: WritePlan): Promise<void> {
@@ -46,7 +47,7 @@ async function resolveLinkObjects(ac: ApplyContext, plan: WritePlan): Promise<vo
 
 /** Linked ids must name live records of the attribute's entity type; units must belong to its measure. */
 async function assertTargets(ac: ApplyContext, plan: WritePlan): Promise<void> {
-  const links = new Map<FieldModel, unknown>();
+  const links = new Map<LinkEnd, unknown>();
   const units = new Map<string, ValueChange>();
   for (const change of plan.changes.values()) {
     const a = change.attribute;
@@ -69,7 +70,7 @@ function assertAllowed(plan: WritePlan, stored: Map<string, StoredValue>): void 
     const a = change.attribute;
     if (!a.isReadOnly) continue;
     const main = stored.get(`${a.id}:`);
-    const same = (language: string, value: unknown) => sameValue({ type: a.type } as FieldModel, stored.get(`${a.id}:${language}`)?.value ?? null, value);
+    const same = (language: string, value: unknown) => equalValues(a, stored.get(`${a.id}:${language}`)?.value ?? null, value);
     const unchanged =
       (change.value === undefined || same('', change.value)) &&
       (change.unitId === undefined || (main?.unitId ?? null) === change.unitId) &&
@@ -105,7 +106,7 @@ async function defaultUnits(ac: ApplyContext, plan: WritePlan, stored: Map<strin
 /** Writes one row (insert or update) when it differs from what is stored; true when it wrote. */
 async function writeRow(ac: ApplyContext, write: ValueWrite, row: StoredValue | undefined): Promise<boolean> {
   if (row) {
-    if (sameValue({ type: write.attribute.type } as FieldModel, row.value, write.value) && row.unitId === write.unitId) return false;
+    if (equalValues(write.attribute, row.value, write.value) && row.unitId === write.unitId) return false;
     await ac.store.update(ac, row.id, write);
     return true;
   }

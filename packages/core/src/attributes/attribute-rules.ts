@@ -1,3 +1,4 @@
+import { generationOf } from '../generations';
 import type { RequestContext } from '../context';
 import type { ApiRecord } from '../declarations';
 import type { EntityModel, SchemaModel } from '../definition/normalize';
@@ -112,7 +113,7 @@ export function checkAttribute({ schema, languages }: AttributeRules, { ctx, dat
     }
   }
   const keyed = !existing || c.sent('code');
-  checkCode(c, owner, { required: ctx.generation === 'A' && keyed, keyed, languages });
+  checkCode(c, owner, { required: generationOf(ctx).attributes.codeRequired && keyed, keyed, languages });
   checkTypeOptions(c, schema);
   if (c.issues.length) throw validationFailed(`Invalid Attribute: ${c.issues.map((i) => i.message).join('; ')}`, c.issues);
 }

@@ -1,3 +1,4 @@
+import { generationOf } from '../generations';
 import type { RequestContext } from '../context';
 import type { FieldModel } from '../definition/normalize';
 import { ApiError, assertKnownKeys, validationFailed } from '../errors';
@@ -44,7 +45,7 @@ export class AttributeEndpoints {
 
   /** Attributes of the record's type named by id (generation A: or code); unknown names are 400. */
   private async resolve({ ctx, repo }: RecordTarget, names: readonly string[], path: string): Promise<AttributeDef[]> {
-    const byCode = ctx.generation === 'A';
+    const { byCode } = generationOf(ctx).attributes;
     const found = await this.service.store.attributes(repo.env.database.knex, repo.model.name, names);
     const issues = names
       .map((name, i) => ({ name, i, a: found.find((a) => a.id === name || (byCode && a.code === name)) }))
@@ -120,7 +121,7 @@ export class AttributeEndpoints {
     const result: DeleteResult = { count: 0, errors: [] };
     const plan = new WritePlan();
     for (const name of new Set(ids)) {
-      const a = found.find((x) => x.id === name || (ctx.generation === 'A' && x.code === name));
+      const a = found.find((x) => x.id === name || (generationOf(ctx).attributes.byCode && x.code === name));
       if (!a) result.errors.push({ attributeId: name, code: 'CORE_NOT_FOUND', message: `Attribute '${name}' of ${repo.model.name} not found` });
       else if (a.isProtected && stored.has(a.id)) result.errors.push({ attributeId: name, code: 'CORE_VALIDATION_FAILED', message: `Attribute '${attributeKey(a)}' is protected and cannot be removed` });
       else if (stored.has(a.id)) plan.remove.set(a.id, a);

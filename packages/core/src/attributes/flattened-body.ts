@@ -1,3 +1,4 @@
+import type { Generation } from '../generations';
 import { isDerivedKey } from '../definition/validate-record';
 import type { EntityModel } from '../definition/normalize';
 import { validationFailed } from '../errors';
@@ -15,7 +16,7 @@ export interface FlattenedBody {
   keys: string[];
   /** `__attributes`: attributes to add. */
   assign: string[];
-  /** `__attributesToRemove` (generation B only; in A the key stays in `data` and is refused). */
+  /** `__attributesToRemove` (where the generation takes it; else the key stays in `data` and is refused). */
   remove: string[];
 }
 
@@ -28,10 +29,11 @@ function listOf(value: unknown, name: string): string[] {
   return value as string[];
 }
 
-export function splitFlattenedBody(model: EntityModel, body: Record<string, unknown>, generation: 'A' | 'B'): FlattenedBody {
-  const control = new Set(generation === 'B' ? ['__attributes', '__attributesToRemove'] : ['__attributes']);
+export function splitFlattenedBody(model: EntityModel, body: Record<string, unknown>, generation: Generation): FlattenedBody {
+  const { removeKey } = generation.attributes;
+  const control = new Set(removeKey ? ['__attributes', '__attributesToRemove'] : ['__attributes']);
   const split: FlattenedBody = { data: {}, keys: [], assign: listOf(body.__attributes, '__attributes'), remove: [] };
-  if (generation === 'B') split.remove = listOf(body.__attributesToRemove, '__attributesToRemove');
+  if (removeKey) split.remove = listOf(body.__attributesToRemove, '__attributesToRemove');
   for (const [key, value] of Object.entries(body)) {
     if (IGNORED_KEYS.has(key) || control.has(key)) continue;
     const own = key === 'id' || model.byKey.has(key) || model.field.has(key) || isDerivedKey(model, key);
@@ -50,7 +52,7 @@ export interface PlanOptions {
   /** The attributes the body's names found. */
   found: readonly AttributeDef[];
   model: EntityModel;
-  generation: 'A' | 'B';
+  generation: Generation;
   languages: readonly { code: string; suffix: string }[];
 }
 
@@ -69,7 +71,7 @@ export function planFlattenedBody(split: FlattenedBody, body: Record<string, unk
   const byName = (name: string, byCode: boolean) => found.find((a) => a.id === name || (byCode && a.code === name));
   const unknown = (path: (string | number)[], name: string) => plan.issue(path, 'unknown_attribute', `'${name}' is not an attribute of ${model.name}`);
   split.assign.forEach((name, i) => {
-    const a = byName(name, generation === 'A');
+    const a = byName(name, generation.attributes.byCode);
     if (a) plan.assign.set(a.id, a);
     else unknown(['__attributes', i], name);
   });

@@ -1,3 +1,4 @@
+import { generationOf } from '../generations';
 import type { RequestContext } from '../context';
 import type { ApiRecord } from '../declarations';
 import type { EntityModel, SchemaModel } from '../definition/normalize';
@@ -78,7 +79,8 @@ export class AttributeService implements RecordAttributes {
   /** Which format this request reads attributes in, if any. */
   private format(ctx: RequestContext): 'flat' | 'nested' | undefined {
     if (ctx.flattenAttributes) return 'flat';
-    return ctx.generation === 'B' && this.options.v1AttributesFormat === 'nested' ? 'nested' : undefined;
+    // Work of the server itself (no generation) reads no attributes unasked.
+    return ctx.generation && generationOf(ctx).attributes.nestedFormat && this.options.v1AttributesFormat === 'nested' ? 'nested' : undefined;
   }
 
   async present(ctx: RequestContext, { model, records }: { model: EntityModel; records: ApiRecord[] }, how: { mode: 'list' | 'single'; query?: AttributeListQuery }): Promise<void> {
@@ -100,7 +102,7 @@ export class AttributeService implements RecordAttributes {
 
   async prepareWrite(ctx: RequestContext, model: EntityModel, body: Record<string, unknown>): Promise<PreparedAttributeWrite | undefined> {
     if (!ctx.flattenAttributes || !model.def.hasAttributes) return undefined;
-    const generation = ctx.generation ?? 'B';
+    const generation = generationOf(ctx);
     const split = splitFlattenedBody(model, body, generation);
     const names = namesIn(split, this.variantLanguages.map((l) => l.suffix));
     if (names.length === 0) return { body: split.data };

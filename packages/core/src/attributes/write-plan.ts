@@ -1,3 +1,4 @@
+import type { Generation } from '../generations';
 import { validationFailed, type ValidationIssue } from '../errors';
 import { hasUnit, isLinkType, isMultilang, type AttributeDef } from './attribute-def';
 import { checkValue, isEmptyValue, valueIssue } from './values';
@@ -114,15 +115,15 @@ interface BodyKey {
 
 /**
  * Puts one virtual field of a flattened body into the plan. A link attribute's own key takes a
- * link object in generation A (find-or-create) or null.
+ * link object where the generation allows it (find-or-create) or null.
  */
-export function planKey(plan: WritePlan, { attribute, part, key, value }: BodyKey, generation: 'A' | 'B'): void {
+export function planKey(plan: WritePlan, { attribute, part, key, value }: BodyKey, generation: Generation): void {
   if (part === 'derived') return;
   if (part === 'unitId') return plan.setUnit(attribute, [key], value);
   if (typeof part === 'object') return plan.setLanguage(attribute, [key], { language: part.language, value });
   if (part === 'value' && attribute.type === 'link') {
     if (value === null) return plan.setValue(attribute, [key], null);
-    if (generation !== 'A') return plan.issue([key], 'invalid_link_object', `send ${key}Id; link objects in attributes are for /api/ only`);
+    if (!generation.attributes.linkObjects) return plan.issue([key], 'invalid_link_object', `send ${key}Id; link objects in attributes are for /api/ only`);
     return plan.setLinkObject(attribute, [key], value);
   }
   plan.setValue(attribute, [key], value);

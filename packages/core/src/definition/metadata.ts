@@ -1,5 +1,5 @@
 import { FIELD_TYPES } from '../declarations';
-import type { EntityModel, FieldModel, SchemaModel } from './normalize';
+import { isLinkField, type EntityModel, type FieldModel, type SchemaModel } from './model';
 
 /** What each field type is, for clients that build forms from metadata. */
 const FIELD_CATALOGUE: Record<string, { json: string; params: string[] }> = {
@@ -25,8 +25,8 @@ function entityDefs(model: EntityModel, show: (f: FieldModel) => boolean) {
     if (!show(f) || (f.def.writeOnly && (f.system || f.def.readOnly))) continue;
     const { label, description, ...def } = f.def;
     fields[f.name] = { ...def, ...(label && { label }), ...(description && { description }), ...(f.system && { system: true }) };
-    if (f.linkKind) {
-      links[f.name] = { type: f.linkKind, entity: f.target, ...(f.def.foreign && { foreign: f.def.foreign }), ...(f.join && { relationName: f.join.table }) };
+    if (isLinkField(f)) {
+      links[f.name] = { type: f.linkKind, entity: f.target, ...(f.def.foreign && { foreign: f.def.foreign }), ...(f.linkKind === 'manyToMany' && { relationName: f.join.table }) };
     }
   }
   // An index naming a field the caller may not read would name that field.

@@ -1,65 +1,11 @@
-import type { EntityDefinition, FieldDefinition, FieldType } from '../declarations';
+import type { EntityDefinition, FieldDefinition } from '../declarations';
+import { isStoredField, type EntityModel, type FieldModel, type JoinTable, type SchemaModel, type StoredField, type ValueType } from './model';
+import { snakeCase } from './names';
 import { validateDefinitions, type DefinitionAttributes } from './validate-definition';
 
-/** How a link field is stored. */
-export type LinkKind = 'belongsTo' | 'hasMany' | 'manyToMany';
-
-export interface JoinTable {
-  table: string;
-  /** Column holding this side's id. */
-  ownColumn: string;
-  /** Column holding the target's id. */
-  targetColumn: string;
-}
-
-/** A field as the runtime sees it: names resolved, storage decided. */
-export interface FieldModel {
-  name: string;
-  type: FieldType;
-  def: FieldDefinition;
-  /** Column of a stored single-column field (every type but linkMultiple). */
-  column?: string;
-  /** The key the value has in a record: `name`, `<name>Id` or `<name>Ids`. */
-  key: string;
-  /** True for id, createdAt, modifiedAt, createdBy, modifiedBy. */
-  system: boolean;
-  target?: string;
-  linkKind?: LinkKind;
-  join?: JoinTable;
-  /** hasMany: the column on the target table that holds this record's id. */
-  foreignColumn?: string;
-}
-
-export interface UniqueIndexModel {
-  name: string;
-  fields: string[];
-  columns: string[];
-}
-
-export interface EntityModel {
-  name: string;
-  table: string;
-  def: EntityDefinition;
-  /** Every field, system ones included, in output order. */
-  fields: FieldModel[];
-  field: Map<string, FieldModel>;
-  /** Record key (`brandId`, `sku`, `createdAt`) → field. */
-  byKey: Map<string, FieldModel>;
-  /** Single-field unique keys, then unique indexes; both name partial unique indexes. */
-  uniqueFields: FieldModel[];
-  uniqueIndexes: UniqueIndexModel[];
-}
-
-export interface SchemaModel {
-  entities: Map<string, EntityModel>;
-  entity(name: string): EntityModel | undefined;
-}
-
-export const snakeCase = (name: string): string =>
-  name
-    .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
-    .replace(/([A-Z])([A-Z][a-z])/g, '$1_$2')
-    .toLowerCase();
+export type * from './model';
+export { isLinkField, isStoredField } from './model';
+export { snakeCase } from './names';
 
 /** A field's definition with its name and the entity it belongs to. */
 interface OwnedField {
@@ -73,20 +19,14 @@ interface LinkEnds extends OwnedField {
   target: EntityDefinition;
 }
 
-/** Record key and column of a single-column field; a link holds the target's id. */
-function keyAndColumn(name: string, def: FieldDefinition): { key: string; column: string } {
-  return def.type === 'link' ? { key: `${name}Id`, column: `${snakeCase(name)}_id` } : { key: name, column: snakeCase(name) };
+/** A field stored in one column: a single link holds the target's id in `<name>_id`. */
+function columnField({ name, def, system }: { name: string; def: FieldDefinition; system: boolean }): FieldModel {
+  if (def.type === 'link') return { name, type: 'link', def, system, key: `${name}Id`, column: `${snakeCase(name)}_id`, target: def.entity as string, linkKind: 'belongsTo' };
+  return { name, type: def.type as ValueType, def, system, key: name, column: snakeCase(name) };
 }
 
 function systemFields(): FieldModel[] {
-  const make = (name: string, def: FieldDefinition): FieldModel => ({
-    name,
-    type: def.type,
-    def,
-    ...keyAndColumn(name, def),
-    system: true,
-    ...(def.type === 'link' ? { target: 'User', linkKind: 'belongsTo' as const } : {}),
-  });
+  const make = (name: string, def: FieldDefinition): FieldModel => columnField({ name, def, system: true });
   return [
     make('id', { type: 'varchar', maxLength: 64, readOnly: true }),
     make('createdAt', { type: 'datetime', readOnly: true }),
@@ -117,21 +57,14 @@ function joinTable(link: LinkEnds): JoinTable {
 
 function fieldModel(field: OwnedField, all: Map<string, EntityDefinition>): FieldModel {
   const { name, def } = field;
-  // A computed field has no column, and no client writes it.
-  if (def.computed) return { name, type: def.type, def: { ...def, readOnly: true }, system: false, key: name };
-  const base = { name, type: def.type, def, system: false };
-  if (def.type === 'link') {
-    return { ...base, ...keyAndColumn(name, def), target: def.entity, linkKind: 'belongsTo' };
-  }
-  if (def.type === 'linkMultiple') {
-    const target = all.get(def.entity as string) as EntityDefinition;
-    const back = def.foreign ? target.fields[def.foreign] : undefined;
-    if (back?.type === 'link') {
-      return { ...base, key: `${name}Ids`, target: target.name, linkKind: 'hasMany', foreignColumn: `${snakeCase(def.foreign as string)}_id` };
-    }
-    return { ...base, key: `${name}Ids`, target: target.name, linkKind: 'manyToMany', join: joinTable({ ...field, target }) };
-  }
-  return { ...base, ...keyAndColumn(name, def) };
+  // A computed field has no column, and no client writes it (definitions refuse computed links).
+  if (def.computed) return { name, type: def.type as ValueType, def: { ...def, readOnly: true }, system: false, key: name };
+  if (def.type !== 'linkMultiple') return columnField({ name, def, system: false });
+  const base = { name, type: 'linkMultiple' as const, def, system: false, key: `${name}Ids` };
+  const target = all.get(def.entity as string) as EntityDefinition;
+  const back = def.foreign ? target.fields[def.foreign] : undefined;
+  if (back?.type === 'link') return { ...base, target: target.name, linkKind: 'hasMany', foreignColumn: `${snakeCase(def.foreign as string)}_id` };
+  return { ...base, target: target.name, linkKind: 'manyToMany', join: joinTable({ ...field, target }) };
 }
 
 /**
@@ -160,7 +93,7 @@ export function normalizeDefinitions(definitions: readonly EntityDefinition[], o
       fields,
       field,
       byKey,
-      uniqueFields: own.filter((f) => f.def.unique),
+      uniqueFields: own.filter((f): f is StoredField => f.def.unique === true && isStoredField(f)),
       uniqueIndexes,
     });
   }

@@ -2,8 +2,8 @@ import Ajv, { type ErrorObject } from 'ajv';
 import { FIELD_TYPES, type EntityDefinition, type FieldDefinition } from '../declarations';
 import { BootError } from '../errors';
 import { isValidDate, normalizeDateTime } from '../time';
-// normalize.ts imports this module too; snakeCase is only used inside functions, so the cycle is safe.
-import { snakeCase, type FieldModel } from './normalize';
+import type { FieldModel } from './model';
+import { snakeCase } from './names';
 import { valueSchema } from './validate-record';
 
 /** Names every record has; a definition may not declare them. */

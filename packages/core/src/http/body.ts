@@ -1,5 +1,6 @@
 import express, { type RequestHandler, type Response } from 'express';
 import { ApiError } from '../errors';
+import type { Generation } from '../generations';
 
 const JSON_TYPES = ['application/json', 'application/*+json'];
 
@@ -7,10 +8,10 @@ const hasBody = (headers: Record<string, unknown>) =>
   headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0');
 
 /**
- * Generation A refuses a body of any type but JSON (415). Generation B reads any body as JSON,
- * as its clients send it. `exempt` paths (multipart upload) are left to their own parser.
+ * A generation that takes JSON only (A) refuses a body of any other type (415); the other (B)
+ * reads any body as JSON, as its clients send it. `exempt` paths (multipart upload) are left to their own parser.
  */
-export function jsonBody(options: { generation: 'A' | 'B'; limit: string | number; exempt?: (path: string) => boolean }): RequestHandler[] {
+export function jsonBody(options: { generation: Generation; limit: string | number; exempt?: (path: string) => boolean }): RequestHandler[] {
   const strictType: RequestHandler = (req, _res, next) => {
     if (options.exempt?.(req.path) || !hasBody(req.headers) || req.is(JSON_TYPES)) return next();
     next(new ApiError('CORE_UNSUPPORTED_MEDIA_TYPE', 'Request bodies must be application/json'));
@@ -39,7 +40,7 @@ export function jsonBody(options: { generation: 'A' | 'B'; limit: string | numbe
       details: { issues: [{ path: [], code: 'nul_character', message: 'Text must not contain the NUL character' }] },
     }));
   };
-  return options.generation === 'A' ? [strictType, parseUnlessExempt, refuseNul] : [parseUnlessExempt, refuseNul];
+  return options.generation.jsonOnly ? [strictType, parseUnlessExempt, refuseNul] : [parseUnlessExempt, refuseNul];
 }
 
 const NUL_ESCAPE = Buffer.from('\\u0000');

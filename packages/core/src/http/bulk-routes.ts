@@ -1,6 +1,7 @@
 import type { Request, Router } from 'express';
 import type { RequestContext } from '../context';
 import { ApiError, assertKnownKeys } from '../errors';
+import type { Generation } from '../generations';
 import { massUpdate } from '../jobs/bulk-jobs';
 import type { JobService } from '../jobs/job-service';
 import { upsertItems } from '../records/upsert/upsert';
@@ -40,7 +41,7 @@ interface BulkRouteParts {
   lookup: RepositoryLookup;
   /** Runs `upsertAsync` and the mass updates too large to answer at once. */
   jobs: JobService;
-  generation: 'A' | 'B';
+  generation: Generation;
 }
 
 /** Upsert (sync and async) and mass update routes; the same in both generations. */
@@ -48,8 +49,7 @@ export function mountBulkRoutes(router: Router, { lookup, jobs, generation }: Bu
   const upsert = toHandler(async (req, res) => {
     res.json(await upsertItems(lookup, bulkContext(req), upsertBody(req)));
   });
-  router.post('/upsert', upsert);
-  if (generation === 'B') router.post('/MassActions/action/upsert', upsert);
+  for (const { path } of generation.upsertPaths) router.post(path, upsert);
 
   router.post(
     '/upsertAsync',

@@ -1,6 +1,7 @@
 import type { Request, Router } from 'express';
 import type { ApiRecord } from '../declarations';
 import { ApiError, assertKnownKeys } from '../errors';
+import type { Generation } from '../generations';
 import type { Repository } from '../records/repository';
 import { parseListParams, parseQueryString } from './list-params';
 import { requestContext } from './request-context';
@@ -32,7 +33,7 @@ const bodyObject = (req: Request): Record<string, unknown> => {
 };
 
 /** List, read, create, update (PATCH and PUT), delete and restore of records. */
-export function mountRecordRoutes(router: Router, lookup: RepositoryLookup, generation: 'A' | 'B'): void {
+export function mountRecordRoutes(router: Router, lookup: RepositoryLookup, generation: Generation): void {
   router.post(
     '/entityRestore',
     toHandler(async (req, res) => {
@@ -74,7 +75,7 @@ export function mountRecordRoutes(router: Router, lookup: RepositoryLookup, gene
       res.json(await repository.get(requestContext(req), req.params.id as string, { select }));
     }),
   );
-  if (generation === 'B') {
+  if (generation.linkRoutes) {
     router.get(
       '/:entity/:id/:link',
       toHandler(async (req, res) => {

@@ -1,3 +1,4 @@
+import type { GenerationName } from '../generations';
 import type { Request, RequestHandler } from 'express';
 import { ApiError } from '../errors';
 import type { RequestEvent, RequestHook } from '../hooks';
@@ -31,7 +32,7 @@ function language(req: Request, languages: Languages): string | undefined {
   return code;
 }
 
-function requestEvent(req: Request, generation: 'A' | 'B'): RequestEvent {
+function requestEvent(req: Request, generation: GenerationName): RequestEvent {
   let query: Record<string, unknown> | undefined;
   return {
     ctx: requestContext(req),
@@ -49,7 +50,7 @@ function requestEvent(req: Request, generation: 'A' | 'B'): RequestEvent {
  * Reads what an authenticated request asks of its records (`With-Meta`, `language`,
  * `Flatten-Attributes`) into its context, then runs the plugins' `onRequest` hooks. Runs before any route.
  */
-export function requestOptions(parts: RequestOptionsParts, generation: 'A' | 'B'): RequestHandler {
+export function requestOptions(parts: RequestOptionsParts, generation: GenerationName): RequestHandler {
   return toHandler(async (req, _res, next) => {
     const ctx = requestContext(req);
     ctx.withMeta = isOn(req, 'with-meta');

@@ -3,6 +3,7 @@ import swaggerUi from 'swagger-ui-express';
 import type { AuthService } from '../auth/auth-service';
 import type { RequestContext } from '../context';
 import { ApiError } from '../errors';
+import { GENERATIONS, type Generation } from '../generations';
 import type { RootRouteInstaller, RouteInstaller } from '../plugin';
 import { mountSessionRoutes, requireToken, type SessionParts } from './auth-routes';
 import { jsonBody } from './body';
@@ -42,22 +43,20 @@ export interface RouterParts {
 }
 
 /** One generation's routes; mounted at `/api` (A) and `/api/v1` (B) from the same code. */
-function generationRouter(generation: 'A' | 'B', parts: RouterParts): Router {
+function generationRouter(generation: Generation, parts: RouterParts): Router {
   const router = express.Router();
   router.use((req, _res, next) => {
-    requestContext(req).generation = generation;
+    requestContext(req).generation = generation.name;
     next();
   });
   router.use(jsonBody({ generation, limit: parts.maxBodySize, exempt: parts.rawBodyPaths }));
-  for (const install of parts.publicRoutes) install(router, { generation });
-  const sessionPaths = generation === 'B' ? ['/userSession', '/App/user'] : ['/userSession'];
-  mountSessionRoutes(router, sessionPaths, parts.session);
+  for (const install of parts.publicRoutes) install(router, { generation: generation.name });
+  mountSessionRoutes(router, generation.sessionPaths.map((p) => p.path), parts.session);
   router.use(requireToken(parts.auth));
-  router.use(requestOptions(parts.request, generation));
+  router.use(requestOptions(parts.request, generation.name));
   const metadata = toHandler(async (req, res) => res.json(await parts.metadata(requestContext(req))));
-  router.get('/metadata', metadata);
-  if (generation === 'B') router.get('/Metadata', metadata);
-  for (const install of parts.routes) install(router, { generation });
+  for (const { path } of generation.metadataPaths) router.get(path, metadata);
+  for (const install of parts.routes) install(router, { generation: generation.name });
   mountBulkRoutes(router, { lookup: parts.repository, jobs: parts.jobs, generation });
   mountAttributeRoutes(router, parts.repository, parts.attributes);
   mountRecordRoutes(router, parts.repository, generation);
@@ -86,8 +85,8 @@ export function createRouter(parts: RouterParts): Router {
     swaggerUi.setup(undefined, { swaggerOptions: { url: './openapi.json' } }),
   );
   for (const install of parts.rootRoutes ?? []) install(root);
-  root.use('/api/v1', generationRouter('B', parts));
-  root.use('/api', generationRouter('A', parts));
+  // The longer base first: `/api` would also match `/api/v1/…`.
+  for (const generation of [GENERATIONS.B, GENERATIONS.A]) root.use(generation.base, generationRouter(generation, parts));
   root.use(errorHandler(parts.logger, parts.translateError));
   return root;
 }

@@ -3,6 +3,7 @@ import type { OpenApiFragment } from '../plugin';
 import { components } from './components';
 import { HTTP_METHODS } from './fragment-paths';
 import type { ListSizes } from './parameters';
+import { GENERATIONS } from '../generations';
 import { generationPaths } from './paths';
 import type { Operation, PathItem } from './refs';
 import { documentedParameters, type ParameterInput } from './request-parameters';
@@ -23,10 +24,6 @@ const CORE_TAGS: Record<string, string> = {
   Job: 'Background work started by upsertAsync and entityMassUpdate: read a job by id until its status is Success, Failed or Canceled; PATCH {"status": "Canceled"} cancels a pending one.',
 };
 
-const BASES = [
-  ['/api', 'A'],
-  ['/api/v1', 'B'],
-] as const;
 
 /**
  * Makes every operationId unique: a plugin may reuse an id of core or of another plugin, and an
@@ -84,9 +81,9 @@ function openObjects(document: Record<string, unknown>): Record<string, unknown>
 export function buildOpenApi(input: OpenApiInput): Record<string, unknown> {
   const paths: Record<string, PathItem> = {};
   const parameters = documentedParameters(input);
-  for (const [base, generation] of BASES) {
+  for (const generation of Object.values(GENERATIONS)) {
     for (const [path, item] of Object.entries(generationPaths(input.schema, input.fragments, { generation, parameters }))) {
-      paths[`${base}${path}`] = item;
+      paths[`${generation.base}${path}`] = item;
     }
   }
   const host = input.hostRoutes ?? {};

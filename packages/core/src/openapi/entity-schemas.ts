@@ -1,4 +1,4 @@
-import type { EntityModel, FieldModel } from '../definition/normalize';
+import type { EntityModel, FieldModel, LinkField } from '../definition/model';
 import { valueSchema } from '../definition/validate-record';
 import type { MetaCategory } from '../present';
 
@@ -145,7 +145,7 @@ const LINK_OBJECT = {
 };
 
 /** `brand: {…}` or `categories: [{…} | id, …]`, instead of `brandId` / `categoriesIds`. */
-function linkObjectSchema(field: FieldModel): Record<string, unknown> {
+function linkObjectSchema(field: LinkField): Record<string, unknown> {
   const what = `the ${field.target} whose simple fields equal the given values, created when none does; several matches are 409`;
   if (field.type === 'link') {
     return { ...LINK_OBJECT, description: `Instead of ${field.key}: ${what}.` };

@@ -39,7 +39,7 @@ export const errorResponses = () => ({
 /** What a request with a JSON body may also get: too large, and in generation A a wrong content type. */
 export const bodyResponses = (generation: Generation) => ({
   '413': responseRef('PayloadTooLarge'),
-  ...(generation === 'A' && { '415': responseRef('UnsupportedMediaType') }),
+  ...(generation.jsonOnly && { '415': responseRef('UnsupportedMediaType') }),
 });
 
 /** The per-item failures of an operation on many items, each named by `key`. */

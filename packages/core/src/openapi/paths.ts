@@ -16,33 +16,26 @@ export function generationPaths(
   options: { generation: Generation; parameters: readonly RequestParameter[] },
 ): Record<string, PathItem> {
   const { generation } = options;
-  const op = (id: string) => (generation === 'B' ? `v1_${id}` : id);
+  const op = (id: string) => `${generation.operationPrefix}${id}`;
   const flattenNone = param('FlattenAttributesNone');
   const extra: KindParameters = (kind, model) =>
     parameterRefs(options.parameters, kind).map((p) => (model && !model.def.hasAttributes && p.$ref.endsWith('/FlattenAttributes') ? flattenNone : p));
   const context: GenerationContext = { generation, op, extra };
-  const paths: Record<string, PathItem> = {
-    '/userSession': sessionPath(op, ''),
-    '/userSession/cookie': cookiePath(op, '', generation),
-    '/metadata': metadataPath(op, ''),
-  };
-  if (generation === 'B') {
-    Object.assign(paths, {
-      '/App/user': sessionPath(op, 'AppUser'),
-      '/App/user/cookie': cookiePath(op, 'AppUser', generation),
-      '/Metadata': metadataPath(op, 'Metadata'),
-    });
+  const paths: Record<string, PathItem> = {};
+  for (const { path, name } of generation.sessionPaths) {
+    paths[path] = sessionPath(op, name);
+    paths[`${path}/cookie`] = cookiePath(op, name, generation);
   }
+  for (const { path, name } of generation.metadataPaths) paths[path] = metadataPath(op, name);
   paths['/entityRestore'] = restorePath(op, generation);
   paths['/entityRelation'] = relationPath(context);
-  paths['/upsert'] = upsertPath(op, generation, 'upsert');
+  for (const { path, name } of generation.upsertPaths) paths[path] = upsertPath(op, generation, name);
   paths['/upsertAsync'] = upsertAsyncPath(op, generation);
   paths['/entityMassUpdate'] = massUpdatePath(op, generation);
-  if (generation === 'B') paths['/MassActions/action/upsert'] = upsertPath(op, generation, 'massActionUpsert');
   for (const model of schema.entities.values()) {
     Object.assign(paths, entityPaths(model, context));
     if (model.def.hasAttributes) Object.assign(paths, attributePaths(model, context));
-    if (generation === 'B') Object.assign(paths, linkedPaths(schema, model, context));
+    if (generation.linkRoutes) Object.assign(paths, linkedPaths(schema, model, context));
   }
   addFragmentPaths(paths, fragments, op);
   return paths;

@@ -1,4 +1,4 @@
-import type { EntityModel, SchemaModel } from '../definition/normalize';
+import { isLinkField, type EntityModel, type SchemaModel } from '../definition/model';
 import { bodyResponses, errorResponses, responseRef } from './error-responses';
 import { LIST_PARAMS, listParams } from './parameters';
 import { jsonBody, ok, param, ref, type GenerationContext, type Operation, type PathItem } from './refs';
@@ -41,7 +41,7 @@ export function entityPaths(model: EntityModel, { op, generation, extra }: Gener
     parameters: [param('id'), param('select'), ...extra('read', model)],
     responses: { '200': ok(`The ${name}`, ref(name)), ...errorResponses() },
   };
-  const native = generation === 'A' ? 'patch' : 'put';
+  const native = generation.updateVerb;
   const update = (verb: 'patch' | 'put'): Operation => ({
     operationId: op(`${verb === 'patch' ? 'update' : 'replace'}${name}`),
     tags,
@@ -69,8 +69,8 @@ export function entityPaths(model: EntityModel, { op, generation, extra }: Gener
 export function linkedPaths(schema: SchemaModel, model: EntityModel, { op, extra }: GenerationContext): Record<string, PathItem> {
   const paths: Record<string, PathItem> = {};
   for (const f of model.fields) {
-    if (f.system || (f.type !== 'link' && f.type !== 'linkMultiple')) continue;
-    const target = schema.entity(f.target as string);
+    if (f.system || !isLinkField(f)) continue;
+    const target = schema.entity(f.target);
     const suffix = f.name.charAt(0).toUpperCase() + f.name.slice(1);
     paths[`/${model.name}/{id}/${f.name}`] = {
       get: {

@@ -1,9 +1,11 @@
 import type { EntityModel } from '../definition/normalize';
+import type { Generation } from '../generations';
 import type { PresentKind } from '../hooks';
+
+export type { Generation } from '../generations';
 
 export type Operation = Record<string, unknown>;
 export type PathItem = Record<string, unknown>;
-export type Generation = 'A' | 'B';
 
 /** Makes an operationId generation-specific (generation B's get a `v1_` prefix). */
 export type OperationId = (id: string) => string;

@@ -1,6 +1,6 @@
 import type { RequestContext } from '../context';
 import type { ApiRecord } from '../declarations';
-import type { FieldModel } from '../definition/normalize';
+import type { FieldModel, LinkField } from '../definition/model';
 import { isValidId } from '../definition/validate-record';
 import { ApiError } from '../errors';
 import { writeMultipleLink } from '../sql/link-store';
@@ -94,7 +94,7 @@ export async function insertRecord(repo: Repository, write: LinkObjectWrite, { b
   const values = repo.validate(data, 'create');
   const named = sentFields(values, { sent, objects: objects.keys() });
   checkFields(repo.model, access, { values, sent: named, fromHooks: keysSetByHooks(sent, input) });
-  await resolveLinkObjects(repo, write, { objects, values });
+  await resolveLinkObjects<LinkField>(repo, write, { objects, values });
   await assertLinks(sql, { ctx, access }, new Map(named.map((f) => [f, values.get(f)])));
   await insertValues(repo, write, { id, values });
   if (!hooksRan) afterCreateOnCommit(repo, write, id);

@@ -1,7 +1,7 @@
 import type { AttributeWriteRules } from '../attributes/apply-plan';
 import { forbidden } from '../auth/access-control';
 import type { RequestContext } from '../context';
-import type { FieldModel } from '../definition/normalize';
+import type { FieldModel, LinkEnd } from '../definition/model';
 import type { Transaction } from '../sql/database';
 import { findMatching, optionListId } from '../sql/link-store';
 import type { Owner } from '../sql/record-store';
@@ -20,7 +20,7 @@ export interface LinkObjectWrite {
 
 /** What a link object is matched against: the link, its target, the object, the option list it must sit in. */
 interface LinkObjectMatch {
-  field: FieldModel;
+  field: LinkEnd;
   target: Repository;
   object: Record<string, unknown>;
   listId: string | undefined;
@@ -50,7 +50,7 @@ async function matchingRecord(sql: SqlContext, ctx: RequestContext, { field, tar
 }
 
 /** The id of the list a link's options come from (400 when the list does not exist). */
-async function listIdOf(sql: SqlContext, field: FieldModel): Promise<string | undefined> {
+async function listIdOf(sql: SqlContext, field: LinkEnd): Promise<string | undefined> {
   const list = optionList(field);
   if (!list) return undefined;
   const id = await optionListId(sql, list);
@@ -62,16 +62,22 @@ async function listIdOf(sql: SqlContext, field: FieldModel): Promise<string | un
  * A lock per object to find or create: requests that find-or-create the same new record take
  * turns, so that the later ones find the record the first made instead of making another.
  */
-function lockKeys(objects: LinkObjects): string[] {
+function lockKeys(objects: LinkObjects<LinkEnd>): string[] {
   const keys: string[] = [];
   for (const [field, items] of objects) {
     for (const item of items) {
       if (typeof item !== 'object' || item === null) continue;
       const entries = Object.entries(item).sort(([a], [b]) => (a < b ? -1 : 1));
-      keys.push(`find-or-create:${field.target as string}:${optionList(field) ?? ''}:${JSON.stringify(entries)}`);
+      keys.push(`find-or-create:${field.target}:${optionList(field) ?? ''}:${JSON.stringify(entries)}`);
     }
   }
   return keys;
+}
+
+/** Where found ids go: the values of the write, by link. */
+interface LinkValues<TField> {
+  get(field: TField): unknown;
+  set(field: TField, value: unknown): void;
 }
 
 /**
@@ -79,16 +85,16 @@ function lockKeys(objects: LinkObjects): string[] {
  * their ids into `values`. Several matches for one object are a 409. A record made here passes the
  * rules of every create (the caller needs the right to create it).
  */
-export async function resolveLinkObjects(
+export async function resolveLinkObjects<TField extends LinkEnd>(
   repo: Repository,
   write: LinkObjectWrite,
-  { objects, values }: { objects: LinkObjects; values: Map<FieldModel, unknown> },
+  { objects, values }: { objects: LinkObjects<TField>; values: LinkValues<TField> },
 ): Promise<void> {
   if (objects.size === 0) return;
   const sql = sqlContext(repo.env, write.trx);
   await sql.dialect.lock(write.trx, lockKeys(objects));
   for (const [field, items] of objects) {
-    const target = repo.env.repository(field.target as string);
+    const target = repo.env.repository(field.target);
     const listId = await listIdOf(sql, field);
     const ids: string[] = [];
     for (const item of items) {
@@ -113,12 +119,12 @@ export async function resolveLinkObjects(
 export async function findSingleLinkObjects(
   repo: Repository,
   { trx, ctx }: Pick<LinkObjectWrite, 'trx' | 'ctx'>,
-  { objects, values }: { objects: LinkObjects; values: Map<FieldModel, unknown> },
+  { objects, values }: { objects: LinkObjects; values: LinkValues<FieldModel> },
 ): Promise<void> {
   const sql = sqlContext(repo.env, trx);
   for (const [field, [object]] of objects) {
     if (field.type !== 'link') continue;
-    const target = repo.env.repository(field.target as string);
+    const target = repo.env.repository(field.target);
     const found = await matchingRecord(sql, ctx, { field, target, object: object as Record<string, unknown>, listId: await listIdOf(sql, field) });
     if (found !== undefined) values.set(field, found);
   }
@@ -131,7 +137,7 @@ export async function findSingleLinkObjects(
 export function attributeWriteRules(repo: Repository, ctx: RequestContext, after: AfterCommit): AttributeWriteRules {
   return {
     async resolveLinkObject(trx, field, object) {
-      const values = new Map<FieldModel, unknown>();
+      const values = new Map<LinkEnd, unknown>();
       await resolveLinkObjects(repo, { trx, ctx, after }, { objects: new Map([[field, [object]]]), values });
       return values.get(field) as string;
     },

@@ -1,12 +1,12 @@
-import type { EntityModel, FieldModel } from '../definition/normalize';
+import { isStoredField, type EntityModel, type LinkEnd, type LinkField, type StoredField } from '../definition/model';
 import { ApiError } from '../errors';
 
 /** `brand: {…}` or `categories: [{…}, …]` in a body: records to find or create and link. */
-export type LinkObjects = Map<FieldModel, unknown[]>;
+export type LinkObjects<TField extends LinkEnd = LinkField> = Map<TField, unknown[]>;
 
 const SIMPLE_TYPES = new Set(['varchar', 'text', 'int', 'float', 'bool', 'date', 'datetime', 'enum']);
 
-const invalid = (field: FieldModel, message: string) =>
+const invalid = (field: LinkEnd, message: string) =>
   new ApiError('CORE_VALIDATION_FAILED', `${field.name}: ${message}`, {
     details: { issues: [{ path: [field.name], code: 'invalid_link_object', message }] },
   });
@@ -58,20 +58,20 @@ export function splitLinkObjects(model: EntityModel, body: Record<string, unknow
 }
 
 /** One object's fields, checked to be simple values of the target entity (one level only). */
-export function matchFields(field: FieldModel, target: EntityModel, object: Record<string, unknown>): [FieldModel, unknown][] {
+export function matchFields(field: LinkEnd, target: EntityModel, object: Record<string, unknown>): [StoredField, unknown][] {
   const entries = Object.entries(object);
   if (entries.length === 0) throw invalid(field, 'an empty object matches nothing');
   return entries.map(([key, value]) => {
     if (typeof value === 'object' && value !== null) throw invalid(field, `nested objects are not supported ('${key}')`);
     const f = target.byKey.get(key);
-    if (!f || f.system || f.def.writeOnly || !SIMPLE_TYPES.has(f.type)) {
+    if (!f || f.system || f.def.writeOnly || !isStoredField(f) || !SIMPLE_TYPES.has(f.type)) {
       throw invalid(field, `'${key}' is not a simple field of ${target.name}`);
     }
     return [f, value];
   });
 }
 
-export const severalMatches = (field: FieldModel, target: EntityModel) =>
+export const severalMatches = (field: LinkEnd, target: EntityModel) =>
   new ApiError('CORE_CONFLICT', `Several ${target.name} records match the object given for '${field.name}'`, {
     details: { field: field.name, entity: target.name },
   });

@@ -1,4 +1,4 @@
-import type { FieldModel } from '../definition/normalize';
+import type { FieldModel, LinkEnd } from '../definition/model';
 import { ApiError } from '../errors';
 import { liveIdsOf, OPTION_ENTITY, optionIdsInList, optionListId } from '../sql/link-store';
 import type { SqlContext } from '../sql/sql-context';
@@ -7,31 +7,34 @@ import type { Writer } from './write-rules';
 /** Ids a link value names: none for null, one for a single link, the list for a multiple link. */
 export const linkedIds = (value: unknown): readonly string[] => (Array.isArray(value) ? (value as string[]) : value === null || value === undefined ? [] : [value as string]);
 
-const isLink = (field: FieldModel) => field.type === 'link' || field.type === 'linkMultiple';
+/** A field of a write: a record's, or a link attribute seen as a link (`LinkEnd`). */
+type WriteField = FieldModel | LinkEnd;
+
+const isLink = (field: WriteField): field is LinkEnd => field.type === 'link' || field.type === 'linkMultiple';
 
 /** The option list a link is bound to (its options are readable through the field: `_meta.options`). */
-export const optionList = (field: FieldModel): string | undefined => (field.target === OPTION_ENTITY ? field.def.extensibleEnum : undefined);
+export const optionList = (field: LinkEnd): string | undefined => (field.target === OPTION_ENTITY ? field.def.extensibleEnum : undefined);
 
 /** 400 for a link whose option list does not exist. */
-export const missingList = (field: FieldModel, list: string): ApiError =>
+export const missingList = (field: LinkEnd, list: string): ApiError =>
   new ApiError('CORE_INVALID_LINK', `Option list '${list}' of ${field.name} does not exist`, { details: { field: field.key, list } });
 
 /** One write's values (the links among them are checked). */
 export interface LinkWrite {
-  values: ReadonlyMap<FieldModel, unknown>;
+  values: ReadonlyMap<WriteField, unknown>;
 }
 
 export interface LinkCheckOptions {
   /** Ids that count as valid although not stored yet: records an earlier item of the same batch creates. */
-  known?: (field: FieldModel, id: string) => boolean;
+  known?: (field: LinkEnd, id: string) => boolean;
 }
 
 /** Valid ids by group: a target entity (`e:Brand`) or an option list (`l:product_status`). */
 type Found = Map<string, Set<string> | ApiError>;
 
-const groupOf = (field: FieldModel) => {
+const groupOf = (field: LinkEnd) => {
   const list = optionList(field);
-  return list ? `l:${list}` : `e:${field.target as string}`;
+  return list ? `l:${list}` : `e:${field.target}`;
 };
 
 /**
@@ -39,7 +42,7 @@ const groupOf = (field: FieldModel) => {
  * caller's read level (none without read rights; only their own under `own`), or the live options
  * of the field's list. One query per group, whatever the number of writes.
  */
-async function findValid(sql: SqlContext, writer: Writer, wanted: Map<string, { field: FieldModel; ids: Set<string> }>): Promise<Found> {
+async function findValid(sql: SqlContext, writer: Writer, wanted: Map<string, { field: LinkEnd; ids: Set<string> }>): Promise<Found> {
   const found: Found = new Map();
   for (const [group, { field, ids }] of wanted) {
     const list = optionList(field);
@@ -48,20 +51,20 @@ async function findValid(sql: SqlContext, writer: Writer, wanted: Map<string, { 
       found.set(group, listId ? await optionIdsInList(sql, { listId, ids }) : missingList(field, list));
       continue;
     }
-    const level = writer.access.scope(field.target as string).read;
+    const level = writer.access.scope(field.target).read;
     const owner = level === 'own' && writer.ctx.user ? { userId: writer.ctx.user.id } : undefined;
-    found.set(group, level === 'no' ? new Set() : await liveIdsOf(sql, field.target as string, { ids, owner }));
+    found.set(group, level === 'no' ? new Set() : await liveIdsOf(sql, field.target, { ids, owner }));
   }
   return found;
 }
 
 /** The error of one link id that is not valid: the same whether the record is missing or hidden from the caller. */
-function invalidLink(field: FieldModel, id: string): ApiError {
+function invalidLink(field: LinkEnd, id: string): ApiError {
   const list = optionList(field);
   if (list) {
     return new ApiError('CORE_INVALID_LINK', `Option '${id}' is not in the list '${list}' of ${field.name}`, { details: { entity: OPTION_ENTITY, field: field.key, ids: [id] } });
   }
-  return new ApiError('CORE_INVALID_LINK', `${field.target as string} '${id}' not found (${field.key})`, { details: { entity: field.target, field: field.key, ids: [id] } });
+  return new ApiError('CORE_INVALID_LINK', `${field.target} '${id}' not found (${field.key})`, { details: { entity: field.target, field: field.key, ids: [id] } });
 }
 
 /** The first invalid link of one write, in the order of its values. */
@@ -87,7 +90,7 @@ export type LinkCheck = (write: LinkWrite, options?: LinkCheckOptions) => ApiErr
  * tells them apart), or an option outside the field's list.
  */
 export async function linkCheck(sql: SqlContext, writer: Writer, writes: Iterable<LinkWrite>): Promise<LinkCheck> {
-  const wanted = new Map<string, { field: FieldModel; ids: Set<string> }>();
+  const wanted = new Map<string, { field: LinkEnd; ids: Set<string> }>();
   for (const write of writes) {
     for (const [field, value] of write.values) {
       if (!isLink(field)) continue;
@@ -104,7 +107,7 @@ export async function linkCheck(sql: SqlContext, writer: Writer, writes: Iterabl
 }
 
 /** 400 `CORE_INVALID_LINK` for the first invalid link of one write (see `invalidLinks`). */
-export async function assertLinks(sql: SqlContext, writer: Writer, values: ReadonlyMap<FieldModel, unknown>): Promise<void> {
+export async function assertLinks(sql: SqlContext, writer: Writer, values: ReadonlyMap<WriteField, unknown>): Promise<void> {
   const write = { values };
   const error = (await linkCheck(sql, writer, [write]))(write);
   if (error) throw error;

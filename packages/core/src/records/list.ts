@@ -163,7 +163,7 @@ export async function findLinkedRecords(repo: Repository, ctx: RequestContext, {
   const { access } = await repo.guard.scope(ctx, 'read');
   if (!repo.guard.canRead(access, field)) throw forbidden(`Not allowed to read ${repo.model.name}.${field.name}`);
   const source = await visibleRecord(repo, ctx, { id });
-  const target = repo.env.repository(field.target as string);
+  const target = repo.env.repository(field.target);
   const scope = linkedRecords(field, { id, record: source }, target.model.table);
   return target.list(ctx, params, { kind: 'linked', scope, link: { model: repo.model, record: source, field } });
 }

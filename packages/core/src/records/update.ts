@@ -2,7 +2,7 @@ import type { UserAccess } from '../auth/access-control';
 import type { PreparedAttributeWrite } from '../attributes/record-attributes';
 import type { RequestContext } from '../context';
 import type { ApiRecord } from '../declarations';
-import type { FieldModel } from '../definition/normalize';
+import type { FieldModel, LinkField } from '../definition/model';
 import { ApiError, notFound } from '../errors';
 import type { RecordHookEvent } from '../hooks';
 import { currentLinkIds, writeMultipleLink } from '../sql/link-store';
@@ -105,7 +105,7 @@ function changedValues(change: RecordChange): Map<FieldModel, unknown> {
 /** The update inside its transaction; false when nothing changed (and nothing was written). */
 async function writeChange(repo: Repository, write: LinkObjectWrite, change: RecordChange): Promise<boolean> {
   const { trx, ctx, after } = write;
-  await resolveLinkObjects(repo, write, { objects: change.objects, values: change.values });
+  await resolveLinkObjects<LinkField>(repo, write, { objects: change.objects, values: change.values });
   await assertLinks(sqlContext(repo.env, trx), { ctx, access: change.access }, new Map(change.named.map((f) => [f, change.values.get(f)])));
   const changed = changedValues(change);
   const attributesChanged = (await change.attributes?.apply?.(trx, change.id, attributeWriteRules(repo, ctx, after))) ?? false;

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { attributeKey, type AttributeDef } from '../attributes/attribute-def';
 import type { AttributeCondition, AttributeListParams, AttributeListQuery } from '../attributes/record-attributes';
-import type { EntityModel, FieldModel } from '../definition/normalize';
+import type { EntityModel, FieldModel, ValueType } from '../definition/model';
 import type { AttributeStore } from './attribute-store';
 import { STORED_TYPE, VALUE_COLUMN } from './attribute-table';
 import { invalidQuery } from './where-values';
@@ -39,9 +39,11 @@ function valueField(a: AttributeDef): FieldModel {
   const key = attributeKey(a);
   const column = VALUE_COLUMN[a.type];
   if (a.type === 'link') {
-    return { name: key, key, type: 'link', column, def: { type: 'link', entity: a.linkEntity ?? undefined }, system: false, target: a.linkEntity ?? undefined, linkKind: 'belongsTo' };
+    const target = a.linkEntity ?? '';
+    return { name: key, key, type: 'link', column, def: { type: 'link', entity: target }, system: false, target, linkKind: 'belongsTo' };
   }
-  const type = STORED_TYPE[a.type] === 'text' ? a.type : STORED_TYPE[a.type];
+  // Lists are JSON arrays (multiple links too: their operators become array operators).
+  const type = (STORED_TYPE[a.type] === 'text' ? a.type : STORED_TYPE[a.type]) as ValueType;
   return { name: key, key, type, column, def: { type, options: a.options ?? undefined }, system: false };
 }
 

@@ -7,7 +7,7 @@ import { uuidv7 } from '../util/uuid';
 import { STORED_TYPE, VALUE_COLUMN, VALUE_COLUMNS, valueTableName } from './attribute-table';
 import type { Database } from './database';
 import type { Dialect } from './dialects/dialect';
-import { live, nameSql } from './read-query';
+import { nameSql } from './read-query';
 
 /** The attribute fields a value read needs, by field name. */
 const ATTRIBUTE_FIELDS = ['code', 'name', 'entityType', 'type', 'measure', 'isMultilang', 'isRequired', 'isReadOnly', 'isProtected', 'options', 'linkEntity', 'min', 'max'];
@@ -93,7 +93,7 @@ export class AttributeStore {
     const code = this.attribute.field.get('code')?.column as string;
     const qb = db({ a: this.attribute.table })
       .select(this.attributeColumns('a'))
-      .where('a.deleted', live(this.dialect) as never)
+      .where('a.deleted', this.dialect.live as never)
       .andWhere(`a.${this.attribute.field.get('entityType')?.column as string}`, entityType)
       .orderBy('a.id');
     if (names) qb.andWhere((w) => w.whereIn('a.id', [...names]).orWhereIn(`a.${code}`, [...names]));
@@ -113,8 +113,8 @@ export class AttributeStore {
     const table = valueTableName(model);
     const unitName = nameSql(db, this.unit, 'u') as unknown as string;
     const qb = db({ v: table })
-      .join({ a: this.attribute.table }, (j) => j.on('a.id', '=', 'v.attribute_id').andOn('a.deleted', '=', db.raw('?', [live(this.dialect)])))
-      .leftJoin({ u: this.unit.table }, (j) => j.on('u.id', '=', 'v.unit_id').andOn('u.deleted', '=', db.raw('?', [live(this.dialect)])))
+      .join({ a: this.attribute.table }, (j) => j.on('a.id', '=', 'v.attribute_id').andOn('a.deleted', '=', db.raw('?', [this.dialect.live])))
+      .leftJoin({ u: this.unit.table }, (j) => j.on('u.id', '=', 'v.unit_id').andOn('u.deleted', '=', db.raw('?', [this.dialect.live])))
       .select({ v_id: 'v.id', v_record: 'v.record_id', v_language: 'v.language', v_unit: 'v.unit_id', v_unit_name: unitName })
       .select(Object.fromEntries(VALUE_COLUMNS.map((c) => [`v_${c}`, `v.${c}`])))
       .select(this.attributeColumns('a'))
@@ -156,7 +156,7 @@ export class AttributeStore {
         db(target.table)
           .select({ e: db.raw('?', [entity]) as unknown as string, id: 'id', n: this.nameIn(db, target, language) as unknown as string })
           .whereIn('id', [...ids])
-          .andWhere('deleted', live(this.dialect) as never),
+          .andWhere('deleted', this.dialect.live as never),
       );
     }
     const names = new Map<string, string | null>();
@@ -242,7 +242,7 @@ export class AttributeStore {
   async unitMeasures(trx: Knex.Transaction, unitIds: readonly string[]): Promise<Map<string, string>> {
     if (unitIds.length === 0) return new Map();
     const measure = this.unit.field.get('measure')?.column as string;
-    const rows = await trx(this.unit.table).select({ id: 'id', m: measure }).whereIn('id', [...unitIds]).andWhere('deleted', live(this.dialect) as never);
+    const rows = await trx(this.unit.table).select({ id: 'id', m: measure }).whereIn('id', [...unitIds]).andWhere('deleted', this.dialect.live as never);
     return new Map(rows.map((r: { id: string; m: string }) => [r.id, r.m]));
   }
 
@@ -255,16 +255,11 @@ export class AttributeStore {
       .select({ id: 'id', m: measure })
       .whereIn(measure, [...measureIds])
       .andWhere(isDefault, this.dialect.toDb('bool', true) as never)
-      .andWhere('deleted', live(this.dialect) as never)
+      .andWhere('deleted', this.dialect.live as never)
       .orderBy('id');
     const defaults = new Map<string, string>();
     for (const r of rows as { id: string; m: string }[]) if (!defaults.has(r.m)) defaults.set(r.m, r.id);
     return defaults;
-  }
-
-  /** Marks a record changed (its attribute values were written). */
-  async touch({ trx, model, recordId }: RecordValues, modified: Record<string, unknown>): Promise<void> {
-    await trx(model.table).update(modified).where({ id: recordId, deleted: live(this.dialect) });
   }
 
   /**

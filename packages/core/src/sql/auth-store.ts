@@ -1,7 +1,6 @@
 import type { ContextUser } from '../context';
 import type { EntityModel } from '../definition/normalize';
 import type { Database } from './database';
-import { live } from './read-query';
 import type { AuxiliaryTable } from './schema-sync';
 
 /** Tokens: only the SHA-256 of a token is stored. Times are Unix milliseconds. */
@@ -53,7 +52,7 @@ export class AuthStore {
     const t = this.users.table;
     return knex(t)
       .select({ id: 'id', userName: 'user_name', name: 'name', isAdmin: 'is_admin', isActive: 'is_active', passwordHash: 'password' })
-      .where('deleted', live(dialect) as never);
+      .where('deleted', dialect.live as never);
   }
 
   private decode(row: Record<string, unknown> | undefined): StoredUser | undefined {
@@ -77,14 +76,15 @@ export class AuthStore {
   /** A user with the ids of their (live) roles. */
   async userById(id: string): Promise<StoredUser | undefined> {
     const user = this.decode(await this.userQuery().where('id', id).first());
-    const join = this.users.field.get('roles')?.join;
+    const roles = this.users.field.get('roles');
+    const join = roles?.type === 'linkMultiple' && roles.linkKind === 'manyToMany' ? roles.join : undefined;
     if (user && join) {
       const rows = await this.database
         .knex({ j: join.table })
         .join({ r: this.roles.table }, 'r.id', `j.${join.targetColumn}`)
         .select({ id: 'r.id' })
         .where(`j.${join.ownColumn}`, id)
-        .andWhere('r.deleted', live(this.database.dialect) as never)
+        .andWhere('r.deleted', this.database.dialect.live as never)
         .orderBy('r.id');
       user.rolesIds = rows.map((r: { id: string }) => r.id);
     }

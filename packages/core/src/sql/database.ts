@@ -1,5 +1,3 @@
-import fs from 'node:fs';
-import path from 'node:path';
 import knex, { type Knex } from 'knex';
 import { BootError } from '../errors';
 import type { Dialect } from './dialects/dialect';
@@ -26,66 +24,15 @@ export interface DatabaseOptions {
   poolSize?: number;
 }
 
-const DIALECTS = Object.freeze({ sqlite: sqliteDialect, postgres: postgresDialect });
+const DIALECTS: readonly Dialect[] = Object.freeze([postgresDialect, sqliteDialect]);
 
-/** OIDs whose text form we keep as it is: date, timestamp, timestamptz; int8 and numeric become numbers. */
-const RAW_TEXT_OIDS = new Set([1082, 1114, 1184]);
-const NUMBER_OIDS = new Set([20, 1700]);
-
-function pgTypes() {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const pgTypesModule = require('pg').types as { getTypeParser: (oid: number, format?: string) => unknown };
-  return {
-    getTypeParser(oid: number, format?: string) {
-      if (RAW_TEXT_OIDS.has(oid)) return (value: string) => value;
-      if (NUMBER_OIDS.has(oid)) return (value: string) => Number(value);
-      return pgTypesModule.getTypeParser(oid, format);
-    },
-  };
-}
-
-function sqliteConfig(file: string): Knex.Config {
-  if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
-  return {
-    client: 'better-sqlite3',
-    connection: { filename: file },
-    useNullAsDefault: true,
-    pool: {
-      min: 1,
-      max: 1,
-      afterCreate(conn: { pragma(sql: string): unknown }, done: (err: Error | null, conn: unknown) => void) {
-        if (file !== ':memory:') conn.pragma('journal_mode = WAL');
-        conn.pragma('foreign_keys = ON');
-        conn.pragma('busy_timeout = 5000');
-        conn.pragma('synchronous = NORMAL');
-        done(null, conn);
-      },
-    },
-  };
-}
-
-/** Opens a database from a URL; the dialect object is chosen here and nowhere else. */
+/** Opens a database from a URL; the dialect that serves the URL is chosen here and nowhere else. */
 export function openDatabase(options: DatabaseOptions): Database {
-  const { url } = options;
-  let config: Knex.Config;
-  let dialect: Dialect;
-  if (/^postgres(ql)?:\/\//.test(url)) {
-    dialect = DIALECTS.postgres;
-    config = {
-      client: 'pg',
-      connection: { connectionString: url, types: pgTypes() } as Knex.PgConnectionConfig,
-      pool: { min: 0, max: options.poolSize ?? 10 },
-      acquireConnectionTimeout: 10_000,
-    };
-  } else if (url.startsWith('sqlite:') || !url.includes('://')) {
-    dialect = DIALECTS.sqlite;
-    // `sqlite:data/x.db`, `sqlite:/abs/x.db`, `sqlite://data/x.db` and `sqlite:///abs/x.db` all name a file.
-    const file = url.replace(/^sqlite:(\/\/)?/, '');
-    if (!file) throw new BootError('CORE_CONFIG_INVALID', `database URL '${url}' names no file`);
-    config = sqliteConfig(file);
-  } else {
-    throw new BootError('CORE_CONFIG_INVALID', `unsupported database URL '${url.replace(/\/\/[^@]*@/, '//***@')}'`);
+  for (const dialect of DIALECTS) {
+    const config = dialect.connect(options);
+    if (!config) continue;
+    const db = knex(config);
+    return { knex: db, dialect, close: () => db.destroy() };
   }
-  const db = knex(config);
-  return { knex: db, dialect, close: () => db.destroy() };
+  throw new BootError('CORE_CONFIG_INVALID', `unsupported database URL '${options.url.replace(/\/\/[^@]*@/, '//***@')}'`);
 }

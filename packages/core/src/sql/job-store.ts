@@ -1,12 +1,12 @@
+import { GENERATIONS, type GenerationName } from '../generations';
 import type { EntityModel } from '../definition/normalize';
 import type { JobStatus } from '../jobs/job-entity';
 import { nowDateTime } from '../time';
 import type { Database } from './database';
-import { live } from './read-query';
 
 /** What a job keeps of the request that started it (a job stored by an earlier version has none). */
 export interface JobContext {
-  generation?: 'A' | 'B';
+  generation?: GenerationName;
 }
 
 export interface StoredJob {
@@ -24,7 +24,7 @@ export interface StoredJob {
 /** The stored context, keeping only what is known and well formed. */
 function jobContext(value: unknown): JobContext {
   const generation = (value as { generation?: unknown } | null)?.generation;
-  return generation === 'A' || generation === 'B' ? { generation } : {};
+  return typeof generation === 'string' && Object.hasOwn(GENERATIONS, generation) ? { generation: generation as GenerationName } : {};
 }
 
 /** The SQL of the job table: rows are the truth; queues only carry job ids. */
@@ -62,7 +62,7 @@ export class JobStore {
   }
 
   async get(id: string): Promise<StoredJob | undefined> {
-    const row = await this.table.select('*').where({ id, deleted: live(this.database.dialect) }).first();
+    const row = await this.table.select('*').where({ id, deleted: this.database.dialect.live }).first();
     if (!row) return undefined;
     const { dialect } = this.database;
     return {
@@ -103,7 +103,7 @@ export class JobStore {
 
   /** Jobs left pending or running, oldest first (for a queue that starts again). */
   async unfinished(): Promise<string[]> {
-    const rows = await this.table.select('id').whereIn('status', ['Pending', 'Running']).andWhere('deleted', live(this.database.dialect) as never).orderBy('id');
+    const rows = await this.table.select('id').whereIn('status', ['Pending', 'Running']).andWhere('deleted', this.database.dialect.live as never).orderBy('id');
     return rows.map((r: { id: string }) => r.id);
   }
 }

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type { EntityModel, FieldModel, JoinTable } from '../definition/normalize';
+import { isLinkField, isStoredField, type EntityModel, type FieldModel, type MultipleLinkField } from '../definition/model';
 import { chunks } from '../util/chunks';
 import { ownedBy, type Owner } from './record-store';
 import type { SqlContext } from './sql-context';
@@ -64,22 +64,23 @@ export async function findMatching(sql: SqlContext, target: EntityModel, { field
   const qb = db(target.table).select('id').where('deleted', dialect.live as never).orderBy('id').limit(2);
   if (owner) ownedBy(target, owner)(qb);
   for (const [f, value] of fields) {
-    if (value === null) qb.whereNull(f.column as string);
-    else qb.where(f.column as string, dialect.toDb(f.type, value) as never);
+    if (!isStoredField(f)) continue;
+    if (value === null) qb.whereNull(f.column);
+    else qb.where(f.column, dialect.toDb(f.type, value) as never);
   }
   if (listId) qb.where('extensible_enum_id', listId);
   return (await qb).map((r: { id: string }) => r.id);
 }
 
 /** Current ids of a multiple link of one record (live targets only). */
-export async function currentLinkIds(sql: SqlContext, field: FieldModel, ownerId: string): Promise<string[]> {
+export async function currentLinkIds(sql: SqlContext, field: MultipleLinkField, ownerId: string): Promise<string[]> {
   const { db, dialect } = sql;
-  const target = entity(sql, field.target as string);
   if (field.linkKind === 'hasMany') {
-    const rows = await db(target.table).select('id').where(field.foreignColumn as string, ownerId).andWhere('deleted', dialect.live as never);
+    const target = entity(sql, field.target);
+    const rows = await db(target.table).select('id').where(field.foreignColumn, ownerId).andWhere('deleted', dialect.live as never);
     return rows.map((r: { id: string }) => r.id);
   }
-  const join = field.join as JoinTable;
+  const { join } = field;
   const rows = await db(join.table).select({ id: join.targetColumn }).where(join.ownColumn, ownerId);
   return rows.map((r: { id: string }) => r.id);
 }
@@ -87,7 +88,7 @@ export async function currentLinkIds(sql: SqlContext, field: FieldModel, ownerId
 /** Makes the multiple link `field` of the record `ownerId` hold exactly `ids` (it holds `previous`). */
 export async function writeMultipleLink(
   sql: SqlContext,
-  field: FieldModel,
+  field: MultipleLinkField,
   { ownerId, ids, previous }: { ownerId: string; ids: readonly string[]; previous: readonly string[] },
 ): Promise<void> {
   const { db } = sql;
@@ -96,13 +97,13 @@ export async function writeMultipleLink(
   const added = [...next].filter((id) => !before.has(id));
   const removed = [...before].filter((id) => !next.has(id));
   if (field.linkKind === 'hasMany') {
-    const target = entity(sql, field.target as string);
-    const fk = field.foreignColumn as string;
+    const target = entity(sql, field.target);
+    const fk = field.foreignColumn;
     if (removed.length) await db(target.table).update({ [fk]: null }).whereIn('id', removed).andWhere(fk, ownerId);
     if (added.length) await db(target.table).update({ [fk]: ownerId }).whereIn('id', added);
     return;
   }
-  const join = field.join as JoinTable;
+  const { join } = field;
   if (removed.length) await db(join.table).delete().where(join.ownColumn, ownerId).whereIn(join.targetColumn, removed);
   if (added.length) await db(join.table).insert(added.map((id) => ({ [join.ownColumn]: ownerId, [join.targetColumn]: id })));
 }
@@ -113,16 +114,16 @@ export async function detachEverywhere(sql: SqlContext<Knex.Transaction>, model:
   const joins = new Set<string>();
   for (const other of schema.entities.values()) {
     for (const f of other.fields) {
-      if (f.system || f.target !== model.name) continue;
-      if (f.type === 'link') await db(other.table).update({ [f.column as string]: null }).where(f.column as string, id);
-      if (f.join && !joins.has(f.join.table)) {
+      if (f.system || !isLinkField(f) || f.target !== model.name) continue;
+      if (f.type === 'link') await db(other.table).update({ [f.column]: null }).where(f.column, id);
+      if (f.linkKind === 'manyToMany' && !joins.has(f.join.table)) {
         joins.add(f.join.table);
         await db(f.join.table).delete().where(f.join.targetColumn, id);
       }
     }
   }
   for (const f of model.fields) {
-    if (f.join && !joins.has(`own:${f.join.table}`)) {
+    if (f.type === 'linkMultiple' && f.linkKind === 'manyToMany' && !joins.has(`own:${f.join.table}`)) {
       joins.add(`own:${f.join.table}`);
       await db(f.join.table).delete().where(f.join.ownColumn, id);
     }

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { ApiRecord } from '../declarations';
-import type { EntityModel, FieldModel } from '../definition/normalize';
+import type { EntityModel, FieldModel, LinkField, MultipleLinkField } from '../definition/model';
 import type { Dialect } from './dialects/dialect';
 import type { SqlContext } from './sql-context';
 
@@ -16,7 +16,6 @@ export function nameSql(db: Knex | Knex.Transaction, model: EntityModel, alias: 
   return db.raw(`coalesce(${cols.map(() => `nullif(??, '')`).join(', ')})`, cols);
 }
 
-export const live = (dialect: Dialect): boolean | number => dialect.toDb('bool', false) as boolean | number;
 
 /** Alias of the joined table that names a belongsTo link. */
 const linkAlias = (field: FieldModel) => `l_${field.name}`;
@@ -33,15 +32,15 @@ export function selectRecords(sql: SqlContext, model: EntityModel, fields: reado
     if (!field.column) continue;
     columns[field.key] = `${model.table}.${field.column}`;
     if (field.type === 'link') {
-      const target = schema.entity(field.target as string) as EntityModel;
+      const target = schema.entity(field.target) as EntityModel;
       const alias = linkAlias(field);
       columns[`${field.name}Name`] = nameSql(db, target, alias) as unknown as string;
       qb.leftJoin({ [alias]: target.table }, (j) =>
-        j.on(`${alias}.id`, '=', `${model.table}.${field.column}`).andOn(`${alias}.deleted`, '=', db.raw('?', [live(dialect)])),
+        j.on(`${alias}.id`, '=', `${model.table}.${field.column}`).andOn(`${alias}.deleted`, '=', db.raw('?', [dialect.live])),
       );
     }
   }
-  return qb.select(columns).where(`${model.table}.deleted`, live(dialect) as never);
+  return qb.select(columns).where(`${model.table}.deleted`, dialect.live as never);
 }
 
 /** The stored columns of `fields`: a link's id without its linked record's name (no join). */
@@ -49,20 +48,20 @@ export function selectStoredColumns(sql: SqlContext, model: EntityModel, fields:
   const { db, dialect } = sql;
   const columns: Record<string, string> = {};
   for (const field of fields) if (field.column) columns[field.key] = `${model.table}.${field.column}`;
-  return db(model.table).select(columns).where(`${model.table}.deleted`, live(dialect) as never);
+  return db(model.table).select(columns).where(`${model.table}.deleted`, dialect.live as never);
 }
 
 /** The expression to order by for a field (a link sorts by its target's name). */
 export function sortColumn(sql: SqlContext, model: EntityModel, field: FieldModel): Knex.Raw {
   const { db, schema } = sql;
-  if (field.type === 'link') return nameSql(db, schema.entity(field.target as string) as EntityModel, linkAlias(field));
+  if (field.type === 'link') return nameSql(db, schema.entity(field.target) as EntityModel, linkAlias(field));
   return db.raw('??', [`${model.table}.${field.column}`]);
 }
 
 /** Converts driver values to API values in place. */
 export function decodeRows(dialect: Dialect, fields: readonly FieldModel[], rows: Record<string, unknown>[]): void {
   const converted = fields.filter((f) => f.column && (f.type === 'bool' || f.type === 'multiEnum' || f.type === 'jsonObject'));
-  if (dialect.name === 'postgres' || converted.length === 0) return;
+  if (dialect.typedReads || converted.length === 0) return;
   for (const row of rows) for (const f of converted) row[f.key] = dialect.fromDb(f.type, row[f.key]);
 }
 
@@ -73,22 +72,22 @@ type LinkRow = [owner: string, id: string, name: string | null];
  * The linked records of `ownerIds` through a multiple link, ordered by linked id: one query that
  * answers them as one JSON text (a page's hundreds of link rows cost the driver one string).
  */
-async function linkRows(sql: SqlContext, field: FieldModel, ownerIds: string[]): Promise<LinkRow[]> {
+async function linkRows(sql: SqlContext, field: MultipleLinkField, ownerIds: string[]): Promise<LinkRow[]> {
   const { db, schema, dialect } = sql;
-  const target = schema.entity(field.target as string) as EntityModel;
+  const target = schema.entity(field.target) as EntityModel;
   const aggregate = (owner: string, alias: string) =>
     db.raw(`${dialect.jsonArrayRows(3)} as ??`, [db.ref(owner), db.ref(`${alias}.id`), nameSql(db, target, alias), db.ref(`${alias}.id`), 'l']);
   let qb: Knex.QueryBuilder;
   if (field.linkKind === 'hasMany') {
-    const owner = `${target.table}.${field.foreignColumn as string}`;
-    qb = db(target.table).select(aggregate(owner, target.table)).whereIn(owner, ownerIds).andWhere(`${target.table}.deleted`, live(dialect) as never);
+    const owner = `${target.table}.${field.foreignColumn}`;
+    qb = db(target.table).select(aggregate(owner, target.table)).whereIn(owner, ownerIds).andWhere(`${target.table}.deleted`, dialect.live as never);
   } else {
-    const join = field.join as NonNullable<FieldModel['join']>;
+    const { join } = field;
     qb = db({ j: join.table })
       .join({ t: target.table }, 't.id', `j.${join.targetColumn}`)
       .select(aggregate(`j.${join.ownColumn}`, 't'))
       .whereIn(`j.${join.ownColumn}`, ownerIds)
-      .andWhere('t.deleted', live(dialect) as never);
+      .andWhere('t.deleted', dialect.live as never);
   }
   const [row] = (await qb) as { l: string | null }[];
   return row?.l ? (JSON.parse(row.l) as LinkRow[]) : [];
@@ -137,12 +136,12 @@ export function shapeRecord(keys: readonly string[], row: Record<string, unknown
 }
 
 /** Restricts a query of a link's target (under `table`) to the records one source record links to through `field`. */
-export function linkedRecords(field: FieldModel, source: { id: string; record: Record<string, unknown> }, table: string): (qb: Knex.QueryBuilder) => void {
+export function linkedRecords(field: LinkField, source: { id: string; record: Record<string, unknown> }, table: string): (qb: Knex.QueryBuilder) => void {
   return (qb) => {
     if (field.linkKind === 'belongsTo') qb.where(`${table}.id`, (source.record[field.key] as string | null) ?? '');
     else if (field.linkKind === 'hasMany') qb.where(`${table}.${field.foreignColumn}`, source.id);
     else {
-      const join = field.join as NonNullable<FieldModel['join']>;
+      const { join } = field;
       qb.whereIn(`${table}.id`, (sub: Knex.QueryBuilder) => void sub.select(join.targetColumn).from(join.table).where(join.ownColumn, source.id));
     }
   };

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type { EntityModel, FieldModel } from '../definition/normalize';
+import type { EntityModel, FieldModel, MultipleLinkField } from '../definition/model';
 import type { Dialect } from './dialects/dialect';
 import { detachEverywhere } from './link-store';
 import type { SqlContext } from './sql-context';
@@ -75,10 +75,10 @@ export async function restoreRow(
  */
 export async function findAnyRow(sql: SqlContext, model: EntityModel, { id, fields }: { id: string; fields: readonly FieldModel[] }): Promise<Record<string, unknown> | undefined> {
   const columns: Record<string, string> = { deleted: 'deleted' };
-  for (const f of fields) if (f.column) columns[f.key] = f.column;
+  for (const f of fields) if (f.column !== undefined) columns[f.key] = f.column;
   const row = await sql.db(model.table).first(columns).where({ id });
   if (!row) return undefined;
-  for (const f of fields) if (f.column) row[f.key] = sql.dialect.fromDb(f.type, row[f.key]);
+  for (const f of fields) if (f.column !== undefined) row[f.key] = sql.dialect.fromDb(f.type, row[f.key]);
   row.deleted = sql.dialect.fromDb('bool', row.deleted);
   return row;
 }
@@ -111,12 +111,12 @@ export const createdColumns = (change: RowChange): Record<string, unknown> => ({
 });
 
 /** Splits validated values into stored columns and multiple links (ids without repeats). */
-export function toRow(dialect: Dialect, values: ReadonlyMap<FieldModel, unknown>): { row: Record<string, unknown>; links: [FieldModel, string[]][] } {
+export function toRow(dialect: Dialect, values: ReadonlyMap<FieldModel, unknown>): { row: Record<string, unknown>; links: [MultipleLinkField, string[]][] } {
   const row: Record<string, unknown> = {};
-  const links: [FieldModel, string[]][] = [];
+  const links: [MultipleLinkField, string[]][] = [];
   for (const [field, value] of values) {
     if (field.type === 'linkMultiple') links.push([field, [...new Set(value as string[])]]);
-    else row[field.column as string] = dialect.toDb(field.type, value);
+    else if (field.column !== undefined) row[field.column] = dialect.toDb(field.type, value);
   }
   return { row, links };
 }

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { EntityModel, FieldModel, SchemaModel } from '../definition/normalize';
+import { isStoredField, type EntityModel, type FieldModel, type SchemaModel } from '../definition/model';
 import type { Database } from './database';
 import type { Dialect, Introspection } from './dialects/dialect';
 import { isConnectionError } from './dialects/shared';
@@ -37,32 +37,32 @@ function columnSql(dialect: Dialect, field: FieldModel): string {
 export function uniqueIndexNames(model: EntityModel): { name: string; fields: string[]; columns: string[] }[] {
   return [
     ...model.uniqueFields.map((f) => ({
-      name: indexName('uq', model.table, f.column as string),
+      name: indexName('uq', model.table, f.column),
       fields: [f.name],
-      columns: [f.column as string],
+      columns: [f.column],
     })),
     ...model.uniqueIndexes.map((u) => ({ ...u, name: indexName('uq', model.table, u.name) })),
   ];
 }
 
 function liveRows(dialect: Dialect): string {
-  return dialect.name === 'postgres' ? 'deleted = false' : 'deleted = 0';
+  return `deleted = ${dialect.bool(false)}`;
 }
 
 function entitySteps(model: EntityModel, dialect: Dialect, current: Introspection): SchemaStep[] {
   const steps: SchemaStep[] = [];
-  const stored = model.fields.filter((f) => f.column);
+  const stored = model.fields.filter(isStoredField);
   const existing = current.tables.get(model.table);
-  const deletedSql = `boolean not null default ${dialect.name === 'postgres' ? 'false' : '0'}`;
+  const deletedSql = `boolean not null default ${dialect.bool(false)}`;
   if (!existing) {
-    const cols = [...stored.map((f) => `${q(f.column as string)} ${columnSql(dialect, f)}`), `"deleted" ${deletedSql}`];
+    const cols = [...stored.map((f) => `${q(f.column)} ${columnSql(dialect, f)}`), `"deleted" ${deletedSql}`];
     steps.push({ description: `create table ${model.table}`, sql: `create table ${q(model.table)} (${cols.join(', ')})` });
   } else {
     for (const f of stored) {
-      if (existing.columns.has(f.column as string)) continue;
+      if (existing.columns.has(f.column)) continue;
       steps.push({
         description: `add column ${model.table}.${f.column}`,
-        sql: `alter table ${q(model.table)} add column ${q(f.column as string)} ${columnSql(dialect, f)}`,
+        sql: `alter table ${q(model.table)} add column ${q(f.column)} ${columnSql(dialect, f)}`,
       });
     }
     if (!existing.columns.has('deleted')) {
@@ -77,9 +77,9 @@ function entitySteps(model: EntityModel, dialect: Dialect, current: Introspectio
     });
   }
   for (const f of stored.filter((x) => x.type === 'link' && !x.system)) {
-    const name = indexName('ix', model.table, f.column as string);
+    const name = indexName('ix', model.table, f.column);
     if (current.indexes.has(name)) continue;
-    steps.push({ description: `index ${name}`, sql: `create index ${q(name)} on ${q(model.table)} (${q(f.column as string)})` });
+    steps.push({ description: `index ${name}`, sql: `create index ${q(name)} on ${q(model.table)} (${q(f.column)})` });
   }
   return steps;
 }
@@ -89,7 +89,7 @@ function joinSteps(schema: SchemaModel, current: Introspection): SchemaStep[] {
   const seen = new Set<string>();
   for (const model of schema.entities.values()) {
     for (const f of model.fields) {
-      if (!f.join || seen.has(f.join.table)) continue;
+      if (f.type !== 'linkMultiple' || f.linkKind !== 'manyToMany' || seen.has(f.join.table)) continue;
       seen.add(f.join.table);
       const { table, ownColumn, targetColumn } = f.join;
       const cols = [ownColumn, targetColumn].sort();
@@ -143,14 +143,14 @@ function auxiliarySteps(tables: readonly AuxiliaryTable[], current: Introspectio
  */
 async function widenSteps(sql: SqlContext, current: Introspection): Promise<SchemaStep[]> {
   const { db, schema, dialect } = sql;
-  if (dialect.name !== 'postgres') return [];
+  if (!dialect.enforcesLength) return [];
   const steps: SchemaStep[] = [];
   for (const model of schema.entities.values()) {
-    const sized = model.fields.filter((f) => f.column && !f.system && (f.type === 'varchar' || f.type === 'enum'));
+    const sized = model.fields.filter(isStoredField).filter((f) => !f.system && (f.type === 'varchar' || f.type === 'enum'));
     if (!sized.length || !current.tables.has(model.table)) continue;
     const info = (await db(model.table).columnInfo()) as unknown as Record<string, { type: string; maxLength: number | null }>;
     for (const f of sized) {
-      const column = f.column as string;
+      const { column } = f;
       const have = info[column];
       const want = f.def.maxLength ?? 255;
       if (!have || have.type !== 'character varying' || have.maxLength === null || Number(have.maxLength) >= want) continue;

@@ -1,16 +1,16 @@
 import type { Knex } from 'knex';
 import { chunks } from '../util/chunks';
-import type { EntityModel, FieldModel } from '../definition/normalize';
+import { isStoredField, type EntityModel, type FieldModel, type MultipleLinkField, type StoredField } from '../definition/model';
 import type { Dialect } from './dialects/dialect';
 import type { SqlContext } from './sql-context';
 
 
-const stored = new WeakMap<EntityModel, FieldModel[]>();
+const stored = new WeakMap<EntityModel, StoredField[]>();
 
 /** The fields of an entity type that have a column (asked per row, so computed once per type). */
-export function storedFields(model: EntityModel): readonly FieldModel[] {
+export function storedFields(model: EntityModel): readonly StoredField[] {
   let fields = stored.get(model);
-  if (!fields) stored.set(model, (fields = model.fields.filter((f) => f.column)));
+  if (!fields) stored.set(model, (fields = model.fields.filter(isStoredField)));
   return fields;
 }
 
@@ -19,7 +19,7 @@ export function decodeStored(model: EntityModel, dialect: Dialect, rows: Record<
   const fields = storedFields(model);
   return rows.map((row) => {
     const record: Record<string, unknown> = {};
-    for (const f of fields) record[f.key] = dialect.fromDb(f.type, row[f.column as string]);
+    for (const f of fields) record[f.key] = dialect.fromDb(f.type, row[f.column]);
     return record;
   });
 }
@@ -27,7 +27,7 @@ export function decodeStored(model: EntityModel, dialect: Dialect, rows: Record<
 /** Values to look records up by: ids, values of unique fields, tuples of unique indexes. */
 export interface KeyLookups {
   ids: Set<string>;
-  fields: Map<FieldModel, Set<unknown>>;
+  fields: Map<StoredField, Set<unknown>>;
   indexes: Map<string, unknown[][]>;
 }
 
@@ -36,7 +36,7 @@ export function keyLookups(model: EntityModel, items: readonly { id?: string; va
   const lookups: KeyLookups = { ids: new Set(), fields: new Map(), indexes: new Map() };
   for (const { id, values } of items) {
     if (id) lookups.ids.add(id);
-    for (const [f, v] of values) if (f.def.unique && v !== null && v !== undefined) lookups.fields.set(f, (lookups.fields.get(f) ?? new Set()).add(v));
+    for (const [f, v] of values) if (f.def.unique && isStoredField(f) && v !== null && v !== undefined) lookups.fields.set(f, (lookups.fields.get(f) ?? new Set()).add(v));
     for (const ix of model.uniqueIndexes) {
       const tuple = ix.fields.map((n) => values.get(model.field.get(n) as FieldModel));
       if (tuple.every((v) => v !== undefined && v !== null)) lookups.indexes.set(ix.name, [...(lookups.indexes.get(ix.name) ?? []), tuple]);
@@ -59,22 +59,22 @@ export async function fetchByKeys(sql: SqlContext, model: EntityModel, lookups: 
   };
   for (const ids of chunks([...lookups.ids], 1000)) await run((qb) => void qb.whereIn('id', ids));
   for (const [field, values] of lookups.fields) {
-    for (const part of chunks([...values], 1000)) await run((qb) => void qb.whereIn(field.column as string, part.map((v) => dialect.toDb(field.type, v)) as never[]));
+    for (const part of chunks([...values], 1000)) await run((qb) => void qb.whereIn(field.column, part.map((v) => dialect.toDb(field.type, v)) as never[]));
   }
   for (const [name, tuples] of lookups.indexes) {
     const ix = model.uniqueIndexes.find((u) => u.name === name);
     if (!ix) continue;
-    const fields = ix.fields.map((n) => model.field.get(n) as FieldModel);
+    const fields = ix.fields.map((n) => model.field.get(n) as StoredField);
     if (fields.length === 1) {
       const [f] = fields;
-      for (const part of chunks(tuples, 1000)) await run((qb) => void qb.whereIn(f.column as string, part.map((t) => dialect.toDb(f.type, t[0])) as never[]));
+      for (const part of chunks(tuples, 1000)) await run((qb) => void qb.whereIn(f.column, part.map((t) => dialect.toDb(f.type, t[0])) as never[]));
       continue;
     }
     // OR of ANDs: SQLite limits expression depth to 1000, so keep the chains short.
     for (const part of chunks(tuples, 100)) {
       await run((qb) =>
         void qb.where((w) => {
-          for (const tuple of part) w.orWhere((and) => fields.forEach((f, i) => void and.where(f.column as string, dialect.toDb(f.type, tuple[i]) as never)));
+          for (const tuple of part) w.orWhere((and) => fields.forEach((f, i) => void and.where(f.column, dialect.toDb(f.type, tuple[i]) as never)));
         }),
       );
     }
@@ -83,20 +83,23 @@ export async function fetchByKeys(sql: SqlContext, model: EntityModel, lookups: 
 }
 
 /** Current ids of a multiple link for many owners, one query per field. */
-export async function fetchMultipleLinks(sql: SqlContext, field: FieldModel, ownerIds: string[]): Promise<Map<string, string[]>> {
-  const { db: trx, schema, dialect } = sql;
+export async function fetchMultipleLinks(sql: SqlContext, field: MultipleLinkField, ownerIds: string[]): Promise<Map<string, string[]>> {
   const out = new Map(ownerIds.map((id) => [id, [] as string[]]));
-  const target = schema.entity(field.target as string) as EntityModel;
   for (const part of chunks(ownerIds, 1000)) {
-    const rows: { o: string; id: string }[] =
-      field.linkKind === 'hasMany'
-        ? await trx(target.table).select({ o: field.foreignColumn as string, id: 'id' }).whereIn(field.foreignColumn as string, part).andWhere('deleted', dialect.live as never)
-        : await trx((field.join as NonNullable<FieldModel['join']>).table)
-            .select({ o: (field.join as NonNullable<FieldModel['join']>).ownColumn, id: (field.join as NonNullable<FieldModel['join']>).targetColumn })
-            .whereIn((field.join as NonNullable<FieldModel['join']>).ownColumn, part);
-    for (const r of rows) out.get(r.o)?.push(r.id);
+    for (const r of await linkPairs(sql, field, part)) out.get(r.o)?.push(r.id);
   }
   return out;
+}
+
+/** The (owner, linked id) pairs of a multiple link for some owners (live targets of a has-many only). */
+function linkPairs(sql: SqlContext, field: MultipleLinkField, owners: string[]): Promise<{ o: string; id: string }[]> {
+  const { db, schema, dialect } = sql;
+  if (field.linkKind === 'hasMany') {
+    const target = schema.entity(field.target) as EntityModel;
+    return db(target.table).select({ o: field.foreignColumn, id: 'id' }).whereIn(field.foreignColumn, owners).andWhere('deleted', dialect.live as never);
+  }
+  const { table, ownColumn, targetColumn } = field.join;
+  return db(table).select({ o: ownColumn, id: targetColumn }).whereIn(ownColumn, owners);
 }
 
 /** Sets the ids of every multiple link of stored records (`<link>Ids`): one query per link field. */
@@ -112,6 +115,6 @@ export async function loadLinkIds(sql: SqlContext, model: EntityModel, records: 
 /** The row a record is stored as: every stored column. */
 export function toStoredRow(dialect: Dialect, { model, record }: { model: EntityModel; record: Record<string, unknown> }): Record<string, unknown> {
   const row: Record<string, unknown> = {};
-  for (const f of storedFields(model)) row[f.column as string] = dialect.toDb(f.type, record[f.key] ?? null);
+  for (const f of storedFields(model)) row[f.column] = dialect.toDb(f.type, record[f.key] ?? null);
   return row;
 }

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { AttributeCondition } from '../attributes/record-attributes';
-import type { EntityModel, FieldModel, SchemaModel } from '../definition/normalize';
+import type { EntityModel, FieldModel, MultipleLinkField, SchemaModel } from '../definition/model';
 import type { Dialect } from './dialects/dialect';
 import { addDays, formatDateTime, isValidTimeZone, localDate, startOfLocalDay } from '../time';
 import { MAX_DAYS, asList, asNonNegativeInt, coerceScalar, escapeLike, invalidQuery, isFilterText, likePattern } from './where-values';
@@ -132,17 +132,15 @@ const dateOp: Apply = ({ qb, field, item, ctx }) => {
 };
 
 /** SQL selecting the ids of this entity's records linked (to any of `ids`, when given). */
-function linkSubquery(ctx: WhereContext, field: FieldModel, ids: unknown[] | null): string {
-  const target = ctx.schema.entity(field.target as string) as EntityModel;
+function linkSubquery(ctx: WhereContext, field: MultipleLinkField, ids: unknown[] | null): string {
+  const target = ctx.schema.entity(field.target) as EntityModel;
   if (field.linkKind === 'hasMany') {
-    return `select "${field.foreignColumn}" from "${target.table}" where deleted = ${ctx.dialect.name === 'postgres' ? 'false' : '0'}${
+    return `select "${field.foreignColumn}" from "${target.table}" where deleted = ${ctx.dialect.bool(false)}${
       ids ? ` and id in (${ids.map(() => '?').join(', ')})` : ''
     } and "${field.foreignColumn}" is not null`;
   }
-  const join = field.join as NonNullable<FieldModel['join']>;
-  return `select j."${join.ownColumn}" from "${join.table}" j join "${target.table}" t on t.id = j."${join.targetColumn}" where t.deleted = ${
-    ctx.dialect.name === 'postgres' ? 'false' : '0'
-  }${ids ? ` and j."${join.targetColumn}" in (${ids.map(() => '?').join(', ')})` : ''}`;
+  const { join } = field;
+  return `select j."${join.ownColumn}" from "${join.table}" j join "${target.table}" t on t.id = j."${join.targetColumn}" where t.deleted = ${ctx.dialect.bool(false)}${ids ? ` and j."${join.targetColumn}" in (${ids.map(() => '?').join(', ')})` : ''}`;
 }
 
 function linkOp(kind: 'linkedWith' | 'notLinkedWith' | 'isLinked' | 'isNotLinked'): Apply {
@@ -161,7 +159,7 @@ function linkOp(kind: 'linkedWith' | 'notLinkedWith' | 'isLinked' | 'isNotLinked
       // Linked means: pointing at a live record (a soft-deleted target is no link, as for the
       // other link kinds).
       const c = col(ctx, field);
-      const target = ctx.schema.entity(field.target as string) as EntityModel;
+      const target = ctx.schema.entity(field.target) as EntityModel;
       const liveTargets = (sub: Builder) => {
         sub.select('t.id').from({ t: target.table }).where('t.deleted', ctx.dialect.toDb('bool', false) as never);
         if (ids) sub.whereIn('t.id', ids as string[]);

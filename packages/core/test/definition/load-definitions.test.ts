@@ -58,8 +58,8 @@ describe('loadDefinitions', () => {
     expect(loadDefinitions({ name: 'Note', fields: { title: { type: 'text' } } })).toHaveLength(1);
     const api = createEntityApi({ database: 'sqlite::memory:', entities: loaded });
     try {
-      expect(api.schema.entity('Product')?.field.get('categories')?.linkKind).toBe('manyToMany');
-      expect(api.schema.entity('Brand')?.field.get('products')?.linkKind).toBe('hasMany');
+      expect(api.schema.entity('Product')?.field.get('categories')).toMatchObject({ linkKind: 'manyToMany' });
+      expect(api.schema.entity('Brand')?.field.get('products')).toMatchObject({ linkKind: 'hasMany' });
     } finally {
       await api.close();
     }

@@ -92,10 +92,8 @@ describe.each(TEST_DBS)('schema sync on %s', (kind) => {
     // has-many is stored on the other side: no column, no join table
     expect(await columns(api, 'maker')).toEqual([...system, 'deleted', 'name'].sort());
     const gadgetModel = api.schema.entity('Gadget');
-    const parts = gadgetModel?.field.get('parts')?.join;
-    const related = gadgetModel?.field.get('related')?.join;
-    expect(parts).toEqual({ table: 'gadget_parts__part', ownColumn: 'gadget_id', targetColumn: 'part_id' });
-    expect(related).toEqual({ table: 'gadget_related__gadget', ownColumn: 'source_id', targetColumn: 'related_id' });
+    expect(gadgetModel?.field.get('parts')).toMatchObject({ join: { table: 'gadget_parts__part', ownColumn: 'gadget_id', targetColumn: 'part_id' } });
+    expect(gadgetModel?.field.get('related')).toMatchObject({ join: { table: 'gadget_related__gadget', ownColumn: 'source_id', targetColumn: 'related_id' } });
     expect(await columns(api, 'gadget_parts__part')).toEqual(['gadget_id', 'part_id']);
     expect(await columns(api, 'gadget_related__gadget')).toEqual(['related_id', 'source_id']);
 

@@ -1,5 +1,5 @@
 import type { ApiRecord } from '../../declarations';
-import type { EntityModel, FieldModel } from '../../definition/normalize';
+import { isLinkField, type EntityModel, type FieldModel, type HasManyField } from '../../definition/model';
 import { ApiError } from '../../errors';
 import { sameValue } from '../values';
 
@@ -166,7 +166,7 @@ export class BatchIndex {
  * is one side of a pair (`children` and `parent`, or both sides of one join table).
  */
 const changesOthers = (model: EntityModel, f: FieldModel): boolean =>
-  f.target === model.name && !f.system && (!!f.def.foreign || model.fields.some((g) => g.target === model.name && g.def.foreign === f.name));
+  isLinkField(f) && f.target === model.name && !f.system && (!!f.def.foreign || model.fields.some((g) => isLinkField(g) && g.target === model.name && g.def.foreign === f.name));
 
 /**
  * What the set-based write of a segment cannot put in item order. It inserts the new records, then
@@ -181,11 +181,11 @@ export class SegmentHazards {
   /** Keys stored records of the segment held and gave up, with the record that held each. */
   private readonly freed = new Map<string, RecordState>();
   /** hasMany fields: target id → the record of the segment that lists it. */
-  private readonly owners = new Map<FieldModel, Map<string, RecordState>>();
+  private readonly owners = new Map<HasManyField, Map<string, RecordState>>();
   private readonly linking: FieldModel[];
 
   constructor(model: EntityModel) {
-    for (const f of model.fields) if (f.linkKind === 'hasMany') this.owners.set(f, new Map());
+    for (const f of model.fields) if (f.type === 'linkMultiple' && f.linkKind === 'hasMany') this.owners.set(f, new Map());
     this.linking = model.fields.filter((f) => changesOthers(model, f));
   }
 

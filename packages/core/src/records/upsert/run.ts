@@ -1,7 +1,7 @@
 import type { UserAccess } from '../../auth/access-control';
 import type { RequestContext } from '../../context';
 import type { ApiRecord } from '../../declarations';
-import type { EntityModel, FieldModel } from '../../definition/normalize';
+import type { EntityModel, LinkEnd } from '../../definition/model';
 import { completeForCreate } from '../../definition/validate-record';
 import type { Transaction } from '../../sql/database';
 import { sqlContext } from '../../sql/sql-context';
@@ -41,7 +41,7 @@ interface Run {
  */
 function assertItemLinks(run: Run, p: Prepared): void {
   const { model } = run.repo;
-  const known = (field: FieldModel, id: string) => field.target === model.name && !!run.index.find({ id, unique: [], indexes: [] });
+  const known = (field: LinkEnd, id: string) => field.target === model.name && !!run.index.find({ id, unique: [], indexes: [] });
   const error = run.links(p, { known });
   if (error) throw error;
 }

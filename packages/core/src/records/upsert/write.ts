@@ -1,5 +1,5 @@
 import type { RequestContext } from '../../context';
-import type { EntityModel } from '../../definition/normalize';
+import { isStoredField, type EntityModel } from '../../definition/model';
 import { ApiError } from '../../errors';
 import { insertRows, replaceJoinRows, updateRows } from '../../sql/bulk-writes';
 import type { Transaction } from '../../sql/database';
@@ -74,7 +74,7 @@ async function recoverLostInsert(write: DecidedWrite, state: RecordState, items:
 /** Updates the changed records in one statement; when that fails, record by record to find the failing ones. */
 async function updateChanged(write: DecidedWrite, changed: RecordState[]) {
   const { trx, repo, ctx, failures } = write;
-  const columns = [...new Set(changed.flatMap((s) => [...s.dirty].filter((f) => f.column).map((f) => f.column as string)))];
+  const columns = [...new Set(changed.flatMap((s) => [...s.dirty].filter(isStoredField).map((f) => f.column)))];
   const actor = ctx.actor?.id ?? null;
   const rows = changed.map((s) => Object.assign(storedRow(repo, s), { modified_by_actor_id: actor }));
   const all = [...columns, 'modified_at', 'modified_by_id', 'modified_by_actor_id'];
@@ -111,10 +111,11 @@ export async function writeDecided(write: DecidedWrite, decided: Prepared[]) {
   const changed = states.filter((s) => !s.isNew && s.dirty.size > 0 && !failures.has(s));
   if (changed.length) await updateChanged(write, changed);
   const ok = states.filter((s) => !failures.has(s));
-  for (const field of model.fields.filter((f) => f.type === 'linkMultiple')) {
+  for (const field of model.fields) {
+    if (field.type !== 'linkMultiple') continue;
     const touched = ok.filter((s) => s.dirty.has(field));
     if (!touched.length) continue;
-    if (field.join) await replaceJoinRows(sql, field, new Map(touched.map((s) => [s.id, s.record[field.key] as string[]])));
+    if (field.linkKind === 'manyToMany') await replaceJoinRows(sql, field, new Map(touched.map((s) => [s.id, s.record[field.key] as string[]])));
     else {
       for (const s of touched) {
         const previous = (await fetchMultipleLinks(sql, field, [s.id])).get(s.id) ?? [];

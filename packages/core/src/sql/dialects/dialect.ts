@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { FieldType } from '../../declarations';
 import type { ApiError } from '../../errors';
+import type { Notifications } from '../notifications';
 
 /** What is known about a table in the database. */
 export interface TableInfo {
@@ -20,11 +21,58 @@ export interface ErrorContext {
 }
 
 /**
+ * Rows of one table as one JSON document bound to a single parameter, so that a statement costs
+ * one parse and one plan whatever the number of rows (and no binding limit applies).
+ */
+export interface Recordset {
+  /** The bound JSON. */
+  json: string;
+  /** The FROM item that reads it, aliased `v`, with one `?`. */
+  from: string;
+  /** The SQL of one column's value in the current row. */
+  value(column: string): string;
+}
+
+/** The table rows go into: its name, the columns the rows set (in that order), those of them that hold JSON. */
+export interface RowShape {
+  table: string;
+  columns: readonly string[];
+  jsonColumns?: readonly string[];
+}
+
+/** How a database is reached: the knex configuration of a URL the dialect serves. */
+export interface ConnectOptions {
+  url: string;
+  /** PostgreSQL pool size. */
+  poolSize?: number;
+}
+
+/**
  * Everything that differs between databases, in one object per dialect. Nothing else sniffs the
  * client name.
  */
 export interface Dialect {
   readonly name: 'sqlite' | 'postgres';
+  /**
+   * The knex configuration for `url`, or undefined when the URL is not of this database. Throws
+   * for a URL of this database that names nothing usable.
+   */
+  connect(options: ConnectOptions): Knex.Config | undefined;
+  /** The driver answers booleans and JSON columns as API values already (no decoding of rows). */
+  readonly typedReads: boolean;
+  /** varchar lengths are enforced by the database (a longer `maxLength` must widen the column). */
+  readonly enforcesLength: boolean;
+  /** The job queue a database gets unless told otherwise. */
+  readonly defaultJobQueue: 'pg-boss' | 'in-process';
+  /** Messages between the processes sharing the database (NOTIFY), or within this process only. */
+  notifications(knex: Knex): Notifications;
+  /** `rows` (keyed by column) as one bound JSON document, read as a table. */
+  recordset(rows: readonly Record<string, unknown>[], shape: RowShape): Recordset;
+  /**
+   * Runs an `insert … select … from <recordset>` and answers the ids stored: rows whose unique key
+   * another request stored meanwhile are skipped (the caller replays them as updates).
+   */
+  insertNew(trx: Knex.Transaction, insert: { sql: string; json: string; ids: readonly string[] }): Promise<string[]>;
   /** The value of the `deleted` column in live rows, as bound in SQL. */
   readonly live: boolean | number;
   /** A boolean as a SQL literal (`true`, or `1` on SQLite). */

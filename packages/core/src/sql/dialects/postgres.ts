@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { FieldType } from '../../declarations';
+import type { Knex } from 'knex';
 import type { Dialect, Introspection } from './dialect';
-import { commonColumnType, databaseUnavailable, uniqueViolation } from './shared';
+import { PostgresNotifications } from './postgres-notifications';
+import { commonColumnType, databaseUnavailable, quoteName, uniqueViolation } from './shared';
 
 /** An arbitrary fixed key for the advisory lock taken while the schema is synced. */
 const SCHEMA_LOCK_KEY = 482_113_907;
@@ -18,10 +20,65 @@ const POSTGRES_COLUMN_TYPES: ReadonlyMap<FieldType, string> = new Map([
   ['jsonObject', 'jsonb'],
 ]);
 
+/** OIDs whose text form we keep as it is: date, timestamp, timestamptz; int8 and numeric become numbers. */
+const RAW_TEXT_OIDS = new Set([1082, 1114, 1184]);
+const NUMBER_OIDS = new Set([20, 1700]);
+
+function pgTypes() {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const pgTypesModule = require('pg').types as { getTypeParser: (oid: number, format?: string) => unknown };
+  return {
+    getTypeParser(oid: number, format?: string) {
+      if (RAW_TEXT_OIDS.has(oid)) return (value: string) => value;
+      if (NUMBER_OIDS.has(oid)) return (value: string) => Number(value);
+      return pgTypesModule.getTypeParser(oid, format);
+    },
+  };
+}
+
 export const postgresDialect: Dialect = {
   name: 'postgres',
   live: false,
   likeOperator: 'ilike',
+  typedReads: true,
+  enforcesLength: true,
+  defaultJobQueue: 'pg-boss',
+
+  connect({ url, poolSize }) {
+    if (!/^postgres(ql)?:\/\//.test(url)) return undefined;
+    return {
+      client: 'pg',
+      connection: { connectionString: url, types: pgTypes() } as Knex.PgConnectionConfig,
+      pool: { min: 0, max: poolSize ?? 10 },
+      acquireConnectionTimeout: 10_000,
+    };
+  },
+
+  notifications: (knex) => new PostgresNotifications(knex),
+
+  recordset(rows, { table, jsonColumns = [] }) {
+    // Rows go as objects, typed by the table; JSON columns hold JSON text, in the document they go as JSON.
+    const parsed = jsonColumns.length === 0 ? rows : rows.map((row) => {
+      const out = { ...row };
+      for (const c of jsonColumns) if (typeof out[c] === 'string') out[c] = JSON.parse(out[c] as string);
+      return out;
+    });
+    return { json: JSON.stringify(parsed), from: `json_populate_recordset(null::${quoteName(table)}, ?::json) as v`, value: (c) => `v.${quoteName(c)}` };
+  },
+
+  // A plain insert costs about a third less than ON CONFLICT DO NOTHING, which inserts every row
+  // speculatively, and a conflict is rare (another request stored one of the keys since they were
+  // looked up): the plain insert is tried first, in a savepoint, and only after a unique violation
+  // are the rows inserted again skipping those whose key is taken.
+  async insertNew(trx, { sql, json, ids }) {
+    try {
+      await trx.transaction((sp) => sp.raw(sql, [json]));
+      return [...ids];
+    } catch (error) {
+      if (postgresDialect.translateError(error, {})?.code !== 'CORE_UNIQUE_VIOLATION') throw error;
+      return ((await trx.raw(`${sql} on conflict do nothing returning id`, [json])).rows as { id: string }[]).map((r) => r.id);
+    }
+  },
 
   bool(value) {
     return value ? 'true' : 'false';

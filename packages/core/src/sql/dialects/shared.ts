@@ -2,6 +2,9 @@ import type { FieldType } from '../../declarations';
 import { ApiError } from '../../errors';
 import type { ErrorContext } from './dialect';
 
+/** A quoted SQL identifier. */
+export const quoteName = (name: string): string => `"${name.replaceAll('"', '""')}"`;
+
 export function uniqueViolation(context: ErrorContext, key: string, cause: unknown): ApiError {
   const fields = context.uniqueFields?.(key) ?? [];
   const entity = context.entity ?? 'record';

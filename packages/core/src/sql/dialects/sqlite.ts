@@ -1,4 +1,8 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import type { FieldType } from '../../declarations';
+import { BootError } from '../../errors';
+import { LocalNotifications } from '../notifications';
 import type { Dialect, Introspection } from './dialect';
 import { commonColumnType, databaseUnavailable, parseJson, uniqueViolation } from './shared';
 
@@ -8,6 +12,52 @@ export const sqliteDialect: Dialect = {
   name: 'sqlite',
   live: 0,
   likeOperator: 'like',
+  typedReads: false,
+  enforcesLength: false,
+  defaultJobQueue: 'in-process',
+
+  // `sqlite:data/x.db`, `sqlite:/abs/x.db`, `sqlite://data/x.db`, `sqlite:///abs/x.db` and a bare path all name a file.
+  connect({ url }) {
+    if (!url.startsWith('sqlite:') && url.includes('://')) return undefined;
+    const file = url.replace(/^sqlite:(\/\/)?/, '');
+    if (!file) throw new BootError('CORE_CONFIG_INVALID', `database URL '${url}' names no file`);
+    if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+    return {
+      client: 'better-sqlite3',
+      connection: { filename: file },
+      useNullAsDefault: true,
+      pool: {
+        min: 1,
+        max: 1,
+        afterCreate(conn: { pragma(sql: string): unknown }, done: (err: Error | null, conn: unknown) => void) {
+          if (file !== ':memory:') conn.pragma('journal_mode = WAL');
+          conn.pragma('foreign_keys = ON');
+          conn.pragma('busy_timeout = 5000');
+          conn.pragma('synchronous = NORMAL');
+          done(null, conn);
+        },
+      },
+    };
+  },
+
+  // One process: its listeners are told directly.
+  notifications: () => new LocalNotifications(),
+
+  recordset(rows, { columns }) {
+    // Rows go as arrays, values by position.
+    const position = new Map(columns.map((c, i) => [c, i]));
+    return {
+      json: JSON.stringify(rows.map((row) => columns.map((c) => row[c]))),
+      from: 'json_each(?) as v',
+      value: (c) => `v.value ->> ${position.get(c) as number}`,
+    };
+  },
+
+  // One writer at a time: skipping taken keys in the same statement costs nothing. `where true`
+  // tells SQLite's parser that ON CONFLICT belongs to the insert, not to a join.
+  async insertNew(trx, { sql, json }) {
+    return ((await trx.raw(`${sql} where true on conflict do nothing returning "id"`, [json])) as { id: string }[]).map((r) => r.id);
+  },
 
   bool(value) {
     return value ? '1' : '0';

@@ -1,0 +1,90 @@
+import type { Knex } from 'knex';
+import type { NotificationHandlers, Notifications } from '../notifications';
+
+const RETRY_MS = 1000;
+
+interface PgConnection {
+  query(sql: string): Promise<unknown>;
+  on(event: 'notification', fn: (message: { channel: string; payload?: string }) => void): void;
+  on(event: 'error' | 'end', fn: (error?: Error) => void): void;
+  removeAllListeners(): void;
+}
+
+interface RawClient {
+  acquireRawConnection(): Promise<PgConnection>;
+  destroyRawConnection(connection: PgConnection): Promise<void>;
+}
+
+const quoted = (channel: string) => `"${channel.replaceAll('"', '""')}"`;
+
+/**
+ * NOTIFY between processes: one listening connection per process, outside the pool. A process
+ * whose listening connection drops reports a reset (messages may be lost) and listens again.
+ */
+export class PostgresNotifications implements Notifications {
+  private connection?: PgConnection;
+  private handlers?: NotificationHandlers;
+  private channels: readonly string[] = [];
+  private closed = false;
+  private retry?: NodeJS.Timeout;
+
+  constructor(private readonly knex: Knex) {}
+
+  private get client(): RawClient {
+    return this.knex.client as unknown as RawClient;
+  }
+
+  async start(channels: readonly string[], handlers: NotificationHandlers): Promise<void> {
+    this.channels = channels;
+    this.handlers = handlers;
+    // A start that is tried again (after a failure later in ready()) keeps its connection.
+    if (!this.connection) await this.listen();
+  }
+
+  private async listen(): Promise<void> {
+    const connection = await this.client.acquireRawConnection();
+    connection.on('notification', (message) => {
+      if (this.channels.includes(message.channel)) this.handlers?.onMessage(message.channel, message.payload ?? '');
+    });
+    const lost = () => this.lost(connection);
+    connection.on('error', lost);
+    connection.on('end', lost);
+    for (const channel of this.channels) await connection.query(`LISTEN ${quoted(channel)}`);
+    if (this.closed) return void (await this.client.destroyRawConnection(connection));
+    this.connection = connection;
+  }
+
+  /** Anything published while nobody listened is unknown: report a reset, then listen again. */
+  private lost(connection: PgConnection): void {
+    if (this.connection !== connection) return;
+    this.connection = undefined;
+    this.quiet(connection);
+    this.client.destroyRawConnection(connection).catch(() => undefined);
+    this.handlers?.onReset();
+    const again = () => {
+      if (this.closed) return;
+      this.listen().catch(() => (this.retry = setTimeout(again, RETRY_MS)));
+    };
+    this.retry = setTimeout(again, RETRY_MS);
+  }
+
+  async publish(channel: string, payload: string): Promise<void> {
+    await this.knex.raw('select pg_notify(?, ?)', [channel, payload]);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.retry);
+    const connection = this.connection;
+    this.connection = undefined;
+    if (!connection) return;
+    this.quiet(connection);
+    await this.client.destroyRawConnection(connection);
+  }
+
+  /** A connection given up on may still emit 'error' (an unhandled one would crash the process). */
+  private quiet(connection: PgConnection): void {
+    connection.removeAllListeners();
+    connection.on('error', () => undefined);
+  }
+}
