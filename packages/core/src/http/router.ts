@@ -1,12 +1,14 @@
 import express, { type Router } from 'express';
 import swaggerUi from 'swagger-ui-express';
-import type { AuthService } from '../auth/auth-service';
+import type { AuthOptions, AuthService } from '../auth/auth-service';
 import type { RequestContext } from '../context';
 import { ApiError } from '../errors';
 import type { RootRouteInstaller, RouteInstaller } from '../plugin';
 import { mountSessionRoutes, requireToken, type SessionParts } from './auth-routes';
 import { jsonBody } from './body';
 import { errorHandler, type Logger } from './error-handler';
+import { guardMount, refuseForeignBody } from './mount-guard';
+import { requestIdHeader } from './request-id';
 import { mountRecordRoutes, type RepositoryLookup } from './record-routes';
 import { mountBulkRoutes } from './bulk-routes';
 import type { JobService } from '../jobs/job-service';
@@ -22,8 +24,14 @@ export interface RouterParts {
   session: SessionParts;
   repository: RepositoryLookup;
   metadata: (ctx: RequestContext) => Promise<unknown>;
-  /** The OpenAPI document as JSON text. */
-  openapi: () => string;
+  /** The OpenAPI document as JSON text, its `servers` entry for the path the router is mounted at. */
+  openapi: (mountPath: string) => string;
+  /** The path generations served; default both. */
+  generations?: readonly ('A' | 'B')[];
+  /** Whether `/apidocs/` and `/apidocs/openapi.json` are served; default true. */
+  apidocs?: boolean;
+  /** The host's own sign-in, trusted (option `auth.resolveUser`). */
+  resolveUser?: AuthOptions['resolveUser'];
   jobs: JobService;
   routes: RouteInstaller[];
   publicRoutes: RouteInstaller[];
@@ -48,11 +56,12 @@ function generationRouter(generation: 'A' | 'B', parts: RouterParts): Router {
     requestContext(req).generation = generation;
     next();
   });
+  router.use(refuseForeignBody(parts.rawBodyPaths));
   router.use(jsonBody({ generation, limit: parts.maxBodySize, exempt: parts.rawBodyPaths }));
   for (const install of parts.publicRoutes) install(router, { generation });
   const sessionPaths = generation === 'B' ? ['/userSession', '/App/user'] : ['/userSession'];
   mountSessionRoutes(router, sessionPaths, parts.session);
-  router.use(requireToken(parts.auth));
+  router.use(requireToken(parts.auth, parts.resolveUser));
   router.use(requestOptions(parts.request, generation));
   const metadata = toHandler(async (req, res) => res.json(await parts.metadata(requestContext(req))));
   router.get('/metadata', metadata);
@@ -73,21 +82,30 @@ function generationRouter(generation: 'A' | 'B', parts: RouterParts): Router {
  */
 export function createRouter(parts: RouterParts): Router {
   const root = express.Router();
+  guardMount(root);
+  root.use(requestIdHeader);
   root.use(toHandler(async (_req, _res, next) => {
     await parts.ready();
     next();
   }));
-  root.get('/apidocs/openapi.json', (_req, res) => {
-    res.type('application/json').send(parts.openapi());
+  if (parts.apidocs !== false) mountApiDocs(root, parts.openapi);
+  for (const install of parts.rootRoutes ?? []) install(root);
+  const generations = parts.generations ?? ['A', 'B'];
+  // `/api/v1` first: generation A's router would take its paths as entity names.
+  if (generations.includes('B')) root.use('/api/v1', generationRouter('B', parts));
+  if (generations.includes('A')) root.use('/api', generationRouter('A', parts));
+  root.use(errorHandler(parts.logger, parts.translateError));
+  return root;
+}
+
+/** Swagger UI at `/apidocs/` and the document at `/apidocs/openapi.json`, its server the mount path. */
+function mountApiDocs(root: Router, openapi: RouterParts['openapi']): void {
+  root.get('/apidocs/openapi.json', (req, res) => {
+    res.type('application/json').send(openapi(req.baseUrl));
   });
   root.use(
     '/apidocs',
     swaggerUi.serveFiles(undefined, { swaggerOptions: { url: './openapi.json' } }),
     swaggerUi.setup(undefined, { swaggerOptions: { url: './openapi.json' } }),
   );
-  for (const install of parts.rootRoutes ?? []) install(root);
-  root.use('/api/v1', generationRouter('B', parts));
-  root.use('/api', generationRouter('A', parts));
-  root.use(errorHandler(parts.logger, parts.translateError));
-  return root;
 }

@@ -12,6 +12,8 @@ export interface OpenApiInput extends ListSizes, ParameterInput {
   fragments: readonly OpenApiFragment[];
   info?: { title?: string; version?: string; description?: string };
   publicUrl?: string;
+  /** The path generations served; default both. */
+  generations?: readonly ('A' | 'B')[];
   /** Routes the host mounts itself, read from its JSDoc (`openapi.apis`); absolute paths. */
   hostRoutes?: OpenApiFragment;
   /** Keys present hooks add to the records of an entity type, with their JSON Schema. */
@@ -84,7 +86,7 @@ function openObjects(document: Record<string, unknown>): Record<string, unknown>
 export function buildOpenApi(input: OpenApiInput): Record<string, unknown> {
   const paths: Record<string, PathItem> = {};
   const parameters = documentedParameters(input);
-  for (const [base, generation] of BASES) {
+  for (const [base, generation] of BASES.filter(([, g]) => (input.generations ?? ['A', 'B']).includes(g))) {
     for (const [path, item] of Object.entries(generationPaths(input.schema, input.fragments, { generation, parameters }))) {
       paths[`${base}${path}`] = item;
     }
