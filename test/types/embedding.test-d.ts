@@ -5,6 +5,7 @@
  */
 import { createEntityApi, defineEntity, systemContext, type ApiRecord, type EntityApi, type InferRecord, type Logger } from '@entity-records/core';
 import files from '@entity-records/files';
+import pino from 'pino';
 import sharing from '@entity-records/sharing';
 
 // Unknown options are compile errors in defineEntity, for fields and entities alike.
@@ -95,13 +96,6 @@ createEntityApi({
   plugins: [[files, { storageDir: 'x', thumbnailSize: 3 }]],
 });
 
-// pino's calling convention: facts first, message second.
-declare const pinoLike: {
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-  error(obj: object, msg?: string): void;
-  debug(obj: object, msg?: string): void;
-  child(bindings: Record<string, unknown>): typeof pinoLike;
-};
-const logger: Logger = pinoLike;
+// pino's calling convention (facts first, message second) is the Logger's: pino fits as it is.
+const logger: Logger = pino({ level: 'debug' });
 void logger;

@@ -93,6 +93,7 @@ export function buildRouter(base: InstanceBase, services: RouterServices): Route
     rootRoutes: registry.rootRoutes,
     rawBodyPaths: (path) => registry.isRawBodyPath(path),
     maxBodySize: options.maxBodySize ?? '32mb',
+    maxListSize: options.maxListSize,
     jobs: services.jobs,
     generations: options.generations,
     apidocs: options.apidocs,

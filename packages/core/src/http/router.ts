@@ -15,6 +15,7 @@ import type { JobService } from '../jobs/job-service';
 import { requestContext } from './request-context';
 import { requestOptions, type RequestOptionsParts } from './request-options';
 import { mountAttributeRoutes } from './attribute-routes';
+import { mountJobRoutes } from './job-routes';
 import type { AttributeEndpoints } from '../attributes/endpoints';
 import { toHandler } from './to-handler';
 
@@ -42,6 +43,8 @@ export interface RouterParts {
   /** Plugin routes at the root (public links), before the bases. */
   rootRoutes?: RootRouteInstaller[];
   maxBodySize: string | number;
+  /** The largest `maxSize` of a list (and of a page of a job's result). */
+  maxListSize?: number;
   /** Paths (below the base) whose bodies another parser reads (multipart). */
   rawBodyPaths?: (path: string) => boolean;
   logger?: Logger;
@@ -69,6 +72,7 @@ function generationRouter(generation: 'A' | 'B', parts: RouterParts): Router {
   for (const install of parts.routes) install(router, { generation });
   mountBulkRoutes(router, { lookup: parts.repository, jobs: parts.jobs, generation });
   mountAttributeRoutes(router, parts.repository, parts.attributes);
+  mountJobRoutes(router, { lookup: parts.repository, maxListSize: parts.maxListSize ?? 1000 });
   mountRecordRoutes(router, parts.repository, generation);
   router.use((req, _res, next) => {
     next(new ApiError('CORE_ROUTE_NOT_FOUND', `No route ${req.method} ${req.baseUrl}${req.path}`));
