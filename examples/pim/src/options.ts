@@ -16,7 +16,13 @@ export function pimOptions(config: PimConfig): EntityApiOptions {
     // The first language is the main one; multilang gives every other one its field variants
     // (nameDeDE), ExtensibleEnumOption.name included.
     languages: config.languages,
-    openapi: { title: 'PIM example', version: '0.1.0', apis: HEALTH_OPENAPI_FILES },
+    openapi: {
+      title: 'PIM example',
+      version: '0.1.0',
+      apis: HEALTH_OPENAPI_FILES,
+      license: { name: 'MIT', identifier: 'MIT' },
+      contact: { name: 'The entity-records project' },
+    },
     // Without languages (LANGUAGES set empty) nothing is multilingual.
     plugins: [
       [files, { storageDir: config.storageDir, fileUrlAllowedHosts: config.fileUrlAllowedHosts }],

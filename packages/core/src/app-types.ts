@@ -53,6 +53,10 @@ export interface EntityApiOptions<TEntities extends readonly EntityDefinition[] 
     description?: string;
     /** Files (globs) of the host's own routes whose `@openapi` JSDoc blocks join the document. */
     apis?: string[];
+    /** `info.license` of the document: `{ name, identifier? }` (an SPDX id) or `{ name, url? }`. */
+    license?: { name: string; identifier?: string; url?: string };
+    /** `info.contact` of the document. */
+    contact?: { name?: string; url?: string; email?: string };
   };
   logger?: Logger;
   /** PostgreSQL pool size; default 10. */

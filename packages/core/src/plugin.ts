@@ -23,6 +23,11 @@ export interface PluginApi {
   readonly languages: Languages;
   /** The instance's logger as a child with `{ plugin: <name> }` on every line. */
   readonly logger: Logger;
+  /**
+   * The same object for every plugin of one instance (each plugin's `api` is its own): the key of a
+   * WeakMap through which plugins share services (`filesOf(api)` in `@entity-records/files`).
+   */
+  readonly instanceKey: object;
   /** Adds an entity type, as if the host had defined it. */
   addEntity(definition: EntityDefinition): void;
   /**

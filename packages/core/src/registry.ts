@@ -102,6 +102,7 @@ export class Registry implements PluginApi {
     this.parameters.push(parameter);
   };
 
+  readonly instanceKey: object = Object.freeze({});
   /** The instance's logger; plugins get a child of it through `forPlugin`. */
   logger: Logger = consoleLogger;
 

@@ -5,12 +5,13 @@ import { HTTP_METHODS } from './fragment-paths';
 import type { ListSizes } from './parameters';
 import { generationPaths } from './paths';
 import type { Operation, PathItem } from './refs';
+import { CORE_TAGS, describeOperations, dropUnusedSchemas, entityTagDescription } from './polish';
 import { documentedParameters, type ParameterInput } from './request-parameters';
 
 export interface OpenApiInput extends ListSizes, ParameterInput {
   schema: SchemaModel;
   fragments: readonly OpenApiFragment[];
-  info?: { title?: string; version?: string; description?: string };
+  info?: { title?: string; version?: string; description?: string; license?: Record<string, unknown>; contact?: Record<string, unknown> };
   publicUrl?: string;
   /** The path generations served; default both. */
   generations?: readonly ('A' | 'B')[];
@@ -20,10 +21,6 @@ export interface OpenApiInput extends ListSizes, ParameterInput {
   addedKeys?: (entity: string) => Record<string, Record<string, unknown>>;
 }
 
-/** Tag descriptions of core entity types (a definition's own description wins). */
-const CORE_TAGS: Record<string, string> = {
-  Job: 'Background work started by upsertAsync and entityMassUpdate: read a job by id until its status is Success, Failed or Canceled; PATCH {"status": "Canceled"} cancels a pending one.',
-};
 
 const BASES = [
   ['/api', 'A'],
@@ -97,23 +94,24 @@ export function buildOpenApi(input: OpenApiInput): Record<string, unknown> {
   }
   for (const fragment of input.fragments) Object.assign(paths, fragment.rootPaths);
   uniqueOperationIds(paths);
-  return openObjects({
+  describeOperations(paths);
+  const { license, contact } = input.info ?? {};
+  const document = openObjects({
     openapi: '3.1.0',
     info: {
       title: input.info?.title ?? 'Entity records API',
       version: input.info?.version ?? '1.0.0',
       description: input.info?.description ?? 'Records of every entity type under /api/ (generation A) and /api/v1/ (generation B).',
+      ...(license && { license }),
+      ...(contact && { contact }),
     },
     servers: [{ url: input.publicUrl ?? '/' }],
     security: [{ tokenAuth: [] }, { cookieAuth: [] }],
     tags: uniqueTags([
-      { name: 'Auth' },
-      { name: 'Metadata' },
-      { name: 'Records' },
-      ...[...input.schema.entities.values()].map((m) => {
-        const description = m.def.description ?? CORE_TAGS[m.name];
-        return { name: m.name, ...(description && { description }) };
-      }),
+      { name: 'Auth', description: CORE_TAGS.Auth },
+      { name: 'Metadata', description: CORE_TAGS.Metadata },
+      { name: 'Records', description: CORE_TAGS.Records },
+      ...[...input.schema.entities.values()].map((m) => ({ name: m.name, description: m.def.description ?? CORE_TAGS[m.name] ?? entityTagDescription(m.name) })),
       ...[...input.fragments, host].flatMap((f) => f.tags ?? []),
     ]),
     paths,
@@ -125,4 +123,6 @@ export function buildOpenApi(input: OpenApiInput): Record<string, unknown> {
       addedKeys: input.addedKeys,
     }),
   });
+  dropUnusedSchemas(document);
+  return document;
 }

@@ -4,6 +4,7 @@ import { attributePaths } from './attribute-paths';
 import { cookiePath, sessionPath } from './auth-paths';
 import { massUpdatePath, restorePath, upsertAsyncPath, upsertPath } from './bulk-paths';
 import { addFragmentPaths } from './fragment-paths';
+import { jobResultPath } from './job-paths';
 import { metadataPath } from './metadata-path';
 import { entityPaths, linkedPaths, relationPath } from './record-paths';
 import { param, type Generation, type GenerationContext, type KindParameters, type PathItem } from './refs';
@@ -39,6 +40,7 @@ export function generationPaths(
   paths['/upsertAsync'] = upsertAsyncPath(op, generation);
   paths['/entityMassUpdate'] = massUpdatePath(op, generation);
   if (generation === 'B') paths['/MassActions/action/upsert'] = upsertPath(op, generation, 'massActionUpsert');
+  if (schema.entities.has('Job')) paths['/Job/{id}/result'] = jobResultPath(op);
   for (const model of schema.entities.values()) {
     Object.assign(paths, entityPaths(model, context));
     if (model.def.hasAttributes) Object.assign(paths, attributePaths(model, context));
