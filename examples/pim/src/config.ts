@@ -11,6 +11,16 @@ export interface PimConfig {
   adminPassword?: string;
   languages: string[];
   fileUrlAllowedHosts: string[];
+  /** Brands, categories and products with attributes and images on a database without any (DEMO_DATA). */
+  demoData: boolean;
+}
+
+/** `1`/`true`/`yes` or `0`/`false`/`no`; anything else is a mistake worth stopping for. */
+function flag(name: string, value: string | undefined, fallback: boolean): boolean {
+  if (value === undefined || value === '') return fallback;
+  if (/^(1|true|yes|on)$/i.test(value)) return true;
+  if (/^(0|false|no|off)$/i.test(value)) return false;
+  throw new Error(`${name} must be 1 or 0 (true or false), not '${value}'`);
 }
 
 const list = (value: string | undefined, fallback: string[]) =>
@@ -31,5 +41,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): PimConfig {
     adminPassword: env.ADMIN_PASSWORD || undefined,
     languages: list(env.LANGUAGES, ['en_US', 'de_DE']),
     fileUrlAllowedHosts: list(env.FILE_URL_ALLOWED_HOSTS, []),
+    // Only the default database starts with demo data: one named by DATABASE_URL starts empty.
+    demoData: flag('DEMO_DATA', env.DEMO_DATA, !env.DATABASE_URL),
   };
 }

@@ -138,9 +138,9 @@ export type PluginEntry = Plugin<unknown> | readonly [Plugin<unknown>, unknown];
  * The host's plugin list with each `[plugin, options]` pair checked against the options that
  * plugin declares (`definePlugin<FilesOptions>`): a typo in an option is a compile error there.
  */
-export type CheckedPlugins<TPlugins extends readonly unknown[]> = {
-  [I in keyof TPlugins]: TPlugins[I] extends readonly [Plugin<infer TOptions>, unknown] ? readonly [Plugin<TOptions>, TOptions] : TPlugins[I];
-};
+export type CheckedPlugins<TPlugins extends readonly unknown[]> = number extends TPlugins['length']
+  ? readonly PluginEntry[] // a list built at run time: its pairs were checked where they were written, if anywhere
+  : { [I in keyof TPlugins]: TPlugins[I] extends readonly [Plugin<infer TOptions>, unknown] ? readonly [Plugin<TOptions>, TOptions] : TPlugins[I] };
 
 function checkShape(plugin: Plugin<unknown>): void {
   if (!plugin || typeof plugin.name !== 'string' || typeof plugin.setup !== 'function') {
