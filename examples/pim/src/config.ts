@@ -13,7 +13,11 @@ export interface PimConfig {
   fileUrlAllowedHosts: string[];
   /** Brands, categories and products with attributes and images on a database without any (DEMO_DATA). */
   demoData: boolean;
+  /** pino's level of the instance's log lines on stdout (LOG_LEVEL). */
+  logLevel: string;
 }
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 /** `1`/`true`/`yes` or `0`/`false`/`no`; anything else is a mistake worth stopping for. */
 function flag(name: string, value: string | undefined, fallback: boolean): boolean {
@@ -25,6 +29,12 @@ function flag(name: string, value: string | undefined, fallback: boolean): boole
 
 const list = (value: string | undefined, fallback: string[]) =>
   value === undefined ? fallback : value.split(',').map((s) => s.trim()).filter(Boolean);
+
+function logLevel(value: string | undefined): string {
+  if (!value) return 'info';
+  if (!LOG_LEVELS.includes(value)) throw new Error(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, not '${value}'`);
+  return value;
+}
 
 export function readConfig(env: NodeJS.ProcessEnv = process.env): PimConfig {
   const dataDir = path.resolve(__dirname, '..', 'data');
@@ -43,5 +53,6 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): PimConfig {
     fileUrlAllowedHosts: list(env.FILE_URL_ALLOWED_HOSTS, []),
     // Only the default database starts with demo data: one named by DATABASE_URL starts empty.
     demoData: flag('DEMO_DATA', env.DEMO_DATA, !env.DATABASE_URL),
+    logLevel: logLevel(env.LOG_LEVEL),
   };
 }

@@ -1,4 +1,5 @@
 import type { EntityApiOptions } from '@entity-records/core';
+import pino from 'pino';
 import files from '@entity-records/files';
 import sharing from '@entity-records/sharing';
 import meta from '@entity-records/meta';
@@ -12,6 +13,8 @@ export function pimOptions(config: PimConfig): EntityApiOptions {
   return {
     database: config.databaseUrl,
     entities: pimEntities,
+    // JSON lines on stdout: start-up, schema steps, jobs and client errors at info, SQL at debug.
+    logger: pino({ level: config.logLevel }),
     publicUrl: config.publicUrl,
     // The first language is the main one; multilang gives every other one its field variants
     // (nameDeDE), ExtensibleEnumOption.name included.

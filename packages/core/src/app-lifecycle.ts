@@ -19,7 +19,8 @@ async function startInstance({ options, registry, schema, database, repositories
   const { auth, accessService } = services;
   const started = Date.now();
   const steps = await syncSchema(database, schema, registry.tables);
-  for (const step of steps) logger.info({ step: step.description, sql: step.sql }, `schema: ${step.description}`);
+  // The statement itself at debug, beside every other statement: info stays one line a step.
+  for (const step of steps) logger.info({ step: step.description }, `schema: ${step.description}`);
   await services.cacheEvents.start({
     onEvent: (event) => (event.kind === 'role' ? accessService.forgetRole(event.id) : auth.forget(event)),
     onReset: () => {
