@@ -1,8 +1,10 @@
 import { PassThrough } from 'node:stream';
 import pino from 'pino';
-import { definePlugin } from '@entity-records/core';
+import express from 'express';
+import request from 'supertest';
+import { createEntityApi, definePlugin } from '@entity-records/core';
 import { GENERATIONS, startTestApi, type TestApi } from '../../../../test/support/api';
-import { TEST_DBS } from '../../../../test/support/databases';
+import { createTestDatabase, TEST_DBS } from '../../../../test/support/databases';
 import { testEntities } from '../../../../test/support/fixtures';
 
 interface Line {
@@ -89,5 +91,32 @@ describe.each(TEST_DBS)('logging through a pino instance on %s', (kind) => {
       const clientErrors = lines.filter((l) => l.level === 30 && l.status === 404);
       expect(clientErrors.map((l) => l.requestId)).toEqual([made.headers['x-request-id'], unsafe.headers['x-request-id']]);
     });
+  });
+});
+
+describe.each(TEST_DBS)('a missing admin password on %s', (kind) => {
+  it('is generated and logged once at warn, and signs the admin in', async () => {
+    const warnings: { facts: Record<string, unknown>; message?: string }[] = [];
+    const logger = { info() {}, error() {}, warn: (facts: Record<string, unknown>, message?: string) => void warnings.push({ facts, message }) };
+    const db = await createTestDatabase(kind);
+    const api = createEntityApi({ database: db.url, entities: testEntities, admin: { userName: 'boss', password: process.env.UNSET_ADMIN_PASSWORD_FOR_TEST }, logger, auth: { passwordCost: 14 } });
+    try {
+      await api.ready();
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0].facts).toEqual({ userName: 'boss' });
+      const password = /generated password (\S+) \(shown only this once/.exec(warnings[0].message ?? '')?.[1] as string;
+      expect(password).toMatch(/^[A-Za-z0-9_-]{20,}$/);
+      const app = express().use(api.router);
+      await request(app).get('/api/userSession').auth('boss', password).set('Authorization-Token-Only', 'true').expect(200);
+      // Ready again (another start of the same database): the user exists, nothing is logged.
+      await api.close();
+      const again = createEntityApi({ database: db.url, entities: testEntities, admin: { userName: 'boss' }, logger, auth: { passwordCost: 14 } });
+      await again.ready();
+      await again.close();
+      if (kind === 'postgres') expect(warnings).toHaveLength(1);
+    } finally {
+      await api.close().catch(() => undefined);
+      await db.drop();
+    }
   });
 });
