@@ -97,7 +97,9 @@ describe.each(TEST_DBS)('logging through a pino instance on %s', (kind) => {
 describe.each(TEST_DBS)('a missing admin password on %s', (kind) => {
   it('is generated and logged once at warn, and signs the admin in', async () => {
     const warnings: { facts: Record<string, unknown>; message?: string }[] = [];
-    const logger = { info() {}, error() {}, warn: (facts: Record<string, unknown>, message?: string) => void warnings.push({ facts, message }) };
+    const warn = (facts: Record<string, unknown> | string, message?: string) =>
+      void warnings.push(typeof facts === 'string' ? { facts: {}, message: facts } : { facts, message });
+    const logger = { info() {}, error() {}, warn };
     const db = await createTestDatabase(kind);
     const api = createEntityApi({ database: db.url, entities: testEntities, admin: { userName: 'boss', password: process.env.UNSET_ADMIN_PASSWORD_FOR_TEST }, logger, auth: { passwordCost: 14 } });
     try {
