@@ -29,7 +29,7 @@ async function main(): Promise<void> {
     database: process.env.BENCH_DATABASE_URL as string,
     entities: [Brand, Product],
     admin: { userName: 'admin', password: process.env.BENCH_ADMIN_PASSWORD as string },
-    logger: { info() {}, warn() {}, error: (m: string, x?: unknown) => console.error(m, x) },
+    logger: { info() {}, warn() {}, error: (x: unknown, m?: string) => console.error(m, x) },
   });
   await api.ready();
   const capture = new QueryCapture();

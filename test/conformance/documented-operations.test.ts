@@ -23,7 +23,7 @@ describe('the documented operations of the example', () => {
 
   beforeAll(async () => {
     storage = fs.mkdtempSync(path.join(os.tmpdir(), 'er-ops-'));
-    pim = await createPim({ ...readConfig({}), databaseUrl: 'sqlite::memory:', storageDir: storage, adminPassword: ADMIN.password });
+    pim = await createPim({ ...readConfig({ LOG_LEVEL: 'silent' }), databaseUrl: 'sqlite::memory:', storageDir: storage, adminPassword: ADMIN.password, demoData: false });
     token = await signIn();
   });
   afterAll(async () => {

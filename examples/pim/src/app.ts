@@ -2,6 +2,7 @@ import { ApiError, createEntityApi, ensureAdmin, systemContext, type ApiRecord, 
 import express, { type Express } from 'express';
 import type { PimConfig } from './config';
 import { mountHealth } from './health';
+import { demoImages, seedDemo } from './demo-seed';
 import { pimOptions } from './options';
 
 /** The option lists the example's fields name, with their options. */
@@ -75,6 +76,8 @@ export interface Pim {
   generatedPassword?: string;
   /** The admin existed with another password, and now has ADMIN_PASSWORD. */
   passwordReset: boolean;
+  /** Products the demo data added on this start (0 when off, or the database had records). */
+  demoProducts: number;
 }
 
 /**
@@ -98,12 +101,15 @@ async function applyAdminPassword(api: EntityApi, admin: { userName: string; pas
 
 /** Builds the example app: every package composed, tables created, admin and lists seeded. */
 export async function createPim(config: PimConfig): Promise<Pim> {
-  const api = createEntityApi(pimOptions(config));
+  const options = pimOptions(config);
+  const images = demoImages();
+  const api = createEntityApi({ ...options, plugins: [...(options.plugins ?? []), images.plugin] });
   await api.ready();
   const admin = await ensureAdmin(api, { userName: config.adminUserName, password: config.adminPassword });
   const passwordReset = !admin.created && config.adminPassword !== undefined && (await applyAdminPassword(api, { userName: config.adminUserName, password: config.adminPassword }));
   await seedLists(api);
   await seedMeasures(api);
+  const demoProducts = config.demoData ? await seedDemo(api, images.files()) : 0;
   const app = express();
   app.disable('x-powered-by');
   mountHealth(app, api);
@@ -113,5 +119,5 @@ export async function createPim(config: PimConfig): Promise<Pim> {
     const error = new ApiError('CORE_NOT_FOUND', 'No such route');
     res.status(error.status).setHeader('X-Status-Reason', error.message).json(error.toJSON());
   });
-  return { app, api, generatedPassword: admin.password, passwordReset };
+  return { app, api, generatedPassword: admin.password, passwordReset, demoProducts };
 }

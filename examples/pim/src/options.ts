@@ -1,4 +1,5 @@
 import type { EntityApiOptions } from '@entity-records/core';
+import pino from 'pino';
 import files from '@entity-records/files';
 import sharing from '@entity-records/sharing';
 import meta from '@entity-records/meta';
@@ -12,11 +13,19 @@ export function pimOptions(config: PimConfig): EntityApiOptions {
   return {
     database: config.databaseUrl,
     entities: pimEntities,
+    // JSON lines on stdout: start-up, schema steps, jobs and client errors at info, SQL at debug.
+    logger: pino({ level: config.logLevel }),
     publicUrl: config.publicUrl,
     // The first language is the main one; multilang gives every other one its field variants
     // (nameDeDE), ExtensibleEnumOption.name included.
     languages: config.languages,
-    openapi: { title: 'PIM example', version: '0.1.0', apis: HEALTH_OPENAPI_FILES },
+    openapi: {
+      title: 'PIM example',
+      version: '0.1.0',
+      apis: HEALTH_OPENAPI_FILES,
+      license: { name: 'MIT', identifier: 'MIT' },
+      contact: { name: 'The entity-records project' },
+    },
     // Without languages (LANGUAGES set empty) nothing is multilingual.
     plugins: [
       [files, { storageDir: config.storageDir, fileUrlAllowedHosts: config.fileUrlAllowedHosts }],

@@ -5,7 +5,8 @@ import { readConfig } from './config';
 
 async function main(): Promise<void> {
   const config = readConfig();
-  const { app, api, generatedPassword, passwordReset } = await createPim(config);
+  const { app, api, generatedPassword, passwordReset, demoProducts } = await createPim(config);
+  if (demoProducts) console.log(`Added demo data: ${demoProducts} products with brands, categories, attributes and images (DEMO_DATA=0 starts empty).`);
   if (generatedPassword) {
     console.log(`Created user '${config.adminUserName}' with password: ${generatedPassword}`);
     console.log('This password is shown only once.');

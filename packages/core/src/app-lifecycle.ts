@@ -15,9 +15,12 @@ interface LifecycleServices {
 }
 
 /** Syncs the schema, listens for cache events, creates the admin, runs plugins' ready callbacks, starts jobs. */
-async function startInstance({ options, registry, schema, database, repositories }: InstanceBase, services: LifecycleServices): Promise<void> {
+async function startInstance({ options, registry, schema, database, repositories, logger }: InstanceBase, services: LifecycleServices): Promise<void> {
   const { auth, accessService } = services;
-  await syncSchema(database, schema, registry.tables);
+  const started = Date.now();
+  const steps = await syncSchema(database, schema, registry.tables);
+  // The statement itself at debug, beside every other statement: info stays one line a step.
+  for (const step of steps) logger.info({ step: step.description }, `schema: ${step.description}`);
   await services.cacheEvents.start({
     onEvent: (event) => (event.kind === 'role' ? accessService.forgetRole(event.id) : auth.forget(event)),
     onReset: () => {
@@ -25,9 +28,27 @@ async function startInstance({ options, registry, schema, database, repositories
       accessService.forgetAll();
     },
   });
-  if (options.admin) await ensureAdmin({ repository: () => repositories.get('User') as never }, options.admin);
+  if (options.admin) await createAdmin(base(repositories), { admin: options.admin, logger });
   for (const fn of registry.readyCallbacks) await fn();
   await services.jobs.start(options.jobs?.worker !== false);
+  logger.info(
+    { entities: schema.entities.size, database: database.dialect.name, schemaSteps: steps.length, worker: options.jobs?.worker !== false, ms: Date.now() - started },
+    `ready: ${schema.entities.size} entity types on ${database.dialect.name}`,
+  );
+}
+
+const base = (repositories: InstanceBase['repositories']) => ({ repository: () => repositories.get('User') as never });
+
+/**
+ * The `admin` option's user; a password generated for it (none was given) is logged once at
+ * warn, so that it is never lost.
+ */
+async function createAdmin(api: Parameters<typeof ensureAdmin>[0], { admin, logger }: { admin: { userName: string; password?: string }; logger: InstanceBase['logger'] }): Promise<void> {
+  const result = await ensureAdmin(api, admin);
+  if (result.created) logger.info({ userName: admin.userName }, `created the admin user '${admin.userName}'`);
+  if (result.password) {
+    logger.warn({ userName: admin.userName }, `created user '${admin.userName}' with the generated password ${result.password} (shown only this once; set admin.password to choose one)`);
+  }
 }
 
 /** `ready()` (once, and again after a failed start) and `close()` of an instance. */

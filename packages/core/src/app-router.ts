@@ -7,7 +7,7 @@ import type { AttributeService } from './attributes/service';
 import type { InstanceBase } from './app-services';
 import type { ContextUser, RequestContext } from './context';
 import { buildMetadata } from './definition/metadata';
-import { consoleLogger } from './http/error-handler';
+import type { Logger } from './logger';
 import { createRouter } from './http/router';
 import type { JobService } from './jobs/job-service';
 import { buildOpenApi } from './openapi/build-document';
@@ -22,32 +22,43 @@ interface RouterServices {
   accessService: AccessService;
   attributes: AttributeService;
   jobs: JobService;
-  /** The OpenAPI document as text. */
-  openapi: () => string;
+  /** The OpenAPI document as text, for the path the router is mounted at. */
+  openapi: (mountPath?: string) => string;
+  logger: Logger;
 }
 
 /**
  * The OpenAPI document with the host's routes, built once and kept as text: every caller gets
  * its own copy, so nothing can change what is served.
  */
-export function openApiText({ options, registry, schema }: InstanceBase, hostRoutes: OpenApiFragment): () => string {
-  let text: string | undefined;
-  return () =>
-    (text ??= JSON.stringify(
-      buildOpenApi({
-        schema,
-        fragments: registry.fragments,
-        hostRoutes,
-        info: options.openapi,
-        publicUrl: options.publicUrl,
-        defaultListSize: options.defaultListSize,
-        maxListSize: options.maxListSize,
-        parameters: registry.parameters,
-        metaCategories: registry.presenter.metaCategories(),
-        addedKeys: (entity) => registry.presenter.addedKeys(entity),
-        languages: registry.languages,
-      }),
-    ));
+export function openApiText({ options, registry, schema }: InstanceBase, hostRoutes: OpenApiFragment): (mountPath?: string) => string {
+  let document: Record<string, unknown> | undefined;
+  const texts = new Map<string, string>();
+  return (mountPath = '') => {
+    document ??= buildOpenApi({
+      schema,
+      fragments: registry.fragments,
+      hostRoutes,
+      info: options.openapi,
+      publicUrl: options.publicUrl,
+      generations: options.generations,
+      defaultListSize: options.defaultListSize,
+      maxListSize: options.maxListSize,
+      parameters: registry.parameters,
+      metaCategories: registry.presenter.metaCategories(),
+      addedKeys: (entity) => registry.presenter.addedKeys(entity),
+      languages: registry.languages,
+    });
+    let text = texts.get(mountPath);
+    if (text === undefined) {
+      // The paths are those of the router; where the host mounts it is the server's part.
+      const url = `${(options.publicUrl ?? '').replace(/\/+$/, '')}${mountPath}` || '/';
+      text = JSON.stringify({ ...document, servers: [{ url }] });
+      // Mount paths come from the host's code: a handful, never one per request.
+      if (texts.size < 100) texts.set(mountPath, text);
+    }
+    return text;
+  };
 }
 
 /** The metadata of the instance as the caller sees it: entity types and fields it may read. */
@@ -82,8 +93,12 @@ export function buildRouter(base: InstanceBase, services: RouterServices): Route
     rootRoutes: registry.rootRoutes,
     rawBodyPaths: (path) => registry.isRawBodyPath(path),
     maxBodySize: options.maxBodySize ?? '32mb',
+    maxListSize: options.maxListSize,
     jobs: services.jobs,
-    logger: options.logger ?? consoleLogger,
+    generations: options.generations,
+    apidocs: options.apidocs,
+    resolveUser: options.auth?.resolveUser,
+    logger: services.logger,
     translateError: translateOutage,
   });
 }

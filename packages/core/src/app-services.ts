@@ -6,7 +6,7 @@ import type { EntityApiOptions } from './app-types';
 import { systemContext, type ContextUser } from './context';
 import type { EntityModel, SchemaModel } from './definition/normalize';
 import { BootError } from './errors';
-import { consoleLogger } from './http/error-handler';
+import type { InstanceLogger } from './logger';
 import { massUpdateJob, upsertJob } from './jobs/bulk-jobs';
 import { JobService } from './jobs/job-service';
 import { PgBossQueue } from './jobs/pg-boss-queue';
@@ -27,6 +27,7 @@ export interface InstanceBase {
   database: Database;
   /** The repository of each entity type, filled by `addRepositories`. */
   repositories: Map<string, Repository>;
+  logger: InstanceLogger;
 }
 
 /** Attribute values: one value table per entity type with attributes, the rules of Attribute writes. */
@@ -70,18 +71,14 @@ export function addRepositories(base: InstanceBase, services: { accessService: A
 }
 
 /** Jobs (upsert, mass update) on pg-boss (default on PostgreSQL) or in this process. */
-export function createJobs({ options, database, schema, repositories }: InstanceBase): JobService {
+export function createJobs({ options, database, schema, repositories, logger }: InstanceBase): JobService {
   const jobStore = new JobStore(database, schema.entity('Job') as EntityModel);
   const usePgBoss = (options.jobs?.queue ?? database.dialect.defaultJobQueue) === 'pg-boss';
   const queue = usePgBoss
     ? new PgBossQueue({ connectionString: options.database, expireInSeconds: options.jobs?.expireInSeconds })
     : new InProcessQueue(() => jobStore.unfinished());
   const authStore = new AuthStore(database, schema.entity('User') as EntityModel, schema.entity('Role') as EntityModel);
-  const jobs = new JobService(jobStore, queue, {
-    loadUser: (id) => authStore.userById(id),
-    onError: (jobId, error) =>
-      (options.logger ?? consoleLogger).error(`job ${jobId} failed`, { error: error instanceof Error ? error.stack : String(error) }),
-  });
+  const jobs = new JobService(jobStore, queue, { loadUser: (id) => authStore.userById(id), logger });
   const lookup = (name: string) => repositories.get(name);
   jobs.register('upsert', upsertJob(lookup));
   jobs.register('massUpdate', massUpdateJob(lookup));

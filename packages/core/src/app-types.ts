@@ -1,25 +1,34 @@
-import type { Router } from 'express';
+import type { RequestHandler, Router } from 'express';
 import type { AuthOptions, AuthService } from './auth/auth-service';
 import type { LoginThrottle } from './auth/login-throttle';
 import type { V1AttributesFormat } from './attributes/service';
-import type { ApiRecord, EntityDefinition } from './declarations';
+import type { ApiRecord, CreateBody, EntityDefinition, RecordOf, UpdateBody } from './declarations';
+import type { RequestContext } from './context';
+import type { JobHandler } from './jobs/job-service';
 import type { SchemaModel } from './definition/normalize';
-import type { Logger } from './http/error-handler';
+import type { Logger } from './logger';
 import type { Languages } from './languages';
 import type { PluginEntry } from './plugin';
 import type { Database } from './sql/database';
 import type { Repository } from './records/repository';
 import type { SchemaStep } from './sql/schema-sync';
 
-export interface EntityApiOptions {
+export interface EntityApiOptions<TEntities extends readonly EntityDefinition[] = readonly EntityDefinition[]> {
   /** `sqlite::memory:`, `sqlite:<path>` or `postgres://…`. */
   database: string;
-  /** The host's entity definitions. */
-  entities: readonly EntityDefinition[];
+  /** The host's entity definitions; `api.repository(name)` is typed from them. */
+  entities: TEntities;
   plugins?: readonly PluginEntry[];
   auth?: AuthOptions;
-  /** Created on start when no user of that name exists. */
-  admin?: { userName: string; password: string };
+  /**
+   * Created on start when no user of that name exists. Without a password one is generated and
+   * logged once (level warn), so that it is never lost.
+   */
+  admin?: { userName: string; password?: string };
+  /** The path generations served: `['A']` (`/api/`), `['B']` (`/api/v1/`); default both. */
+  generations?: readonly ('A' | 'B')[];
+  /** Whether the router serves `/apidocs/` and `/apidocs/openapi.json`; default true. */
+  apidocs?: boolean;
   /** Default page size of lists; default 200. */
   defaultListSize?: number;
   /** Largest `maxSize`; default 1000. */
@@ -44,6 +53,10 @@ export interface EntityApiOptions {
     description?: string;
     /** Files (globs) of the host's own routes whose `@openapi` JSDoc blocks join the document. */
     apis?: string[];
+    /** `info.license` of the document: `{ name, identifier? }` (an SPDX id) or `{ name, url? }`. */
+    license?: { name: string; identifier?: string; url?: string };
+    /** `info.contact` of the document. */
+    contact?: { name?: string; url?: string; email?: string };
   };
   logger?: Logger;
   /** PostgreSQL pool size; default 10. */
@@ -56,6 +69,45 @@ export interface EntityApiOptions {
     /** Whether this process runs jobs (false for API-only processes); default true. */
     worker?: boolean;
   };
+}
+
+/** The names of the entity types of a list of definitions (`'Brand' | 'Product'`); never for an untyped list. */
+export type EntityNames<TEntities extends readonly EntityDefinition[]> = string extends TEntities[number]['name'] ? never : TEntities[number]['name'];
+
+/** The definition of one entity type, by name. */
+export type EntityNamed<TEntities extends readonly EntityDefinition[], TName> = Extract<TEntities[number], { name: TName }>;
+
+/** A repository whose records and bodies are typed from a definition. */
+export type EntityRepository<$Definition extends EntityDefinition> = Omit<Repository<RecordOf<$Definition>>, 'create' | 'update'> & {
+  create(ctx: RequestContext, body: CreateBody<$Definition>): Promise<RecordOf<$Definition>>;
+  update(ctx: RequestContext, id: string, body: UpdateBody<$Definition>): Promise<RecordOf<$Definition>>;
+};
+
+/**
+ * What `createEntityApi` answers: an `EntityApi` whose `repository(name)` is typed for the
+ * entity types of `entities` (records, create and update bodies). It is an `EntityApi`, so it
+ * goes wherever one is expected.
+ */
+export type TypedEntityApi<TEntities extends readonly EntityDefinition[]> = {
+  repository<TName extends EntityNames<TEntities>>(entity: TName): EntityRepository<EntityNamed<TEntities, TName>>;
+} & EntityApi;
+
+/** Background jobs of the instance's queue, for the host's own long tasks too. */
+export interface EntityJobs {
+  /**
+   * Adds a job type: `start(type, payload, ctx)` records a `Job` and queues it; a worker process
+   * runs `handler` with the payload and the context of whoever started it. The handler's result
+   * becomes the job's `result`; an array of `{status}` items also fills its counts.
+   */
+  define(type: string, handler: JobHandler): void;
+  /** Records and queues a job of a defined type; answers its id (`GET /api/Job/{id}` shows it). */
+  start(type: string, payload: Record<string, unknown>, ctx: RequestContext): Promise<string>;
+}
+
+/** What `api.authenticate()` does when a request has no credentials. */
+export interface AuthenticateOptions {
+  /** Let the request through without a user (the context has none) instead of answering 401; default false. */
+  optional?: boolean;
 }
 
 /** A running instance: the router to mount, repositories for server-side code, and its life cycle. */
@@ -72,8 +124,19 @@ export interface EntityApi {
   readonly languages: Languages;
   /** Syncs the schema and creates the admin; requests wait for it. Idempotent. */
   ready(): Promise<void>;
-  /** The repository of an entity type; an unknown name throws `CORE_CONFIG_INVALID`. */
+  /**
+   * The repository of an entity type; an unknown name throws `CORE_CONFIG_INVALID`. On the
+   * instance `createEntityApi` answers, an entity of `entities` gets a typed one (`TypedEntityApi`).
+   */
   repository<TRecord extends ApiRecord = ApiRecord>(entity: string): Repository<TRecord>;
+  /**
+   * Middleware for the host's own routes: authenticates the request as the API does (token,
+   * the host's `auth.resolveUser`, session cookie) and puts the user on `requestContext(req)`;
+   * answers 401 with the API's error body otherwise.
+   */
+  authenticate(options?: AuthenticateOptions): RequestHandler;
+  /** Background jobs: the host's own job types on the same queue. */
+  readonly jobs: EntityJobs;
   /** The OpenAPI 3.1 document. */
   openapi(): Record<string, unknown>;
   /** What schema sync would do now, without doing it. */

@@ -3,19 +3,24 @@ import { LoginThrottle } from './auth/login-throttle';
 import { instanceLifecycle } from './app-lifecycle';
 import { buildRouter, openApiText } from './app-router';
 import { addRepositories, createAccessService, createAttributes, createJobs, type InstanceBase } from './app-services';
-import type { EntityApi, EntityApiOptions } from './app-types';
+import type { EntityApi, EntityApiOptions, EntityJobs, TypedEntityApi } from './app-types';
 import { CORE_ENTITIES } from './core-entities';
 import { installJobHooks, installRoleHooks, installUserHooks } from './core-hooks';
-import type { ApiRecord } from './declarations';
+import type { ApiRecord, EntityDefinition } from './declarations';
 import { normalizeDefinitions, type EntityModel } from './definition/normalize';
 import { BootError } from './errors';
 import { Languages } from './languages';
 import { hostRoutesFragment } from './openapi/host-routes';
-import { registerPlugins } from './plugin';
+import { authenticateMiddleware } from './http/authenticate';
+import { instanceLogger, type InstanceLogger } from './logger';
+import { checkOptions } from './options-check';
+import { registerPlugins, type CheckedPlugins, type PluginEntry } from './plugin';
 import { Registry } from './registry';
 import { AuthStore } from './sql/auth-store';
 import { openCacheEvents, type CacheEvent } from './sql/cache-events';
-import { openDatabase } from './sql/database';
+import { openDatabase, type Database } from './sql/database';
+import { onStatement } from './sql/query-log';
+import { translateOutage } from './sql/dialects/shared';
 import type { Repository } from './records/repository';
 import { planSchema } from './sql/schema-sync';
 import { sqlContext } from './sql/sql-context';
@@ -33,23 +38,28 @@ export { ensureAdmin } from './ensure-admin';
  * await api.ready()
  * @see docs/guide/getting-started.md
  */
-export function createEntityApi(options: EntityApiOptions): EntityApi {
+export function createEntityApi<const TEntities extends readonly EntityDefinition[], const TPlugins extends readonly PluginEntry[] = []>(
+  options: EntityApiOptions<TEntities> & { plugins?: CheckedPlugins<TPlugins> },
+): TypedEntityApi<TEntities> {
+  checkOptions(options);
+  const logger = instanceLogger(options.logger);
   const languages = new Languages(options.languages);
   const repositories = new Map<string, Repository>();
   const registry = new Registry(languages, (name) => repositories.get(name));
-  for (const def of CORE_ENTITIES) registry.addEntity(def);
+  for (const def of CORE_ENTITIES) registry.addEntityFrom(def, 'core');
   for (const def of options.entities) registry.addEntity(def);
   // Core's own hooks first: plugins never see a password before it is hashed.
   // The hooks run at request time, when `auth` (made below, once the schema is known) exists.
   installUserHooks(registry, () => auth, options.auth?.passwordCost);
-  registerPlugins(options.plugins ?? [], registry);
+  registerPlugins(options.plugins ?? [], (name) => registry.forPlugin(name, logger.child({ plugin: name })));
   const schema = normalizeDefinitions(registry.definitions(), { attributes: registry.attributes });
   for (const model of schema.entities.values()) for (const fn of registry.entityCallbacks) fn(model);
 
   // Read at start-up: a broken JSDoc block is a boot error, not a 500 on /apidocs.
   const hostRoutes = hostRoutesFragment(options.openapi?.apis ?? []);
   const database = openDatabase({ url: options.database, poolSize: options.poolSize });
-  const base: InstanceBase = { options, registry, schema, database, repositories };
+  logSql(database, logger);
+  const base: InstanceBase = { options, registry, schema, database, repositories, logger };
   const attributes = createAttributes(base);
   const accessService = createAccessService(base);
   addRepositories(base, { accessService, attributes });
@@ -63,7 +73,11 @@ export function createEntityApi(options: EntityApiOptions): EntityApi {
 
   const openapi = openApiText(base, hostRoutes);
   const { ready, close } = instanceLifecycle(base, { cacheEvents, accessService, auth, jobs });
-  const router = buildRouter(base, { ready, auth, throttle, accessService, attributes, jobs, openapi });
+  const router = buildRouter(base, { ready, auth, throttle, accessService, attributes, jobs, openapi, logger });
+  const hostJobs: EntityJobs = {
+    define: (type, handler) => jobs.define(type, handler),
+    start: (type, payload, ctx) => jobs.enqueue(type, payload, ctx),
+  };
   const instance: EntityApi = {
     router,
     schema,
@@ -74,14 +88,24 @@ export function createEntityApi(options: EntityApiOptions): EntityApi {
     languages,
     ready,
     openapi: () => JSON.parse(openapi()) as Record<string, unknown>,
-    repository<TRecord extends ApiRecord = ApiRecord>(entity: string) {
+    repository: (<TRecord extends ApiRecord = ApiRecord>(entity: string) => {
       const repository = repositories.get(entity);
       if (!repository) throw new BootError('CORE_CONFIG_INVALID', `unknown entity type '${entity}'`);
       return repository as unknown as Repository<TRecord>;
-    },
+    }),
+    authenticate: ({ optional } = {}) =>
+      authenticateMiddleware({ ready, auth, resolveUser: options.auth?.resolveUser, logger: logger, translateError: translateOutage, optional }),
+    jobs: hostJobs,
     schemaDiff: () => planSchema(sqlContext({ database, schema }, database.knex), registry.tables),
     close,
   };
   registry.built = instance;
-  return instance;
+  // One function serves both: the typed overload only narrows what the caller sees.
+  return instance as TypedEntityApi<TEntities>;
+}
+
+/** SQL text (never its values: they hold passwords and personal data) at level debug, when it is on. */
+function logSql(database: Database, logger: InstanceLogger): void {
+  if (!logger.debugEnabled) return;
+  onStatement(database, (sql) => logger.debug({ sql }, 'sql'));
 }

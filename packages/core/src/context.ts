@@ -33,6 +33,8 @@ export interface RequestContext {
   language?: string;
   /** Whether the response carries `_meta` on every record (header `With-Meta: true` or `1`). */
   withMeta?: boolean;
+  /** The request's id (its sane `X-Request-Id`, else a new one), as logs and the `X-Request-Id` answer header show it. */
+  requestId?: string;
 }
 
 /** The context of trusted server-side work: no user, no permission checks. */

@@ -59,6 +59,11 @@ export interface FieldDefinition extends FieldAttributes {
   relationName?: string;
   /** Link to ExtensibleEnumOption: the code of the list the options come from. */
   extensibleEnum?: string;
+  /**
+   * varchar and text: one value per language of the instance. Core only knows the option (its own
+   * entities use it); `@entity-records/multilang` gives such fields their variants (`nameDeDE`).
+   */
+  isMultilang?: boolean;
   /** Shown in metadata and OpenAPI. */
   label?: string;
   description?: string;
@@ -116,8 +121,11 @@ type LinkFields<TFields extends Record<string, FieldDefinition>> = {
     : never]?: Record<string, string>;
 };
 
-/** The fields every record has. */
-export interface SystemFields {
+/**
+ * The fields every record has. A type, not an interface: record types must be assignable to
+ * `ApiRecord` (`Record<string, unknown>`), which interfaces are not.
+ */
+export type SystemFields = {
   id: string;
   createdAt: string;
   modifiedAt: string;
@@ -125,11 +133,64 @@ export interface SystemFields {
   modifiedById: string | null;
   createdByName?: string | null;
   modifiedByName?: string | null;
-}
+};
 
 export type RecordOf<$Definition extends EntityDefinition> = SystemFields &
   PlainFields<$Definition['fields']> &
   LinkFields<$Definition['fields']>;
+
+/** Field options, as a definition's literal type shows them. */
+type FieldsOf<$Definition extends EntityDefinition> = $Definition['fields'];
+type IsTrue<TValue> = TValue extends true ? true : false;
+type Stored<TField extends FieldDefinition> = IsTrue<TField['readOnly']> extends true ? false : IsTrue<TField['computed']> extends true ? false : true;
+type PlainKeys<TFields extends Record<string, FieldDefinition>> = {
+  [K in keyof TFields]: TFields[K]['type'] extends 'link' | 'linkMultiple' ? never : Stored<TFields[K]> extends true ? K : never;
+}[keyof TFields];
+/** Required on create: `required: true` without a `default`. */
+type RequiredKeys<TFields extends Record<string, FieldDefinition>> = {
+  [K in PlainKeys<TFields>]: IsTrue<TFields[K]['required']> extends true ? ('default' extends keyof TFields[K] ? never : K) : never;
+}[PlainKeys<TFields>];
+/** A link object of find-or-create: the target's fields that find (or make) the record. */
+export type LinkObject = Record<string, unknown>;
+type LinkInput<TFields extends Record<string, FieldDefinition>> = {
+  [K in keyof TFields as TFields[K]['type'] extends 'link' ? (Stored<TFields[K]> extends true ? `${K & string}Id` : never) : never]?: string | null;
+} & {
+  [K in keyof TFields as TFields[K]['type'] extends 'link' ? (Stored<TFields[K]> extends true ? K : never) : never]?: LinkObject | null;
+} & {
+  [K in keyof TFields as TFields[K]['type'] extends 'linkMultiple' ? (Stored<TFields[K]> extends true ? `${K & string}Ids` : never) : never]?: string[];
+} & {
+  [K in keyof TFields as TFields[K]['type'] extends 'linkMultiple' ? (Stored<TFields[K]> extends true ? K : never) : never]?: LinkObject[];
+};
+
+/**
+ * The body of a create: required fields (without a default) must be there; links by id
+ * (`brandId`, `categoriesIds`) or as find-or-create objects (`brand`, `categories`); `id` optional.
+ */
+export type CreateBody<$Definition extends EntityDefinition> = { id?: string } & {
+  [K in RequiredKeys<FieldsOf<$Definition>>]: ValueOf<FieldsOf<$Definition>[K]>;
+} & {
+  [K in Exclude<PlainKeys<FieldsOf<$Definition>>, RequiredKeys<FieldsOf<$Definition>>>]?: ValueOf<FieldsOf<$Definition>[K]> | null;
+} & LinkInput<FieldsOf<$Definition>>;
+
+/** The body of an update: any writable field; a required one cannot be cleared (no null). */
+export type UpdateBody<$Definition extends EntityDefinition> = {
+  [K in PlainKeys<FieldsOf<$Definition>>]?: IsTrue<FieldsOf<$Definition>[K]['required']> extends true
+    ? ValueOf<FieldsOf<$Definition>[K]>
+    : ValueOf<FieldsOf<$Definition>[K]> | null;
+} & LinkInput<FieldsOf<$Definition>>;
+
+/** Keys a literal has that its shape does not: each must be `never`, so a typo is a compile error naming it. */
+type NoExtraKeys<TLiteral, TShape, TWhat extends string> = {
+  [K in Exclude<keyof TLiteral, keyof TShape>]: `'${K & string}' is not ${TWhat}`;
+};
+
+/**
+ * What `defineEntity` accepts: a definition without options core or a plugin (by declaration
+ * merging on `FieldAttributes` / `EntityAttributes`) does not declare.
+ */
+export type StrictDefinition<$Definition extends EntityDefinition> = NoExtraKeys<$Definition, EntityDefinition, 'an entity option'> & {
+  fields: { [K in keyof $Definition['fields']]: NoExtraKeys<$Definition['fields'][K], FieldDefinition, 'a field option'> };
+};
 
 /** A definition carrying its record type. */
 export type DefinedEntity<$Definition extends EntityDefinition> = $Definition & {

@@ -105,13 +105,18 @@ export function assertKnownKeys(body: object, known: readonly string[], what: st
   if (unknown.length) throw unknownKeys(unknown, { noun: 'key', where: `in ${what}` });
 }
 
-/** Thrown at start-up for a bad definition, plugin or configuration. */
+/**
+ * Thrown at start-up for a bad definition, plugin or configuration. `details` names what is
+ * wrong for programs (`{ option: 'jobs.queue', suggestion: 'pg-boss' }`); the message says it for people.
+ */
 export class BootError extends Error {
   readonly code: BootErrorCode;
-  constructor(code: BootErrorCode, message: string) {
+  readonly details: Record<string, unknown>;
+  constructor(code: BootErrorCode, message: string, details: Record<string, unknown> = {}) {
     super(`${code}: ${message}`);
     this.name = 'BootError';
     this.code = code;
+    this.details = details;
   }
 }
 

@@ -7,6 +7,7 @@ import type { EntityModel } from './definition/normalize';
 import { BootError } from './errors';
 import type { PresentKind, RecordHook, RecordHookName, RequestHook } from './hooks';
 import type { Languages } from './languages';
+import type { Logger } from './logger';
 import type { MetaCategory, MetaProvider, PresentHook } from './present';
 import type { Repository } from './records/repository';
 import type { AuxiliaryTable } from './sql/schema-sync';
@@ -21,6 +22,13 @@ export type RootRouteInstaller = (router: Router) => void;
 export interface PluginApi {
   /** The instance's languages (option `languages`), main first. */
   readonly languages: Languages;
+  /** The instance's logger as a child with `{ plugin: <name> }` on every line. */
+  readonly logger: Logger;
+  /**
+   * The same object for every plugin of one instance (each plugin's `api` is its own): the key of a
+   * WeakMap through which plugins share services (`filesOf(api)` in `@entity-records/files`).
+   */
+  readonly instanceKey: object;
   /** Adds an entity type, as if the host had defined it. */
   addEntity(definition: EntityDefinition): void;
   /**
@@ -125,7 +133,15 @@ export function definePlugin<TOptions = void>(plugin: Plugin<TOptions>): Plugin<
 }
 
 /** A plugin with its options, as the host lists it. */
-export type PluginEntry = Plugin<unknown> | [Plugin<unknown>, unknown];
+export type PluginEntry = Plugin<unknown> | readonly [Plugin<unknown>, unknown];
+
+/**
+ * The host's plugin list with each `[plugin, options]` pair checked against the options that
+ * plugin declares (`definePlugin<FilesOptions>`): a typo in an option is a compile error there.
+ */
+export type CheckedPlugins<TPlugins extends readonly unknown[]> = number extends TPlugins['length']
+  ? readonly PluginEntry[] // a list built at run time: its pairs were checked where they were written, if anywhere
+  : { [I in keyof TPlugins]: TPlugins[I] extends readonly [Plugin<infer TOptions>, unknown] ? readonly [Plugin<TOptions>, TOptions] : TPlugins[I] };
 
 function checkShape(plugin: Plugin<unknown>): void {
   if (!plugin || typeof plugin.name !== 'string' || typeof plugin.setup !== 'function') {
@@ -141,15 +157,15 @@ function checkDependencies(plugin: Plugin<unknown>, registered: Set<string>): vo
   }
 }
 
-/** Runs each plugin's setup in order, after its checks. */
-export function registerPlugins(entries: readonly PluginEntry[], api: PluginApi): void {
+/** Runs each plugin's setup in order, after its checks, with the API `scope` gives that plugin. */
+export function registerPlugins(entries: readonly PluginEntry[], scope: (pluginName: string) => PluginApi): void {
   const registered = new Set<string>();
   for (const entry of entries) {
     const [plugin, options] = Array.isArray(entry) ? entry : [entry, undefined];
     checkShape(plugin);
     if (registered.has(plugin.name)) throw new BootError('CORE_PLUGIN_INVALID', `plugin '${plugin.name}' is registered twice`);
     checkDependencies(plugin, registered);
-    plugin.setup(api, options);
+    plugin.setup(scope(plugin.name), options);
     registered.add(plugin.name);
   }
 }

@@ -5,6 +5,7 @@ import { validateDefinition, type DefinitionAttributes } from './definition/vali
 import { BootError } from './errors';
 import { HookRegistry, type RequestHook } from './hooks';
 import type { Languages } from './languages';
+import { consoleLogger, type Logger } from './logger';
 import type { OpenApiFragment, PluginApi, RequestParameter, RootRouteInstaller, RouteInstaller } from './plugin';
 import { Presenter } from './present';
 import { TOKEN_TABLE } from './sql/auth-store';
@@ -54,7 +55,26 @@ export class Registry implements PluginApi {
     this.presenter = new Presenter((entity) => this.repository(entity));
   }
 
-  addEntity = (d: EntityDefinition) => void this.entities.push(d);
+  /** Where each entity type came from: `core`, `the host` or a plugin's name. */
+  private readonly origins = new Map<string, string>();
+
+  addEntity = (d: EntityDefinition) => this.addEntityFrom(d, 'the host');
+
+  /** Adds a definition from `origin`; a name another origin already took is a start-up error that says whose it is. */
+  addEntityFrom(definition: EntityDefinition, origin: string): void {
+    const name = typeof definition?.name === 'string' ? definition.name : undefined;
+    const taken = name === undefined ? undefined : this.origins.get(name);
+    if (taken !== undefined && taken !== origin) {
+      const message =
+        taken === 'core'
+          ? `entity '${name}' is built in (core defines it, see CORE_ENTITIES): give ${origin === 'the host' ? 'yours' : `the one of ${origin}`} another name`
+          : `entity '${name}' of ${origin} is already defined by ${taken}`;
+      throw new BootError('CORE_DEFINITION_INVALID', message);
+    }
+    if (name !== undefined) this.origins.set(name, origin);
+    this.entities.push(definition);
+  }
+
   addDefinitionAttributes = (attributes: DefinitionAttributes) => mergeAttributes(this.attributes, attributes);
   transformDefinitions = (fn: (definitions: readonly EntityDefinition[]) => EntityDefinition[]) => void this.transforms.push(fn);
   onEntity = (fn: (model: EntityModel) => void) => void this.entityCallbacks.push(fn);
@@ -81,6 +101,19 @@ export class Registry implements PluginApi {
     if (same) throw new BootError('CORE_PLUGIN_INVALID', `the ${parameter.in} parameter '${parameter.name}' is documented twice`);
     this.parameters.push(parameter);
   };
+
+  readonly instanceKey: object = Object.freeze({});
+  /** The instance's logger; plugins get a child of it through `forPlugin`. */
+  logger: Logger = consoleLogger;
+
+  /** The API one plugin's `setup` gets: its entities remember whose they are, its logger names it. */
+  forPlugin(name: string, logger: Logger): PluginApi {
+    const scoped = Object.create(this) as Registry;
+    return Object.assign(scoped, {
+      logger,
+      addEntity: (definition: EntityDefinition) => this.addEntityFrom(definition, `plugin '${name}'`),
+    });
+  }
 
   repository<TRecord extends ApiRecord = ApiRecord>(entity: string): Repository<TRecord> {
     const repository = this.lookup(entity);

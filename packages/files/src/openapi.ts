@@ -79,7 +79,10 @@ export const filesOpenApi: OpenApiFragment = {
         description:
           'A body with `fileContents` or `url` creates the File and answers it. A body with `piece` and `fileUniqueHash` is one chunk: the answer lists the chunks received, and once all are in also `id` and `name` of the File. A chunk overlapping another, or naming another `id`, `name` or `piecesCount` than the first chunk of its `fileUniqueHash`, is 409.',
         requestBody: { required: true, ...json({ oneOf: [ref('FileBase64Upload'), ref('FileUrlUpload'), ref('FileChunk')] }) },
-        responses: { '200': { description: 'The created File, or the state of a chunked upload', ...json({ oneOf: [ref('File'), ref('FileChunkAnswer')] }) }, ...uploadErrors },
+        responses: { '200': { description: 'The created File, or the state of a chunked upload', ...json({
+          // A chunk answer always carries `chunks`, a File never: the two are told apart by it.
+          oneOf: [{ allOf: [ref('File')], not: { required: ['chunks'], properties: { chunks: { type: 'array', items: { type: 'string' } } } } }, ref('FileChunkAnswer')],
+        }) }, ...uploadErrors },
       },
     },
     '/File/createChunk': {

@@ -10,7 +10,7 @@ import { fileRoutes } from './routes';
 import { LocalStorage } from './storage/local-storage';
 
 /** The file service of each instance being built, for plugins that serve files too (sharing). */
-const SERVICES = new WeakMap<PluginApi, FileService>();
+const SERVICES = new WeakMap<object, FileService>();
 
 /**
  * The file service registered on this instance by `@entity-records/files` (list it first).
@@ -19,7 +19,7 @@ const SERVICES = new WeakMap<PluginApi, FileService>();
  * setup(api) { const files = filesOf(api); api.addRootRoutes((r) => r.get('/x/:id', …files.storage.read(…))) }
  */
 export function filesOf(api: PluginApi): FileService {
-  const service = SERVICES.get(api);
+  const service = SERVICES.get(api.instanceKey);
   if (!service) throw new Error("@entity-records/files must be registered before the plugins that use it");
   return service;
 }
@@ -43,7 +43,7 @@ export const filesPlugin = definePlugin<FilesOptions | undefined>({
     const storage: StorageDriver = given?.storage ?? new LocalStorage(options.storageDir);
     const files = new FileService(storage, options, api.instance);
     const chunks = new ChunkService(files, api.instance);
-    SERVICES.set(api, files);
+    SERVICES.set(api.instanceKey, files);
 
     api.addEntity(FileEntity);
     for (const table of UPLOAD_TABLES) api.addTable(table);

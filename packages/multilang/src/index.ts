@@ -16,5 +16,5 @@ declare module '@entity-records/core' {
 
 export { multilang };
 export type { MultilangOptions } from './declarations';
-export { MULTILANG_TYPES } from './variants';
+export { MULTILANG_ATTRIBUTES, MULTILANG_TYPES } from './variants';
 export default multilang;

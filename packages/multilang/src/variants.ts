@@ -6,7 +6,6 @@ export const MULTILANG_TYPES: readonly string[] = ['varchar', 'text'];
 /** The definition options the plugin adds (declared to core, so definitions are checked at start-up). */
 export const MULTILANG_ATTRIBUTES = {
   field: {
-    isMultilang: { type: 'boolean' },
     multilangField: { type: 'string' },
     multilangLocale: { type: 'string' },
   },

@@ -6,12 +6,6 @@ export type AttributeType = Exclude<FieldType, 'jsonObject'>;
 export const ATTRIBUTE_TYPES: readonly AttributeType[] = FIELD_TYPES.filter((type): type is AttributeType => type !== 'jsonObject');
 
 /**
- * Marks `name` multilingual for a plugin that provides language variants (`nameDeDE`); without
- * one it is a plain varchar. Kept out of the literal type: core's FieldDefinition does not know it.
- */
-const multilingual = { isMultilang: true } as object;
-
-/**
  * An attribute: a virtual field of one entity type (`entityType`), valued per record. Its `code`
  * is the key of its virtual fields; generation B allows attributes without code (the id is the key).
  */
@@ -19,7 +13,8 @@ export const AttributeEntity = defineEntity({
   name: 'Attribute',
   fields: {
     code: { type: 'varchar', maxLength: 100, description: 'Key of the virtual fields: ^[a-z][a-zA-Z0-9_]*$, unique per entity type. Required through /api/.' },
-    name: { type: 'varchar', ...multilingual },
+    // Multilingual with a plugin that provides language variants (`nameDeDE`); without one a plain varchar.
+    name: { type: 'varchar', isMultilang: true },
     entityType: { type: 'varchar', required: true, maxLength: 100, description: 'The entity type (with attributes) whose records carry it. Fixed once created.' },
     type: { type: 'enum', required: true, options: ATTRIBUTE_TYPES, description: 'Fixed once created.' },
     measure: { type: 'link', entity: 'Measure', description: 'int and float: the measure whose units the values carry. Fixed once created.' },

@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import type { ContextUser } from '../context';
 import { ApiError } from '../errors';
 import type { AuthStore, StoredUser } from '../sql/auth-store';
@@ -21,6 +22,13 @@ export interface AuthOptions {
   passwordCost?: number;
   /** Login throttling limits. */
   throttle?: ThrottleOptions;
+  /**
+   * Trusts the host's own sign-in (its session, its JWT): called for a request without
+   * `Authorization-Token`, it answers the `userName` of an existing, active User the request acts
+   * for, or undefined to fall back to the session cookie (and then 401). The host checks its
+   * own credentials and guards its cookies against cross-site requests.
+   */
+  resolveUser?: (req: IncomingMessage) => string | undefined | null | Promise<string | undefined | null>;
 }
 
 export interface TokenTimes {
@@ -78,6 +86,14 @@ export class AuthService {
     const ok = await verifyPassword(password, user?.passwordHash, this.options.passwordCost);
     if (!user || !ok || !user.isActive) throw unauthorized('Wrong user name or password');
     return toContextUser((await this.store.userById(user.id)) ?? user);
+  }
+
+  /** The session of an active user by name, for identities the host vouches for (`resolveUser`); 401 otherwise. */
+  async sessionOf(userName: string): Promise<Session> {
+    const found = userName.includes('\u0000') ? undefined : await this.store.userByName(userName);
+    const user = found && found.isActive ? await this.store.userById(found.id) : undefined;
+    if (!user) throw unauthorized(`The host's user '${userName}' is no active user of the API`);
+    return { user: toContextUser(user) };
   }
 
   /**

@@ -1,8 +1,7 @@
 import { CORE_ENTITIES } from '../core-entities';
 import type { EntityDefinition } from '../declarations';
 import { BootError } from '../errors';
-import { validateDefinitions } from './validate-definition';
-
+import { validateDefinitions, type DefinitionAttributes } from './validate-definition';
 
 export interface LoadDefinitionsOptions {
   /**
@@ -13,6 +12,11 @@ export interface LoadDefinitionsOptions {
   known?: readonly EntityDefinition[];
   /** Where the definitions come from (a file name), put in front of error messages. */
   source?: string;
+  /**
+   * The options plugins add to definitions (`isMultilang`), as they declare them with
+   * `addDefinitionAttributes`; any other unknown option is an error.
+   */
+  attributes?: DefinitionAttributes;
 }
 
 const invalid = (source: string | undefined, message: string): BootError =>
@@ -51,7 +55,7 @@ function asList(input: unknown, source: string | undefined): unknown[] {
  * @see docs/reference/entities.md
  */
 export function loadDefinitions(input: unknown, options: LoadDefinitionsOptions = {}): EntityDefinition[] {
-  const { known = CORE_ENTITIES, source } = options;
+  const { known = CORE_ENTITIES, source, attributes } = options;
   const list = asList(typeof input === 'string' ? parse(input, source) : input, source);
   list.forEach((item, index) => {
     const name = typeof item === 'object' && item !== null ? (item as { name?: unknown }).name : undefined;
@@ -59,7 +63,7 @@ export function loadDefinitions(input: unknown, options: LoadDefinitionsOptions 
   });
   const definitions = list as EntityDefinition[];
   try {
-    validateDefinitions(definitions, { known });
+    validateDefinitions(definitions, { known, attributes });
   } catch (error) {
     if (source && error instanceof BootError) throw invalid(source, error.message.slice(`${error.code}: `.length));
     throw error;

@@ -2,6 +2,7 @@ import Ajv, { type ErrorObject } from 'ajv';
 import { FIELD_TYPES, type EntityDefinition, type FieldDefinition } from '../declarations';
 import { BootError } from '../errors';
 import { isValidDate, normalizeDateTime } from '../time';
+import { didYouMean } from '../util/nearest';
 import type { FieldModel } from './model';
 import { snakeCase } from './names';
 import { valueSchema } from './validate-record';
@@ -34,6 +35,7 @@ const INDEX_NAME = '^[a-zA-Z][A-Za-z0-9_]{0,40}$';
 const fieldSchema = {
   type: 'object',
   required: ['type'],
+  additionalProperties: false,
   properties: {
     type: { enum: [...FIELD_TYPES] },
     required: { type: 'boolean' },
@@ -50,6 +52,7 @@ const fieldSchema = {
     foreign: { type: 'string' },
     relationName: { type: 'string', pattern: '^[a-z][a-z0-9_]*$' },
     extensibleEnum: { type: 'string' },
+    isMultilang: { type: 'boolean' },
     label: { type: 'string' },
     description: { type: 'string' },
   },
@@ -58,6 +61,7 @@ const fieldSchema = {
 const entitySchema = {
   type: 'object',
   required: ['name', 'fields'],
+  additionalProperties: false,
   properties: {
     name: { type: 'string', pattern: ENTITY_NAME },
     table: { type: 'string', pattern: '^[a-z][a-z0-9_]{0,62}$' },
@@ -85,7 +89,7 @@ const validateShape = ajv.compile(entitySchema);
 
 /**
  * Options plugins add to field and entity definitions, each with the JSON Schema of its value.
- * Options nobody declared are let through unchecked.
+ * An option neither core nor a plugin declared is a start-up error that names the nearest known one.
  */
 export interface DefinitionAttributes {
   field?: Record<string, Record<string, unknown>>;
@@ -128,10 +132,21 @@ function fail(entity: string, message: string, field?: string): never {
 
 type Problem = [field: string | undefined, text: string];
 
+/** An option no one declared: its name, and the declared one it most likely meant. */
+function unknownOption(error: ErrorObject): string {
+  const option = (error.params as { additionalProperty: string }).additionalProperty;
+  const known = Object.keys((error.parentSchema as { properties?: object } | undefined)?.properties ?? {});
+  return `unknown option '${option}'${didYouMean(option, known)}`;
+}
+
 /** One schema error as a sentence, with the field it is about. */
 function describe(error: ErrorObject): Problem | undefined {
   if (error.keyword === 'propertyNames') return undefined; // the pattern error beside it says more
   const path = error.instancePath.split('/').slice(1).map((p) => p.replaceAll('~1', '/').replaceAll('~0', '~'));
+  if (error.keyword === 'additionalProperties') {
+    if (path.length === 0) return [undefined, unknownOption(error)];
+    if (path[0] === 'fields' && path.length === 2) return [path[1], unknownOption(error)];
+  }
   const rule = NAME_RULES[(error.params as { pattern?: string }).pattern ?? ''];
   const problem = rule ? `must match ${(error.params as { pattern: string }).pattern} (${rule})` : (error.message ?? 'is invalid');
   const [section, key, ...rest] = path;

@@ -1,5 +1,5 @@
 import type { Request, RequestHandler, Response, Router } from 'express';
-import type { AuthService, Session, TokenTimes } from '../auth/auth-service';
+import type { AuthOptions, AuthService, Session, TokenTimes } from '../auth/auth-service';
 import { unauthorized } from '../auth/auth-service';
 import type { LoginThrottle } from '../auth/login-throttle';
 import type { ContextUser } from '../context';
@@ -89,20 +89,31 @@ const tokenTimes = (req: Request): TokenTimes => ({
  * by the cookie alone must carry `X-Requested-With: XMLHttpRequest` (CSRF guard, 403). Basic
  * credentials are for the session routes only (401).
  */
-export function requireToken(auth: AuthService): RequestHandler {
+export function requireToken(auth: AuthService, resolveUser?: AuthOptions['resolveUser']): RequestHandler {
   return toHandler(async (req, _res, next) => {
-    let token = headerToken(req);
-    if (!token) {
-      token = cookieToken(req);
-      if (token) assertNotCrossSite(req);
-    }
-    if (!token) throw unauthorized(req.get('authorization') ? 'Use Authorization-Token; Basic credentials only obtain a token' : 'Authentication required');
-    const session = await auth.authenticate(token);
+    const session = await requestSession(auth, { req, resolveUser });
     const ctx = requestContext(req);
     ctx.user = session.user;
     if (session.actor) ctx.actor = session.actor;
     next();
   });
+}
+
+/**
+ * Who a request acts for: its `Authorization-Token`, else the user the host vouches for
+ * (`resolveUser`), else the session cookie (with the CSRF guard); 401 without any.
+ */
+export async function requestSession(auth: AuthService, { req, resolveUser }: { req: Request; resolveUser?: AuthOptions['resolveUser'] }): Promise<Session> {
+  const token = headerToken(req);
+  if (token) return auth.authenticate(token);
+  const hostUser = resolveUser ? await resolveUser(req) : undefined;
+  if (typeof hostUser === 'string' && hostUser) return auth.sessionOf(hostUser);
+  const cookie = cookieToken(req);
+  if (cookie) {
+    assertNotCrossSite(req);
+    return auth.authenticate(cookie);
+  }
+  throw unauthorized(req.get('authorization') ? 'Use Authorization-Token; Basic credentials only obtain a token' : 'Authentication required');
 }
 
 async function sessionBody(parts: SessionParts, session: Session, token?: string) {

@@ -1,18 +1,9 @@
-import { randomUUID } from 'node:crypto';
 import type { ErrorRequestHandler } from 'express';
 import { ApiError, toApiError } from '../errors';
+import { consoleLogger, instanceLogger, type Logger } from '../logger';
+import { requestId } from './request-id';
 
-export interface Logger {
-  info(message: string, meta?: Record<string, unknown>): void;
-  warn(message: string, meta?: Record<string, unknown>): void;
-  error(message: string, meta?: Record<string, unknown>): void;
-}
-
-export const consoleLogger: Logger = {
-  info: () => undefined,
-  warn: (message, meta) => console.warn(message, meta ?? ''),
-  error: (message, meta) => console.error(message, meta ?? ''),
-};
+export { consoleLogger, type Logger };
 
 /**
  * Whether a body the strict parser refused is JSON after all: a single value such as `null` or
@@ -65,26 +56,27 @@ export function errorHandler(
   logger: Logger = consoleLogger,
   translate: (error: unknown) => ApiError | undefined = () => undefined,
 ): ErrorRequestHandler {
+  const log = instanceLogger(logger);
   return (err, req, res, next) => {
     if (res.headersSent) {
       next(err);
       return;
     }
     let error = err instanceof ApiError ? err : (fromBodyParser(err ?? {}) ?? fromRouter(err) ?? translate(err) ?? toApiError(err));
+    const id = requestId(req);
+    const facts = { requestId: id, method: req.method, url: req.originalUrl, status: error.status, code: error.code };
     if (error.status >= 500) {
-      const requestId = randomUUID();
-      // Driver messages carry whole statements with values: keep the log line readable.
-      const clip = (text: string | undefined) => (text && text.length > 2000 ? `${text.slice(0, 2000)}…` : text);
-      logger.error(`${req.method} ${req.originalUrl} failed (request ${requestId})`, {
-        error: clip(err instanceof Error ? err.stack : String(err)),
-        cause: clip(error.cause instanceof Error ? error.cause.stack : undefined),
-      });
+      // `err` as pino's serializer expects it (type, message, stack); a wrapped driver error under `cause`.
+      const thrown = err instanceof Error ? err : new Error(String(err));
+      const cause = error.cause instanceof Error && error.cause !== thrown ? error.cause : undefined;
+      log.error({ ...facts, err: thrown, ...(cause && { cause: { message: cause.message, stack: cause.stack } }) }, `${req.method} ${req.originalUrl} failed (request ${id})`);
       if (error.code === 'CORE_INTERNAL') {
-        error = new ApiError('CORE_INTERNAL', `Internal server error (request ${requestId})`, { details: { requestId } });
+        error = new ApiError('CORE_INTERNAL', `Internal server error (request ${id})`, { details: { requestId: id } });
       }
     } else {
-      logger.info(`${req.method} ${req.originalUrl} → ${error.status} ${error.code}`);
+      log.info(facts, `${req.method} ${req.originalUrl} → ${error.status} ${error.code}`);
     }
+    if (!res.getHeader('X-Request-Id')) res.setHeader('X-Request-Id', id);
     for (const [name, value] of Object.entries(error.headers ?? {})) res.setHeader(name, value);
     res.setHeader('X-Status-Reason', headerSafe(error.message));
     res.status(error.status).json(error.toJSON());

@@ -1,19 +1,22 @@
 import express, { type Router } from 'express';
 import swaggerUi from 'swagger-ui-express';
-import type { AuthService } from '../auth/auth-service';
+import type { AuthOptions, AuthService } from '../auth/auth-service';
 import type { RequestContext } from '../context';
 import { ApiError } from '../errors';
-import { GENERATIONS, type Generation } from '../generations';
+import { GENERATIONS, type Generation, type GenerationName } from '../generations';
 import type { RootRouteInstaller, RouteInstaller } from '../plugin';
 import { mountSessionRoutes, requireToken, type SessionParts } from './auth-routes';
 import { jsonBody } from './body';
 import { errorHandler, type Logger } from './error-handler';
+import { guardMount, refuseForeignBody } from './mount-guard';
+import { requestIdHeader } from './request-id';
 import { mountRecordRoutes, type RepositoryLookup } from './record-routes';
 import { mountBulkRoutes } from './bulk-routes';
 import type { JobService } from '../jobs/job-service';
 import { requestContext } from './request-context';
 import { requestOptions, type RequestOptionsParts } from './request-options';
 import { mountAttributeRoutes } from './attribute-routes';
+import { mountJobRoutes } from './job-routes';
 import type { AttributeEndpoints } from '../attributes/endpoints';
 import { toHandler } from './to-handler';
 
@@ -23,8 +26,14 @@ export interface RouterParts {
   session: SessionParts;
   repository: RepositoryLookup;
   metadata: (ctx: RequestContext) => Promise<unknown>;
-  /** The OpenAPI document as JSON text. */
-  openapi: () => string;
+  /** The OpenAPI document as JSON text, its `servers` entry for the path the router is mounted at. */
+  openapi: (mountPath: string) => string;
+  /** The path generations served; default both. */
+  generations?: readonly GenerationName[];
+  /** Whether `/apidocs/` and `/apidocs/openapi.json` are served; default true. */
+  apidocs?: boolean;
+  /** The host's own sign-in, trusted (option `auth.resolveUser`). */
+  resolveUser?: AuthOptions['resolveUser'];
   jobs: JobService;
   routes: RouteInstaller[];
   publicRoutes: RouteInstaller[];
@@ -35,6 +44,8 @@ export interface RouterParts {
   /** Plugin routes at the root (public links), before the bases. */
   rootRoutes?: RootRouteInstaller[];
   maxBodySize: string | number;
+  /** The largest `maxSize` of a list (and of a page of a job's result). */
+  maxListSize?: number;
   /** Paths (below the base) whose bodies another parser reads (multipart). */
   rawBodyPaths?: (path: string) => boolean;
   logger?: Logger;
@@ -49,16 +60,18 @@ function generationRouter(generation: Generation, parts: RouterParts): Router {
     requestContext(req).generation = generation.name;
     next();
   });
+  router.use(refuseForeignBody(parts.rawBodyPaths));
   router.use(jsonBody({ generation, limit: parts.maxBodySize, exempt: parts.rawBodyPaths }));
   for (const install of parts.publicRoutes) install(router, { generation: generation.name });
   mountSessionRoutes(router, generation.sessionPaths.map((p) => p.path), parts.session);
-  router.use(requireToken(parts.auth));
+  router.use(requireToken(parts.auth, parts.resolveUser));
   router.use(requestOptions(parts.request, generation.name));
   const metadata = toHandler(async (req, res) => res.json(await parts.metadata(requestContext(req))));
   for (const { path } of generation.metadataPaths) router.get(path, metadata);
   for (const install of parts.routes) install(router, { generation: generation.name });
   mountBulkRoutes(router, { lookup: parts.repository, jobs: parts.jobs, generation });
   mountAttributeRoutes(router, parts.repository, parts.attributes);
+  mountJobRoutes(router, { lookup: parts.repository, maxListSize: parts.maxListSize ?? 1000 });
   mountRecordRoutes(router, parts.repository, generation);
   router.use((req, _res, next) => {
     next(new ApiError('CORE_ROUTE_NOT_FOUND', `No route ${req.method} ${req.baseUrl}${req.path}`));
@@ -72,21 +85,31 @@ function generationRouter(generation: Generation, parts: RouterParts): Router {
  */
 export function createRouter(parts: RouterParts): Router {
   const root = express.Router();
+  guardMount(root);
+  root.use(requestIdHeader);
   root.use(toHandler(async (_req, _res, next) => {
     await parts.ready();
     next();
   }));
-  root.get('/apidocs/openapi.json', (_req, res) => {
-    res.type('application/json').send(parts.openapi());
+  if (parts.apidocs !== false) mountApiDocs(root, parts.openapi);
+  for (const install of parts.rootRoutes ?? []) install(root);
+  const served = parts.generations ?? ['A', 'B'];
+  // The longer base first: generation A's router would take `v1` for an entity name.
+  for (const generation of [GENERATIONS.B, GENERATIONS.A]) {
+    if (served.includes(generation.name)) root.use(generation.base, generationRouter(generation, parts));
+  }
+  root.use(errorHandler(parts.logger, parts.translateError));
+  return root;
+}
+
+/** Swagger UI at `/apidocs/` and the document at `/apidocs/openapi.json`, its server the mount path. */
+function mountApiDocs(root: Router, openapi: RouterParts['openapi']): void {
+  root.get('/apidocs/openapi.json', (req, res) => {
+    res.type('application/json').send(openapi(req.baseUrl));
   });
   root.use(
     '/apidocs',
     swaggerUi.serveFiles(undefined, { swaggerOptions: { url: './openapi.json' } }),
     swaggerUi.setup(undefined, { swaggerOptions: { url: './openapi.json' } }),
   );
-  for (const install of parts.rootRoutes ?? []) install(root);
-  // The longer base first: `/api` would also match `/api/v1/…`.
-  for (const generation of [GENERATIONS.B, GENERATIONS.A]) root.use(generation.base, generationRouter(generation, parts));
-  root.use(errorHandler(parts.logger, parts.translateError));
-  return root;
 }

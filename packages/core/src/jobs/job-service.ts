@@ -3,6 +3,9 @@ import { ApiError } from '../errors';
 import type { JobStore, StoredJob } from '../sql/job-store';
 import { uuidv7 } from '../util/uuid';
 import type { JobQueue } from './queue';
+import { BootError } from '../errors';
+import type { InstanceLogger } from '../logger';
+import { jobCounts } from './job-counts';
 
 /** What a job handler gets: its payload, the context of the user who started it, a checkpoint. */
 export interface JobRun {
@@ -32,8 +35,8 @@ export type JobHandler = (run: JobRun) => Promise<unknown>;
 interface JobServiceOptions {
   /** The user a job runs as (and the admin who acted for them); undefined once removed. */
   loadUser: (id: string) => Promise<ContextUser | undefined>;
-  /** Told of every failed job, with what it threw. */
-  onError: (jobId: string, error: unknown) => void;
+  /** Jobs queued, started and ended at info; a failed job at error with what it threw. */
+  logger: Pick<InstanceLogger, 'info' | 'error'>;
 }
 
 /** Starts jobs, runs them through a queue, and records their outcome in the Job table. */
@@ -51,6 +54,16 @@ export class JobService {
     this.handlers.set(type, handler);
   }
 
+  /** A job type of the host's; a type that exists already (`upsert`, `massUpdate`) is a start-up error. */
+  define(type: string, handler: JobHandler): void {
+    if (typeof type !== 'string' || !/^[A-Za-z][A-Za-z0-9_.:-]{0,63}$/.test(type)) {
+      throw new BootError('CORE_CONFIG_INVALID', `job type ${JSON.stringify(type)} must be a letter, then up to 63 letters, digits or _.:-`);
+    }
+    if (typeof handler !== 'function') throw new BootError('CORE_CONFIG_INVALID', `job type '${type}' needs a handler function`);
+    if (this.handlers.has(type)) throw new BootError('CORE_CONFIG_INVALID', `job type '${type}' is defined already`);
+    this.register(type, handler);
+  }
+
   /**
    * Records a pending job for the context's user, with the path generation of its request, and
    * hands it to the queue; answers its id. The job runs with that generation.
@@ -63,6 +76,7 @@ export class JobService {
     const context = ctx.generation ? { generation: ctx.generation } : {};
     await this.store.insert({ id, type, payload, context, userId: ctx.user?.id ?? null, actorId: ctx.actor?.id ?? null });
     await this.queue.send(id);
+    this.options.logger.info({ jobId: id, type, userId: ctx.user?.id ?? null }, `job ${id} (${type}) queued`);
     return id;
   }
 
@@ -80,15 +94,24 @@ export class JobService {
   async run(jobId: string): Promise<void> {
     const job = await this.store.get(jobId);
     if (!job || !(await this.store.claim(jobId))) return;
+    const { logger } = this.options;
+    const started = Date.now();
+    logger.info({ jobId, type: job.type }, `job ${jobId} (${job.type}) started`);
     try {
       const result = await this.execute(job);
-      await this.store.finish(jobId, { status: 'Success', result, message: null });
+      const counts = jobCounts(result);
+      await this.store.finish(jobId, { status: 'Success', result, message: null, counts });
+      logger.info({ jobId, type: job.type, status: 'Success', ms: Date.now() - started, ...counts }, `job ${jobId} (${job.type}) succeeded`);
     } catch (error) {
       // Left Running: the queue hands it out again (pg-boss retries; the in-process queue resumes it on start).
-      if (error instanceof JobInterrupted) throw error;
-      this.options.onError(jobId, error);
+      if (error instanceof JobInterrupted) {
+        logger.info({ jobId, type: job.type }, `job ${jobId} (${job.type}) interrupted: it runs again from its last checkpoint`);
+        throw error;
+      }
+      logger.error({ jobId, type: job.type, err: error instanceof Error ? error : new Error(String(error)) }, `job ${jobId} (${job.type}) failed`);
       const message = error instanceof ApiError ? error.message : 'The job failed';
-      await this.store.finish(jobId, { status: 'Failed', result: (await this.store.get(jobId))?.result ?? null, message });
+      const result = (await this.store.get(jobId))?.result ?? null;
+      await this.store.finish(jobId, { status: 'Failed', result, message, counts: jobCounts(result) });
     }
   }
 
@@ -105,7 +128,7 @@ export class JobService {
       ctx,
       processed: job.processed,
       partial: job.result,
-      checkpoint: (processed, progress, partial) => this.store.checkpoint(job.id, { processed, progress, result: partial }),
+      checkpoint: (processed, progress, partial) => this.store.checkpoint(job.id, { processed, progress, result: partial, counts: jobCounts(partial) }),
       stopping: () => this.isStopping,
     });
   }

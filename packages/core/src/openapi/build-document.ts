@@ -3,26 +3,25 @@ import type { OpenApiFragment } from '../plugin';
 import { components } from './components';
 import { HTTP_METHODS } from './fragment-paths';
 import type { ListSizes } from './parameters';
-import { GENERATIONS } from '../generations';
+import { GENERATIONS, type GenerationName } from '../generations';
 import { generationPaths } from './paths';
 import type { Operation, PathItem } from './refs';
+import { CORE_TAGS, describeOperations, dropUnusedSchemas, entityTagDescription } from './polish';
 import { documentedParameters, type ParameterInput } from './request-parameters';
 
 export interface OpenApiInput extends ListSizes, ParameterInput {
   schema: SchemaModel;
   fragments: readonly OpenApiFragment[];
-  info?: { title?: string; version?: string; description?: string };
+  info?: { title?: string; version?: string; description?: string; license?: Record<string, unknown>; contact?: Record<string, unknown> };
   publicUrl?: string;
+  /** The path generations served; default both. */
+  generations?: readonly GenerationName[];
   /** Routes the host mounts itself, read from its JSDoc (`openapi.apis`); absolute paths. */
   hostRoutes?: OpenApiFragment;
   /** Keys present hooks add to the records of an entity type, with their JSON Schema. */
   addedKeys?: (entity: string) => Record<string, Record<string, unknown>>;
 }
 
-/** Tag descriptions of core entity types (a definition's own description wins). */
-const CORE_TAGS: Record<string, string> = {
-  Job: 'Background work started by upsertAsync and entityMassUpdate: read a job by id until its status is Success, Failed or Canceled; PATCH {"status": "Canceled"} cancels a pending one.',
-};
 
 
 /**
@@ -81,7 +80,7 @@ function openObjects(document: Record<string, unknown>): Record<string, unknown>
 export function buildOpenApi(input: OpenApiInput): Record<string, unknown> {
   const paths: Record<string, PathItem> = {};
   const parameters = documentedParameters(input);
-  for (const generation of Object.values(GENERATIONS)) {
+  for (const generation of Object.values(GENERATIONS).filter((g) => (input.generations ?? ['A', 'B']).includes(g.name))) {
     for (const [path, item] of Object.entries(generationPaths(input.schema, input.fragments, { generation, parameters }))) {
       paths[`${generation.base}${path}`] = item;
     }
@@ -92,23 +91,24 @@ export function buildOpenApi(input: OpenApiInput): Record<string, unknown> {
   }
   for (const fragment of input.fragments) Object.assign(paths, fragment.rootPaths);
   uniqueOperationIds(paths);
-  return openObjects({
+  describeOperations(paths);
+  const { license, contact } = input.info ?? {};
+  const document = openObjects({
     openapi: '3.1.0',
     info: {
       title: input.info?.title ?? 'Entity records API',
       version: input.info?.version ?? '1.0.0',
       description: input.info?.description ?? 'Records of every entity type under /api/ (generation A) and /api/v1/ (generation B).',
+      ...(license && { license }),
+      ...(contact && { contact }),
     },
     servers: [{ url: input.publicUrl ?? '/' }],
     security: [{ tokenAuth: [] }, { cookieAuth: [] }],
     tags: uniqueTags([
-      { name: 'Auth' },
-      { name: 'Metadata' },
-      { name: 'Records' },
-      ...[...input.schema.entities.values()].map((m) => {
-        const description = m.def.description ?? CORE_TAGS[m.name];
-        return { name: m.name, ...(description && { description }) };
-      }),
+      { name: 'Auth', description: CORE_TAGS.Auth },
+      { name: 'Metadata', description: CORE_TAGS.Metadata },
+      { name: 'Records', description: CORE_TAGS.Records },
+      ...[...input.schema.entities.values()].map((m) => ({ name: m.name, description: m.def.description ?? CORE_TAGS[m.name] ?? entityTagDescription(m.name) })),
       ...[...input.fragments, host].flatMap((f) => f.tags ?? []),
     ]),
     paths,
@@ -120,4 +120,6 @@ export function buildOpenApi(input: OpenApiInput): Record<string, unknown> {
       addedKeys: input.addedKeys,
     }),
   });
+  dropUnusedSchemas(document);
+  return document;
 }

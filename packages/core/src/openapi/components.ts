@@ -5,6 +5,7 @@ import { ATTRIBUTE_SCHEMAS } from './attribute-schemas';
 import { COOKIE_SESSION, SESSION } from './auth-paths';
 import { bulkSchemas, RESTORE_RESULT } from './bulk-schemas';
 import { ERROR_BODY, responseComponents } from './error-responses';
+import { JOB_RESULT_PAGE } from './job-paths';
 import { METADATA } from './metadata-path';
 import { componentParameters, type ListSizes } from './parameters';
 import { entitySchemas, RECORD_LIST, WHERE_ITEM } from './record-schemas';
@@ -43,6 +44,7 @@ export function components(schema: SchemaModel, input: ComponentInput) {
     Metadata: METADATA,
     WhereItem: WHERE_ITEM,
     RecordList: RECORD_LIST,
+    JobResultPage: JOB_RESULT_PAGE,
     ...ATTRIBUTE_SCHEMAS,
     ...bulkSchemas(schema),
     ...entitySchemas(schema, { meta: input.metaCategories ?? new Map(), addedKeys: input.addedKeys }),

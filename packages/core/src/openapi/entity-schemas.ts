@@ -77,6 +77,7 @@ const READ_OVERRIDES: Record<string, Record<string, Record<string, unknown>>> = 
   Job: {
     result: {
       type: ['object', 'array', 'null'],
+      items: { type: 'object', additionalProperties: true, description: 'An UpsertResult (upserts), or an item of a job type the host defined.' },
       readOnly: true,
       description:
         'Null until there is a result. upsertAsync: an array with one UpsertResult per item (saved at checkpoints while it runs, and kept when it fails). entityMassUpdate: a MassUpdateResult object.',

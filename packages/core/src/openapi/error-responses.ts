@@ -10,7 +10,7 @@ export const ERROR_BODY = {
       type: 'object',
       required: ['code', 'message', 'details'],
       properties: {
-        code: { type: 'string', description: 'See docs/reference/errors.md.', examples: Object.keys(ERROR_STATUS) },
+        code: { type: 'string', enum: Object.keys(ERROR_STATUS), description: 'See docs/reference/errors.md: codes are prefixed by package.' },
         message: { type: 'string' },
         details: { type: 'object', description: 'Always present, empty when there is nothing to point at. Validation failures carry `issues: [{path, code, message}]`.' },
       },

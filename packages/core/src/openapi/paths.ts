@@ -4,6 +4,7 @@ import { attributePaths } from './attribute-paths';
 import { cookiePath, sessionPath } from './auth-paths';
 import { massUpdatePath, restorePath, upsertAsyncPath, upsertPath } from './bulk-paths';
 import { addFragmentPaths } from './fragment-paths';
+import { jobResultPath } from './job-paths';
 import { metadataPath } from './metadata-path';
 import { entityPaths, linkedPaths, relationPath } from './record-paths';
 import { param, type Generation, type GenerationContext, type KindParameters, type PathItem } from './refs';
@@ -32,6 +33,7 @@ export function generationPaths(
   for (const { path, name } of generation.upsertPaths) paths[path] = upsertPath(op, generation, name);
   paths['/upsertAsync'] = upsertAsyncPath(op, generation);
   paths['/entityMassUpdate'] = massUpdatePath(op, generation);
+  if (schema.entities.has('Job')) paths['/Job/{id}/result'] = jobResultPath(op);
   for (const model of schema.entities.values()) {
     Object.assign(paths, entityPaths(model, context));
     if (model.def.hasAttributes) Object.assign(paths, attributePaths(model, context));

@@ -6,7 +6,7 @@ import { jsonBody, ok, param, ref, type GenerationContext, type Operation, type 
 /** What the generic record operations of core entity types do differently. */
 const ENTITY_NOTES: Record<string, { create?: string; update?: string; read?: string }> = {
   Job: {
-    read: 'A user who is not an admin sees the jobs they started, unless a role sets rights on Job. `result` holds the outcome once the job is done.',
+    read: 'A user who is not an admin sees the jobs they started, unless a role sets rights on Job. `result` holds the outcome once the job is done; a list leaves it out unless `select` names it (page it with GET /Job/{id}/result).',
     update: 'Only `{"status": "Canceled"}` is accepted (400 for anything else), and only while the job is `Pending` (409 afterwards).',
   },
 };

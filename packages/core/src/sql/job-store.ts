@@ -1,5 +1,6 @@
 import { GENERATIONS, type GenerationName } from '../generations';
 import type { EntityModel } from '../definition/normalize';
+import type { JobCounts } from '../jobs/job-counts';
 import type { JobStatus } from '../jobs/job-entity';
 import { nowDateTime } from '../time';
 import type { Database } from './database';
@@ -26,6 +27,8 @@ function jobContext(value: unknown): JobContext {
   const generation = (value as { generation?: unknown } | null)?.generation;
   return typeof generation === 'string' && Object.hasOwn(GENERATIONS, generation) ? { generation: generation as GenerationName } : {};
 }
+
+const countColumns = (counts: JobCounts) => ({ created: counts.created, updated: counts.updated, not_modified: counts.notModified, failed: counts.failed });
 
 /** The SQL of the job table: rows are the truth; queues only carry job ids. */
 export class JobStore {
@@ -89,15 +92,15 @@ export class JobStore {
     return count > 0;
   }
 
-  /** Saves how far a running job got: items done, percent, and the partial result. */
-  async checkpoint(id: string, { processed, progress, result }: { processed: number; progress: number; result: unknown }): Promise<void> {
-    await this.table.update({ processed, progress, result: this.json(result), modified_at: nowDateTime() }).where({ id, status: 'Running' });
+  /** Saves how far a running job got: items done, percent, the partial result and its counts. */
+  async checkpoint(id: string, { processed, progress, result, counts }: { processed: number; progress: number; result: unknown; counts: JobCounts }): Promise<void> {
+    await this.table.update({ processed, progress, result: this.json(result), ...countColumns(counts), modified_at: nowDateTime() }).where({ id, status: 'Running' });
   }
 
-  async finish(id: string, { status, result, message }: { status: JobStatus; result: unknown; message: string | null }): Promise<void> {
+  async finish(id: string, { status, result, message, counts }: { status: JobStatus; result: unknown; message: string | null; counts: JobCounts }): Promise<void> {
     const now = nowDateTime();
     await this.table
-      .update({ status, result: this.json(result), message, ended_at: now, modified_at: now, ...(status === 'Success' && { progress: 100 }) })
+      .update({ status, result: this.json(result), ...countColumns(counts), message, ended_at: now, modified_at: now, ...(status === 'Success' && { progress: 100 }) })
       .where({ id, status: 'Running' });
   }
 
