@@ -100,16 +100,15 @@ export class FileService {
    * gets its bytes whole and correctly labelled, even without the right to read `fileSize` or `hash`.
    */
   async contentOf(id: string): Promise<FileContent | undefined> {
-    const { database, schema } = this.instance();
-    const model = schema.entity('File');
-    if (!model) return undefined;
-    const column = (name: string) => model.field.get(name)?.column as string;
-    const row = await database.knex(model.table)
-      .select({ key: column('storageKey'), size: column('fileSize'), hash: column('hash'), mimeType: column('mimeType'), width: column('width') })
-      .where({ id })
-      .first();
-    if (!row?.key) return undefined;
-    return { storageKey: row.key, size: Number(row.size), hash: row.hash, mimeType: row.mimeType, isImage: row.width !== null && row.width !== undefined };
+    const row = await this.instance().repository('File').readStored(id, ['storageKey', 'fileSize', 'hash', 'mimeType', 'width']);
+    if (!row?.storageKey) return undefined;
+    return {
+      storageKey: row.storageKey as string,
+      size: Number(row.fileSize),
+      hash: row.hash as string,
+      mimeType: row.mimeType as string,
+      isImage: row.width !== null && row.width !== undefined,
+    };
   }
 
   /**
@@ -170,9 +169,7 @@ export class FileService {
 
   /** Whether a File row has this id, a soft-deleted one included (its id stays taken). */
   async rowExists(id: string): Promise<boolean> {
-    const { database, schema } = this.instance();
-    const table = schema.entity('File')?.table as string;
-    return !!(await database.knex(table).select('id').where({ id }).first());
+    return (await this.instance().repository('File').readStored(id, [])) !== undefined;
   }
 }
 

@@ -49,7 +49,7 @@ export interface FileRoutesParts {
 export function fileRoutes(parts: FileRoutesParts): (router: Router) => void {
   const { files, chunks, instance } = parts;
   const repository = () => instance().repository('File');
-  const mayCreate = (ctx: RequestContext) => repository().guard.scope(ctx, 'create');
+  const mayCreate = (ctx: RequestContext) => repository().assertAllowed(ctx, 'create');
   const readMultipart = createMultipartReader(files);
 
   const createFromJson = async (ctx: RequestContext, body: Record<string, unknown>): Promise<ApiRecord> => {

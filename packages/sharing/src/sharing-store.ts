@@ -1,4 +1,4 @@
-import { nowDateTime, type EntityApi, type EntityModel } from '@entity-records/core';
+import type { EntityApi } from '@entity-records/core';
 
 /** What the public link needs of a sharing and its file, read past the API's permission checks. */
 export interface ShareState {
@@ -12,49 +12,43 @@ export interface ShareState {
   file?: { id: string; name: string; mimeType: string | null; size: number | null; hash: string; storageKey: string };
 }
 
-const col = (model: EntityModel, field: string) => model.field.get(field)?.column as string;
+const SHARING_FIELDS = ['file', 'active', 'validTill', 'allowedUsage', 'used', 'password'];
+const FILE_FIELDS = ['name', 'mimeType', 'fileSize', 'hash', 'storageKey'];
 
-/** A select entry for each field, named after the field: `{ field: 'alias.column' }`. */
-const fieldColumns = (alias: string, model: EntityModel, fields: string[]) =>
-  Object.fromEntries(fields.map((field) => [field, `${alias}.${col(model, field)}`]));
+const numberOrNull = (value: unknown) => (value === null || value === undefined ? null : Number(value));
 
-/** The SQL of public links: one read, and one atomic counting update shared by every process. */
+/**
+ * What public links read and write of sharings and their files, through the trusted side of the
+ * repositories (the link has no user): one read of each record, and one atomic count of a use.
+ */
 export class SharingStore {
   constructor(private readonly instance: () => EntityApi) {}
 
-  private models() {
-    const { schema } = this.instance();
-    return { sharing: schema.entity('Sharing') as EntityModel, file: schema.entity('File') as EntityModel };
-  }
-
   async state(id: string): Promise<ShareState | undefined> {
-    const { database } = this.instance();
-    const { sharing: s, file: f } = this.models();
-    const { dialect, knex } = database;
-    const row = await knex(`${s.table} as s`)
-      .leftJoin(`${f.table} as f`, (j) => void j.on(`f.id`, '=', `s.${col(s, 'file')}`).andOn(`f.deleted`, '=', knex.raw('?', [dialect.toDb('bool', false) as boolean])))
-      .select({
-        id: 's.id',
-        deleted: 's.deleted',
-        ...fieldColumns('s', s, ['active', 'validTill', 'allowedUsage', 'used', 'password']),
-        fileId: 'f.id',
-        fileName: `f.${col(f, 'name')}`,
-        ...fieldColumns('f', f, ['mimeType', 'fileSize', 'hash', 'storageKey']),
-      })
-      .where('s.id', id)
-      .first();
-    if (!row) return undefined;
-    const bool = (v: unknown) => dialect.fromDb('bool', v) === true;
+    const { repository } = this.instance();
+    const sharing = await repository('Sharing').readStored(id, SHARING_FIELDS);
+    if (!sharing) return undefined;
+    const fileId = sharing.file as string | null;
+    const file = fileId ? await repository('File').readStored(fileId, FILE_FIELDS) : undefined;
     return {
-      id: row.id,
-      live: !bool(row.deleted),
-      active: bool(row.active),
-      validTill: (row.validTill as string | null) ?? null,
-      allowedUsage: row.allowedUsage === null ? null : Number(row.allowedUsage),
-      used: Number(row.used ?? 0),
-      passwordHash: row.password ?? null,
-      ...(row.fileId && row.storageKey
-        ? { file: { id: row.fileId, name: row.fileName, mimeType: row.mimeType, size: row.fileSize === null ? null : Number(row.fileSize), hash: row.hash, storageKey: row.storageKey } }
+      id,
+      live: !sharing.deleted,
+      active: sharing.active === true,
+      validTill: (sharing.validTill as string | null) ?? null,
+      allowedUsage: numberOrNull(sharing.allowedUsage),
+      used: Number(sharing.used ?? 0),
+      passwordHash: (sharing.password as string | null) ?? null,
+      ...(file && !file.deleted && file.storageKey
+        ? {
+            file: {
+              id: fileId as string,
+              name: file.name as string,
+              mimeType: (file.mimeType as string | null) ?? null,
+              size: numberOrNull(file.fileSize),
+              hash: file.hash as string,
+              storageKey: file.storageKey as string,
+            },
+          }
         : {}),
     };
   }
@@ -64,16 +58,10 @@ export class SharingStore {
    * statement, so concurrent downloads on any number of processes never exceed the limit.
    */
   async use(id: string): Promise<boolean> {
-    const { knex, dialect } = this.instance().database;
-    const { sharing: s } = this.models();
-    const [used, allowed, till] = [col(s, 'used'), col(s, 'allowedUsage'), col(s, 'validTill')];
-    const yes = dialect.toDb('bool', true) as boolean;
-    const no = dialect.toDb('bool', false) as boolean;
-    const count = await knex(s.table)
-      .where({ id, deleted: no, [col(s, 'active')]: yes })
-      .andWhere((w) => void w.whereNull(allowed).orWhere(used, '<', knex.ref(allowed)))
-      .andWhere((w) => void w.whereNull(till).orWhere(till, '>', nowDateTime()))
-      .update({ [used]: knex.raw('?? + 1', [used]) });
-    return count === 1;
+    const where = [
+      { type: 'isTrue', attribute: 'active' },
+      { type: 'or', value: [{ type: 'isNull', attribute: 'validTill' }, { type: 'future', attribute: 'validTill' }] },
+    ];
+    return this.instance().repository('Sharing').incrementBelow(id, { counter: 'used', limit: 'allowedUsage', where });
   }
 }

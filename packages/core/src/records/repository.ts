@@ -1,12 +1,15 @@
 import type { PreparedAttributeWrite } from '../attributes/record-attributes';
 import type { RequestContext } from '../context';
 import type { ApiRecord } from '../declarations';
-import type { EntityModel, FieldModel } from '../definition/normalize';
+import { isStoredField, type EntityModel, type FieldModel } from '../definition/model';
 import { compileRecordValidator, type RecordValidator } from '../definition/validate-record';
 import { ApiError } from '../errors';
+import type { QueryBuilder } from '../sql/database';
 import { databaseUnavailable, isConnectionError } from '../sql/dialects/shared';
+import { findAnyRow, incrementBelow } from '../sql/record-store';
 import { uniqueIndexNames } from '../sql/schema-sync';
 import { sqlContext, type SqlContext } from '../sql/sql-context';
+import { applyWhere } from '../sql/where';
 import { createRecord, insertRecord, type NewRecord } from './create';
 import { deleteRecord } from './delete';
 import type { LinkObjectWrite } from './find-or-create';
@@ -165,6 +168,41 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
   /** Soft-deletes (the row stays, invisible, and frees its unique values) or removes the row. */
   async delete(ctx: RequestContext, id: string, options: { permanently?: boolean } = {}): Promise<void> {
     return deleteRecord(this, ctx, { id, permanently: options.permanently });
+  }
+
+  /** 403 when the caller's roles may not do `action` to records of this type at all. */
+  async assertAllowed(ctx: RequestContext, action: 'create' | 'read' | 'edit' | 'delete'): Promise<void> {
+    await this.guard.scope(ctx, action);
+  }
+
+  /**
+   * Trusted, for plugins acting as the system: the stored values of some fields of one record,
+   * live or soft-deleted (`deleted` tells which), past every permission and hook (a file's storage
+   * key, which no client reads). Undefined when no row has the id.
+   */
+  async readStored(id: string, fields: readonly string[]): Promise<(Record<string, unknown> & { deleted: boolean }) | undefined> {
+    const models = fields.map((name) => this.model.field.get(name)).filter((f) => f !== undefined && isStoredField(f));
+    if (models.length !== fields.length) throw new ApiError('CORE_INTERNAL', `readStored names a field ${this.model.name} does not store: ${fields.join(', ')}`);
+    const row = await this.translated(() => findAnyRow(this.sql, this.model, { id, fields: models }));
+    if (!row) return undefined;
+    return Object.fromEntries([['deleted', row.deleted === true], ...models.map((f) => [f.name, row[f.key]])]) as Record<string, unknown> & { deleted: boolean };
+  }
+
+  /**
+   * Trusted, for plugins acting as the system: adds 1 to the int field `counter` of a live record
+   * in one statement, only while it is below the int field `limit` (null: no limit) and the record
+   * meets `where` (the conditions of lists): concurrent callers on any number of processes never
+   * pass the limit together (a share link's uses). Answers whether it counted.
+   */
+  async incrementBelow(id: string, { counter, limit, where = [] }: { counter: string; limit: string; where?: readonly unknown[] }): Promise<boolean> {
+    const column = (name: string) => {
+      const field = this.model.field.get(name);
+      if (field?.type !== 'int' || !isStoredField(field)) throw new ApiError('CORE_INTERNAL', `${this.model.name}.${name} is no stored int field`);
+      return field.column;
+    };
+    const whereCtx = { schema: this.env.schema, dialect: this.env.database.dialect, model: this.model };
+    const filter = (qb: QueryBuilder) => applyWhere(qb, where, whereCtx);
+    return this.translated(() => incrementBelow(this.sql, this.model, { id, counter: column(counter), limit: column(limit), filter }));
   }
 
   /** Brings soft-deleted records back; one that would collide with a live unique value is an error. */

@@ -131,3 +131,20 @@ export function keyColumns(dialect: Dialect, model: EntityModel, values: Record<
   }
   return { columns };
 }
+
+/**
+ * Adds 1 to an int column of a live record in one statement, only while it is below another int
+ * column (a NULL limit: none) and the record meets `filter`: callers on any number of processes
+ * never pass the limit together. Answers whether it counted.
+ */
+export async function incrementBelow(
+  sql: SqlContext,
+  model: EntityModel,
+  { id, counter, limit, filter }: { id: string; counter: string; limit: string; filter: (qb: Knex.QueryBuilder) => void },
+): Promise<boolean> {
+  const { db, dialect } = sql;
+  const qb = db(model.table).where({ [`${model.table}.id`]: id, [`${model.table}.deleted`]: dialect.live });
+  qb.andWhere((w) => void w.whereNull(`${model.table}.${limit}`).orWhere(`${model.table}.${counter}`, '<', db.ref(`${model.table}.${limit}`)));
+  filter(qb);
+  return (await qb.update({ [counter]: db.raw('?? + 1', [counter]) })) === 1;
+}
