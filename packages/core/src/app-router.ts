@@ -1,3 +1,4 @@
+import { CORE_ERRORS } from './errors';
 import type { Router } from 'express';
 import type { AccessService } from './auth/access-service';
 import type { AuthService } from './auth/auth-service';
@@ -48,6 +49,7 @@ export function openApiText({ options, registry, schema }: InstanceBase, hostRou
       metaCategories: registry.presenter.metaCategories(),
       addedKeys: (entity) => registry.presenter.addedKeys(entity),
       languages: registry.languages,
+      errorCodes: [...Object.keys(CORE_ERRORS), ...registry.errorCodes],
     });
     let text = texts.get(mountPath);
     if (text === undefined) {

@@ -1,10 +1,11 @@
 /**
- * One error class for everything the API can answer with, string codes prefixed by package,
- * and one table from code to HTTP status. A code without a status does not compile. First-party
- * plugins keep their codes here too, so that one table (and docs/reference/errors.md) lists all.
+ * One error class for everything the API can answer with, string codes prefixed by package, and
+ * one table from code to HTTP status. Core's codes are below; a plugin declares its own
+ * (`definePlugin({ errors })`, `declareErrors`) and adds their types by declaration merging on
+ * `ErrorCodes`, so a code without a status does not compile anywhere.
  */
 
-export const ERROR_STATUS = {
+const CORE_ERROR_STATUS = {
   CORE_INVALID_JSON: 400,
   CORE_VALIDATION_FAILED: 400,
   CORE_UNKNOWN_FIELD: 400,
@@ -26,23 +27,50 @@ export const ERROR_STATUS = {
   CORE_TOO_MANY_REQUESTS: 429,
   CORE_INTERNAL: 500,
   CORE_DATABASE_UNAVAILABLE: 503,
-  // @entity-records/files
-  FILES_NAME_INVALID: 400,
-  FILES_CONTENT_REQUIRED: 400,
-  FILES_CONTENT_INVALID: 400,
-  FILES_URL_REFUSED: 400,
-  FILES_URL_FETCH_FAILED: 400,
-  FILES_NO_THUMBNAIL: 404,
-  FILES_CHUNK_CONFLICT: 409,
-  FILES_TOO_LARGE: 413,
-  FILES_RANGE_NOT_SATISFIABLE: 416,
-  // @entity-records/sharing
-  SHARING_PASSWORD_REQUIRED: 401,
-  SHARING_EXPIRED: 410,
-  SHARING_USED_UP: 410,
 } as const satisfies Record<string, number>;
 
-export type ErrorCode = keyof typeof ERROR_STATUS;
+type CoreErrorCodes = typeof CORE_ERROR_STATUS;
+
+/**
+ * Error codes with their HTTP status. Plugins add theirs by declaration merging:
+ * `declare module '@entity-records/core' { interface ErrorCodes extends ErrorTable<typeof FILES_ERRORS> {} }`.
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- filled by declaration merging
+export interface ErrorCodes extends CoreErrorCodes {}
+
+/** A table of declared codes as the type `ErrorCodes` extends. */
+export type ErrorTable<TCodes extends Record<string, number>> = { readonly [K in keyof TCodes]: TCodes[K] };
+
+export type ErrorCode = keyof ErrorCodes & string;
+
+const CODE_PATTERN = /^[A-Z][A-Z0-9]*_[A-Z0-9_]+$/;
+
+/** Every declared code's status: core's, then those plugins declare. */
+const statuses = new Map<string, number>(Object.entries(CORE_ERROR_STATUS));
+
+/**
+ * Declares error codes with their HTTP status (a plugin's own, prefixed by its package:
+ * `FILES_TOO_LARGE`). A code declared again with another status, or not in SCREAMING_SNAKE case
+ * with a prefix, is refused. Answers the table (for `ErrorTable<typeof …>`).
+ */
+export function declareErrors<const TCodes extends Record<string, number>>(codes: TCodes): TCodes {
+  for (const [code, status] of Object.entries(codes)) {
+    const known = statuses.get(code);
+    if (!CODE_PATTERN.test(code) || !Number.isInteger(status) || status < 400 || status > 599 || (known !== undefined && known !== status)) {
+      throw new BootError('CORE_PLUGIN_INVALID', `error code ${code} (${status}) is not a PREFIX_NAME code with a 4xx or 5xx status, or is declared with another status`);
+    }
+    statuses.set(code, status);
+  }
+  return codes;
+}
+
+/** The status of every declared code (core's and those of the plugins loaded), by code. */
+export function errorStatuses(): ReadonlyMap<string, number> {
+  return statuses;
+}
+
+/** Core's own codes and statuses (the OpenAPI document adds those of the plugins an instance has). */
+export const CORE_ERRORS: Readonly<CoreErrorCodes> = CORE_ERROR_STATUS;
 
 /** Codes that are raised while the instance starts; they never reach HTTP. */
 export const BOOT_ERROR_CODES = [
@@ -75,7 +103,8 @@ export class ApiError extends Error {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'ApiError';
     this.code = code;
-    this.status = ERROR_STATUS[code];
+    // A code no one declared is a fault of the server's code, not of the request.
+    this.status = statuses.get(code) ?? 500;
     this.details = options.details;
     this.headers = options.headers;
   }

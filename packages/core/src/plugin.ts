@@ -4,7 +4,7 @@ import type { EntityApi } from './app';
 import type { ApiRecord, EntityDefinition } from './declarations';
 import type { DefinitionAttributes } from './definition/validate-definition';
 import type { EntityModel } from './definition/normalize';
-import { BootError } from './errors';
+import { BootError, declareErrors } from './errors';
 import type { PresentKind, RecordHook, RecordHookName, RequestHook } from './hooks';
 import type { Languages } from './languages';
 import type { Logger } from './logger';
@@ -31,6 +31,11 @@ export interface PluginApi {
   readonly instanceKey: object;
   /** Adds an entity type, as if the host had defined it. */
   addEntity(definition: EntityDefinition): void;
+  /**
+   * Declares the plugin's error codes with their HTTP status (also `definePlugin({ errors })`):
+   * the instance's OpenAPI document lists them, and `ApiError` answers with their status.
+   */
+  declareErrors(codes: Readonly<Record<string, number>>): void;
   /**
    * Declares the options a plugin adds to field or entity definitions (by declaration merging),
    * each with a JSON Schema: definitions are checked against it at start-up.
@@ -118,6 +123,11 @@ export interface Plugin<TOptions = unknown> {
   name: string;
   /** Names of plugins that must be registered first. */
   dependencies?: string[];
+  /**
+   * The plugin's error codes (prefixed by its package) with their HTTP status; their types come
+   * by declaration merging on `ErrorCodes` (`interface ErrorCodes extends ErrorTable<typeof MY_ERRORS> {}`).
+   */
+  errors?: Readonly<Record<string, number>>;
   setup(api: PluginApi, options: TOptions): void;
 }
 
@@ -129,6 +139,8 @@ export interface Plugin<TOptions = unknown> {
  * @see docs/guide/writing-a-plugin.md
  */
 export function definePlugin<TOptions = void>(plugin: Plugin<TOptions>): Plugin<TOptions> {
+  // Declared as the module loads: its errors may be made before an instance registers it.
+  if (plugin.errors) declareErrors(plugin.errors);
   return plugin;
 }
 
@@ -165,7 +177,9 @@ export function registerPlugins(entries: readonly PluginEntry[], scope: (pluginN
     checkShape(plugin);
     if (registered.has(plugin.name)) throw new BootError('CORE_PLUGIN_INVALID', `plugin '${plugin.name}' is registered twice`);
     checkDependencies(plugin, registered);
-    plugin.setup(scope(plugin.name), options);
+    const api = scope(plugin.name);
+    if (plugin.errors) api.declareErrors(plugin.errors);
+    plugin.setup(api, options);
     registered.add(plugin.name);
   }
 }

@@ -2,7 +2,7 @@ import type { EntityApi } from './app';
 import type { ApiRecord, EntityDefinition } from './declarations';
 import type { EntityModel } from './definition/normalize';
 import { validateDefinition, type DefinitionAttributes } from './definition/validate-definition';
-import { BootError } from './errors';
+import { BootError, declareErrors } from './errors';
 import { HookRegistry, type RequestHook } from './hooks';
 import type { Languages } from './languages';
 import { consoleLogger, type Logger } from './logger';
@@ -46,6 +46,8 @@ export class Registry implements PluginApi {
   tables: AuxiliaryTable[] = [TOKEN_TABLE, ...THROTTLE_TABLES];
   fragments: OpenApiFragment[] = [];
   readyCallbacks: (() => Promise<void> | void)[] = [];
+  /** The error codes the plugins of this instance declared. */
+  errorCodes: string[] = [];
   closeCallbacks: (() => Promise<void> | void)[] = [];
 
   constructor(
@@ -113,6 +115,11 @@ export class Registry implements PluginApi {
       logger,
       addEntity: (definition: EntityDefinition) => this.addEntityFrom(definition, `plugin '${name}'`),
     });
+  }
+
+  declareErrors(codes: Readonly<Record<string, number>>): void {
+    declareErrors(codes);
+    for (const code of Object.keys(codes)) if (!this.errorCodes.includes(code)) this.errorCodes.push(code);
   }
 
   repository<TRecord extends ApiRecord = ApiRecord>(entity: string): Repository<TRecord> {

@@ -2,6 +2,7 @@ import { filesPlugin } from './plugin';
 
 export default filesPlugin;
 export { filesPlugin, filesOf } from './plugin';
+export { FILES_ERRORS } from './errors';
 export { FileEntity } from './file-entity';
 export { FileService } from './file-service';
 export { LocalStorage } from './storage/local-storage';

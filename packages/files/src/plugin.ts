@@ -1,4 +1,5 @@
 import { definePlugin, type PluginApi } from '@entity-records/core';
+import { FILES_ERRORS } from './errors';
 import { ChunkService } from './chunks';
 import { UPLOAD_TABLES } from './chunk-store';
 import { THUMBNAIL_SIZES, type FilesOptions, type StorageDriver } from './declarations';
@@ -37,6 +38,7 @@ const SWEEP_MS = 60 * 60 * 1000;
  */
 export const filesPlugin = definePlugin<FilesOptions | undefined>({
   name: '@entity-records/files',
+  errors: FILES_ERRORS,
   dependencies: ['@entity-records/core'],
   setup(api, given) {
     const options = resolveOptions(given);

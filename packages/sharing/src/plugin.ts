@@ -1,4 +1,5 @@
 import { definePlugin } from '@entity-records/core';
+import { SHARING_ERRORS } from './errors';
 import { filesOf } from '@entity-records/files';
 import type { SharingOptions } from './declarations';
 import { sharingOpenApi } from './openapi';
@@ -18,6 +19,7 @@ import { SharingStore } from './sharing-store';
  */
 export const sharingPlugin = definePlugin<SharingOptions | undefined>({
   name: '@entity-records/sharing',
+  errors: SHARING_ERRORS,
   dependencies: ['@entity-records/files'],
   setup(api, options) {
     const files = filesOf(api);

@@ -1,3 +1,4 @@
+import { CORE_ERRORS } from '../errors';
 import type { SchemaModel } from '../definition/normalize';
 import type { OpenApiFragment } from '../plugin';
 import { components } from './components';
@@ -20,6 +21,8 @@ export interface OpenApiInput extends ListSizes, ParameterInput {
   hostRoutes?: OpenApiFragment;
   /** Keys present hooks add to the records of an entity type, with their JSON Schema. */
   addedKeys?: (entity: string) => Record<string, Record<string, unknown>>;
+  /** The error codes answers may carry: core's and those of the plugins (default core's). */
+  errorCodes?: readonly string[];
 }
 
 
@@ -118,6 +121,7 @@ export function buildOpenApi(input: OpenApiInput): Record<string, unknown> {
       parameters,
       metaCategories: input.metaCategories,
       addedKeys: input.addedKeys,
+      errorCodes: input.errorCodes ?? Object.keys(CORE_ERRORS),
     }),
   });
   dropUnusedSchemas(document);

@@ -4,7 +4,7 @@ import type { MetaCategory } from '../present';
 import { ATTRIBUTE_SCHEMAS } from './attribute-schemas';
 import { COOKIE_SESSION, SESSION } from './auth-paths';
 import { bulkSchemas, RESTORE_RESULT } from './bulk-schemas';
-import { ERROR_BODY, responseComponents } from './error-responses';
+import { errorBody, responseComponents } from './error-responses';
 import { JOB_RESULT_PAGE } from './job-paths';
 import { METADATA } from './metadata-path';
 import { componentParameters, type ListSizes } from './parameters';
@@ -20,6 +20,8 @@ export interface ComponentInput {
   metaCategories?: ReadonlyMap<string, MetaCategory>;
   /** Keys present hooks add to the records of an entity type, with their JSON Schema. */
   addedKeys?: (entity: string) => Record<string, Record<string, unknown>>;
+  /** The error codes answers may carry. */
+  errorCodes: readonly string[];
 }
 
 const SECURITY_SCHEMES = {
@@ -37,7 +39,7 @@ const SECURITY_SCHEMES = {
 export function components(schema: SchemaModel, input: ComponentInput) {
   const { fragments, sizes = {} } = input;
   const schemas: Record<string, unknown> = {
-    Error: ERROR_BODY,
+    Error: errorBody(input.errorCodes),
     Session: SESSION,
     CookieSession: COOKIE_SESSION,
     RestoreResult: RESTORE_RESULT,

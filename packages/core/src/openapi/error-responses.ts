@@ -1,8 +1,7 @@
-import { ERROR_STATUS } from '../errors';
 import { json, ref, type Generation } from './refs';
 
-/** The body of every error answer. */
-export const ERROR_BODY = {
+/** The body of every error answer, its code one of `codes` (core's and the plugins'). */
+export const errorBody = (codes: readonly string[]) => ({
   type: 'object',
   required: ['error'],
   properties: {
@@ -10,13 +9,13 @@ export const ERROR_BODY = {
       type: 'object',
       required: ['code', 'message', 'details'],
       properties: {
-        code: { type: 'string', enum: Object.keys(ERROR_STATUS), description: 'See docs/reference/errors.md: codes are prefixed by package.' },
+        code: { type: 'string', enum: [...codes], description: 'See docs/reference/errors.md: codes are prefixed by package.' },
         message: { type: 'string' },
         details: { type: 'object', description: 'Always present, empty when there is nothing to point at. Validation failures carry `issues: [{path, code, message}]`.' },
       },
     },
   },
-};
+});
 
 /**
  * A `$ref` to one of core's responses (`BadRequest`, `Conflict`, `PayloadTooLarge`, …), for
