@@ -9,8 +9,19 @@ import { HEALTH_OPENAPI_FILES } from './health';
 
 /** The instance options of the example: one place for the server and the schema diff command. */
 export function pimOptions(config: PimConfig): EntityApiOptions {
+  const { limits } = config;
+  const importLimits = { maxConcurrentUrlImports: limits.maxConcurrentUrlImports, urlImportQueue: limits.urlImportQueue };
   return {
     database: config.databaseUrl,
+    maxBodySize: limits.maxBodySize,
+    maxUpsertItems: limits.maxUpsertItems,
+    closeGraceMs: limits.closeGraceMs,
+    statementTimeoutMs: limits.statementTimeoutMs,
+    poolSize: limits.poolSize,
+    poolTimeoutMs: limits.poolTimeoutMs,
+    maxConcurrentLargeBodies: limits.maxConcurrentLargeBodies,
+    largeBodyQueue: limits.largeBodyQueue,
+    auth: { passwordHashQueue: limits.passwordHashQueue },
     entities: pimEntities,
     publicUrl: config.publicUrl,
     // The first language is the main one; multilang gives every other one its field variants
@@ -19,7 +30,7 @@ export function pimOptions(config: PimConfig): EntityApiOptions {
     openapi: { title: 'PIM example', version: '0.1.0', apis: HEALTH_OPENAPI_FILES },
     // Without languages (LANGUAGES set empty) nothing is multilingual.
     plugins: [
-      [files, { storageDir: config.storageDir, fileUrlAllowedHosts: config.fileUrlAllowedHosts }],
+      [files, { storageDir: config.storageDir, fileUrlAllowedHosts: config.fileUrlAllowedHosts, ...importLimits }],
       sharing,
       ...(config.languages.length ? [multilang] : []),
       meta,

@@ -9,6 +9,7 @@ import type { ContextUser, RequestContext } from './context';
 import { buildMetadata } from './definition/metadata';
 import { consoleLogger } from './http/error-handler';
 import { createRouter } from './http/router';
+import type { Traffic } from './http/traffic';
 import type { JobService } from './jobs/job-service';
 import { buildOpenApi } from './openapi/build-document';
 import type { OpenApiFragment } from './plugin';
@@ -24,6 +25,7 @@ interface RouterServices {
   jobs: JobService;
   /** The OpenAPI document as text. */
   openapi: () => string;
+  traffic: Traffic;
 }
 
 /**
@@ -82,8 +84,15 @@ export function buildRouter(base: InstanceBase, services: RouterServices): Route
     rootRoutes: registry.rootRoutes,
     rawBodyPaths: (path) => registry.isRawBodyPath(path),
     maxBodySize: options.maxBodySize ?? '32mb',
+    maxUpsertItems: options.maxUpsertItems ?? 10_000,
+    largeBodies: { concurrency: options.maxConcurrentLargeBodies ?? 4, queue: options.largeBodyQueue ?? 64 },
+    traffic: services.traffic,
     jobs: services.jobs,
     logger: options.logger ?? consoleLogger,
-    translateError: translateOutage,
+    // Outside repositories (sign-in, plugins) only conditions of the database itself are known: 503.
+    translateError: (error) => {
+      const known = base.database.dialect.translateError(error, {});
+      return known?.status === 503 ? known : translateOutage(error);
+    },
   });
 }

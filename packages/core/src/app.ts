@@ -1,5 +1,6 @@
 import { AuthService } from './auth/auth-service';
 import { LoginThrottle } from './auth/login-throttle';
+import { setPasswordHashQueue } from './auth/password';
 import { instanceLifecycle } from './app-lifecycle';
 import { buildRouter, openApiText } from './app-router';
 import { addRepositories, createAccessService, createAttributes, createJobs, type InstanceBase } from './app-services';
@@ -10,6 +11,7 @@ import type { ApiRecord } from './declarations';
 import { normalizeDefinitions, type EntityModel } from './definition/normalize';
 import { BootError } from './errors';
 import { Languages } from './languages';
+import { Traffic } from './http/traffic';
 import { hostRoutesFragment } from './openapi/host-routes';
 import { registerPlugins } from './plugin';
 import { Registry } from './registry';
@@ -35,6 +37,7 @@ export { ensureAdmin } from './ensure-admin';
  */
 export function createEntityApi(options: EntityApiOptions): EntityApi {
   const languages = new Languages(options.languages);
+  if (options.auth?.passwordHashQueue !== undefined) setPasswordHashQueue(options.auth.passwordHashQueue);
   const repositories = new Map<string, Repository>();
   const registry = new Registry(languages, (name) => repositories.get(name));
   for (const def of CORE_ENTITIES) registry.addEntity(def);
@@ -48,7 +51,7 @@ export function createEntityApi(options: EntityApiOptions): EntityApi {
 
   // Read at start-up: a broken JSDoc block is a boot error, not a 500 on /apidocs.
   const hostRoutes = hostRoutesFragment(options.openapi?.apis ?? []);
-  const database = openDatabase({ url: options.database, poolSize: options.poolSize });
+  const database = openDatabase({ url: options.database, poolSize: options.poolSize, statementTimeoutMs: options.statementTimeoutMs, poolTimeoutMs: options.poolTimeoutMs });
   const base: InstanceBase = { options, registry, schema, database, repositories };
   const attributes = createAttributes(base);
   const accessService = createAccessService(base);
@@ -62,8 +65,9 @@ export function createEntityApi(options: EntityApiOptions): EntityApi {
   installRoleHooks(registry, accessService, announce);
 
   const openapi = openApiText(base, hostRoutes);
-  const { ready, close } = instanceLifecycle(base, { cacheEvents, accessService, auth, jobs });
-  const router = buildRouter(base, { ready, auth, throttle, accessService, attributes, jobs, openapi });
+  const traffic = new Traffic();
+  const { ready, close } = instanceLifecycle(base, { cacheEvents, accessService, auth, jobs, traffic });
+  const router = buildRouter(base, { ready, auth, throttle, accessService, attributes, jobs, openapi, traffic });
   const instance: EntityApi = {
     router,
     schema,

@@ -9,6 +9,8 @@ export interface ShareState {
   allowedUsage: number | null;
   used: number;
   passwordHash: string | null;
+  /** Who made the sharing: it works only while that user is active. */
+  createdById: string | null;
   file?: { id: string; name: string; mimeType: string | null; size: number | null; hash: string; storageKey: string };
 }
 
@@ -36,6 +38,7 @@ export class SharingStore {
       .select({
         id: 's.id',
         deleted: 's.deleted',
+        createdById: 's.created_by_id',
         ...fieldColumns('s', s, ['active', 'validTill', 'allowedUsage', 'used', 'password']),
         fileId: 'f.id',
         fileName: `f.${col(f, 'name')}`,
@@ -53,6 +56,7 @@ export class SharingStore {
       allowedUsage: row.allowedUsage === null ? null : Number(row.allowedUsage),
       used: Number(row.used ?? 0),
       passwordHash: row.password ?? null,
+      createdById: row.createdById ?? null,
       ...(row.fileId && row.storageKey
         ? { file: { id: row.fileId, name: row.fileName, mimeType: row.mimeType, size: row.fileSize === null ? null : Number(row.fileSize), hash: row.hash, storageKey: row.storageKey } }
         : {}),

@@ -54,6 +54,13 @@ function fromRouter(error: unknown): ApiError | undefined {
   return undefined;
 }
 
+/** Seconds a client should wait before it tries a 503 again (every 503 says it in `Retry-After`). */
+const RETRY_AFTER_SECONDS: Partial<Record<string, number>> = { CORE_BUSY: 1, CORE_TIMEOUT: 5, CORE_DATABASE_UNAVAILABLE: 5, CORE_SHUTTING_DOWN: 5 };
+const DEFAULT_RETRY_AFTER_SECONDS = 5;
+
+/** A URL as logged: a query string of 256 KiB (a long `where`) would flood the log. */
+const loggedUrl = (url: string) => (url.length > 300 ? `${url.slice(0, 300)}… (${url.length} characters)` : url);
+
 /** Header values are ASCII on one line. */
 const headerSafe = (text: string) => text.replace(/[^\x20-\x7e]/g, '?').slice(0, 500);
 
@@ -71,11 +78,16 @@ export function errorHandler(
       return;
     }
     let error = err instanceof ApiError ? err : (fromBodyParser(err ?? {}) ?? fromRouter(err) ?? translate(err) ?? toApiError(err));
-    if (error.status >= 500) {
+    const line = `${req.method} ${loggedUrl(req.originalUrl)}`;
+    if (error.status === 503) {
+      // Expected under load or during an outage, and answered with Retry-After: one line, no stack.
+      const cause = error.cause instanceof Error ? `: ${error.cause.message.split('\n')[0].slice(0, 300)}` : '';
+      logger.warn(`${line} → 503 ${error.code}${cause}`);
+    } else if (error.status >= 500) {
       const requestId = randomUUID();
       // Driver messages carry whole statements with values: keep the log line readable.
       const clip = (text: string | undefined) => (text && text.length > 2000 ? `${text.slice(0, 2000)}…` : text);
-      logger.error(`${req.method} ${req.originalUrl} failed (request ${requestId})`, {
+      logger.error(`${line} failed (request ${requestId})`, {
         error: clip(err instanceof Error ? err.stack : String(err)),
         cause: clip(error.cause instanceof Error ? error.cause.stack : undefined),
       });
@@ -83,9 +95,10 @@ export function errorHandler(
         error = new ApiError('CORE_INTERNAL', `Internal server error (request ${requestId})`, { details: { requestId } });
       }
     } else {
-      logger.info(`${req.method} ${req.originalUrl} → ${error.status} ${error.code}`);
+      logger.info(`${line} → ${error.status} ${error.code}`);
     }
     for (const [name, value] of Object.entries(error.headers ?? {})) res.setHeader(name, value);
+    if (error.status === 503 && !res.hasHeader('Retry-After')) res.setHeader('Retry-After', String(RETRY_AFTER_SECONDS[error.code] ?? DEFAULT_RETRY_AFTER_SECONDS));
     res.setHeader('X-Status-Reason', headerSafe(error.message));
     res.status(error.status).json(error.toJSON());
   };

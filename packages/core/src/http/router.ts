@@ -1,4 +1,4 @@
-import express, { type Router } from 'express';
+import express, { type RequestHandler, type Router } from 'express';
 import swaggerUi from 'swagger-ui-express';
 import type { AuthService } from '../auth/auth-service';
 import type { RequestContext } from '../context';
@@ -15,6 +15,9 @@ import { requestOptions, type RequestOptionsParts } from './request-options';
 import { mountAttributeRoutes } from './attribute-routes';
 import type { AttributeEndpoints } from '../attributes/endpoints';
 import { toHandler } from './to-handler';
+import { assertQueryParameterCount, parseQueryString } from './list-params';
+import type { Traffic } from './traffic';
+import { ConcurrencyLimit } from '../util/concurrency-limit';
 
 export interface RouterParts {
   ready: () => Promise<void>;
@@ -34,6 +37,12 @@ export interface RouterParts {
   /** Plugin routes at the root (public links), before the bases. */
   rootRoutes?: RootRouteInstaller[];
   maxBodySize: string | number;
+  /** Items a synchronous upsert takes at most (more: 413). */
+  maxUpsertItems: number;
+  /** Requests in flight, and the refusal of new ones once the instance closes. */
+  traffic: Traffic;
+  /** How many bodies over 1 MiB are read and handled at once, and how many more may wait. */
+  largeBodies: { concurrency: number; queue: number };
   /** Paths (below the base) whose bodies another parser reads (multipart). */
   rawBodyPaths?: (path: string) => boolean;
   logger?: Logger;
@@ -42,13 +51,13 @@ export interface RouterParts {
 }
 
 /** One generation's routes; mounted at `/api` (A) and `/api/v1` (B) from the same code. */
-function generationRouter(generation: 'A' | 'B', parts: RouterParts): Router {
+function generationRouter(generation: 'A' | 'B', parts: RouterParts, largeBodies: ConcurrencyLimit): Router {
   const router = express.Router();
   router.use((req, _res, next) => {
     requestContext(req).generation = generation;
     next();
   });
-  router.use(jsonBody({ generation, limit: parts.maxBodySize, exempt: parts.rawBodyPaths }));
+  router.use(jsonBody({ generation, limit: parts.maxBodySize, exempt: parts.rawBodyPaths, largeBodies }));
   for (const install of parts.publicRoutes) install(router, { generation });
   const sessionPaths = generation === 'B' ? ['/userSession', '/App/user'] : ['/userSession'];
   mountSessionRoutes(router, sessionPaths, parts.session);
@@ -58,7 +67,7 @@ function generationRouter(generation: 'A' | 'B', parts: RouterParts): Router {
   router.get('/metadata', metadata);
   if (generation === 'B') router.get('/Metadata', metadata);
   for (const install of parts.routes) install(router, { generation });
-  mountBulkRoutes(router, { lookup: parts.repository, jobs: parts.jobs, generation });
+  mountBulkRoutes(router, { lookup: parts.repository, jobs: parts.jobs, generation, maxUpsertItems: parts.maxUpsertItems });
   mountAttributeRoutes(router, parts.repository, parts.attributes);
   mountRecordRoutes(router, parts.repository, generation);
   router.use((req, _res, next) => {
@@ -68,11 +77,25 @@ function generationRouter(generation: 'A' | 'B', parts: RouterParts): Router {
 }
 
 /**
+ * A query string is read whole or refused (400): Express's own parser keeps the first 1,000
+ * parameters and drops the others without a word. Every route, plugins' included, reads
+ * `req.query` as the record routes do (bracket form, the same limits).
+ */
+const wholeQuery: RequestHandler = (req, _res, next) => {
+  assertQueryParameterCount(req.originalUrl);
+  let query: Record<string, unknown> | undefined;
+  Object.defineProperty(req, 'query', { configurable: true, enumerable: true, get: () => (query ??= parseQueryString(req.originalUrl)) });
+  next();
+};
+
+/**
  * The whole API as one Express router: `/api/…`, `/api/v1/…`, `/apidocs/` (Swagger UI) and
  * `/apidocs/openapi.json`. Requests wait until the instance is ready.
  */
 export function createRouter(parts: RouterParts): Router {
   const root = express.Router();
+  root.use(parts.traffic.track);
+  root.use(wholeQuery);
   root.use(toHandler(async (_req, _res, next) => {
     await parts.ready();
     next();
@@ -86,8 +109,9 @@ export function createRouter(parts: RouterParts): Router {
     swaggerUi.setup(undefined, { swaggerOptions: { url: './openapi.json' } }),
   );
   for (const install of parts.rootRoutes ?? []) install(root);
-  root.use('/api/v1', generationRouter('B', parts));
-  root.use('/api', generationRouter('A', parts));
+  const largeBodies = new ConcurrencyLimit({ ...parts.largeBodies, busy: () => new ApiError('CORE_BUSY', 'Too many large bodies at once; try again shortly') });
+  root.use('/api/v1', generationRouter('B', parts, largeBodies));
+  root.use('/api', generationRouter('A', parts, largeBodies));
   root.use(errorHandler(parts.logger, parts.translateError));
   return root;
 }

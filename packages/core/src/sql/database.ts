@@ -24,6 +24,10 @@ export interface DatabaseOptions {
   url: string;
   /** PostgreSQL pool size; default 10. */
   poolSize?: number;
+  /** PostgreSQL: the longest a statement may run, in ms; default 30,000; 0 = no limit. */
+  statementTimeoutMs?: number;
+  /** How long a query waits for a free connection, in ms; default 10,000. */
+  poolTimeoutMs?: number;
 }
 
 const DIALECTS = Object.freeze({ sqlite: sqliteDialect, postgres: postgresDialect });
@@ -73,9 +77,9 @@ export function openDatabase(options: DatabaseOptions): Database {
     dialect = DIALECTS.postgres;
     config = {
       client: 'pg',
-      connection: { connectionString: url, types: pgTypes() } as Knex.PgConnectionConfig,
+      // The server cancels a statement past the timeout (SQLSTATE 57014); set per connection.
+      connection: { connectionString: url, types: pgTypes(), statement_timeout: options.statementTimeoutMs ?? 30_000 } as Knex.PgConnectionConfig,
       pool: { min: 0, max: options.poolSize ?? 10 },
-      acquireConnectionTimeout: 10_000,
     };
   } else if (url.startsWith('sqlite:') || !url.includes('://')) {
     dialect = DIALECTS.sqlite;
@@ -86,6 +90,6 @@ export function openDatabase(options: DatabaseOptions): Database {
   } else {
     throw new BootError('CORE_CONFIG_INVALID', `unsupported database URL '${url.replace(/\/\/[^@]*@/, '//***@')}'`);
   }
-  const db = knex(config);
+  const db = knex({ ...config, acquireConnectionTimeout: options.poolTimeoutMs ?? 10_000 });
   return { knex: db, dialect, close: () => db.destroy() };
 }

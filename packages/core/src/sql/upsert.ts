@@ -1,6 +1,7 @@
 import type { RequestContext } from '../context';
 import { isValidId } from '../definition/validate-record';
 import { ApiError, assertKnownKeys } from '../errors';
+import { eventLoopTurns } from '../util/event-loop';
 import { findSingleLinkObjects } from './link-objects';
 import { splitLinkObjects } from './link-resolver';
 import type { Repository } from './repository';
@@ -9,6 +10,12 @@ import { BatchIndex, failed, lookupOf, type Prepared, type UpsertResult } from '
 import { entityOf, shownKeys, upsertRun } from './upsert-run';
 
 export type { UpsertResult } from './upsert-plan';
+
+/**
+ * Items of one run written in one transaction at most: a longer run is written in batches, with
+ * turns of the event loop between them (SQLite runs a batch without letting other requests in).
+ */
+const MAX_RUN_ITEMS = 500;
 
 /** Tries of an item whose create lost a race: each one looks the record up again. */
 const SINGLE_ATTEMPTS = 3;
@@ -71,9 +78,11 @@ export async function upsertItems(lookup: (entity: string) => Repository | undef
   const hooked = new Map<Repository, boolean>();
   let run: Prepared[] = [];
   let runRepo: Repository | undefined;
+  const turn = eventLoopTurns();
   const flush = async () => {
     if (runRepo && run.length) await upsertRun(runRepo, ctx, { items: run, results });
     run = [];
+    await turn();
   };
   for (const [index, item] of items.entries()) {
     const { entity, payload } = (item ?? {}) as { entity?: unknown; payload?: unknown };
@@ -94,12 +103,14 @@ export async function upsertItems(lookup: (entity: string) => Repository | undef
           if (error instanceof ApiError) return failed(error.message);
           throw error;
         });
+        await turn();
         continue;
       }
       const { id } = data;
       if (id !== undefined && id !== null && !isValidId(id)) throw new ApiError('CORE_INVALID_ID', 'id must be 1 to 64 characters of A-Z, a-z, 0-9, _ and -');
       // `id` is a system key: validation lets it pass and leaves it out of the values.
       run.push({ index, id: (id ?? undefined) as string | undefined, data, values: repo.validate(data, 'update') });
+      if (run.length >= MAX_RUN_ITEMS) await flush();
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
       results[index] = failed(error.message);

@@ -1,9 +1,12 @@
 import type { FieldType } from '../../declarations';
 import type { Dialect, Introspection } from './dialect';
-import { commonColumnType, databaseUnavailable, uniqueViolation } from './shared';
+import { commonColumnType, databaseUnavailable, statementTimedOut, uniqueViolation } from './shared';
 
 /** An arbitrary fixed key for the advisory lock taken while the schema is synced. */
 const SCHEMA_LOCK_KEY = 482_113_907;
+
+/** query_canceled: the statement timeout (`statementTimeoutMs`) ran out. */
+const STATEMENT_TIMEOUT_STATE = '57014';
 
 /** SQLSTATE classes that mean the server is gone or refusing, not that the query is wrong. */
 const UNAVAILABLE_STATES = new Set(['57P01', '57P02', '57P03', '53300', '08000', '08001', '08003', '08006']);
@@ -75,6 +78,7 @@ export const postgresDialect: Dialect = {
       return uniqueViolation(context, constraint, error);
     }
     if (UNAVAILABLE_STATES.has(code)) return databaseUnavailable(error);
+    if (code === STATEMENT_TIMEOUT_STATE) return statementTimedOut(error);
     return undefined;
   },
 };
