@@ -23,6 +23,11 @@ const POSTGRES_COLUMN_TYPES: ReadonlyMap<FieldType, string> = new Map([
 export const postgresDialect: Dialect = {
   name: 'postgres',
   likeOperator: 'ilike',
+  locksRows: true,
+
+  isDeadlock(error) {
+    return (error as { code?: unknown } | null)?.code === '40P01';
+  },
 
   columnType(type, maxLength) {
     return POSTGRES_COLUMN_TYPES.get(type) ?? commonColumnType(type, maxLength);

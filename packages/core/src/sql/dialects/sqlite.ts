@@ -7,6 +7,12 @@ const JSON_TYPES: ReadonlySet<FieldType> = new Set(['multiEnum', 'jsonObject']);
 export const sqliteDialect: Dialect = {
   name: 'sqlite',
   likeOperator: 'like',
+  // One writer at a time (the pool has one connection): nothing to order.
+  locksRows: false,
+
+  isDeadlock() {
+    return false;
+  },
 
   columnType(type, maxLength) {
     return type === 'float' ? 'real' : commonColumnType(type, maxLength);
