@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import { spawn } from 'node:child_process';
 import net from 'node:net';
 import path from 'node:path';
@@ -63,6 +64,26 @@ describe('examples/pim start-up', () => {
       expect(output).not.toMatch(/PIM example listening/);
     }
     await scope.stop(first);
+  });
+
+  it('stops with a message and exit code 1 when its database is down at start', async () => {
+    // PostgreSQL: nothing listens on the port. SQLite: the file's folder cannot be made (a file is in the way).
+    fs.writeFileSync(path.join(scope.dir, 'not-a-folder'), '');
+    const urls = [`postgres://postgres@127.0.0.1:${await freePort()}/nowhere`, `sqlite:${path.join(scope.dir, 'not-a-folder', 'pim.sqlite')}`];
+    for (const url of urls) {
+      const started = run('node', [SERVER], { DATABASE_URL: url, PORT: String(await freePort()), HOST: '127.0.0.1', STORAGE_DIR: path.join(scope.dir, 'files-down') });
+      const { code, output } = await started.ended;
+      expect({ url, code }).toEqual({ url, code: 1 });
+      expect(output).toMatch(/The PIM example could not start: .*(ECONNREFUSED|EEXIST|ENOTDIR)/);
+      expect(output).not.toMatch(/PIM example listening/);
+    }
+  });
+
+  it('refuses a limit in the environment that is not a whole number, naming it', async () => {
+    const started = run('node', [SERVER], { DATABASE_URL: sqlite('limits.sqlite'), PORT: String(await freePort()), MAX_UPSERT_ITEMS: 'lots' });
+    const { code, output } = await started.ended;
+    expect(code).toBe(1);
+    expect(output).toContain("The PIM example could not start: MAX_UPSERT_ITEMS must be a whole number, not 'lots'");
   });
 
   it('answers paths outside the API, and URLs over its header limit, with the JSON error body', async () => {
