@@ -3,6 +3,7 @@ import { spawn } from 'node:child_process';
 import net from 'node:net';
 import path from 'node:path';
 import { childServerScope, freePort, ROOT, signIn, type ChildServer } from '../../../test/support/child-server';
+import { createTestDatabase, TEST_DBS } from '../../../test/support/databases';
 
 const SERVER = path.join(ROOT, 'examples/pim/dist/server.js');
 
@@ -78,6 +79,23 @@ describe('examples/pim start-up', () => {
       expect(output).not.toMatch(/PIM example listening/);
     }
   });
+
+  if (TEST_DBS.includes('postgres')) {
+    it('answers /health with 503 and Retry-After once its database is gone', async () => {
+      const db = await createTestDatabase('postgres');
+      try {
+        const server = await startPim({ DATABASE_URL: db.url, ADMIN_PASSWORD: 'pim-start-password' });
+        expect((await fetch(`${server.url}/health`)).status).toBe(200);
+        await db.drop();
+        const res = await fetch(`${server.url}/health`);
+        expect({ status: res.status, retryAfter: res.headers.get('retry-after'), body: await res.json() }).toEqual({ status: 503, retryAfter: '5', body: { status: 'unavailable' } });
+        const api = await fetch(`${server.url}/api/Brand`, { headers: { 'Authorization-Token': 'x' } });
+        expect({ status: api.status, retryAfter: api.headers.get('retry-after') }).toEqual({ status: 503, retryAfter: '5' });
+      } finally {
+        await db.drop();
+      }
+    });
+  }
 
   it('refuses a limit in the environment that is not a whole number, naming it', async () => {
     const started = run('node', [SERVER], { DATABASE_URL: sqlite('limits.sqlite'), PORT: String(await freePort()), MAX_UPSERT_ITEMS: 'lots' });

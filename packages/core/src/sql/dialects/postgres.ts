@@ -8,8 +8,11 @@ const SCHEMA_LOCK_KEY = 482_113_907;
 /** query_canceled: the statement timeout (`statementTimeoutMs`) ran out. */
 const STATEMENT_TIMEOUT_STATE = '57014';
 
-/** SQLSTATE classes that mean the server is gone or refusing, not that the query is wrong. */
-const UNAVAILABLE_STATES = new Set(['57P01', '57P02', '57P03', '53300', '08000', '08001', '08003', '08006']);
+/**
+ * SQLSTATE classes that mean the server is gone or refusing, not that the query is wrong: also
+ * a database that no longer exists (dropped, or not yet restored), which new connections meet.
+ */
+const UNAVAILABLE_STATES = new Set(['57P01', '57P02', '57P03', '57P04', '53300', '08000', '08001', '08003', '08006', '3D000']);
 
 /** Column types PostgreSQL names its own way; the others are those both databases share. */
 const POSTGRES_COLUMN_TYPES: ReadonlyMap<FieldType, string> = new Map([
