@@ -13,6 +13,7 @@ import { sqlContext } from './sql-context';
 import { fetchByKeys, keyLookups, loadLinkIds, lockInOrder, storedFields } from './upsert-io';
 import { applyValues, BatchIndex, failed, lookupOf, recordKeys, SegmentHazards, settle, uniqueViolation, type Prepared, type RecordState, type UpsertResult } from './upsert-plan';
 import { failureMessage, writeDecided } from './upsert-write';
+import { againAfterDeadlock } from './deadlock-retry';
 
 /** What the items of one segment of a run share: the caller, their rights, the batch so far, the time. */
 interface Run {
@@ -221,25 +222,6 @@ async function upsertSegment(repo: Repository, call: RunCall, items: readonly Pr
   return count;
 }
 
-/** Tries of a segment whose transaction the database ended to break a deadlock. */
-const DEADLOCK_ATTEMPTS = 5;
-
-/**
- * Runs a segment again when the database broke a deadlock by ending its transaction (nothing of
- * it is stored, so the items are decided afresh): rows are locked in id order, but two new
- * records of the same keys inserted in opposite orders can still wait for each other.
- */
-async function againAfterDeadlock<TResult>(repo: Repository, segment: () => Promise<TResult>): Promise<TResult> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await segment();
-    } catch (error) {
-      if (attempt >= DEADLOCK_ATTEMPTS || !repo.env.database.dialect.isDeadlock(error)) throw error;
-      await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * attempt));
-    }
-  }
-}
-
 /** Items a segment after a cut looks up at least: the next one is loaded for twice the items the last one decided. */
 const MIN_SEGMENT = 16;
 
@@ -253,7 +235,7 @@ export async function upsertRun(repo: Repository, ctx: RequestContext, { items, 
   let size = items.length;
   for (let start = 0; start < items.length; ) {
     const segment = items.slice(start, start + size);
-    const count = await againAfterDeadlock(repo, () => upsertSegment(repo, call, segment));
+    const count = await againAfterDeadlock(repo.env.database.dialect, () => upsertSegment(repo, call, segment));
     start += count;
     size = count < segment.length ? Math.max(MIN_SEGMENT, 2 * count) : 2 * size;
   }
