@@ -1,7 +1,8 @@
 import knex, { type Knex } from 'knex';
 import request from 'supertest';
 import { GENERATIONS, startTestApi, type TestApi } from '../support/api';
-import { TEST_DBS, type TestDatabase } from '../support/databases';
+import { createEntityApi, systemContext } from '@entity-records/core';
+import { createTestDatabase, TEST_DBS, type TestDatabase } from '../support/databases';
 import { testEntities } from '../support/fixtures';
 
 /**
@@ -72,6 +73,29 @@ describePg('PostgreSQL faults', () => {
       expect(list.body.total).toBe(0);
       await t.post(`${base}/Product`, { name: `after the timeout ${base}` }).expect(200);
     });
+  });
+
+  it('syncs the schema without a statement timeout: a start waiting for the sync of another process does not fail', async () => {
+    const db = await createTestDatabase('postgres');
+    const holder = knex({ client: 'pg', connection: db.url, pool: { min: 0, max: 1 } });
+    try {
+      // The schema lock another process holds while it syncs (the key of the PostgreSQL dialect).
+      const trx = await holder.transaction();
+      await trx.raw('select pg_advisory_xact_lock(482113907)');
+      const api = createEntityApi({ database: db.url, entities: testEntities, statementTimeoutMs: 300, logger: { info() {}, warn() {}, error() {} } });
+      try {
+        const started = api.ready();
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+        await trx.commit();
+        await started;
+        expect(await api.repository('Brand').find(systemContext(), { totalOnly: true })).toEqual({ total: 0 });
+      } finally {
+        await api.close();
+      }
+    } finally {
+      await holder.destroy();
+      await db.drop();
+    }
   });
 
   describe('a pool without a free connection', () => {

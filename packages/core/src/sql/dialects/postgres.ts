@@ -73,6 +73,9 @@ export const postgresDialect: Dialect = {
 
   async withSchemaLock(db, fn) {
     return db.transaction(async (trx) => {
+      // Requests have a statement timeout; an index built on a large table (or the wait for
+      // another process's sync) may take longer, and a start must not fail for it.
+      await trx.raw('set local statement_timeout = 0');
       await trx.raw('select pg_advisory_xact_lock(?)', [SCHEMA_LOCK_KEY]);
       return fn(trx);
     });
