@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { ApiError } from '@entity-records/core';
 
 /** A temporary file of another host is left alone for this long (that host may still write it). */
 const FOREIGN_EXPIRY_MS = 24 * 3_600_000;
@@ -67,7 +68,8 @@ export class Temporaries {
   /** Fails every write still running and removes its temporary file. */
   async abortAll(): Promise<void> {
     const aborted = [...this.active];
-    for (const [, out] of aborted) out.destroy(new Error('The storage closed while the file was written'));
+    // The request still writing gets 503 (if its client still listens): it may send the file again.
+    for (const [, out] of aborted) out.destroy(new ApiError('CORE_SHUTTING_DOWN', 'The server stopped while the file was being stored; send it again'));
     await Promise.all(aborted.map(([temporary]) => fs.promises.rm(temporary, { force: true })));
   }
 
