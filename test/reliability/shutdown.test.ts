@@ -67,7 +67,7 @@ describe.each(TEST_DBS)('SIGTERM on %s', (kind) => {
 
   it('hands a running job back at a safe point; after a restart it finishes, every item stored once', async () => {
     const first = await start('job');
-    const count = 20_000;
+    const count = 10_000;
     const items = Array.from({ length: count }, (_, i) => ({ entity: 'Brand', payload: { name: `job brand ${i}`, code: `c${i}` } }));
     const { jobId } = (await first.call('POST', '/api/upsertAsync', items)).body;
     const stored = async () => (await first.call('GET', '/api/Brand?totalOnly=true')).body.total as number;

@@ -51,7 +51,7 @@ describeSqlite('long work on SQLite', () => {
   });
 
   it('leaves GET /health answering while an upsertAsync job with link objects runs', async () => {
-    const { jobId } = (await server.call('POST', '/api/upsertAsync', items('async', 800))).body;
+    const { jobId } = (await server.call('POST', '/api/upsertAsync', items('async', 400))).body;
     let status = 'Pending';
     const job = waitFor(
       async () => {

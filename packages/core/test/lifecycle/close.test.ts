@@ -13,7 +13,7 @@ describe.each(TEST_DBS)('api.close() on %s', (kind) => {
     const t = await startTestApi(kind, { entities: testEntities, closeGraceMs: 20_000 });
     let closed = false;
     try {
-      const items = Array.from({ length: 150 }, (_, i) => ({ entity: 'Product', payload: { name: `closing ${i}`, brand: { name: `closing brand ${i % 5}` } } }));
+      const items = Array.from({ length: 80 }, (_, i) => ({ entity: 'Product', payload: { name: `closing ${i}`, brand: { name: `closing brand ${i % 5}` } } }));
       const inFlight = t.post(`${base}/upsert`, items).then((res) => res);
       // The upsert has started (its first items are stored) when the instance begins to close.
       const model = t.api.schema.entity('Product');
@@ -27,7 +27,7 @@ describe.each(TEST_DBS)('api.close() on %s', (kind) => {
       expect(closed).toBe(false);
       const answered = await inFlight;
       expect(answered.status).toBe(200);
-      expect(answered.body.filter((r: { status: string }) => r.status === 'Created')).toHaveLength(150);
+      expect(answered.body.filter((r: { status: string }) => r.status === 'Created')).toHaveLength(80);
       await closing;
       expect(closed).toBe(true);
     } finally {
