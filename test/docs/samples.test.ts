@@ -30,6 +30,7 @@ export const Product = defineEntity({
 });
 export const api = createEntityApi({ database: 'sqlite::memory:', entities: [Brand, Product] });
 export const app = express();
+export const server = app.listen(0);
 export const token: string = process.env.TOKEN ?? '';
 export const ctx: RequestContext = systemContext();
 export const Category = defineEntity({ name: 'Category', fields: { name: { type: 'varchar', required: true, isMultilang: true } } });

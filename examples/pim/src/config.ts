@@ -15,6 +15,8 @@ export interface PimConfig {
   demoData: boolean;
   /** pino's level of the instance's log lines on stdout (LOG_LEVEL). */
   logLevel: string;
+  /** Limits (CONTRACT §17), each from its variable when set; unset ones keep the library's defaults. */
+  limits: PimLimits;
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -25,6 +27,45 @@ function flag(name: string, value: string | undefined, fallback: boolean): boole
   if (/^(1|true|yes|on)$/i.test(value)) return true;
   if (/^(0|false|no|off)$/i.test(value)) return false;
   throw new Error(`${name} must be 1 or 0 (true or false), not '${value}'`);
+}
+
+/** The limits the environment may set; see docs/guide/production.md. */
+export interface PimLimits {
+  maxBodySize?: string;
+  maxUpsertItems?: number;
+  closeGraceMs?: number;
+  statementTimeoutMs?: number;
+  poolSize?: number;
+  poolTimeoutMs?: number;
+  passwordHashQueue?: number;
+  maxConcurrentLargeBodies?: number;
+  largeBodyQueue?: number;
+  maxConcurrentUrlImports?: number;
+  urlImportQueue?: number;
+}
+
+/** A whole number from a variable, or undefined when it is unset or empty; anything else stops the start. */
+function whole(env: NodeJS.ProcessEnv, name: string): number | undefined {
+  const value = env[name];
+  if (value === undefined || value === '') return undefined;
+  if (!/^\d+$/.test(value.trim())) throw new Error(`${name} must be a whole number, not '${value}'`);
+  return Number(value);
+}
+
+function readLimits(env: NodeJS.ProcessEnv): PimLimits {
+  return {
+    maxBodySize: env.MAX_BODY_SIZE || undefined,
+    maxUpsertItems: whole(env, 'MAX_UPSERT_ITEMS'),
+    closeGraceMs: whole(env, 'CLOSE_GRACE_MS'),
+    statementTimeoutMs: whole(env, 'STATEMENT_TIMEOUT_MS'),
+    poolSize: whole(env, 'POOL_SIZE'),
+    poolTimeoutMs: whole(env, 'POOL_TIMEOUT_MS'),
+    passwordHashQueue: whole(env, 'PASSWORD_HASH_QUEUE'),
+    maxConcurrentLargeBodies: whole(env, 'MAX_CONCURRENT_LARGE_BODIES'),
+    largeBodyQueue: whole(env, 'LARGE_BODY_QUEUE'),
+    maxConcurrentUrlImports: whole(env, 'MAX_CONCURRENT_URL_IMPORTS'),
+    urlImportQueue: whole(env, 'URL_IMPORT_QUEUE'),
+  };
 }
 
 const list = (value: string | undefined, fallback: string[]) =>
@@ -54,5 +95,6 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): PimConfig {
     // Only the default database starts with demo data: one named by DATABASE_URL starts empty.
     demoData: flag('DEMO_DATA', env.DEMO_DATA, !env.DATABASE_URL),
     logLevel: logLevel(env.LOG_LEVEL),
+    limits: readLimits(env),
   };
 }

@@ -17,7 +17,7 @@ import type { Express } from 'express';
  *           application/json:
  *             schema: { $ref: '#/components/schemas/Health' }
  *       '503':
- *         description: The database does not answer.
+ *         description: The database does not answer; `Retry-After` says when to ask again.
  *         content:
  *           application/json:
  *             schema: { $ref: '#/components/schemas/Health' }
@@ -39,7 +39,8 @@ export function mountHealth(app: Express, api: EntityApi): void {
       await api.repository('Role').find(systemContext(), { totalOnly: true });
       res.json({ status: 'ok' });
     } catch {
-      res.status(503).json({ status: 'unavailable' });
+      // As every 503 of the API: when to ask again.
+      res.status(503).setHeader('Retry-After', '5').json({ status: 'unavailable' });
     }
   });
 }

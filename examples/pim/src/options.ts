@@ -10,8 +10,19 @@ import { HEALTH_OPENAPI_FILES } from './health';
 
 /** The instance options of the example: one place for the server and the schema diff command. */
 export function pimOptions(config: PimConfig): EntityApiOptions {
+  const { limits } = config;
+  const importLimits = { maxConcurrentUrlImports: limits.maxConcurrentUrlImports, urlImportQueue: limits.urlImportQueue };
   return {
     database: config.databaseUrl,
+    maxBodySize: limits.maxBodySize,
+    maxUpsertItems: limits.maxUpsertItems,
+    closeGraceMs: limits.closeGraceMs,
+    statementTimeoutMs: limits.statementTimeoutMs,
+    poolSize: limits.poolSize,
+    poolTimeoutMs: limits.poolTimeoutMs,
+    maxConcurrentLargeBodies: limits.maxConcurrentLargeBodies,
+    largeBodyQueue: limits.largeBodyQueue,
+    auth: { passwordHashQueue: limits.passwordHashQueue },
     entities: pimEntities,
     // JSON lines on stdout: start-up, schema steps, jobs and client errors at info, SQL at debug.
     logger: pino({ level: config.logLevel }),
@@ -28,7 +39,7 @@ export function pimOptions(config: PimConfig): EntityApiOptions {
     },
     // Without languages (LANGUAGES set empty) nothing is multilingual.
     plugins: [
-      [files, { storageDir: config.storageDir, fileUrlAllowedHosts: config.fileUrlAllowedHosts }],
+      [files, { storageDir: config.storageDir, fileUrlAllowedHosts: config.fileUrlAllowedHosts, ...importLimits }],
       sharing,
       ...(config.languages.length ? [multilang] : []),
       meta,

@@ -23,10 +23,21 @@ async function main(): Promise<void> {
   server.listen(config.port, config.host, () => {
     console.log(`PIM example listening on ${config.publicUrl} (API docs: ${config.publicUrl}/apidocs/)`);
   });
-  const stop = () => {
+  // No new connections; the requests in flight finish (within CLOSE_GRACE_MS), running jobs go
+  // back to the queue, uploads in progress leave no temporary files, the pool closes; then exit 0.
+  const stop = (signal: NodeJS.Signals) => {
+    console.log(`${signal}: finishing the requests in flight, then stopping`);
     server.close();
-    server.closeAllConnections();
-    void api.close().then(() => process.exit(0));
+    api.close().then(
+      () => {
+        server.closeAllConnections();
+        process.exit(0);
+      },
+      (error: unknown) => {
+        console.error(`Stopping failed: ${error instanceof Error ? error.message : String(error)}`);
+        process.exit(1);
+      },
+    );
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);

@@ -1,7 +1,9 @@
+import fs from 'node:fs';
 import { spawn } from 'node:child_process';
 import net from 'node:net';
 import path from 'node:path';
 import { childServerScope, freePort, ROOT, signIn, type ChildServer } from '../../../test/support/child-server';
+import { createTestDatabase, TEST_DBS } from '../../../test/support/databases';
 
 const SERVER = path.join(ROOT, 'examples/pim/dist/server.js');
 
@@ -63,6 +65,43 @@ describe('examples/pim start-up', () => {
       expect(output).not.toMatch(/PIM example listening/);
     }
     await scope.stop(first);
+  });
+
+  it('stops with a message and exit code 1 when its database is down at start', async () => {
+    // PostgreSQL: nothing listens on the port. SQLite: the file's folder cannot be made (a file is in the way).
+    fs.writeFileSync(path.join(scope.dir, 'not-a-folder'), '');
+    const urls = [`postgres://postgres@127.0.0.1:${await freePort()}/nowhere`, `sqlite:${path.join(scope.dir, 'not-a-folder', 'pim.sqlite')}`];
+    for (const url of urls) {
+      const started = run('node', [SERVER], { DATABASE_URL: url, PORT: String(await freePort()), HOST: '127.0.0.1', STORAGE_DIR: path.join(scope.dir, 'files-down') });
+      const { code, output } = await started.ended;
+      expect({ url, code }).toEqual({ url, code: 1 });
+      expect(output).toMatch(/The PIM example could not start: .*(ECONNREFUSED|EEXIST|ENOTDIR)/);
+      expect(output).not.toMatch(/PIM example listening/);
+    }
+  });
+
+  if (TEST_DBS.includes('postgres')) {
+    it('answers /health with 503 and Retry-After once its database is gone', async () => {
+      const db = await createTestDatabase('postgres');
+      try {
+        const server = await startPim({ DATABASE_URL: db.url, ADMIN_PASSWORD: 'pim-start-password' });
+        expect((await fetch(`${server.url}/health`)).status).toBe(200);
+        await db.drop();
+        const res = await fetch(`${server.url}/health`);
+        expect({ status: res.status, retryAfter: res.headers.get('retry-after'), body: await res.json() }).toEqual({ status: 503, retryAfter: '5', body: { status: 'unavailable' } });
+        const api = await fetch(`${server.url}/api/Brand`, { headers: { 'Authorization-Token': 'x' } });
+        expect({ status: api.status, retryAfter: api.headers.get('retry-after') }).toEqual({ status: 503, retryAfter: '5' });
+      } finally {
+        await db.drop();
+      }
+    });
+  }
+
+  it('refuses a limit in the environment that is not a whole number, naming it', async () => {
+    const started = run('node', [SERVER], { DATABASE_URL: sqlite('limits.sqlite'), PORT: String(await freePort()), MAX_UPSERT_ITEMS: 'lots' });
+    const { code, output } = await started.ended;
+    expect(code).toBe(1);
+    expect(output).toContain("The PIM example could not start: MAX_UPSERT_ITEMS must be a whole number, not 'lots'");
   });
 
   it('answers paths outside the API, and URLs over its header limit, with the JSON error body', async () => {

@@ -2,6 +2,7 @@ import type { AccessService } from './auth/access-service';
 import type { AuthService } from './auth/auth-service';
 import type { InstanceBase } from './app-services';
 import { ensureAdmin } from './ensure-admin';
+import type { Traffic } from './http/traffic';
 import type { JobService } from './jobs/job-service';
 import type { CacheEvents } from './sql/cache-events';
 import { syncSchema } from './sql/schema-sync';
@@ -12,6 +13,7 @@ interface LifecycleServices {
   accessService: AccessService;
   auth: AuthService;
   jobs: JobService;
+  traffic: Traffic;
 }
 
 /** Syncs the schema, listens for cache events, creates the admin, runs plugins' ready callbacks, starts jobs. */
@@ -60,12 +62,17 @@ export function instanceLifecycle(base: InstanceBase, services: LifecycleService
       readyPromise = undefined;
       throw error;
     }));
-  const close = async () => {
-    for (const fn of [...base.registry.closeCallbacks].reverse()) await fn();
-    if (readyPromise) await readyPromise.catch(() => undefined);
-    await services.jobs.stop();
-    await services.cacheEvents.close();
-    await base.database.close();
-  };
+  // Requests first (they may start jobs and write files), then jobs (handed back at their next
+  // safe point), then plugins (whose storage the jobs and requests used), the pool last.
+  let closing: Promise<void> | undefined;
+  const close = () =>
+    (closing ??= (async () => {
+      await services.traffic.drain(base.options.closeGraceMs ?? 10_000);
+      if (readyPromise) await readyPromise.catch(() => undefined);
+      await services.jobs.stop();
+      for (const fn of [...base.registry.closeCallbacks].reverse()) await fn();
+      await services.cacheEvents.close();
+      await base.database.close();
+    })());
   return { ready, close };
 }

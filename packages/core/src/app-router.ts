@@ -10,6 +10,7 @@ import type { ContextUser, RequestContext } from './context';
 import { buildMetadata } from './definition/metadata';
 import type { Logger } from './logger';
 import { createRouter } from './http/router';
+import type { Traffic } from './http/traffic';
 import type { JobService } from './jobs/job-service';
 import { buildOpenApi } from './openapi/build-document';
 import type { OpenApiFragment } from './plugin';
@@ -26,6 +27,7 @@ interface RouterServices {
   /** The OpenAPI document as text, for the path the router is mounted at. */
   openapi: (mountPath?: string) => string;
   logger: Logger;
+  traffic: Traffic;
 }
 
 /**
@@ -96,11 +98,18 @@ export function buildRouter(base: InstanceBase, services: RouterServices): Route
     rawBodyPaths: (path) => registry.isRawBodyPath(path),
     maxBodySize: options.maxBodySize ?? '32mb',
     maxListSize: options.maxListSize,
+    maxUpsertItems: options.maxUpsertItems ?? 10_000,
+    largeBodies: { concurrency: options.maxConcurrentLargeBodies ?? 4, queue: options.largeBodyQueue ?? 64 },
+    traffic: services.traffic,
     jobs: services.jobs,
     generations: options.generations,
     apidocs: options.apidocs,
     resolveUser: options.auth?.resolveUser,
     logger: services.logger,
-    translateError: translateOutage,
+    // Outside repositories (sign-in, plugins) only conditions of the database itself are known: 503.
+    translateError: (error) => {
+      const known = base.database.dialect.translateError(error, {});
+      return known?.status === 503 ? known : translateOutage(error);
+    },
   });
 }

@@ -35,6 +35,24 @@ export interface EntityApiOptions<TEntities extends readonly EntityDefinition[] 
   maxListSize?: number;
   /** Largest JSON body; default `32mb`. */
   maxBodySize?: string | number;
+  /**
+   * JSON bodies over 1 MiB (or of unknown length) read and handled at once: each is in memory
+   * several times over while it is (a base64 file, a large upsert). Default 4.
+   */
+  maxConcurrentLargeBodies?: number;
+  /** Large bodies that may wait for a place; any more are 503 `CORE_BUSY`. Default 64. */
+  largeBodyQueue?: number;
+  /** Items a synchronous upsert takes at most (more: 413; `upsertAsync` takes any number); default 10,000. */
+  maxUpsertItems?: number;
+  /**
+   * `close()` (SIGTERM in a host that calls it): how long the requests in flight may take to
+   * finish before jobs stop and the pool closes, in ms; default 10,000.
+   */
+  closeGraceMs?: number;
+  /** PostgreSQL: the longest a statement may run, in ms (then 503 `CORE_TIMEOUT`); default 30,000; 0 = no limit. */
+  statementTimeoutMs?: number;
+  /** How long a request waits for a free database connection, in ms (then 503); default 10,000. */
+  poolTimeoutMs?: number;
   /** The address clients reach the instance at (links in responses). */
   publicUrl?: string;
   /**
@@ -141,5 +159,10 @@ export interface EntityApi {
   openapi(): Record<string, unknown>;
   /** What schema sync would do now, without doing it. */
   schemaDiff(): Promise<SchemaStep[]>;
+  /**
+   * Stops the instance: refuses new requests (503), lets those in flight finish (at most
+   * `closeGraceMs`), hands running jobs back to the queue at a safe point, closes plugins
+   * (uploads in progress lose their temporary files) and the database pool.
+   */
   close(): Promise<void>;
 }

@@ -1,5 +1,6 @@
 import { AuthService } from './auth/auth-service';
 import { LoginThrottle } from './auth/login-throttle';
+import { setPasswordHashQueue } from './auth/password';
 import { instanceLifecycle } from './app-lifecycle';
 import { buildRouter, openApiText } from './app-router';
 import { addRepositories, createAccessService, createAttributes, createJobs, type InstanceBase } from './app-services';
@@ -10,6 +11,7 @@ import type { ApiRecord, EntityDefinition } from './declarations';
 import { normalizeDefinitions, type EntityModel } from './definition/normalize';
 import { BootError } from './errors';
 import { Languages } from './languages';
+import { Traffic } from './http/traffic';
 import { hostRoutesFragment } from './openapi/host-routes';
 import { authenticateMiddleware } from './http/authenticate';
 import { instanceLogger, type InstanceLogger } from './logger';
@@ -44,6 +46,7 @@ export function createEntityApi<const TEntities extends readonly EntityDefinitio
   checkOptions(options);
   const logger = instanceLogger(options.logger);
   const languages = new Languages(options.languages);
+  if (options.auth?.passwordHashQueue !== undefined) setPasswordHashQueue(options.auth.passwordHashQueue);
   const repositories = new Map<string, Repository>();
   const registry = new Registry(languages, (name) => repositories.get(name));
   for (const def of CORE_ENTITIES) registry.addEntityFrom(def, 'core');
@@ -57,7 +60,7 @@ export function createEntityApi<const TEntities extends readonly EntityDefinitio
 
   // Read at start-up: a broken JSDoc block is a boot error, not a 500 on /apidocs.
   const hostRoutes = hostRoutesFragment(options.openapi?.apis ?? []);
-  const database = openDatabase({ url: options.database, poolSize: options.poolSize });
+  const database = openDatabase({ url: options.database, poolSize: options.poolSize, statementTimeoutMs: options.statementTimeoutMs, poolTimeoutMs: options.poolTimeoutMs });
   logSql(database, logger);
   const base: InstanceBase = { options, registry, schema, database, repositories, logger };
   const attributes = createAttributes(base);
@@ -72,8 +75,9 @@ export function createEntityApi<const TEntities extends readonly EntityDefinitio
   installRoleHooks(registry, accessService, announce);
 
   const openapi = openApiText(base, hostRoutes);
-  const { ready, close } = instanceLifecycle(base, { cacheEvents, accessService, auth, jobs });
-  const router = buildRouter(base, { ready, auth, throttle, accessService, attributes, jobs, openapi, logger });
+  const traffic = new Traffic();
+  const { ready, close } = instanceLifecycle(base, { cacheEvents, accessService, auth, jobs, traffic });
+  const router = buildRouter(base, { ready, auth, throttle, accessService, attributes, jobs, openapi, logger, traffic });
   const hostJobs: EntityJobs = {
     define: (type, handler) => jobs.define(type, handler),
     start: (type, payload, ctx) => jobs.enqueue(type, payload, ctx),

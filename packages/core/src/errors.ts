@@ -27,6 +27,9 @@ const CORE_ERROR_STATUS = {
   CORE_TOO_MANY_REQUESTS: 429,
   CORE_INTERNAL: 500,
   CORE_DATABASE_UNAVAILABLE: 503,
+  CORE_TIMEOUT: 503,
+  CORE_BUSY: 503,
+  CORE_SHUTTING_DOWN: 503,
 } as const satisfies Record<string, number>;
 
 type CoreErrorCodes = typeof CORE_ERROR_STATUS;

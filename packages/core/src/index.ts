@@ -65,6 +65,8 @@ export type { RootRouteInstaller } from './plugin';
 export { requestContext } from './http/request-context';
 export { toHandler } from './http/to-handler';
 export { uuidv7 } from './util/uuid';
+export { ConcurrencyLimit } from './util/concurrency-limit';
+export type { ConcurrencyLimitOptions } from './util/concurrency-limit';
 export { nowDateTime, formatDateTime } from './time';
 export type { LoginThrottle, ThrottleOptions } from './auth/login-throttle';
 export type { Database } from './sql/database';

@@ -27,7 +27,12 @@ export interface StorageDriver {
   deletePrefix(prefix: string): Promise<void>;
   /** A path on this machine's disk holding the object, when the driver keeps one (images are read from it). */
   localPath?(key: string): string | undefined;
-  /** Releases connections or handles; called when the instance closes. */
+  /** Called when the instance starts: a driver may clean up what a process that died left (partial writes). */
+  open?(): Promise<void>;
+  /**
+   * Releases connections or handles; called when the instance closes, after the requests in
+   * flight had their grace period: writes still running are ended and leave nothing behind.
+   */
   close?(): Promise<void>;
 }
 
@@ -45,6 +50,10 @@ export interface FilesOptions {
   fileUrlAllowedHosts?: readonly string[];
   /** Time limit of a URL download (connect to last byte, redirects included) in ms; default 30000. */
   urlTimeoutMs?: number;
+  /** URL imports that download at once (each holds a connection, a storage write and up to `urlTimeoutMs`); default 4. */
+  maxConcurrentUrlImports?: number;
+  /** URL imports that may wait for a place; any more are 503 `CORE_BUSY`. Default 64. */
+  urlImportQueue?: number;
   /** Redirects a URL download follows; default 3. */
   urlMaxRedirects?: number;
   /** Name resolution of the URL method (tests stub it); default `dns.lookup`. */

@@ -12,6 +12,8 @@ export interface ResolvedOptions {
   fileUrlAllowedHosts: ReadonlySet<string>;
   urlTimeoutMs: number;
   urlMaxRedirects: number;
+  maxConcurrentUrlImports: number;
+  urlImportQueue: number;
   urlLookup?: LookupFunction;
   chunkExpiryMs: number;
   maxPiecesCount: number;
@@ -27,6 +29,8 @@ export function resolveOptions(options: FilesOptions = {}): ResolvedOptions {
     fileUrlAllowedHosts: new Set((options.fileUrlAllowedHosts ?? []).map((h) => h.trim().toLowerCase().replace(/^\[|\]$/g, '')).filter(Boolean)),
     urlTimeoutMs: options.urlTimeoutMs ?? 30_000,
     urlMaxRedirects: options.urlMaxRedirects ?? 3,
+    maxConcurrentUrlImports: options.maxConcurrentUrlImports ?? 4,
+    urlImportQueue: options.urlImportQueue ?? 64,
     urlLookup: options.urlLookup,
     chunkExpiryMs: (options.chunkExpiryHours ?? 24) * 3_600_000,
     maxPiecesCount: options.maxPiecesCount ?? 100_000,

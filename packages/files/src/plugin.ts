@@ -57,7 +57,8 @@ export const filesPlugin = definePlugin<FilesOptions | undefined>({
 
     let sweeper: NodeJS.Timeout | undefined;
     const sweep = () => chunks.removeExpired().catch(() => undefined);
-    api.onReady(() => {
+    api.onReady(async () => {
+      await storage.open?.();
       void sweep();
       sweeper = setInterval(sweep, Math.min(SWEEP_MS, options.chunkExpiryMs)).unref();
     });

@@ -1,11 +1,11 @@
 import type { Request, Response, Router } from 'express';
-import { ApiError, requestContext, toHandler, type ApiRecord, type EntityApi, type RequestContext } from '@entity-records/core';
+import { ApiError, ConcurrencyLimit, requestContext, toHandler, type ApiRecord, type EntityApi, type RequestContext } from '@entity-records/core';
 import { decodeDataUrl } from './base64';
 import { requestedRange } from './byte-range';
 import { parseChunk } from './chunk-input';
 import type { ChunkService } from './chunks';
 import { readStored } from './content';
-import { THUMBNAIL_SIZES, type ThumbnailSize } from './declarations';
+import { THUMBNAIL_SIZES, type StoredContent, type ThumbnailSize } from './declarations';
 import { assertFileName, mimeTypeOf } from './file-name';
 import { SERVER_FIELDS, thumbnailKey, type FileService } from './file-service';
 import { createMultipartReader } from './multipart';
@@ -39,6 +39,33 @@ function recordFields(body: Record<string, unknown>): Record<string, unknown> {
   return fields;
 }
 
+/**
+ * A URL download that broke off, or that the size limit stopped, stores nothing and is 400
+ * `FILES_URL_FETCH_FAILED` (a source that announces a size over the limit is refused before, 413).
+ */
+function cutShort(error: unknown, limits: { timeoutMs: number; maxFileSize: number }): ApiError {
+  if (error instanceof ApiError && error.code === 'FILES_TOO_LARGE') {
+    return new ApiError('FILES_URL_FETCH_FAILED', `The download from url was cut short at the size limit of ${limits.maxFileSize} bytes`, {
+      details: { maxFileSize: limits.maxFileSize },
+    });
+  }
+  if (error instanceof ApiError) return error;
+  return new ApiError('FILES_URL_FETCH_FAILED', `The download from url broke off or took longer than ${limits.timeoutMs} ms`);
+}
+
+/** Downloads a client-given URL into storage, within the time and size limits. */
+async function importUrl(files: FileService, url: URL): Promise<StoredContent> {
+  const o = files.options;
+  const fetched = await fetchUrl(url, { allowedHosts: o.fileUrlAllowedHosts, timeoutMs: o.urlTimeoutMs, maxRedirects: o.urlMaxRedirects, maxBytes: o.maxFileSize, lookup: o.urlLookup });
+  try {
+    return await files.store(fetched.body, fetched.mimeType);
+  } catch (error) {
+    throw cutShort(error, { timeoutMs: o.urlTimeoutMs, maxFileSize: o.maxFileSize });
+  } finally {
+    fetched.abort();
+  }
+}
+
 export interface FileRoutesParts {
   files: FileService;
   chunks: ChunkService;
@@ -51,6 +78,11 @@ export function fileRoutes(parts: FileRoutesParts): (router: Router) => void {
   const repository = () => instance().repository('File');
   const mayCreate = (ctx: RequestContext) => repository().assertAllowed(ctx, 'create');
   const readMultipart = createMultipartReader(files);
+  const urlImports = new ConcurrencyLimit({
+    concurrency: files.options.maxConcurrentUrlImports,
+    queue: files.options.urlImportQueue,
+    busy: () => new ApiError('CORE_BUSY', 'Too many URL imports at once; try again shortly'),
+  });
 
   const createFromJson = async (ctx: RequestContext, body: Record<string, unknown>): Promise<ApiRecord> => {
     const fields = recordFields(body);
@@ -64,21 +96,8 @@ export function fileRoutes(parts: FileRoutesParts): (router: Router) => void {
       return files.createRecord(ctx, fields, await files.store(bytes, mimeType, { sniff: false }));
     }
     if (body.url !== undefined) {
-      const o = files.options;
-      const fetched = await fetchUrl(parseFileUrl(body.url), {
-        allowedHosts: o.fileUrlAllowedHosts,
-        timeoutMs: o.urlTimeoutMs,
-        maxRedirects: o.urlMaxRedirects,
-        maxBytes: o.maxFileSize,
-        lookup: o.urlLookup,
-      });
-      const stored = await files.store(fetched.body, fetched.mimeType).catch((error: unknown) => {
-        fetched.abort();
-        if (error instanceof ApiError) throw error;
-        throw new ApiError('FILES_URL_FETCH_FAILED', `The download from url broke off or took longer than ${o.urlTimeoutMs} ms`);
-      });
-      fetched.abort();
-      return files.createRecord(ctx, fields, stored);
+      const url = parseFileUrl(body.url);
+      return files.createRecord(ctx, fields, await urlImports.run(() => importUrl(files, url)));
     }
     throw new ApiError('FILES_CONTENT_REQUIRED', 'Send the contents: fileContents (base64 data URL), url, or a chunk (piece, fileUniqueHash, start, piecesCount)');
   };

@@ -112,7 +112,14 @@ function requestOnce(url: URL, options: UrlFetchOptions, signal: AbortSignal): P
  */
 export async function fetchUrl(start: URL, options: UrlFetchOptions): Promise<FetchedBody> {
   const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(), options.timeoutMs);
+  let body: IncomingMessage | undefined;
+  // The body fails when time is up. Aborting the connection alone is not enough: a body without
+  // Content-Length or chunked encoding ends where the connection ends, so a cut connection
+  // would read as a complete (and truncated) file.
+  const timer = setTimeout(() => {
+    body?.destroy(failed(`url download took longer than ${options.timeoutMs} ms and was cut short`));
+    controller.abort();
+  }, options.timeoutMs);
   const abort = () => {
     clearTimeout(timer);
     controller.abort();
@@ -137,8 +144,9 @@ export async function fetchUrl(start: URL, options: UrlFetchOptions): Promise<Fe
         res.resume();
         throw new ApiError('FILES_TOO_LARGE', `the file at url is larger than ${options.maxBytes} bytes`);
       }
-      res.once('close', () => clearTimeout(timer));
-      res.once('aborted', () => clearTimeout(timer));
+      body = res;
+      // Its reader listens for errors; this keeps one that comes after the reader stopped from crashing the process.
+      res.on('error', () => undefined);
       return { body: res, mimeType: cleanMimeType(res.headers['content-type']), abort };
     }
   } catch (error) {

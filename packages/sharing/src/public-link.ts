@@ -1,5 +1,5 @@
 import type { Request, Response, Router } from 'express';
-import { ApiError, nowDateTime, toHandler, verifyPassword, type EntityApi } from '@entity-records/core';
+import { ApiError, nowDateTime, systemContext, toHandler, verifyPassword, type EntityApi } from '@entity-records/core';
 import { readStored, requestedRange, sendContent, type ByteRange, type FileService } from '@entity-records/files';
 import type { SharingStore, ShareState } from './sharing-store';
 
@@ -34,6 +34,19 @@ function assertUsable(state: ShareState | undefined, id: string): asserts state 
   if (state.validTill !== null && state.validTill <= nowDateTime()) throw new ApiError('SHARING_EXPIRED', `Sharing '${id}' expired at ${state.validTill}`);
   if (state.allowedUsage !== null && state.used >= state.allowedUsage) throw new ApiError('SHARING_USED_UP', `Sharing '${id}' has been used ${state.used} of ${state.allowedUsage} times`);
 }
+
+/** A sharing works only while the user who made it is active: deactivating a user stops their links. */
+async function assertCreatorActive(instance: EntityApi, state: ShareState): Promise<void> {
+  if (state.createdById === null) return;
+  const found = await instance.repository('User').findByIds(systemContext(), [state.createdById], { select: ['isActive'] });
+  if (found.get(state.createdById)?.isActive !== true) throw notFound(state.id);
+}
+
+/**
+ * What every public answer carries: the link is a secret, so no page the file links to learns it
+ * from the Referer; and a browser shows the file as the type it is labelled, never a guessed one.
+ */
+const PUBLIC_HEADERS = { 'Referrer-Policy': 'no-referrer', 'X-Content-Type-Options': 'nosniff' };
 
 /** The password check, throttled like sign-ins (per sharing and per address, across processes). */
 async function checkPassword(instance: EntityApi, req: Request, state: ShareState): Promise<void> {
@@ -71,6 +84,7 @@ export function publicLinkRoutes(parts: { store: SharingStore; files: FileServic
     if (!/^[A-Za-z0-9_-]{1,64}$/.test(id)) throw notFound(id);
     const state = await parts.store.state(id);
     assertUsable(state, id);
+    await assertCreatorActive(parts.instance(), state);
     await checkPassword(parts.instance(), req, state);
     const { file } = state;
     const etag = `"${file.hash}"`;
@@ -100,6 +114,10 @@ export function publicLinkRoutes(parts: { store: SharingStore; files: FileServic
     });
   });
   return (router: Router) => {
+    router.use('/sharings', (_req, res, next) => {
+      res.set(PUBLIC_HEADERS);
+      next();
+    });
     router.get('/sharings/:file', serve);
     router.post('/sharings/:file', serve);
   };

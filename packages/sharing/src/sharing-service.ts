@@ -1,4 +1,5 @@
-import { ApiError, hashPassword, uuidv7, type ApiRecord, type EntityApi, type PluginApi, type PresentHook, type RequestContext } from '@entity-records/core';
+import { randomBytes } from 'node:crypto';
+import { ApiError, hashPassword, type ApiRecord, type EntityApi, type PluginApi, type PresentHook, type RequestContext } from '@entity-records/core';
 
 /** A date-time as stored (`YYYY-MM-DD HH:MM:SS`, UTC) or as a client may send it, in ms. */
 function millis(value: string): number {
@@ -11,6 +12,19 @@ export function isAvailable(record: Record<string, unknown>, now = Date.now()): 
   if (typeof record.validTill === 'string' && millis(record.validTill) <= now) return false;
   if (typeof record.allowedUsage === 'number' && Number(record.used ?? 0) >= record.allowedUsage) return false;
   return true;
+}
+
+/**
+ * The id of a new sharing, which is the secret of its public link: 128 random bits, url-safe
+ * (22 characters of `A-Z a-z 0-9 _ -`). A time-ordered id would leave only some 62 bits to guess.
+ */
+const newSharingId = () => randomBytes(16).toString('base64url');
+
+/** A client may not choose the id (the secret) of a sharing. */
+function refuseClientId(data: Record<string, unknown>): void {
+  if (data.id === undefined || data.id === null) return;
+  const message = 'The server chooses the id of a Sharing: it is the secret of its public link';
+  throw new ApiError('CORE_READ_ONLY_FIELD', message, { details: { issues: [{ path: ['id'], code: 'read_only', message }] } });
 }
 
 /** Record hooks of Sharing: the file must be readable, passwords are hashed, answers get their links. */
@@ -48,9 +62,10 @@ export class SharingService {
   installHooks(api: PluginApi): void {
     api.onRecord('beforeCreate', 'Sharing', async ({ ctx, data }) => {
       if (!data) return;
+      refuseClientId(data);
       const file = await this.readableFile(ctx, data.fileId);
       await this.hashInBody(data);
-      Object.assign(data, { id: data.id ?? uuidv7(), name: data.name ?? file.name ?? null });
+      Object.assign(data, { id: newSharingId(), name: data.name ?? file.name ?? null });
     });
     api.onRecord('beforeUpdate', 'Sharing', async ({ ctx, data, existing }) => {
       if (!data || !existing) return;

@@ -9,10 +9,12 @@ export interface ShareState {
   allowedUsage: number | null;
   used: number;
   passwordHash: string | null;
+  /** Who made the sharing: it works only while that user is active. */
+  createdById: string | null;
   file?: { id: string; name: string; mimeType: string | null; size: number | null; hash: string; storageKey: string };
 }
 
-const SHARING_FIELDS = ['file', 'active', 'validTill', 'allowedUsage', 'used', 'password'];
+const SHARING_FIELDS = ['file', 'active', 'validTill', 'allowedUsage', 'used', 'password', 'createdBy'];
 const FILE_FIELDS = ['name', 'mimeType', 'fileSize', 'hash', 'storageKey'];
 
 const numberOrNull = (value: unknown) => (value === null || value === undefined ? null : Number(value));
@@ -38,6 +40,7 @@ export class SharingStore {
       allowedUsage: numberOrNull(sharing.allowedUsage),
       used: Number(sharing.used ?? 0),
       passwordHash: (sharing.password as string | null) ?? null,
+      createdById: (sharing.createdBy as string | null) ?? null,
       ...(file && !file.deleted && file.storageKey
         ? {
             file: {

@@ -29,6 +29,12 @@ export interface AuthOptions {
    * own credentials and guards its cookies against cross-site requests.
    */
   resolveUser?: (req: IncomingMessage) => string | undefined | null | Promise<string | undefined | null>;
+  /**
+   * Password hashes (sign-ins, password changes) run as many at a time as there are CPUs; this
+   * many more may wait, and any more are refused with 503 `CORE_BUSY`. Default 64. The limit is
+   * the process's: the last instance created with this option sets it.
+   */
+  passwordHashQueue?: number;
 }
 
 export interface TokenTimes {

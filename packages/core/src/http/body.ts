@@ -1,17 +1,56 @@
 import express, { type RequestHandler, type Response } from 'express';
 import { ApiError } from '../errors';
 import type { Generation } from '../generations';
+import type { ConcurrencyLimit } from '../util/concurrency-limit';
+import { MAX_JSON_DEPTH, nestsDeeper } from '../util/json-depth';
 
 const JSON_TYPES = ['application/json', 'application/*+json'];
 
 const hasBody = (headers: Record<string, unknown>) =>
   headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0');
 
+/** Bodies larger than this (or of unknown length) are read only as `largeBodies` admits them. */
+const LARGE_BODY_BYTES = 1024 * 1024;
+
+const isLarge = (headers: Record<string, unknown>) => {
+  const length = Number(headers['content-length']);
+  return headers['transfer-encoding'] !== undefined || (Number.isFinite(length) && length > LARGE_BODY_BYTES);
+};
+
+/**
+ * A large body waits for a place in `limit` before it is read, and keeps it until its answer is
+ * sent: a body is held in memory several times over (bytes, text, parsed value, decoded file),
+ * so however many clients send at once, only so many large ones are in memory.
+ */
+function admitLarge(limit: ConcurrencyLimit, exempt?: (path: string) => boolean): RequestHandler {
+  return (req, res, next) => {
+    if (exempt?.(req.path) || !isLarge(req.headers)) return next();
+    let closed = false;
+    res.once('close', () => (closed = true));
+    limit
+      .run(() => new Promise<void>((release) => {
+        if (closed) return release();
+        res.once('close', () => release());
+        next();
+      }))
+      .catch(next);
+  };
+}
+
+export interface JsonBodyOptions {
+  generation: Generation;
+  limit: string | number;
+  /** Paths whose bodies another parser reads (multipart). */
+  exempt?: (path: string) => boolean;
+  /** Admits large bodies, shared by both generations. */
+  largeBodies: ConcurrencyLimit;
+}
+
 /**
  * A generation that takes JSON only (A) refuses a body of any other type (415); the other (B)
  * reads any body as JSON, as its clients send it. `exempt` paths (multipart upload) are left to their own parser.
  */
-export function jsonBody(options: { generation: Generation; limit: string | number; exempt?: (path: string) => boolean }): RequestHandler[] {
+export function jsonBody(options: JsonBodyOptions): RequestHandler[] {
   const strictType: RequestHandler = (req, _res, next) => {
     if (options.exempt?.(req.path) || !hasBody(req.headers) || req.is(JSON_TYPES)) return next();
     next(new ApiError('CORE_UNSUPPORTED_MEDIA_TYPE', 'Request bodies must be application/json'));
@@ -40,7 +79,13 @@ export function jsonBody(options: { generation: Generation; limit: string | numb
       details: { issues: [{ path: [], code: 'nul_character', message: 'Text must not contain the NUL character' }] },
     }));
   };
-  return options.generation.jsonOnly ? [strictType, parseUnlessExempt, refuseNul] : [parseUnlessExempt, refuseNul];
+  // Deeper JSON than any record or upsert needs would overflow the stack of later steps (500).
+  const refuseDeep: RequestHandler = (req, _res, next) => {
+    if (!nestsDeeper(req.body, MAX_JSON_DEPTH)) return next();
+    next(new ApiError('CORE_INVALID_JSON', `The body must not nest objects and arrays deeper than ${MAX_JSON_DEPTH} levels`, { details: { maxDepth: MAX_JSON_DEPTH } }));
+  };
+  const common = [admitLarge(options.largeBodies, options.exempt), parseUnlessExempt, refuseNul, refuseDeep];
+  return options.generation.jsonOnly ? [strictType, ...common] : common;
 }
 
 const NUL_ESCAPE = Buffer.from('\\u0000');

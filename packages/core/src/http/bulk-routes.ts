@@ -42,12 +42,24 @@ interface BulkRouteParts {
   /** Runs `upsertAsync` and the mass updates too large to answer at once. */
   jobs: JobService;
   generation: Generation;
+  /** Items a synchronous upsert takes at most; more are 413 (upsertAsync takes any number). */
+  maxUpsertItems: number;
+}
+
+/** 413 for a synchronous upsert of more items than the instance takes at once. */
+function assertUpsertSize(items: readonly unknown[], maxUpsertItems: number): void {
+  if (items.length <= maxUpsertItems) return;
+  throw new ApiError('CORE_PAYLOAD_TOO_LARGE', `An upsert takes at most ${maxUpsertItems} items, not ${items.length}; send more through upsertAsync`, {
+    details: { maxUpsertItems, items: items.length },
+  });
 }
 
 /** Upsert (sync and async) and mass update routes; the same in both generations. */
-export function mountBulkRoutes(router: Router, { lookup, jobs, generation }: BulkRouteParts): void {
+export function mountBulkRoutes(router: Router, { lookup, jobs, generation, maxUpsertItems }: BulkRouteParts): void {
   const upsert = toHandler(async (req, res) => {
-    res.json(await upsertItems(lookup, bulkContext(req), upsertBody(req)));
+    const items = upsertBody(req);
+    assertUpsertSize(items, maxUpsertItems);
+    res.json(await upsertItems(lookup, bulkContext(req), items));
   });
   for (const { path } of generation.upsertPaths) router.post(path, upsert);
 

@@ -45,6 +45,13 @@ function fromRouter(error: unknown): ApiError | undefined {
   return undefined;
 }
 
+/** Seconds a client should wait before it tries a 503 again (every 503 says it in `Retry-After`). */
+const RETRY_AFTER_SECONDS: Partial<Record<string, number>> = { CORE_BUSY: 1, CORE_TIMEOUT: 5, CORE_DATABASE_UNAVAILABLE: 5, CORE_SHUTTING_DOWN: 5 };
+const DEFAULT_RETRY_AFTER_SECONDS = 5;
+
+/** A URL as logged: a query string of 256 KiB (a long `where`) would flood the log. */
+const loggedUrl = (url: string) => (url.length > 300 ? `${url.slice(0, 300)}… (${url.length} characters)` : url);
+
 /** Header values are ASCII on one line. */
 const headerSafe = (text: string) => text.replace(/[^\x20-\x7e]/g, '?').slice(0, 500);
 
@@ -64,20 +71,28 @@ export function errorHandler(
     }
     let error = err instanceof ApiError ? err : (fromBodyParser(err ?? {}) ?? fromRouter(err) ?? translate(err) ?? toApiError(err));
     const id = requestId(req);
-    const facts = { requestId: id, method: req.method, url: req.originalUrl, status: error.status, code: error.code };
-    if (error.status >= 500) {
+    const url = loggedUrl(req.originalUrl);
+    const facts = { requestId: id, method: req.method, url, status: error.status, code: error.code };
+    if (error.status === 503) {
+      // Expected under load or during an outage, and answered with Retry-After: one line, no stack.
+      const cause = error.cause instanceof Error ? `: ${error.cause.message.split('\n')[0].slice(0, 300)}` : '';
+      log.warn(facts, `${req.method} ${url} → 503 ${error.code}${cause}`);
+    } else if (error.status >= 500) {
       // `err` as pino's serializer expects it (type, message, stack); a wrapped driver error under `cause`.
+      // Driver messages carry whole statements with values: keep them readable.
+      const clip = (text: string | undefined) => (text && text.length > 2000 ? `${text.slice(0, 2000)}…` : text);
       const thrown = err instanceof Error ? err : new Error(String(err));
       const cause = error.cause instanceof Error && error.cause !== thrown ? error.cause : undefined;
-      log.error({ ...facts, err: thrown, ...(cause && { cause: { message: cause.message, stack: cause.stack } }) }, `${req.method} ${req.originalUrl} failed (request ${id})`);
+      log.error({ ...facts, err: thrown, ...(cause && { cause: { message: clip(cause.message), stack: clip(cause.stack) } }) }, `${req.method} ${url} failed (request ${id})`);
       if (error.code === 'CORE_INTERNAL') {
         error = new ApiError('CORE_INTERNAL', `Internal server error (request ${id})`, { details: { requestId: id } });
       }
     } else {
-      log.info(facts, `${req.method} ${req.originalUrl} → ${error.status} ${error.code}`);
+      log.info(facts, `${req.method} ${url} → ${error.status} ${error.code}`);
     }
     if (!res.getHeader('X-Request-Id')) res.setHeader('X-Request-Id', id);
     for (const [name, value] of Object.entries(error.headers ?? {})) res.setHeader(name, value);
+    if (error.status === 503 && !res.hasHeader('Retry-After')) res.setHeader('Retry-After', String(RETRY_AFTER_SECONDS[error.code] ?? DEFAULT_RETRY_AFTER_SECONDS));
     res.setHeader('X-Status-Reason', headerSafe(error.message));
     res.status(error.status).json(error.toJSON());
   };

@@ -2,8 +2,28 @@ import qs from 'qs';
 import { ApiError } from '../errors';
 import type { FindParams } from '../records/repository';
 import { MAX_WHERE_DEPTH } from '../sql/where';
+import { nestsDeeper } from '../util/json-depth';
 
 const bad = (message: string) => new ApiError('CORE_INVALID_QUERY', message);
+
+/** Parameters a query string may hold; past it the request is refused, never cut short. */
+export const MAX_QUERY_PARAMETERS = 5000;
+
+/** `where[0][value][0][value]…[attribute]`: two levels (brackets, or JSON) per level of `and`, `or` and `not`. */
+const WHERE_NESTING = 2 * MAX_WHERE_DEPTH + 4;
+const tooDeep = () => bad(`where must not nest deeper than ${MAX_WHERE_DEPTH} levels`);
+
+/**
+ * 400 for a query string of more than `MAX_QUERY_PARAMETERS` parameters: a parser that kept only
+ * the first ones would answer a list without the conditions at its end.
+ */
+export function assertQueryParameterCount(url: string): void {
+  const at = url.indexOf('?');
+  if (at < 0) return;
+  if (url.slice(at + 1).split('&', MAX_QUERY_PARAMETERS + 1).length > MAX_QUERY_PARAMETERS) {
+    throw bad(`The query string must not hold more than ${MAX_QUERY_PARAMETERS} parameters; send long lists in where as one JSON parameter`);
+  }
+}
 
 /**
  * Parses a raw query string with bracket notation (`where[0][type]=equals`), which Express 5's
@@ -12,11 +32,11 @@ const bad = (message: string) => new ApiError('CORE_INVALID_QUERY', message);
 export function parseQueryString(url: string): Record<string, unknown> {
   const at = url.indexOf('?');
   if (at < 0) return {};
+  assertQueryParameterCount(url);
   try {
-    // `where[0][value][0][value]…[attribute]`: two brackets per level of `and`, `or` and `not`.
-    return qs.parse(url.slice(at + 1), { depth: 2 * MAX_WHERE_DEPTH + 4, strictDepth: true, arrayLimit: 1000, parameterLimit: 5000, allowPrototypes: false });
+    return qs.parse(url.slice(at + 1), { depth: WHERE_NESTING, strictDepth: true, arrayLimit: 1000, parameterLimit: MAX_QUERY_PARAMETERS, allowPrototypes: false });
   } catch (error) {
-    if (error instanceof RangeError) throw bad(`where must not nest deeper than ${MAX_WHERE_DEPTH} levels`);
+    if (error instanceof RangeError) throw tooDeep();
     throw error;
   }
 }
@@ -67,6 +87,8 @@ export function parseWhere(value: unknown): unknown[] | undefined {
     } catch {
       throw bad('where must be a list of conditions (bracket form or JSON)');
     }
+    // Checked before anything walks it recursively (a value nested thousands deep overflowed the stack).
+    if (nestsDeeper(parsed, WHERE_NESTING)) throw tooDeep();
   }
   parsed = normalizeWhere(parsed);
   if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) parsed = [parsed];

@@ -1,4 +1,4 @@
-import express, { type Router } from 'express';
+import express, { type RequestHandler, type Router } from 'express';
 import swaggerUi from 'swagger-ui-express';
 import type { AuthOptions, AuthService } from '../auth/auth-service';
 import type { RequestContext } from '../context';
@@ -19,6 +19,9 @@ import { mountAttributeRoutes } from './attribute-routes';
 import { mountJobRoutes } from './job-routes';
 import type { AttributeEndpoints } from '../attributes/endpoints';
 import { toHandler } from './to-handler';
+import { assertQueryParameterCount, parseQueryString } from './list-params';
+import type { Traffic } from './traffic';
+import { ConcurrencyLimit } from '../util/concurrency-limit';
 
 export interface RouterParts {
   ready: () => Promise<void>;
@@ -46,6 +49,12 @@ export interface RouterParts {
   maxBodySize: string | number;
   /** The largest `maxSize` of a list (and of a page of a job's result). */
   maxListSize?: number;
+  /** Items a synchronous upsert takes at most (more: 413). */
+  maxUpsertItems: number;
+  /** Requests in flight, and the refusal of new ones once the instance closes. */
+  traffic: Traffic;
+  /** How many bodies over 1 MiB are read and handled at once, and how many more may wait. */
+  largeBodies: { concurrency: number; queue: number };
   /** Paths (below the base) whose bodies another parser reads (multipart). */
   rawBodyPaths?: (path: string) => boolean;
   logger?: Logger;
@@ -54,14 +63,14 @@ export interface RouterParts {
 }
 
 /** One generation's routes; mounted at `/api` (A) and `/api/v1` (B) from the same code. */
-function generationRouter(generation: Generation, parts: RouterParts): Router {
+function generationRouter(generation: Generation, { parts, largeBodies }: { parts: RouterParts; largeBodies: ConcurrencyLimit }): Router {
   const router = express.Router();
   router.use((req, _res, next) => {
     requestContext(req).generation = generation.name;
     next();
   });
   router.use(refuseForeignBody(parts.rawBodyPaths));
-  router.use(jsonBody({ generation, limit: parts.maxBodySize, exempt: parts.rawBodyPaths }));
+  router.use(jsonBody({ generation, limit: parts.maxBodySize, exempt: parts.rawBodyPaths, largeBodies }));
   for (const install of parts.publicRoutes) install(router, { generation: generation.name });
   mountSessionRoutes(router, generation.sessionPaths.map((p) => p.path), parts.session);
   router.use(requireToken(parts.auth, parts.resolveUser));
@@ -69,7 +78,7 @@ function generationRouter(generation: Generation, parts: RouterParts): Router {
   const metadata = toHandler(async (req, res) => res.json(await parts.metadata(requestContext(req))));
   for (const { path } of generation.metadataPaths) router.get(path, metadata);
   for (const install of parts.routes) install(router, { generation: generation.name });
-  mountBulkRoutes(router, { lookup: parts.repository, jobs: parts.jobs, generation });
+  mountBulkRoutes(router, { lookup: parts.repository, jobs: parts.jobs, generation, maxUpsertItems: parts.maxUpsertItems });
   mountAttributeRoutes(router, parts.repository, parts.attributes);
   mountJobRoutes(router, { lookup: parts.repository, maxListSize: parts.maxListSize ?? 1000 });
   mountRecordRoutes(router, parts.repository, generation);
@@ -80,6 +89,18 @@ function generationRouter(generation: Generation, parts: RouterParts): Router {
 }
 
 /**
+ * A query string is read whole or refused (400): Express's own parser keeps the first 1,000
+ * parameters and drops the others without a word. Every route, plugins' included, reads
+ * `req.query` as the record routes do (bracket form, the same limits).
+ */
+const wholeQuery: RequestHandler = (req, _res, next) => {
+  assertQueryParameterCount(req.originalUrl);
+  let query: Record<string, unknown> | undefined;
+  Object.defineProperty(req, 'query', { configurable: true, enumerable: true, get: () => (query ??= parseQueryString(req.originalUrl)) });
+  next();
+};
+
+/**
  * The whole API as one Express router: `/api/…`, `/api/v1/…`, `/apidocs/` (Swagger UI) and
  * `/apidocs/openapi.json`. Requests wait until the instance is ready.
  */
@@ -87,6 +108,8 @@ export function createRouter(parts: RouterParts): Router {
   const root = express.Router();
   guardMount(root);
   root.use(requestIdHeader);
+  root.use(parts.traffic.track);
+  root.use(wholeQuery);
   root.use(toHandler(async (_req, _res, next) => {
     await parts.ready();
     next();
@@ -94,9 +117,11 @@ export function createRouter(parts: RouterParts): Router {
   if (parts.apidocs !== false) mountApiDocs(root, parts.openapi);
   for (const install of parts.rootRoutes ?? []) install(root);
   const served = parts.generations ?? ['A', 'B'];
+  // One limit for both generations.
+  const largeBodies = new ConcurrencyLimit({ ...parts.largeBodies, busy: () => new ApiError('CORE_BUSY', 'Too many large bodies at once; try again shortly') });
   // The longer base first: generation A's router would take `v1` for an entity name.
   for (const generation of [GENERATIONS.B, GENERATIONS.A]) {
-    if (served.includes(generation.name)) root.use(generation.base, generationRouter(generation, parts));
+    if (served.includes(generation.name)) root.use(generation.base, generationRouter(generation, { parts, largeBodies }));
   }
   root.use(errorHandler(parts.logger, parts.translateError));
   return root;

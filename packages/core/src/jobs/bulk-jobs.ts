@@ -2,6 +2,7 @@ import type { RequestContext } from '../context';
 import { ApiError } from '../errors';
 import type { Repository } from '../records/repository';
 import { upsertItems } from '../records/upsert/upsert';
+import { eventLoopTurns } from '../util/event-loop';
 import { JobInterrupted, type JobHandler } from './job-service';
 
 type Lookup = (entity: string) => Repository | undefined;
@@ -56,8 +57,10 @@ export interface MassUpdate {
 /** Updates the listed records one by one with the same values; each failure is reported by id. */
 export async function massUpdate(repo: Repository, ctx: RequestContext, { ids, values }: MassUpdate): Promise<MassUpdateResult> {
   const result: MassUpdateResult = { updated: 0, errors: [] };
+  const turn = eventLoopTurns();
   // An id listed twice is one record, updated once.
   for (const id of new Set(ids)) {
+    await turn();
     try {
       await repo.update(ctx, id, values);
       result.updated += 1;
@@ -85,7 +88,23 @@ export function massUpdateJob(lookup: Lookup): JobHandler {
     const { entityName, ids, where, values } = run.payload as { entityName: string; ids?: string[]; where?: unknown[]; values: Record<string, unknown> };
     const repo = lookup(entityName);
     if (!repo) throw new ApiError('CORE_NOT_FOUND', `Unknown entity type '${entityName}'`);
-    const targets = ids ?? (await idsMatching(repo, run.ctx, where ?? []));
-    return massUpdate(repo, run.ctx, { ids: targets, values });
+    // Resumed after a stop: the records before the checkpoint are done, and the records to do are
+    // those chosen at the start (a `where` read again could match others by now).
+    const saved = run.processed > 0 ? (run.partial as (MassUpdateResult & { targets?: string[] }) | null) : null;
+    const targets = saved?.targets ?? [...new Set(ids ?? (await idsMatching(repo, run.ctx, where ?? [])))];
+    const result: MassUpdateResult = { updated: saved?.updated ?? 0, errors: [...(saved?.errors ?? [])] };
+    for (let done = saved ? run.processed : 0; done < targets.length; done += MASS_UPDATE_CHUNK) {
+      if (run.stopping()) {
+        await run.checkpoint(done, Math.floor((done * 100) / targets.length), { ...result, targets });
+        throw new JobInterrupted();
+      }
+      const part = await massUpdate(repo, run.ctx, { ids: targets.slice(done, done + MASS_UPDATE_CHUNK), values });
+      result.updated += part.updated;
+      result.errors.push(...part.errors);
+    }
+    return result;
   };
 }
+
+/** Records per step of a mass update job: between steps it may stop (and resume from there). */
+const MASS_UPDATE_CHUNK = 200;

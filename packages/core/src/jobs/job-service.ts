@@ -1,6 +1,7 @@
 import type { ContextUser, RequestContext } from '../context';
 import { ApiError } from '../errors';
 import type { JobStore, StoredJob } from '../sql/job-store';
+import { MAX_JSON_DEPTH, nestsDeeper } from '../util/json-depth';
 import { uuidv7 } from '../util/uuid';
 import type { JobQueue } from './queue';
 import { BootError } from '../errors';
@@ -70,6 +71,11 @@ export class JobService {
    */
   async enqueue(type: string, payload: Record<string, unknown>, ctx: RequestContext): Promise<string> {
     if (!this.handlers.has(type)) throw new ApiError('CORE_INTERNAL', `No handler for job type '${type}'`);
+    // A payload is a body (or a value made from one) under one key: stored as JSON and read back
+    // by handlers, it must nest no deeper than a body may.
+    if (nestsDeeper(payload, MAX_JSON_DEPTH + 1)) {
+      throw new ApiError('CORE_INVALID_JSON', `A job's input must not nest objects and arrays deeper than ${MAX_JSON_DEPTH} levels`, { details: { maxDepth: MAX_JSON_DEPTH } });
+    }
     const id = uuidv7();
     // The path generation changes what a write checks (an Attribute's code); the headers of the
     // request change only what it reads, or are refused before a job starts (flattened attributes).

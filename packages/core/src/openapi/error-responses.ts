@@ -62,6 +62,9 @@ const errorResponse = (description: string) => ({
 /** The responses of the components: every error status an operation may refer to. */
 export function responseComponents() {
   const throttled = errorResponse('Too many failed sign-ins for this user name or address');
+  const unavailable = errorResponse(
+    'Any other error: 500 with a request id; 503 when the database is unavailable, a statement ran past its time-out, too many sign-ins or large bodies wait, or the server is shutting down',
+  );
   return {
     BadRequest: errorResponse('Malformed JSON, a wrong type, an unknown field or a bad query parameter'),
     Unauthorized: errorResponse('Missing, unknown, expired or revoked token'),
@@ -74,6 +77,9 @@ export function responseComponents() {
       ...throttled,
       headers: { ...throttled.headers, 'Retry-After': { description: 'Seconds until a sign-in is accepted again.', schema: { type: 'integer' } } },
     },
-    Error: errorResponse('Any other error (500 with a request id, 503 when the database is unavailable)'),
+    Error: {
+      ...unavailable,
+      headers: { ...unavailable.headers, 'Retry-After': { description: 'With 503: seconds to wait before trying again.', schema: { type: 'integer' } } },
+    },
   };
 }

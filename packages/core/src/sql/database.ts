@@ -22,6 +22,10 @@ export interface DatabaseOptions {
   url: string;
   /** PostgreSQL pool size; default 10. */
   poolSize?: number;
+  /** PostgreSQL: the longest a statement may run, in ms; default 30,000; 0 = no limit. */
+  statementTimeoutMs?: number;
+  /** How long a query waits for a free connection, in ms; default 10,000. */
+  poolTimeoutMs?: number;
 }
 
 const DIALECTS: readonly Dialect[] = Object.freeze([postgresDialect, sqliteDialect]);
@@ -31,7 +35,7 @@ export function openDatabase(options: DatabaseOptions): Database {
   for (const dialect of DIALECTS) {
     const config = dialect.connect(options);
     if (!config) continue;
-    const db = knex(config);
+    const db = knex({ ...config, acquireConnectionTimeout: options.poolTimeoutMs ?? 10_000 });
     return { knex: db, dialect, close: () => db.destroy() };
   }
   throw new BootError('CORE_CONFIG_INVALID', `unsupported database URL '${options.url.replace(/\/\/[^@]*@/, '//***@')}'`);

@@ -82,6 +82,22 @@ export async function fetchByKeys(sql: SqlContext, model: EntityModel, lookups: 
   return decodeStored(model, dialect, [...rows.values()]);
 }
 
+/**
+ * The stored records again, locked for the rest of the transaction in id order, as they are now
+ * (where the database locks rows). Two upserts of the same records in opposite orders then wait
+ * for each other instead of deadlocking; records deleted meanwhile drop out.
+ */
+export async function lockInOrder(sql: SqlContext, model: EntityModel, records: Record<string, unknown>[]): Promise<Record<string, unknown>[]> {
+  const { db, dialect } = sql;
+  if (!dialect.locksRows || records.length === 0) return records;
+  const ids = records.map((r) => r.id as string).sort();
+  const rows: Record<string, unknown>[] = [];
+  for (const part of chunks(ids, 1000)) {
+    rows.push(...(await db(model.table).select('*').whereIn('id', part).where('deleted', dialect.live as never).orderBy('id').forUpdate()));
+  }
+  return decodeStored(model, dialect, rows);
+}
+
 /** Current ids of a multiple link for many owners, one query per field. */
 export async function fetchMultipleLinks(sql: SqlContext, field: MultipleLinkField, ownerIds: string[]): Promise<Map<string, string[]>> {
   const out = new Map(ownerIds.map((id) => [id, [] as string[]]));

@@ -1,24 +1,36 @@
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import type { ByteRange } from '../byte-range';
 import type { StorageDriver } from '../declarations';
+import { Temporaries } from './temporaries';
 
 /** Keys the plugin makes: no absolute paths, no `..`, nothing a shell or a file system treats specially. */
 const KEY = /^[A-Za-z0-9_-][A-Za-z0-9_.-]*(\/[A-Za-z0-9_-][A-Za-z0-9_.-]*)*\/?$/;
 
 /**
  * Files in one directory on this machine's disk (or a shared mount, for several processes).
- * Writes go to a temporary name beside the target and are renamed into place, so a reader sees
- * the whole object or none.
+ * Writes go to a temporary file under `tmp/` and are renamed into place, so a reader sees the
+ * whole object or none. Closing removes the temporary files of writes still running; starting
+ * removes those of processes that died.
  */
 export class LocalStorage implements StorageDriver {
   readonly root: string;
+  private readonly temporaries: Temporaries;
 
   constructor(root: string) {
     this.root = path.resolve(root);
+    this.temporaries = new Temporaries(path.join(this.root, 'tmp'));
+  }
+
+  /** Removes what writes of processes that died (killed, crashed) left behind. */
+  async open(): Promise<void> {
+    await this.temporaries.removeOrphans();
+  }
+
+  /** Ends the writes still running, removing their temporary files. */
+  async close(): Promise<void> {
+    await this.temporaries.abortAll();
   }
 
   /** The absolute path of a key, refusing anything that would leave the root. */
@@ -36,17 +48,7 @@ export class LocalStorage implements StorageDriver {
   async write(key: string, source: Readable | Buffer): Promise<number> {
     const target = this.pathOf(key);
     await fs.promises.mkdir(path.dirname(target), { recursive: true });
-    const temporary = `${target}.${randomBytes(6).toString('hex')}.part`;
-    let bytes = 0;
-    const counted = (Buffer.isBuffer(source) ? Readable.from([source]) : source).on('data', (b: Buffer) => (bytes += b.length));
-    try {
-      await pipeline(counted, fs.createWriteStream(temporary, { flags: 'wx' }));
-      await fs.promises.rename(temporary, target);
-    } catch (error) {
-      await fs.promises.rm(temporary, { force: true });
-      throw error;
-    }
-    return bytes;
+    return this.temporaries.write(source, (temporary) => fs.promises.rename(temporary, target));
   }
 
   async read(key: string, range?: ByteRange): Promise<Readable> {

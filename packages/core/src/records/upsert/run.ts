@@ -6,7 +6,8 @@ import { completeForCreate } from '../../definition/validate-record';
 import type { Transaction } from '../../sql/database';
 import { sqlContext } from '../../sql/sql-context';
 import { inTransaction } from '../../sql/transaction';
-import { fetchByKeys, keyLookups, loadLinkIds, storedFields } from '../../sql/upsert-io';
+import { againAfterDeadlock } from '../../sql/deadlock-retry';
+import { fetchByKeys, keyLookups, loadLinkIds, lockInOrder, storedFields } from '../../sql/upsert-io';
 import { nowDateTime } from '../../time';
 import { uuidv7 } from '../../util/uuid';
 import { linkCheck, type LinkCheck } from '../link-rules';
@@ -127,7 +128,7 @@ function decide(run: Run, p: Prepared): Placement {
 async function loadNamed(trx: Transaction, run: Run, items: readonly Prepared[]): Promise<void> {
   const { repo } = run;
   const sql = sqlContext(repo.env, trx);
-  const found = await fetchByKeys(sql, repo.model, keyLookups(repo.model, items));
+  const found = await lockInOrder(sql, repo.model, await fetchByKeys(sql, repo.model, keyLookups(repo.model, items)));
   await loadLinkIds(sql, repo.model, found);
   for (const record of found) {
     const state: RecordState = { id: record.id as string, record, isNew: false, dirty: new Set() };
@@ -226,7 +227,7 @@ export async function upsertRun(repo: Repository, ctx: RequestContext, { items, 
   let size = items.length;
   for (let start = 0; start < items.length; ) {
     const segment = items.slice(start, start + size);
-    const count = await upsertSegment(repo, call, segment);
+    const count = await againAfterDeadlock(repo.env.database.dialect, () => upsertSegment(repo, call, segment));
     start += count;
     size = count < segment.length ? Math.max(MIN_SEGMENT, 2 * count) : 2 * size;
   }

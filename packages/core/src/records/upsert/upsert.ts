@@ -3,6 +3,7 @@ import { isValidId } from '../../definition/validate-record';
 import { ApiError, assertKnownKeys } from '../../errors';
 import { sqlContext } from '../../sql/sql-context';
 import { inTransaction } from '../../sql/transaction';
+import { eventLoopTurns } from '../../util/event-loop';
 import { fetchByKeys, keyLookups } from '../../sql/upsert-io';
 import { findSingleLinkObjects } from '../find-or-create';
 import { splitLinkObjects } from '../link-objects';
@@ -13,6 +14,12 @@ import { BatchIndex, failed, lookupOf, type Hit, type Prepared, type UpsertResul
 import { entityOf, shownKeys, upsertRun } from './run';
 
 export type { UpsertResult } from './plan';
+
+/**
+ * Items of one run written in one transaction at most: a longer run is written in batches, with
+ * turns of the event loop between them (SQLite runs a batch without letting other requests in).
+ */
+const MAX_RUN_ITEMS = 500;
 
 /** Tries of an item whose create lost a race: each one looks the record up again. */
 const SINGLE_ATTEMPTS = 3;
@@ -105,9 +112,11 @@ export async function upsertItems(lookup: (entity: string) => Repository | undef
   const results: UpsertResult[] = new Array(items.length);
   let run: Prepared[] = [];
   let runRepo: Repository | undefined;
+  const turn = eventLoopTurns();
   const flush = async () => {
     if (runRepo && run.length) await upsertRun(runRepo, ctx, { items: run, results });
     run = [];
+    await turn();
   };
   for (const [index, item] of items.entries()) {
     try {
@@ -118,12 +127,14 @@ export async function upsertItems(lookup: (entity: string) => Repository | undef
       if (needsSinglePath(repo, ctx, { body, objects: objects.size })) {
         await flush();
         results[index] = await upsertSingle(repo, ctx, body).catch(failedWith);
+        await turn();
         continue;
       }
       const { id } = data;
       if (id !== undefined && id !== null && !isValidId(id)) throw new ApiError('CORE_INVALID_ID', 'id must be 1 to 64 characters of A-Z, a-z, 0-9, _ and -');
       // `id` is a system key: validation lets it pass and leaves it out of the values.
       run.push({ index, id: (id ?? undefined) as string | undefined, data, values: repo.validate(data, 'update') });
+      if (run.length >= MAX_RUN_ITEMS) await flush();
     } catch (error) {
       results[index] = failedWith(error);
     }

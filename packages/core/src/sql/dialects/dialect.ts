@@ -45,6 +45,8 @@ export interface ConnectOptions {
   url: string;
   /** PostgreSQL pool size. */
   poolSize?: number;
+  /** PostgreSQL: the longest a statement may run, in ms (0: no limit). */
+  statementTimeoutMs?: number;
 }
 
 /**
@@ -102,6 +104,14 @@ export interface Dialect {
   introspect(db: Knex | Knex.Transaction): Promise<Introspection>;
   /** Runs schema changes under a lock so that several processes can start at once. */
   withSchemaLock<TResult>(db: Knex, fn: (trx: Knex.Transaction) => Promise<TResult>): Promise<TResult>;
+  /**
+   * Whether writers lock rows (PostgreSQL) rather than the whole database (SQLite): then a
+   * transaction that updates several rows locks them first, in id order, so that two of them
+   * never wait for each other.
+   */
+  readonly locksRows: boolean;
+  /** Whether an error ended the transaction to break a deadlock (running it again is safe). */
+  isDeadlock(error: unknown): boolean;
   /** Driver error → ApiError, or undefined when it is not a known database condition. */
   translateError(error: unknown, context: ErrorContext): ApiError | undefined;
 }

@@ -3,13 +3,19 @@ import type { FieldType } from '../../declarations';
 import type { Knex } from 'knex';
 import type { Dialect, Introspection } from './dialect';
 import { PostgresNotifications } from './postgres-notifications';
-import { commonColumnType, databaseUnavailable, quoteName, uniqueViolation } from './shared';
+import { commonColumnType, databaseUnavailable, quoteName, statementTimedOut, uniqueViolation } from './shared';
 
 /** An arbitrary fixed key for the advisory lock taken while the schema is synced. */
 const SCHEMA_LOCK_KEY = 482_113_907;
 
-/** SQLSTATE classes that mean the server is gone or refusing, not that the query is wrong. */
-const UNAVAILABLE_STATES = new Set(['57P01', '57P02', '57P03', '53300', '08000', '08001', '08003', '08006']);
+/** query_canceled: the statement timeout (`statementTimeoutMs`) ran out. */
+const STATEMENT_TIMEOUT_STATE = '57014';
+
+/**
+ * SQLSTATE classes that mean the server is gone or refusing, not that the query is wrong: also
+ * a database that no longer exists (dropped, or not yet restored), which new connections meet.
+ */
+const UNAVAILABLE_STATES = new Set(['57P01', '57P02', '57P03', '57P04', '53300', '08000', '08001', '08003', '08006', '3D000']);
 
 /** Column types PostgreSQL names its own way; the others are those both databases share. */
 const POSTGRES_COLUMN_TYPES: ReadonlyMap<FieldType, string> = new Map([
@@ -44,13 +50,13 @@ export const postgresDialect: Dialect = {
   enforcesLength: true,
   defaultJobQueue: 'pg-boss',
 
-  connect({ url, poolSize }) {
+  connect({ url, poolSize, statementTimeoutMs }) {
     if (!/^postgres(ql)?:\/\//.test(url)) return undefined;
     return {
       client: 'pg',
-      connection: { connectionString: url, types: pgTypes() } as Knex.PgConnectionConfig,
+      // The server cancels a statement past the timeout (SQLSTATE 57014); set per connection.
+      connection: { connectionString: url, types: pgTypes(), statement_timeout: statementTimeoutMs ?? 30_000 } as Knex.PgConnectionConfig,
       pool: { min: 0, max: poolSize ?? 10 },
-      acquireConnectionTimeout: 10_000,
     };
   },
 
@@ -89,6 +95,12 @@ export const postgresDialect: Dialect = {
     // Advisory locks take 64-bit keys: the first 8 bytes of each key's hash.
     const ids = [...new Set(keys)].map((key) => createHash('sha256').update(key).digest().readBigInt64BE(0).toString()).sort();
     await trx.raw('select pg_advisory_xact_lock(k) from unnest(?::bigint[]) as k order by k', [ids]);
+  },
+
+  locksRows: true,
+
+  isDeadlock(error) {
+    return (error as { code?: unknown } | null)?.code === '40P01';
   },
 
   columnType(type, maxLength) {
@@ -132,6 +144,9 @@ export const postgresDialect: Dialect = {
 
   async withSchemaLock(db, fn) {
     return db.transaction(async (trx) => {
+      // Requests have a statement timeout; an index built on a large table (or the wait for
+      // another process's sync) may take longer, and a start must not fail for it.
+      await trx.raw('set local statement_timeout = 0');
       await trx.raw('select pg_advisory_xact_lock(?)', [SCHEMA_LOCK_KEY]);
       return fn(trx);
     });
@@ -145,6 +160,7 @@ export const postgresDialect: Dialect = {
       return uniqueViolation(context, constraint, error);
     }
     if (UNAVAILABLE_STATES.has(code)) return databaseUnavailable(error);
+    if (code === STATEMENT_TIMEOUT_STATE) return statementTimedOut(error);
     return undefined;
   },
 };

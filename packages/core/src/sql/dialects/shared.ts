@@ -49,6 +49,10 @@ export function isConnectionError(error: unknown): boolean {
 export const databaseUnavailable = (cause: unknown): ApiError =>
   new ApiError('CORE_DATABASE_UNAVAILABLE', 'The database is unavailable; try again shortly', { cause });
 
+/** A statement the database cancelled because it ran past the statement timeout. */
+export const statementTimedOut = (cause: unknown): ApiError =>
+  new ApiError('CORE_TIMEOUT', 'The database took too long to answer; try again shortly', { cause });
+
 export function parseJson(value: unknown): unknown {
   if (typeof value !== 'string') return value;
   try {

@@ -66,6 +66,13 @@ export const sqliteDialect: Dialect = {
   // One connection writes at a time: a transaction already excludes every other writer.
   async lock() {},
 
+  // One writer at a time (the pool has one connection): nothing to order.
+  locksRows: false,
+
+  isDeadlock() {
+    return false;
+  },
+
   columnType(type, maxLength) {
     return type === 'float' ? 'real' : commonColumnType(type, maxLength);
   },

@@ -1,0 +1,129 @@
+import http from 'node:http';
+import request from 'supertest';
+import { GENERATIONS, startTestApi, type TestApi } from '../../../../test/support/api';
+import { TEST_DBS } from '../../../../test/support/databases';
+import { testEntities } from '../../../../test/support/fixtures';
+
+/** JSON text of `{"a": {"a": … 1 …}}`, `depth` objects deep (built as text: JSON.stringify overflows first). */
+const nestedObject = (depth: number) => `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
+/** JSON text of `[[ … 1 … ]]`, `depth` arrays deep. */
+const nestedArray = (depth: number) => `${'['.repeat(depth)}1${']'.repeat(depth)}`;
+
+/** CONTRACT §17: no input makes a 500; limits answer 4xx and change nothing. */
+describe.each(TEST_DBS)('limits of input on %s', (kind) => {
+  let t: TestApi;
+  const errors: string[] = [];
+  // Room for long query strings, as the example server gives (Node's default is 16 KiB).
+  let server: http.Server;
+  beforeAll(async () => {
+    t = await startTestApi(kind, { entities: testEntities, logger: { info() {}, warn() {}, error: (facts: unknown, message?: string) => void errors.push(message ?? String(facts)) } });
+    server = http.createServer({ maxHeaderSize: 512 * 1024 }, t.app);
+  });
+  afterAll(async () => {
+    server.close();
+    await t.close();
+  });
+  afterEach(() => expect(errors.splice(0)).toEqual([]));
+
+  const total = async (path: string) => (await t.get(`${path}?totalOnly=true`).expect(200)).body.total as number;
+  const raw = (path: string, text: string) =>
+    request(t.app).post(path).set('Authorization-Token', t.token).set('Content-Type', 'application/json').send(text);
+
+  describe.each(GENERATIONS)('generation %s', (_g, base) => {
+    it('refuses JSON nested deeper than 64 levels in any body (400), and stores nothing', async () => {
+      const [products, jobs] = [await total(`${base}/Product`), await total(`${base}/Job`)];
+      // The body is level 1: specs may hold 63 levels, not 64.
+      await raw(`${base}/Product`, `{"name":"deep ok","specs":${nestedObject(63)}}`).expect(200);
+      const refused = [
+        await raw(`${base}/Product`, `{"name":"too deep","specs":${nestedObject(64)}}`),
+        await raw(`${base}/Product`, `{"name":"far too deep","specs":${nestedObject(5000)}}`),
+        await raw(`${base}/upsert`, `[{"entity":"Product","payload":{"name":"x","specs":${nestedObject(5000)}}}]`),
+        await raw(`${base}/upsertAsync`, `[{"entity":"Product","payload":{"name":"x","specs":${nestedObject(5000)}}}]`),
+        await raw(`${base}/upsertAsync`, nestedArray(5000)),
+        await raw(`${base}/entityMassUpdate`, `{"entityName":"Product","where":${nestedArray(3000)},"values":{"mpn":"x"}}`),
+        await request(t.app).post(`${base}/userSession/cookie`).set('Content-Type', 'application/json').send(`{"userName":${nestedArray(100)}}`),
+      ];
+      for (const res of refused) {
+        expect(res.status).toBe(400);
+        expect(res.body.error).toEqual({ code: 'CORE_INVALID_JSON', message: 'The body must not nest objects and arrays deeper than 64 levels', details: { maxDepth: 64 } });
+      }
+      expect(await total(`${base}/Product`)).toBe(products + 1);
+      expect(await total(`${base}/Job`)).toBe(jobs);
+    });
+
+    it('refuses a where nested deeper than 20 levels, a value nested 4,000 deep included, in both forms (400)', async () => {
+      const json = (value: unknown) => `${base}/Product?where=${encodeURIComponent(`[{"type":"equals","attribute":"name","value":${value}}]`)}`;
+      const bracket = (depth: number) => `${base}/Product?where%5B0%5D%5Btype%5D=in&where%5B0%5D%5Battribute%5D=name&where%5B0%5D%5Bvalue%5D${'%5B0%5D'.repeat(depth)}=x`;
+      for (const path of [json(nestedArray(4000)), json(nestedObject(4000)), json(nestedArray(50)), bracket(4000), bracket(50)]) {
+        const res = await request(server).get(path).set('Authorization-Token', t.token);
+        expect({ status: res.status, error: res.body.error }).toEqual({
+          status: 400,
+          error: { code: 'CORE_INVALID_QUERY', message: 'where must not nest deeper than 20 levels', details: {} },
+        });
+      }
+      await request(server).get(bracket(1)).set('Authorization-Token', t.token).expect(200);
+    });
+
+    it('refuses a query string of more parameters than it reads (400) rather than dropping the rest', async () => {
+      const tag = `params-${_g}-${kind}`;
+      await t.post(`${base}/Product`, { name: tag, sku: `${tag}-kept` }).expect(200);
+      await t.post(`${base}/Product`, { name: tag, sku: `${tag}-excluded` }).expect(200);
+      const notIn = (count: number) =>
+        [
+          `where[0][type]=equals&where[0][attribute]=name&where[0][value]=${tag}`,
+          'where[1][type]=notIn&where[1][attribute]=sku',
+          ...Array.from({ length: count }, (_, i) => `where[1][value][]=v${i}`),
+          `where[1][value][]=${tag}-excluded`,
+        ].join('&');
+      const get = (query: string) => request(server).get(`${base}/Product?${query}&select=sku`).set('Authorization-Token', t.token);
+      const fits = await get(notIn(4990)).expect(200);
+      expect(fits.body.list.map((r: { sku: string }) => r.sku)).toEqual([`${tag}-kept`]);
+      const over = await get(notIn(6000)).expect(400);
+      expect(over.body.error).toMatchObject({ code: 'CORE_INVALID_QUERY', message: expect.stringContaining('more than 5000 parameters') });
+      // Every route reads the query the same way, those that read only one parameter too.
+      const unlink = await request(server).delete(`${base}/Product/x/categories?${notIn(6000)}&id=y`).set('Authorization-Token', t.token).expect(400);
+      expect(unlink.body.error.code).toBe('CORE_INVALID_QUERY');
+    });
+  });
+});
+
+describe.each(TEST_DBS)('the size of an upsert on %s', (kind) => {
+  let t: TestApi;
+  let small: TestApi;
+  beforeAll(async () => {
+    t = await startTestApi(kind, { entities: testEntities });
+    small = await startTestApi(kind, { entities: testEntities, maxUpsertItems: 3 });
+  });
+  afterAll(async () => {
+    await small.close();
+    await t.close();
+  });
+
+  const items = (tag: string, count: number) => Array.from({ length: count }, (_, i) => ({ entity: 'Brand', payload: { name: `${tag}-${i}` } }));
+  const total = async (on: TestApi) => (await on.get('/api/Brand?totalOnly=true').expect(200)).body.total as number;
+
+  it.each([
+    ['A', '/api/upsert', '/api'],
+    ['B', '/api/v1/MassActions/action/upsert', '/api/v1'],
+  ])('takes at most 10,000 items at once (413), maxUpsertItems fewer, and any number through upsertAsync (generation %s)', async (g, path, base) => {
+    const [before, smallBefore] = [await total(t), await total(small)];
+    const over = await t.post(path, items(`over-${g}`, 10_001)).expect(413);
+    expect(over.body.error).toEqual({
+      code: 'CORE_PAYLOAD_TOO_LARGE',
+      message: 'An upsert takes at most 10000 items, not 10001; send more through upsertAsync',
+      details: { maxUpsertItems: 10_000, items: 10_001 },
+    });
+    expect(await total(t)).toBe(before);
+    expect((await small.post(path, items(`small-${g}`, 4)).expect(413)).body.error.details).toEqual({ maxUpsertItems: 3, items: 4 });
+    expect(await total(small)).toBe(smallBefore);
+    expect((await small.post(path, items(`small-${g}`, 3)).expect(200)).body).toHaveLength(3);
+    const { jobId } = (await small.post(`${base}/upsertAsync`, items(`async-${g}`, 7)).expect(200)).body;
+    let job = { status: 'Pending', result: [] as unknown[] };
+    for (let i = 0; i < 200 && !['Success', 'Failed'].includes(job.status); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      job = (await small.get(`${base}/Job/${jobId}`).expect(200)).body;
+    }
+    expect({ status: job.status, results: job.result.length }).toEqual({ status: 'Success', results: 7 });
+    expect(await total(small)).toBe(smallBefore + 10);
+  });
+});

@@ -1,0 +1,61 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import request from 'supertest';
+import { GENERATIONS, startTestApi } from '../../../../test/support/api';
+import { TEST_DBS } from '../../../../test/support/databases';
+import { testEntities } from '../../../../test/support/fixtures';
+
+jest.setTimeout(60_000);
+
+/** CONTRACT §17: `api.close()` lets the requests in flight finish, refuses new ones with 503, and stops jobs at a safe point. */
+describe.each(TEST_DBS)('api.close() on %s', (kind) => {
+  it.each(GENERATIONS)('answers the requests in flight, refuses new ones with 503 CORE_SHUTTING_DOWN, then closes (generation %s)', async (_g, base) => {
+    const t = await startTestApi(kind, { entities: testEntities, closeGraceMs: 20_000 });
+    let closed = false;
+    try {
+      const items = Array.from({ length: 80 }, (_, i) => ({ entity: 'Product', payload: { name: `closing ${i}`, brand: { name: `closing brand ${i % 5}` } } }));
+      const inFlight = t.post(`${base}/upsert`, items).then((res) => res);
+      // The upsert has started (its first items are stored) when the instance begins to close.
+      const model = t.api.schema.entity('Product');
+      for (let i = 0; i < 400 && Number((await t.api.database.knex(model?.table as string).count({ n: '*' }))[0].n) === 0; i++) await new Promise((r) => setTimeout(r, 5));
+      const closing = t.api.close().then(() => (closed = true));
+      const refused = await request(t.app).get(`${base}/Brand`).set('Authorization-Token', t.token);
+      expect(refused.status).toBe(503);
+      expect(refused.body.error).toEqual({ code: 'CORE_SHUTTING_DOWN', message: 'The server is shutting down; try again shortly', details: {} });
+      expect(refused.headers['retry-after']).toBe('5');
+      expect(refused.headers.connection).toBe('close');
+      expect(closed).toBe(false);
+      const answered = await inFlight;
+      expect(answered.status).toBe(200);
+      expect(answered.body.filter((r: { status: string }) => r.status === 'Created')).toHaveLength(80);
+      await closing;
+      expect(closed).toBe(true);
+    } finally {
+      if (!closed) await t.api.close();
+      await t.db.drop();
+    }
+  });
+
+  it('waits for a stalled request no longer than closeGraceMs', async () => {
+    const t = await startTestApi(kind, { entities: testEntities, closeGraceMs: 500 });
+    const server = http.createServer(t.app);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      // A body announced but never sent: the request stays in flight.
+      const stalled = http.request({ port: (server.address() as AddressInfo).port, host: '127.0.0.1', method: 'POST', path: '/api/Brand', headers: { 'Authorization-Token': t.token, 'Content-Type': 'application/json', 'Content-Length': '100' } });
+      stalled.on('error', () => undefined);
+      stalled.write('{"name":');
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const started = Date.now();
+      await t.api.close();
+      const took = Date.now() - started;
+      expect(took).toBeGreaterThanOrEqual(450);
+      expect(took).toBeLessThan(5000);
+      stalled.destroy();
+    } finally {
+      server.closeAllConnections();
+      server.close();
+      await t.db.drop();
+    }
+  });
+});
