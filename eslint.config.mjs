@@ -12,6 +12,11 @@ const only = (what, where) => ({
 
 const KNEX = only('knex', 'packages/core/src/sql/');
 const EXPRESS = only('express', 'packages/core/src/http/');
+/** records/ builds no SQL: not even knex's types (sql/ gives it `Transaction`, `QueryBuilder`). */
+const NO_KNEX = { name: 'knex', message: 'records/ reaches the database through sql/ only (DESIGN.md, "Inside core").' };
+
+/** A layer that must not reach into another one (relative imports). */
+const layer = (folder, why) => ({ group: [`**/${folder}/*`, `**/${folder}`], message: why });
 
 export default tseslint.config(
   { ignores: ['**/dist/**', '**/node_modules/**', 'bench/dist/**', '**/*.js', '**/*.cjs', 'test/conformance/client/pim-api.d.ts'] },
@@ -34,13 +39,52 @@ export default tseslint.config(
     rules: { '@typescript-eslint/no-restricted-imports': ['error', { paths: [KNEX, EXPRESS] }] },
   },
   {
+    // The one write path and the reads over the SQL: never knex, never express.
+    files: ['packages/core/src/records/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': ['error', { paths: [NO_KNEX, EXPRESS], patterns: [layer('http', 'records/ knows nothing of HTTP.')] }],
+    },
+  },
+  {
+    // The SQL under the records layer: it never calls up into it, nor into HTTP.
     files: ['packages/core/src/sql/**/*.ts'],
-    rules: { '@typescript-eslint/no-restricted-imports': ['error', { paths: [EXPRESS] }] },
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        { paths: [EXPRESS], patterns: [layer('records', 'sql/ is below records/: it never imports it.'), layer('http', 'sql/ knows nothing of HTTP.')] },
+      ],
+    },
+  },
+  {
+    // Definitions are pure: no database, no HTTP, no records.
+    files: ['packages/core/src/definition/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        { paths: [KNEX, EXPRESS], patterns: ['sql', 'records', 'http'].map((f) => layer(f, 'definition/ is pure: it imports no other layer.')) },
+      ],
+    },
   },
   {
     // app.ts and plugin.ts name the Router type; only http/ builds routers.
     files: ['packages/core/src/http/**/*.ts', 'packages/core/src/app.ts', 'packages/core/src/plugin.ts'],
     rules: { '@typescript-eslint/no-restricted-imports': ['error', { paths: [KNEX] }] },
+  },
+  {
+    // Routes reach data through the records layer and the services, never through SQL.
+    files: ['packages/core/src/http/**/*.ts'],
+    rules: { '@typescript-eslint/no-restricted-imports': ['error', { paths: [KNEX], patterns: [layer('sql', 'http/ reaches data through records/ and the services.')] }] },
+  },
+  {
+    // Plugins use core's public API only: what a first-party plugin needs, third-party ones need too.
+    files: ['packages/*/src/**/*.ts'],
+    ignores: ['packages/core/**'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['@entity-records/core/*', '**/core/src/**'], message: "Plugins import '@entity-records/core' only (its public API)." }] },
+      ],
+    },
   },
   {
     // Express tells error middleware by its arity: it must declare (err, req, res, next).

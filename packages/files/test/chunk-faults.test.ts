@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { serveOnLoopback, type LoopbackServer } from '../../../test/support/loopback';
 import { GENERATIONS } from '../../../test/support/api';
 import { TEST_DBS } from '../../../test/support/databases';
 import { userWithRole, type UserClient } from '../../../test/support/users';
@@ -17,16 +17,14 @@ describe.each(TEST_DBS)('chunks across users and broken requests on %s', (kind) 
   let t: FilesTestApi;
   let alice: UserClient;
   let bob: UserClient;
-  let server: http.Server;
+  let server: LoopbackServer;
   beforeAll(async () => {
     t = await startFilesApi(kind);
     alice = await userWithRole(t, { scopes: FILE_RIGHTS });
     bob = await userWithRole(t, { scopes: FILE_RIGHTS });
-    server = http.createServer(t.app);
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    server = await serveOnLoopback(t.app);
   });
   afterAll(async () => {
-    server.closeAllConnections();
     server.close();
     await t.close();
   });
@@ -75,7 +73,7 @@ describe.each(TEST_DBS)('chunks across users and broken requests on %s', (kind) 
       const before = listFiles(t.storageDir);
       const body = Buffer.from(JSON.stringify({ ...u, start: 2000, piece: dataUrl(file.subarray(2000)) }));
       await new Promise<void>((resolve) => {
-        const req = http.request({ host: '127.0.0.1', port: (server.address() as AddressInfo).port, path: `${base}/File`, method: 'POST', headers: { 'Authorization-Token': alice.token, 'Content-Type': 'application/json', 'Content-Length': String(body.length) } });
+        const req = http.request({ host: '127.0.0.1', port: server.port, path: `${base}/File`, method: 'POST', headers: { 'Authorization-Token': alice.token, 'Content-Type': 'application/json', 'Content-Length': String(body.length) } });
         req.on('error', () => resolve());
         req.on('close', () => resolve());
         req.write(body.subarray(0, body.length >> 1), () => setTimeout(() => req.destroy(), 50));

@@ -1,7 +1,7 @@
 import qs from 'qs';
 import { ApiError } from '../errors';
 import type { FindParams } from '../records/repository';
-import { MAX_WHERE_DEPTH } from '../sql/where';
+import { MAX_WHERE_DEPTH } from '../util/where-limits';
 import { nestsDeeper } from '../util/json-depth';
 
 const bad = (message: string) => new ApiError('CORE_INVALID_QUERY', message);

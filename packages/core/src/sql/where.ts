@@ -1,31 +1,11 @@
 import type { Knex } from 'knex';
-import type { AttributeCondition } from '../attributes/record-attributes';
-import type { EntityModel, FieldModel, MultipleLinkField, SchemaModel } from '../definition/model';
-import type { Dialect } from './dialects/dialect';
+import type { EntityModel, FieldModel, MultipleLinkField } from '../definition/model';
+import type { WhereContext, WhereItem } from './where-types';
 import { addDays, formatDateTime, isValidTimeZone, localDate, startOfLocalDay } from '../time';
+import { assertWhereSize } from '../util/where-limits';
 import { MAX_DAYS, asList, asNonNegativeInt, coerceScalar, escapeLike, invalidQuery, isFilterText, likePattern } from './where-values';
 
-/** One condition of a list query, as the API receives it. */
-export interface WhereItem {
-  type: string;
-  attribute?: string;
-  value?: unknown;
-  isAttribute?: boolean;
-  timeZone?: string;
-}
-
-export interface WhereContext {
-  schema: SchemaModel;
-  dialect: Dialect;
-  model: EntityModel;
-  /** Called for every field a condition reads (permission checks); throws to refuse. */
-  onField?: (field: FieldModel) => void;
-  /**
-   * Resolves the attribute of an `isAttribute` condition to its value column, joined under an
-   * alias chosen by the server; undefined when the entity type has no such attribute.
-   */
-  attribute?: (name: unknown, operator: string) => AttributeCondition | undefined;
-}
+export type { WhereContext, WhereItem } from './where-types';
 
 type Builder = Knex.QueryBuilder;
 /** One condition being applied: the query it narrows, the field it reads, the item as received. */
@@ -297,36 +277,4 @@ function applyAttributeItem(qb: Builder, w: WhereItem, ctx: WhereContext): void 
 export function applyWhere(qb: Builder, items: readonly unknown[], ctx: WhereContext): void {
   assertWhereSize(items);
   for (const item of items) applyItem(qb, item, ctx);
-}
-
-/**
- * How deep `and`, `or` and `not` may nest in each other, how many values a whole `where` may hold,
- * and how many conditions (SQLite refuses an expression of about 1,000 terms joined by AND or OR).
- */
-export const MAX_WHERE_DEPTH = 20;
-const MAX_WHERE_VALUES = 10_000;
-const MAX_WHERE_CONDITIONS = 500;
-
-/**
- * 400 for a `where` nested deeper than `MAX_WHERE_DEPTH`, holding more than `MAX_WHERE_VALUES`
- * values (list entries and scalars; the databases bind a limited number per statement) or more
- * than `MAX_WHERE_CONDITIONS` conditions.
- */
-function assertWhereSize(items: readonly unknown[]): void {
-  let values = 0;
-  let conditions = 0;
-  const visit = (value: unknown, depth: number): void => {
-    // An item, its list of children, a child item…: two levels of JSON per level of groups.
-    if (depth > 2 * MAX_WHERE_DEPTH + 2) throw invalidQuery(`where must not nest deeper than ${MAX_WHERE_DEPTH} levels`);
-    if (value === null || typeof value !== 'object') {
-      values += 1;
-      if (values > MAX_WHERE_VALUES) throw invalidQuery(`where must not hold more than ${MAX_WHERE_VALUES} values`);
-      return;
-    }
-    if (!Array.isArray(value) && 'type' in value && ++conditions > MAX_WHERE_CONDITIONS) {
-      throw invalidQuery(`where must not hold more than ${MAX_WHERE_CONDITIONS} conditions`);
-    }
-    for (const child of Object.values(value)) visit(child, depth + 1);
-  };
-  for (const item of items) visit(item, 0);
 }

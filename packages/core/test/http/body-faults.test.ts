@@ -1,8 +1,8 @@
-import http from 'node:http';
-import net, { type AddressInfo } from 'node:net';
+import net from 'node:net';
 import { gzipSync } from 'node:zlib';
 import request from 'supertest';
 import { GENERATIONS, startTestApi, type TestApi } from '../../../../test/support/api';
+import { serveOnLoopback, type LoopbackServer } from '../../../../test/support/loopback';
 import { TEST_DBS } from '../../../../test/support/databases';
 import { testEntities } from '../../../../test/support/fixtures';
 
@@ -29,22 +29,20 @@ function rawExchange(port: number, { bytes, hangUp }: { bytes: Buffer; hangUp: '
  */
 describe.each(TEST_DBS)('bodies that lie on %s', (kind) => {
   let t: TestApi;
-  let server: http.Server;
+  let server: LoopbackServer;
   const errors: string[] = [];
   beforeAll(async () => {
     t = await startTestApi(kind, { entities: testEntities, logger: { info() {}, warn() {}, error: (facts: unknown, message?: string) => void errors.push(message ?? String(facts)) } });
-    server = http.createServer(t.app);
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    server = await serveOnLoopback(t.app);
   });
   afterAll(async () => {
-    server.closeAllConnections();
     server.close();
     await t.close();
   });
   afterEach(() => expect(errors.splice(0)).toEqual([]));
 
   const brands = async () => (await t.get('/api/Brand?totalOnly=true').expect(200)).body.total as number;
-  const port = () => (server.address() as AddressInfo).port;
+  const port = () => server.port;
   const head = (path: string, headers: Record<string, string | number>) =>
     `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization-Token: ${t.token}\r\nContent-Type: application/json\r\n${Object.entries(headers)
       .map(([k, v]) => `${k}: ${v}\r\n`)
