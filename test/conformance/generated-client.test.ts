@@ -24,7 +24,7 @@ describe('a client generated from the OpenAPI document', () => {
 
   beforeAll(async () => {
     storage = fs.mkdtempSync(path.join(os.tmpdir(), 'er-client-'));
-    const config = { ...readConfig({}), databaseUrl: 'sqlite::memory:', storageDir: storage, adminPassword: ADMIN.password, demoData: false };
+    const config = { ...readConfig({ LOG_LEVEL: 'silent' }), databaseUrl: 'sqlite::memory:', storageDir: storage, adminPassword: ADMIN.password, demoData: false };
     const pim = await createPim(config);
     server = await new Promise<Server>((resolve) => {
       const s = pim.app.listen(0, '127.0.0.1', () => resolve(s));

@@ -16,7 +16,7 @@ let document: Record<string, unknown>;
 
 beforeAll(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'er-openapi-lint-'));
-  const api = createEntityApi(pimOptions({ ...readConfig({}), databaseUrl: 'sqlite::memory:', storageDir: path.join(dir, 'files') }));
+  const api = createEntityApi(pimOptions({ ...readConfig({ LOG_LEVEL: 'silent' }), databaseUrl: 'sqlite::memory:', storageDir: path.join(dir, 'files') }));
   document = api.openapi();
   await api.close();
   file = path.join(dir, 'openapi.json');

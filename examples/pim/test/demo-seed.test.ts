@@ -28,7 +28,7 @@ describe.each(TEST_DBS)('the demo data on %s', (kind) => {
   const start = async (demoData: boolean) => {
     // A file, not memory: the second start must find what the first stored.
     const databaseUrl = kind === 'sqlite' ? `sqlite:${path.join(dir, 'demo.sqlite')}` : db.url;
-    const config = { ...readConfig({}), databaseUrl, storageDir: path.join(dir, 'files'), adminPassword: 'demo-seed-password', demoData };
+    const config = { ...readConfig({ LOG_LEVEL: 'silent' }), databaseUrl, storageDir: path.join(dir, 'files'), adminPassword: 'demo-seed-password', demoData };
     const pim = await createPim(config);
     started.push(pim);
     return pim;
