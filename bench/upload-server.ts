@@ -12,11 +12,16 @@ interface PimLike {
 }
 
 const PIM_APP = path.resolve(__dirname, '../../examples/pim/dist/app.js');
+const PIM_CONFIG = path.resolve(__dirname, '../../examples/pim/dist/config.js');
 
 async function main(): Promise<void> {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { createPim } = require(PIM_APP) as { createPim(config: object): Promise<PimLike> };
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { readConfig } = require(PIM_CONFIG) as { readConfig(env: Record<string, string>): object };
   const pim = await createPim({
+    // The example's settings as its environment would give them (quiet, no demo data), then the bench's.
+    ...readConfig({ LOG_LEVEL: 'silent', DEMO_DATA: '0' }),
     port: 0,
     host: '127.0.0.1',
     databaseUrl: process.env.BENCH_DATABASE_URL,
