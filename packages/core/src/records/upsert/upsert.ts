@@ -16,10 +16,11 @@ import { entityOf, shownKeys, upsertRun } from './run';
 export type { UpsertResult } from './plan';
 
 /**
- * Items of one run written in one transaction at most: a longer run is written in batches, with
- * turns of the event loop between them (SQLite runs a batch without letting other requests in).
+ * Items of one run written in one transaction at most where the driver blocks the process while a
+ * statement runs (SQLite): a longer run is written in batches, with turns of the event loop between
+ * them, so that other requests get in. An asynchronous driver lets them in anyway.
  */
-const MAX_RUN_ITEMS = 500;
+const MAX_BLOCKING_RUN_ITEMS = 500;
 
 /** Tries of an item whose create lost a race: each one looks the record up again. */
 const SINGLE_ATTEMPTS = 3;
@@ -134,7 +135,7 @@ export async function upsertItems(lookup: (entity: string) => Repository | undef
       if (id !== undefined && id !== null && !isValidId(id)) throw new ApiError('CORE_INVALID_ID', 'id must be 1 to 64 characters of A-Z, a-z, 0-9, _ and -');
       // `id` is a system key: validation lets it pass and leaves it out of the values.
       run.push({ index, id: (id ?? undefined) as string | undefined, data, values: repo.validate(data, 'update') });
-      if (run.length >= MAX_RUN_ITEMS) await flush();
+      if (repo.env.database.dialect.blocksEventLoop && run.length >= MAX_BLOCKING_RUN_ITEMS) await flush();
     } catch (error) {
       results[index] = failedWith(error);
     }

@@ -55,6 +55,8 @@ export interface ConnectOptions {
  */
 export interface Dialect {
   readonly name: 'sqlite' | 'postgres';
+  /** The driver runs statements in this process's thread (better-sqlite3): long work yields between batches. */
+  readonly blocksEventLoop: boolean;
   /**
    * The knex configuration for `url`, or undefined when the URL is not of this database. Throws
    * for a URL of this database that names nothing usable.

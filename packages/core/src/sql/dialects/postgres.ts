@@ -44,6 +44,7 @@ function pgTypes() {
 
 export const postgresDialect: Dialect = {
   name: 'postgres',
+  blocksEventLoop: false,
   live: false,
   likeOperator: 'ilike',
   typedReads: true,

@@ -10,6 +10,7 @@ const JSON_TYPES: ReadonlySet<FieldType> = new Set(['multiEnum', 'jsonObject']);
 
 export const sqliteDialect: Dialect = {
   name: 'sqlite',
+  blocksEventLoop: true,
   live: 0,
   likeOperator: 'like',
   typedReads: false,
