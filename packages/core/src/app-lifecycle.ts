@@ -3,6 +3,7 @@ import type { AuthService } from './auth/auth-service';
 import type { InstanceBase } from './app-services';
 import { ensureAdmin } from './ensure-admin';
 import type { Traffic } from './http/traffic';
+import type { InstanceEvents } from './events/events';
 import type { JobService } from './jobs/job-service';
 import type { CacheEvents } from './sql/cache-events';
 import { syncSchema } from './sql/schema-sync';
@@ -14,6 +15,7 @@ interface LifecycleServices {
   auth: AuthService;
   jobs: JobService;
   traffic: Traffic;
+  events: InstanceEvents;
 }
 
 /** Syncs the schema, listens for cache events, creates the admin, runs plugins' ready callbacks, starts jobs. */
@@ -30,6 +32,7 @@ async function startInstance({ options, registry, schema, database, repositories
       accessService.forgetAll();
     },
   });
+  await services.events.start();
   if (options.admin) await createAdmin(base(repositories), { admin: options.admin, logger });
   for (const fn of registry.readyCallbacks) await fn();
   await services.jobs.start(options.jobs?.worker !== false);
@@ -67,6 +70,8 @@ export function instanceLifecycle(base: InstanceBase, services: LifecycleService
   let closing: Promise<void> | undefined;
   const close = () =>
     (closing ??= (async () => {
+      // Event streams never end on their own: they end first, and their clients reconnect elsewhere.
+      await services.events.close();
       await services.traffic.drain(base.options.closeGraceMs ?? 10_000);
       if (readyPromise) await readyPromise.catch(() => undefined);
       await services.jobs.stop();

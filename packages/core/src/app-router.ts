@@ -11,6 +11,7 @@ import { buildMetadata } from './definition/metadata';
 import type { Logger } from './logger';
 import { createRouter } from './http/router';
 import type { Traffic } from './http/traffic';
+import type { InstanceEvents } from './events/events';
 import type { JobService } from './jobs/job-service';
 import { buildOpenApi } from './openapi/build-document';
 import type { OpenApiFragment } from './plugin';
@@ -28,6 +29,7 @@ interface RouterServices {
   openapi: (mountPath?: string) => string;
   logger: Logger;
   traffic: Traffic;
+  events: InstanceEvents;
 }
 
 /**
@@ -102,6 +104,14 @@ export function buildRouter(base: InstanceBase, services: RouterServices): Route
     largeBodies: { concurrency: options.maxConcurrentLargeBodies ?? 4, queue: options.largeBodyQueue ?? 64 },
     traffic: services.traffic,
     jobs: services.jobs,
+    events: {
+      lookup: (name) => repositories.get(name),
+      subscriptions: services.events.subscriptions,
+      auth,
+      resolveUser: options.auth?.resolveUser,
+      accessFor: (user) => accessService.forUser(user),
+      publicData: () => services.events.publicData(),
+    },
     generations: options.generations,
     apidocs: options.apidocs,
     resolveUser: options.auth?.resolveUser,

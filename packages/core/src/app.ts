@@ -19,6 +19,7 @@ import { checkOptions } from './options-check';
 import { registerPlugins, type CheckedPlugins, type PluginEntry } from './plugin';
 import { Registry } from './registry';
 import { AuthStore } from './sql/auth-store';
+import { createEvents } from './events/events';
 import { openCacheEvents, type CacheEvent } from './sql/cache-events';
 import { openDatabase, type Database } from './sql/database';
 import { onStatement } from './sql/query-log';
@@ -76,8 +77,9 @@ export function createEntityApi<const TEntities extends readonly EntityDefinitio
 
   const openapi = openApiText(base, hostRoutes);
   const traffic = new Traffic();
-  const { ready, close } = instanceLifecycle(base, { cacheEvents, accessService, auth, jobs, traffic });
-  const router = buildRouter(base, { ready, auth, throttle, accessService, attributes, jobs, openapi, logger, traffic });
+  const events = createEvents(base);
+  const { ready, close } = instanceLifecycle(base, { cacheEvents, accessService, auth, jobs, traffic, events });
+  const router = buildRouter(base, { ready, auth, throttle, accessService, attributes, jobs, openapi, logger, traffic, events });
   const hostJobs: EntityJobs = {
     define: (type, handler) => jobs.define(type, handler),
     start: (type, payload, ctx) => jobs.enqueue(type, payload, ctx),

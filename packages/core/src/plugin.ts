@@ -37,6 +37,11 @@ export interface PluginApi {
    */
   declareErrors(codes: Readonly<Record<string, number>>): void;
   /**
+   * Adds `key` to `GET /data/publicData.json` (no token; core puts `dataTimestamp`): `provide` is
+   * called for every request and must not depend on a user. A key given twice is refused.
+   */
+  addPublicData(key: string, provide: () => unknown): void;
+  /**
    * Declares the options a plugin adds to field or entity definitions (by declaration merging),
    * each with a JSON Schema: definitions are checked against it at start-up.
    */

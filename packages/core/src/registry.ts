@@ -9,6 +9,8 @@ import { consoleLogger, type Logger } from './logger';
 import type { OpenApiFragment, PluginApi, RequestParameter, RootRouteInstaller, RouteInstaller } from './plugin';
 import { Presenter } from './present';
 import { TOKEN_TABLE } from './sql/auth-store';
+import { CHANGE_TABLE } from './sql/change-store';
+import { LISTENING_TABLE } from './sql/listening-store';
 import type { Repository } from './records/repository';
 import type { AuxiliaryTable } from './sql/schema-sync';
 import { THROTTLE_TABLES } from './sql/throttle-store';
@@ -43,11 +45,13 @@ export class Registry implements PluginApi {
   appMetadata: Record<string, unknown> = {};
   /** The instance, once built (`instance()`). */
   built?: EntityApi;
-  tables: AuxiliaryTable[] = [TOKEN_TABLE, ...THROTTLE_TABLES];
+  tables: AuxiliaryTable[] = [TOKEN_TABLE, ...THROTTLE_TABLES, CHANGE_TABLE, LISTENING_TABLE];
   fragments: OpenApiFragment[] = [];
   readyCallbacks: (() => Promise<void> | void)[] = [];
   /** The error codes the plugins of this instance declared. */
   errorCodes: string[] = [];
+  /** What plugins add to `GET /data/publicData.json`, by key. */
+  publicData = new Map<string, () => unknown>();
   closeCallbacks: (() => Promise<void> | void)[] = [];
 
   constructor(
@@ -115,6 +119,11 @@ export class Registry implements PluginApi {
       logger,
       addEntity: (definition: EntityDefinition) => this.addEntityFrom(definition, `plugin '${name}'`),
     });
+  }
+
+  addPublicData(key: string, provide: () => unknown): void {
+    if (key === 'dataTimestamp' || this.publicData.has(key)) throw new BootError('CORE_PLUGIN_INVALID', `public data '${key}' is given twice`);
+    this.publicData.set(key, provide);
   }
 
   declareErrors(codes: Readonly<Record<string, number>>): void {

@@ -11,20 +11,13 @@ export const PERMISSIONS_SCHEMA = {
 };
 
 /**
- * Whether the caller may take a listed record off the link the response follows. The link is
- * stored on the record it starts from (a single link, a join table), so that record must be
- * editable, with its link field; a has-many link is stored on the listed records, so each of them
- * must be editable, with the field that points back.
+ * Whether the caller may take a listed record off the link the response follows: unlinking
+ * (`DELETE /{Entity}/{id}/{link}`) is an update of that link of the record it starts from, so that
+ * record must be editable by the caller, and its link field too (of every kind of link alike).
  */
 async function unlinkRule(event: PresentEvent): Promise<(record: ApiRecord) => Promise<boolean>> {
-  const { ctx, model, access, link, repository } = event;
+  const { ctx, access, link, repository } = event;
   if (!link) return async () => false;
-  if (link.field.type === 'linkMultiple' && link.field.linkKind === 'hasMany') {
-    const back = link.field.def.foreign as string;
-    const target = repository(model.name);
-    const fieldEditable = access.field(model.name, back).edit;
-    return async (record) => fieldEditable && (await target.permits(ctx, 'edit', record));
-  }
   const source = repository(link.model.name);
   const allowed = access.field(link.model.name, link.field.name).edit && (await source.permits(ctx, 'edit', link.record));
   return async () => allowed;

@@ -75,7 +75,7 @@ describe.each(TEST_DBS)('_meta.permissions on %s', (kind) => {
       expect(updated.body._meta.permissions).toEqual({ edit: true, delete: true, stream: true });
     });
 
-    it('adds unlink in linked-record responses only, from the rights on the side that stores the link', async () => {
+    it('adds unlink in linked-record responses only, from the rights on the record the link starts from', async () => {
       const linked = (entity: string, id: string, link: string) => {
         const paths = [`${base}/entityRelation?entityName=${entity}&id=${id}&link=${link}`];
         if (base === '/api/v1') paths.push(`${base}/${entity}/${id}/${link}`);
@@ -96,10 +96,11 @@ describe.each(TEST_DBS)('_meta.permissions on %s', (kind) => {
         const res = await u.get(path).set('With-Meta', 'true').expect(200);
         expect(res.body.list[0]._meta.permissions).toEqual({ edit: false, delete: false, stream: false, unlink: true });
       }
-      // has-many: the link is stored on each product
+      // has-many: unlinking is an update of the brand's link, which this user may not edit
       for (const path of linked('Brand', brand.id, 'products')) {
         const res = await u.get(`${path}${path.includes('?') ? '&' : '?'}select=name`).set('With-Meta', 'true').expect(200);
-        expect(Object.fromEntries(res.body.list.map((r: Rec) => [r.name, r._meta.permissions.unlink]))).toEqual({ Mine: true, Theirs: false, Assigned: true });
+        expect(Object.fromEntries(res.body.list.map((r: Rec) => [r.name, r._meta.permissions.unlink]))).toEqual({ Mine: false, Theirs: false, Assigned: false });
+        await u.del(`${base}/Brand/${brand.id}/products`).send({ id: res.body.list[0].id }).expect(403);
       }
       for (const path of linked('Product', mine.id, 'categories')) {
         const admin = await t.get(path).set('With-Meta', 'true').expect(200);

@@ -4,7 +4,7 @@ import type { AttributeStore, ValueWrite } from '../sql/attribute-store';
 import type { Transaction } from '../sql/database';
 import type { Dialect } from '../sql/dialects/dialect';
 import { equalValues } from '../records/values';
-import { attributeKey, hasUnit, type AttributeDef, type StoredValue } from './attribute-def';
+import { attributeKey, hasUnit, languageSuffix, type AttributeDef, type StoredValue } from './attribute-def';
 import type { ValueChange, WritePlan } from './write-plan';
 
 /** Finds or creates the record a link object names, inside the write's transaction; returns its id. */
@@ -103,23 +103,38 @@ async function defaultUnits(ac: ApplyContext, plan: WritePlan, stored: Map<strin
   }
 }
 
-/** Writes one row (insert or update) when it differs from what is stored; true when it wrote. */
-async function writeRow(ac: ApplyContext, write: ValueWrite, row: StoredValue | undefined): Promise<boolean> {
-  if (row) {
-    if (equalValues(write.attribute, row.value, write.value) && row.unitId === write.unitId) return false;
-    await ac.store.update(ac, row.id, write);
-    return true;
-  }
-  await ac.store.insert(ac, [write]);
+/** What a plan wrote: whether anything changed, and `{key: {was, became}}` by the virtual fields' keys. */
+export interface AppliedAttributes {
+  changed: boolean;
+  diff: Record<string, { was: unknown; became: unknown }>;
+}
+
+/** The key a value of an attribute reads as in a flattened record (`maker` → `makerId`; `nameDeDE`). */
+function valueKey(a: AttributeDef, language = ''): string {
+  const key = attributeKey(a);
+  if (a.type === 'link') return `${key}Id`;
+  if (a.type === 'linkMultiple') return `${key}Ids`;
+  return language ? `${key}${languageSuffix(language)}` : key;
+}
+
+/** Writes one row (insert or update) when it differs from what is stored, noting what changed in `diff`. */
+async function writeRow(ac: ApplyContext, { write, row, diff }: { write: ValueWrite; row: StoredValue | undefined; diff: AppliedAttributes['diff'] }): Promise<boolean> {
+  const was = { value: row?.value ?? null, unitId: row?.unitId ?? null };
+  if (row && equalValues(write.attribute, row.value, write.value) && row.unitId === write.unitId) return false;
+  if (row) await ac.store.update(ac, row.id, write);
+  else await ac.store.insert(ac, [write]);
+  if (!equalValues(write.attribute, was.value, write.value)) diff[valueKey(write.attribute, write.language)] = { was: was.value, became: write.value };
+  if (was.unitId !== write.unitId) diff[`${attributeKey(write.attribute)}UnitId`] = { was: was.unitId, became: write.unitId };
   return true;
 }
 
 /**
  * Applies a plan inside the caller's transaction: link objects resolved, targets and units
- * checked, rows written only where they change. Returns whether anything changed.
+ * checked, rows written only where they change. Answers what changed.
  */
-export async function applyPlan(ac: ApplyContext, plan: WritePlan): Promise<boolean> {
-  if (plan.empty) return false;
+export async function applyPlan(ac: ApplyContext, plan: WritePlan): Promise<AppliedAttributes> {
+  const diff: AppliedAttributes['diff'] = {};
+  if (plan.empty) return { changed: false, diff };
   await resolveLinkObjects(ac, plan);
   await assertTargets(ac, plan);
   const touched = [...plan.changes.values()].map((c) => c.attribute).concat([...plan.assign.values()], [...plan.remove.values()]);
@@ -133,19 +148,22 @@ export async function applyPlan(ac: ApplyContext, plan: WritePlan): Promise<bool
     const main = stored.get(`${a.id}:`);
     const value = change.value === undefined ? (main?.value ?? null) : change.value;
     const unitId = change.unitId === undefined ? (main?.unitId ?? null) : change.unitId;
-    changed = (await writeRow(ac, { attribute: a, language: '', value, unitId }, main)) || changed;
+    changed = (await writeRow(ac, { write: { attribute: a, language: '', value, unitId }, row: main, diff })) || changed;
     for (const [language, v] of change.languages) {
       const row = stored.get(`${a.id}:${language}`);
       if (!row && v === null) continue;
-      changed = (await writeRow(ac, { attribute: a, language, value: v, unitId: null }, row)) || changed;
+      changed = (await writeRow(ac, { write: { attribute: a, language, value: v, unitId: null }, row, diff })) || changed;
     }
   }
   for (const a of plan.assign.values()) {
     if (plan.changes.has(a.id) || stored.has(`${a.id}:`)) continue;
     await ac.store.insert(ac, [{ attribute: a, language: '', value: null, unitId: null }], { keep: true });
+    // An attribute put on the record without a value: it appears, empty.
+    diff[valueKey(a)] = { was: null, became: null };
     changed = true;
   }
-  const removed = [...plan.remove.values()].filter((a) => stored.has(`${a.id}:`) || rows.some((r) => r.attributeId === a.id)).map((a) => a.id);
-  await ac.store.remove(ac, removed);
-  return changed || removed.length > 0;
+  const removed = [...plan.remove.values()].filter((a) => stored.has(`${a.id}:`) || rows.some((r) => r.attributeId === a.id));
+  await ac.store.remove(ac, removed.map((a) => a.id));
+  for (const a of removed) diff[valueKey(a)] = { was: stored.get(`${a.id}:`)?.value ?? null, became: null };
+  return { changed: changed || removed.length > 0, diff };
 }

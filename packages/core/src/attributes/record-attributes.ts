@@ -3,7 +3,7 @@ import type { ApiRecord } from '../declarations';
 import type { EntityModel, FieldModel } from '../definition/normalize';
 import type { QueryBuilder, SqlExpression, Transaction } from '../sql/database';
 import type { AttributeDef } from './attribute-def';
-import type { AttributeWriteRules } from './apply-plan';
+import type { AppliedAttributes, AttributeWriteRules } from './apply-plan';
 
 /** A where condition on an attribute, compiled against the value joined under `table`. */
 export interface AttributeCondition {
@@ -42,7 +42,7 @@ export interface PreparedAttributeWrite {
    * Writes the attribute values inside the record's transaction; true when something changed.
    * Absent when the body names no attribute (the write needs no attribute statement).
    */
-  apply?(trx: Transaction, recordId: string, rules: AttributeWriteRules): Promise<boolean>;
+  apply?(trx: Transaction, recordId: string, rules: AttributeWriteRules): Promise<AppliedAttributes>;
 }
 
 /**

@@ -28,7 +28,7 @@ export const SYSTEM_FIELD_NAMES = [
 ] as const;
 
 /** Columns every entity table has. */
-const SYSTEM_COLUMNS = ['id', 'deleted', 'created_at', 'modified_at', 'created_by_id', 'modified_by_id', 'created_by_actor_id', 'modified_by_actor_id'];
+const SYSTEM_COLUMNS = ['id', 'deleted', 'record_version', 'created_at', 'modified_at', 'created_by_id', 'modified_by_id', 'created_by_actor_id', 'modified_by_actor_id'];
 
 const NAME_RULES: Record<string, string> = {
   [ENTITY_NAME]: 'PascalCase: a capital letter, then letters and digits, at most 63',

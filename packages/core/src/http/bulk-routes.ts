@@ -1,10 +1,12 @@
 import type { Request, Router } from 'express';
 import type { RequestContext } from '../context';
-import { ApiError, assertKnownKeys } from '../errors';
+import { isLinkField } from '../definition/model';
+import { ApiError, assertKnownKeys, unknownKeys } from '../errors';
 import type { Generation } from '../generations';
 import { massUpdate } from '../jobs/bulk-jobs';
 import type { JobService } from '../jobs/job-service';
-import { upsertItems } from '../records/upsert/upsert';
+import { publicResult, upsertItems } from '../records/upsert/upsert';
+import type { Repository } from '../records/repository';
 import type { RepositoryLookup } from './record-routes';
 import { repositoryFor } from './record-routes';
 import { requestContext } from './request-context';
@@ -15,6 +17,34 @@ export const MASS_UPDATE_SYNC_LIMIT = 200;
 
 const invalid = (message: string, path: string) =>
   new ApiError('CORE_VALIDATION_FAILED', message, { details: { issues: [{ path: [path], code: 'invalid_type', message }] } });
+
+/** `{link: [ids]}` of an entityMassUpdate: links of the entity type, lists of ids (400 otherwise). */
+function linkChanges(repo: Repository, value: unknown, path: string): Record<string, string[]> | undefined {
+  if (value === undefined) return undefined;
+  const isObject = typeof value === 'object' && value !== null && !Array.isArray(value);
+  if (!isObject) throw invalid(`${path} must be an object of links and lists of ids`, path);
+  for (const [link, ids] of Object.entries(value)) {
+    const field = repo.model.field.get(link);
+    if (!field || field.system || !isLinkField(field)) throw unknownKeys([link], { noun: 'link', where: `of ${repo.model.name}` });
+    if (!Array.isArray(ids) || !ids.every((id) => typeof id === 'string')) throw invalid(`${path}.${link} must be a list of ids`, path);
+  }
+  return value as Record<string, string[]>;
+}
+
+/** The parts of an entityMassUpdate body, checked (400 otherwise): which records, and what to change. */
+function massUpdateBody(repo: Repository, body: Record<string, unknown>) {
+  assertKnownKeys(body, ['entityName', 'ids', 'where', 'values', 'addLinks', 'removeLinks'], 'an entityMassUpdate body');
+  const { ids, where } = body;
+  const addLinks = linkChanges(repo, body.addLinks, 'addLinks');
+  const removeLinks = linkChanges(repo, body.removeLinks, 'removeLinks');
+  const values = body.values ?? (addLinks || removeLinks ? {} : undefined);
+  if (typeof values !== 'object' || values === null || Array.isArray(values)) throw invalid('values must be an object of fields', 'values');
+  if ('id' in values) throw new ApiError('CORE_READ_ONLY_FIELD', 'id cannot be changed', { details: { issues: [{ path: ['values', 'id'], code: 'read_only', message: 'id cannot be changed' }] } });
+  if (ids !== undefined && (!Array.isArray(ids) || !ids.every((id) => typeof id === 'string'))) throw invalid('ids must be a list of ids', 'ids');
+  if (where !== undefined && !Array.isArray(where)) throw invalid('where must be a list of conditions', 'where');
+  if ((ids === undefined) === (where === undefined)) throw invalid('give either ids or where', 'ids');
+  return { ids: ids as string[] | undefined, where: where as unknown[] | undefined, values: values as Record<string, unknown>, addLinks, removeLinks };
+}
 
 /** The body of an upsert: an array of `{entity, payload}` items. */
 function upsertBody(req: Request): unknown[] {
@@ -59,7 +89,7 @@ export function mountBulkRoutes(router: Router, { lookup, jobs, generation, maxU
   const upsert = toHandler(async (req, res) => {
     const items = upsertBody(req);
     assertUpsertSize(items, maxUpsertItems);
-    res.json(await upsertItems(lookup, bulkContext(req), items));
+    res.json((await upsertItems({ lookup, ctx: bulkContext(req) }, items)).map(publicResult));
   });
   for (const { path } of generation.upsertPaths) router.post(path, upsert);
 
@@ -76,20 +106,15 @@ export function mountBulkRoutes(router: Router, { lookup, jobs, generation, maxU
     const repo = repositoryFor(lookup, body.entityName);
     const ctx = bulkContext(req);
     await repo.guard.scope(ctx, 'edit');
-    assertKnownKeys(body, ['entityName', 'ids', 'where', 'values'], 'an entityMassUpdate body');
-    const { ids, where, values } = body;
-    if (typeof values !== 'object' || values === null || Array.isArray(values)) throw invalid('values must be an object of fields', 'values');
-    if (ids !== undefined && (!Array.isArray(ids) || !ids.every((id) => typeof id === 'string'))) throw invalid('ids must be a list of ids', 'ids');
-    if (where !== undefined && !Array.isArray(where)) throw invalid('where must be a list of conditions', 'where');
-    if ((ids === undefined) === (where === undefined)) throw invalid('give either ids or where', 'ids');
-    await repo.assertUpdateBody(ctx, values as Record<string, unknown>);
+    const { ids, where, ...change } = massUpdateBody(repo, body);
+    await repo.assertUpdateBody(ctx, change.values);
     // A bad condition is 400 now, not a failed job later: reading one id checks it.
     if (where !== undefined) await repo.find(ctx, { where, select: ['id'], maxSize: 1, collectionOnly: true });
-    if (where !== undefined || (ids as string[]).length > MASS_UPDATE_SYNC_LIMIT) {
-      res.json({ jobId: await jobs.enqueue('massUpdate', { entityName: repo.model.name, ids, where, values }, ctx) });
+    if (ids === undefined || ids.length > MASS_UPDATE_SYNC_LIMIT) {
+      res.json({ jobId: await jobs.enqueue('massUpdate', { entityName: repo.model.name, ids, where, ...change }, ctx) });
       return;
     }
-    res.json(await massUpdate(repo, ctx, { ids: ids as string[], values: values as Record<string, unknown> }));
+    res.json(await massUpdate(repo, ctx, { ids, ...change }));
   });
   router.post('/entityMassUpdate', mass);
   router.patch('/entityMassUpdate', mass);

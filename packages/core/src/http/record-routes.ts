@@ -1,8 +1,9 @@
-import type { Request, Router } from 'express';
+import type { Request, Response, Router } from 'express';
 import type { ApiRecord } from '../declarations';
 import { ApiError, assertKnownKeys } from '../errors';
 import type { Generation } from '../generations';
 import type { Repository } from '../records/repository';
+import { etagOf, matchesVersion, versionOf } from '../records/version';
 import { parseListParams, parseQueryString } from './list-params';
 import { requestContext } from './request-context';
 import { toHandler } from './to-handler';
@@ -31,6 +32,13 @@ const bodyObject = (req: Request): Record<string, unknown> => {
   }
   return body as Record<string, unknown>;
 };
+
+/** A record as the answer, with its version as a strong `ETag` (single reads, creates, updates). */
+function sendVersioned(res: Response, record: ApiRecord): void {
+  const version = versionOf(record);
+  if (version !== undefined) res.set('ETag', etagOf(version));
+  res.json(record);
+}
 
 /** List, read, create, update (PATCH and PUT), delete and restore of records. */
 export function mountRecordRoutes(router: Router, lookup: RepositoryLookup, generation: Generation): void {
@@ -72,7 +80,14 @@ export function mountRecordRoutes(router: Router, lookup: RepositoryLookup, gene
     toHandler(async (req, res) => {
       const repository = repositoryFor(lookup, req.params.entity);
       const { select } = parseListParams(parseQueryString(req.originalUrl));
-      res.json(await repository.get(requestContext(req), req.params.id as string, { select }));
+      const record = await repository.get(requestContext(req), req.params.id as string, { select });
+      const version = versionOf(record);
+      const ifNoneMatch = req.get('if-none-match');
+      if (version !== undefined && ifNoneMatch !== undefined && matchesVersion(ifNoneMatch, { version, weak: true })) {
+        res.status(304).set('ETag', etagOf(version)).end();
+        return;
+      }
+      sendVersioned(res, record);
     }),
   );
   if (generation.linkRoutes) {
@@ -89,12 +104,12 @@ export function mountRecordRoutes(router: Router, lookup: RepositoryLookup, gene
     '/:entity',
     toHandler(async (req, res) => {
       const repository = repositoryFor(lookup, req.params.entity);
-      res.json(await repository.create(requestContext(req), bodyObject(req)));
+      sendVersioned(res, await repository.create(requestContext(req), bodyObject(req)));
     }),
   );
   const update = toHandler(async (req, res) => {
     const repository = repositoryFor(lookup, req.params.entity);
-    res.json(await repository.update(requestContext(req), req.params.id as string, bodyObject(req)));
+    sendVersioned(res, await repository.updateIf(requestContext(req), { id: req.params.id as string, body: bodyObject(req), ifMatch: req.get('if-match') }));
   });
   router.patch('/:entity/:id', update);
   router.put('/:entity/:id', update);
@@ -103,7 +118,7 @@ export function mountRecordRoutes(router: Router, lookup: RepositoryLookup, gene
     toHandler(async (req, res) => {
       const repository = repositoryFor(lookup, req.params.entity);
       const permanently = ['true', '1'].includes(String(req.get('permanently') ?? '').toLowerCase());
-      await repository.delete(requestContext(req), req.params.id as string, { permanently });
+      await repository.delete(requestContext(req), req.params.id as string, { permanently, ifMatch: req.get('if-match') });
       res.json(true);
     }),
   );

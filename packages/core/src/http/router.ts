@@ -16,6 +16,8 @@ import type { JobService } from '../jobs/job-service';
 import { requestContext } from './request-context';
 import { requestOptions, type RequestOptionsParts } from './request-options';
 import { mountAttributeRoutes } from './attribute-routes';
+import { mountLinkRoutes } from './link-routes';
+import { mountEventRoutes, mountPublicEventRoutes, type EventRouteParts } from './event-routes';
 import { mountJobRoutes } from './job-routes';
 import type { AttributeEndpoints } from '../attributes/endpoints';
 import { toHandler } from './to-handler';
@@ -53,6 +55,8 @@ export interface RouterParts {
   maxUpsertItems: number;
   /** Requests in flight, and the refusal of new ones once the instance closes. */
   traffic: Traffic;
+  /** The change log's routes: streams, listening, server-sent events, public data. */
+  events: EventRouteParts;
   /** How many bodies over 1 MiB are read and handled at once, and how many more may wait. */
   largeBodies: { concurrency: number; queue: number };
   /** Paths (below the base) whose bodies another parser reads (multipart). */
@@ -79,7 +83,9 @@ function generationRouter(generation: Generation, { parts, largeBodies }: { part
   for (const { path } of generation.metadataPaths) router.get(path, metadata);
   for (const install of parts.routes) install(router, { generation: generation.name });
   mountBulkRoutes(router, { lookup: parts.repository, jobs: parts.jobs, generation, maxUpsertItems: parts.maxUpsertItems });
+  mountEventRoutes(router, parts.events, generation);
   mountAttributeRoutes(router, parts.repository, parts.attributes);
+  mountLinkRoutes(router, parts.repository);
   mountJobRoutes(router, { lookup: parts.repository, maxListSize: parts.maxListSize ?? 1000 });
   mountRecordRoutes(router, parts.repository, generation);
   router.use((req, _res, next) => {
@@ -116,6 +122,7 @@ export function createRouter(parts: RouterParts): Router {
   }));
   if (parts.apidocs !== false) mountApiDocs(root, parts.openapi);
   for (const install of parts.rootRoutes ?? []) install(root);
+  mountPublicEventRoutes(root, parts.events);
   const served = parts.generations ?? ['A', 'B'];
   // One limit for both generations.
   const largeBodies = new ConcurrencyLimit({ ...parts.largeBodies, busy: () => new ApiError('CORE_BUSY', 'Too many large bodies at once; try again shortly') });

@@ -1,7 +1,7 @@
 import type { RequestContext } from '../context';
 import { ApiError } from '../errors';
 import type { Repository } from '../records/repository';
-import { upsertItems } from '../records/upsert/upsert';
+import { publicResult, upsertItems } from '../records/upsert/upsert';
 import { eventLoopTurns } from '../util/event-loop';
 import { JobInterrupted, type JobHandler } from './job-service';
 
@@ -30,7 +30,7 @@ export function upsertJob(lookup: Lookup): JobHandler {
         throw new JobInterrupted();
       }
       const chunk = items.slice(done, done + UPSERT_CHUNK);
-      results.push(...(await upsertItems(lookup, run.ctx, chunk)));
+      results.push(...(await upsertItems({ lookup, ctx: run.ctx }, chunk)).map(publicResult));
       done += chunk.length;
       if (Date.now() - saved >= CHECKPOINT_MS && done < items.length) {
         await run.checkpoint(done, Math.floor((done * 100) / items.length), results);
@@ -48,28 +48,42 @@ export interface MassUpdateResult {
   errors: { id: string; code: string; message: string }[];
 }
 
-/** The same values for every listed record. */
+/** The same values, and the same links added and removed (`{link: [ids]}`), for every listed record. */
 export interface MassUpdate {
   ids: readonly string[];
   values: Record<string, unknown>;
+  addLinks?: Record<string, string[]>;
+  removeLinks?: Record<string, string[]>;
 }
 
-/** Updates the listed records one by one with the same values; each failure is reported by id. */
-export async function massUpdate(repo: Repository, ctx: RequestContext, { ids, values }: MassUpdate): Promise<MassUpdateResult> {
-  const result: MassUpdateResult = { updated: 0, errors: [] };
-  const turn = eventLoopTurns();
+/**
+ * Updates the listed records with the same values, set-based (the batch path of upsert, with its
+ * rules, in update mode: an id that names no record fails), then adds and removes links record by
+ * record (each a `Relate` or `Unrelate`); each failure is reported by id.
+ */
+export async function massUpdate(repo: Repository, ctx: RequestContext, { ids, values, addLinks = {}, removeLinks = {} }: MassUpdate): Promise<MassUpdateResult> {
   // An id listed twice is one record, updated once.
-  for (const id of new Set(ids)) {
+  const targets = [...new Set(ids)];
+  const errors: MassUpdateResult['errors'] = [];
+  const links = Object.keys(addLinks).length + Object.keys(removeLinks).length > 0;
+  if (Object.keys(values).length > 0 || !links) {
+    const items = targets.map((id) => ({ entity: repo.model.name, payload: { ...values, id } }));
+    const results = await upsertItems({ lookup: () => repo, ctx, mode: 'update' }, items);
+    results.forEach((r, i) => r.status === 'Failed' && errors.push({ id: targets[i], code: r.code ?? 'CORE_INTERNAL', message: r.message ?? '' }));
+  }
+  const turn = eventLoopTurns();
+  for (const id of links ? targets : []) {
+    if (errors.some((e) => e.id === id)) continue;
     await turn();
     try {
-      await repo.update(ctx, id, values);
-      result.updated += 1;
+      for (const [link, add] of Object.entries(addLinks)) await repo.changeLinks(ctx, { id, link, add });
+      for (const [link, remove] of Object.entries(removeLinks)) await repo.changeLinks(ctx, { id, link, remove });
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
-      result.errors.push({ id, code: error.code, message: error.message });
+      errors.push({ id, code: error.code, message: error.message });
     }
   }
-  return result;
+  return { updated: targets.length - errors.length, errors };
 }
 
 /** The ids a `where` selects, read page by page with the caller's rights. */
@@ -85,7 +99,7 @@ export async function idsMatching(repo: Repository, ctx: RequestContext, where: 
 /** A large `entityMassUpdate` (over the sync limit, or by `where`). */
 export function massUpdateJob(lookup: Lookup): JobHandler {
   return async (run) => {
-    const { entityName, ids, where, values } = run.payload as { entityName: string; ids?: string[]; where?: unknown[]; values: Record<string, unknown> };
+    const { entityName, ids, where, values, addLinks, removeLinks } = run.payload as Omit<MassUpdate, 'ids'> & { entityName: string; ids?: string[]; where?: unknown[] };
     const repo = lookup(entityName);
     if (!repo) throw new ApiError('CORE_NOT_FOUND', `Unknown entity type '${entityName}'`);
     // Resumed after a stop: the records before the checkpoint are done, and the records to do are
@@ -98,7 +112,7 @@ export function massUpdateJob(lookup: Lookup): JobHandler {
         await run.checkpoint(done, Math.floor((done * 100) / targets.length), { ...result, targets });
         throw new JobInterrupted();
       }
-      const part = await massUpdate(repo, run.ctx, { ids: targets.slice(done, done + MASS_UPDATE_CHUNK), values });
+      const part = await massUpdate(repo, run.ctx, { ids: targets.slice(done, done + MASS_UPDATE_CHUNK), values, addLinks, removeLinks });
       result.updated += part.updated;
       result.errors.push(...part.errors);
     }

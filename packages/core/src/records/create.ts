@@ -1,13 +1,16 @@
+import type { PreparedAttributeWrite } from '../attributes/record-attributes';
 import type { RequestContext } from '../context';
 import type { ApiRecord } from '../declarations';
 import type { FieldModel, LinkField } from '../definition/model';
 import { isValidId } from '../definition/validate-record';
 import { ApiError } from '../errors';
+import { insertChanges } from '../sql/change-store';
 import { writeMultipleLink } from '../sql/link-store';
 import { createdColumns, insertRow, toRow } from '../sql/record-store';
 import { sqlContext } from '../sql/sql-context';
 import { inTransaction } from '../sql/transaction';
 import { uuidv7 } from '../util/uuid';
+import { changeOf, diffOf, ownershipOf } from './changes';
 import { attributeWriteRules, resolveLinkObjects, type LinkObjectWrite } from './find-or-create';
 import { assertLinks } from './link-rules';
 import { splitLinkObjects } from './link-objects';
@@ -29,11 +32,7 @@ export async function createRecord<TRecord extends ApiRecord>(repo: Repository<T
   await repo.env.hooks.run('beforeCreate', { ctx, model: repo.model, data: input });
   const after: AfterCommit = [];
   const id = await repo.translated(() =>
-    inTransaction(repo.env.database, async (trx) => {
-      const created = await insertRecord(repo, { trx, ctx, after }, { body: input, sent, hooksRan: true });
-      await attributes?.apply?.(trx, created, attributeWriteRules(repo, ctx, after));
-      return created;
-    }),
+    inTransaction(repo.env.database, (trx) => insertRecord(repo, { trx, ctx, after }, { body: input, sent, hooksRan: true, attributes })),
   );
   for (const fn of after) await fn();
   return answerWrite(repo, ctx, { kind: 'create', id, afterHook: (record) => repo.env.hooks.run('afterCreate', { ctx, model: repo.model, id, record }) });
@@ -75,13 +74,15 @@ export interface NewRecord {
   /** The keys the client sent, as sent: rights and link rules judge these (not what hooks or the system add). */
   sent?: Record<string, unknown>;
   hooksRan?: boolean;
+  /** Attribute values the body named (`Flatten-Attributes: true`), written with the record. */
+  attributes?: PreparedAttributeWrite;
 }
 
 /**
  * The create inside a transaction the caller owns (also find-or-create of linked records, whose
  * before-hooks run inside that transaction).
  */
-export async function insertRecord(repo: Repository, write: LinkObjectWrite, { body, sent = body, hooksRan }: NewRecord): Promise<string> {
+export async function insertRecord(repo: Repository, write: LinkObjectWrite, { body, sent = body, hooksRan, attributes }: NewRecord): Promise<string> {
   const { ctx, trx } = write;
   const access = await repo.guard.access(ctx);
   assertMay(repo.model, access, 'create');
@@ -97,6 +98,9 @@ export async function insertRecord(repo: Repository, write: LinkObjectWrite, { b
   await resolveLinkObjects<LinkField>(repo, write, { objects, values });
   await assertLinks(sql, { ctx, access }, new Map(named.map((f) => [f, values.get(f)])));
   await insertValues(repo, write, { id, values });
+  const applied = await attributes?.apply?.(trx, id, attributeWriteRules(repo, ctx, write.after));
+  const owner = ownershipOf({ createdById: ctx.user?.id, assignedUserId: values.get(repo.model.field.get('assignedUser') as FieldModel) });
+  await insertChanges(sql, [changeOf(ctx, { entityType: repo.model.name, recordId: id, action: 'Create', diff: { ...diffOf(values), ...applied?.diff }, owner })]);
   if (!hooksRan) afterCreateOnCommit(repo, write, id);
   return id;
 }

@@ -1,10 +1,13 @@
 import type { RequestContext } from '../context';
 import type { ApiRecord } from '../declarations';
 import { notFound } from '../errors';
+import { insertChanges } from '../sql/change-store';
 import { findAnyRow, modifiedColumns, purgeRow, softDeleteRow } from '../sql/record-store';
 import { sqlContext } from '../sql/sql-context';
 import { inTransaction } from '../sql/transaction';
+import { changeOf, ownershipOf } from './changes';
 import { visibleRecord } from './read';
+import { assertVersion } from './update';
 import type { Repository } from './repository';
 import { rowChange } from './write-values';
 import { assertMay, assertRecordLevel, isOwn } from './write-rules';
@@ -25,17 +28,24 @@ async function recordToPurge(repo: Repository, ctx: RequestContext, id: string):
  * Soft-deletes (the row stays, invisible, and frees its unique values) or removes the row, also
  * one soft-deleted before.
  */
-export async function deleteRecord(repo: Repository, ctx: RequestContext, { id, permanently }: { id: string; permanently?: boolean }): Promise<void> {
+export async function deleteRecord(repo: Repository, ctx: RequestContext, { id, permanently, ifMatch }: { id: string; permanently?: boolean; ifMatch?: string }): Promise<void> {
   const existing = permanently ? await recordToPurge(repo, ctx, id) : await visibleRecord(repo, ctx, { id });
+  assertVersion(repo, { existing, id, ifMatch });
   const { access } = await repo.guard.scope(ctx, 'delete');
   assertRecordLevel(repo.model, { ctx, access }, { record: existing, action: 'delete' });
   await repo.env.hooks.run('beforeDelete', { ctx, model: repo.model, id, existing });
+  const change = changeOf(ctx, { entityType: repo.model.name, recordId: id, action: 'Delete', diff: {}, owner: ownershipOf(existing) });
   await repo.translated(() =>
     inTransaction(repo.env.database, async (trx) => {
       const sql = sqlContext(repo.env, trx);
-      if (!permanently) return softDeleteRow(sql, repo.model, { id, row: modifiedColumns(rowChange(ctx)) });
-      await purgeRow(sql, repo.model, id);
-      await repo.env.attributes?.onPermanentDelete(trx, repo.model, id);
+      if (permanently) {
+        await purgeRow(sql, repo.model, id);
+        await repo.env.attributes?.onPermanentDelete(trx, repo.model, id);
+      } else if (!(await softDeleteRow(sql, repo.model, { id, row: modifiedColumns(rowChange(ctx)) }))) {
+        return; // deleted meanwhile by another request, which logged it
+      }
+      // A permanent delete of a record deleted before is logged too: the row is gone now.
+      await insertChanges(sql, [change]);
     }),
   );
   await repo.env.hooks.run('afterDelete', { ctx, model: repo.model, id, existing });

@@ -3,13 +3,13 @@ import { forbidden } from '../auth/access-control';
 import type { AttributeListQuery } from '../attributes/record-attributes';
 import type { RequestContext } from '../context';
 import type { ApiRecord } from '../declarations';
-import { ApiError } from '../errors';
 import type { PresentKind } from '../hooks';
 import type { PresentLink } from '../present';
 import { selectFields, sortField } from './field-selection';
 import type { QueryBuilder, SqlExpression } from '../sql/database';
 import { linkedRecords, selectRecords, sortColumn } from '../sql/read-query';
 import { countRows } from '../sql/record-store';
+import { linkNamed } from './link-delta';
 import { hydrate, visibleRecord } from './read';
 import type { Repository } from './repository';
 import type { FieldModel } from '../definition/normalize';
@@ -155,10 +155,7 @@ export async function findRecordsByIds<TRecord extends ApiRecord>(
  * entity is listed, with the caller's rights on it).
  */
 export async function findLinkedRecords(repo: Repository, ctx: RequestContext, { id, link, params }: { id: string; link: string; params: FindParams }): Promise<FindResult> {
-  const field = repo.model.field.get(link);
-  if (!field || field.system || (field.type !== 'link' && field.type !== 'linkMultiple')) {
-    throw new ApiError('CORE_NOT_FOUND', `${repo.model.name} has no link '${link}'`, { details: { entity: repo.model.name, link } });
-  }
+  const field = linkNamed(repo.model, link);
   // The linked records show the link's value: 403 when the caller may not read the field.
   const { access } = await repo.guard.scope(ctx, 'read');
   if (!repo.guard.canRead(access, field)) throw forbidden(`Not allowed to read ${repo.model.name}.${field.name}`);

@@ -5,7 +5,8 @@ import { isValidId } from '../definition/validate-record';
 import { notFound } from '../errors';
 import { hiddenKeys } from '../present';
 import { selectFields } from './field-selection';
-import { decodeRows, loadMultipleLinks, outputKeys, selectRecords, selectStoredColumns, shapeRecord } from '../sql/read-query';
+import { decodeRows, loadMultipleLinks, outputKeys, selectRecords, selectStoredColumns, shapeRecord, VERSION_KEY, withVersion } from '../sql/read-query';
+import { withRecordVersion } from './version';
 import type { Repository } from './repository';
 import { isOwn } from './write-rules';
 
@@ -34,9 +35,11 @@ export async function findById(repo: Repository, id: string, read: ReadFields = 
   return repo.translated(async () => {
     const fields = [...read.fields, ...(read.extra ?? [])];
     const select = read.names === false ? selectStoredColumns(sql, repo.model, fields) : selectRecords(sql, repo.model, fields);
-    const rows = await select.where(`${repo.model.table}.id`, id);
+    const rows = await withVersion(select, repo.model).where(`${repo.model.table}.id`, id);
     if (rows.length === 0) return undefined;
-    return (await hydrate(repo, rows, read))[0];
+    const version = Number(rows[0][VERSION_KEY]);
+    const [record] = await hydrate(repo, rows, read);
+    return withRecordVersion(record, version);
   });
 }
 

@@ -14,6 +14,7 @@ import { createRecord, insertRecord, type NewRecord } from './create';
 import { deleteRecord } from './delete';
 import type { LinkObjectWrite } from './find-or-create';
 import { RecordGuard } from './guard';
+import { changeLinks } from './links';
 import { findLinkedRecords, findRecordsByIds, listRecords } from './list';
 import { getRecord, visibleRecord } from './read';
 import type { FindParams, FindResult, ListOptions, RepositoryEnvironment, RestoreResult } from './repository-types';
@@ -142,6 +143,14 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
     return (await this.updateRecord(ctx, id, body)).record;
   }
 
+  /**
+   * `update` of the record `id` with `body`, only while the record is at a version `ifMatch` (the
+   * `If-Match` header) names, else 412 `CORE_PRECONDITION_FAILED` and nothing is written.
+   */
+  async updateIf(ctx: RequestContext, { id, body, ifMatch }: { id: string; body: Record<string, unknown>; ifMatch?: string }): Promise<TRecord> {
+    return (await updateRecord(this, ctx, { id, body, ifMatch })).record;
+  }
+
   /** @internal `update`, telling also whether it wrote anything (upsert's `Updated` or `NotModified`). */
   async updateRecord(ctx: RequestContext, id: string, body: Record<string, unknown>): Promise<{ record: TRecord; written: boolean }> {
     return updateRecord(this, ctx, { id, body });
@@ -165,9 +174,20 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
     await editableRecord(this, ctx, { id, fields: this.readable.filter((f) => f.name === 'id'), names: false });
   }
 
-  /** Soft-deletes (the row stays, invisible, and frees its unique values) or removes the row. */
-  async delete(ctx: RequestContext, id: string, options: { permanently?: boolean } = {}): Promise<void> {
-    return deleteRecord(this, ctx, { id, permanently: options.permanently });
+  /**
+   * Soft-deletes (the row stays, invisible, and frees its unique values) or removes the row; with
+   * `ifMatch` (the `If-Match` header) only a record at a version it names (else 412).
+   */
+  async delete(ctx: RequestContext, id: string, options: { permanently?: boolean; ifMatch?: string } = {}): Promise<void> {
+    return deleteRecord(this, ctx, { id, ...options });
+  }
+
+  /**
+   * Links (`add`) or unlinks (`remove`) records through one link of a record: an update of that
+   * link alone, with every rule of an update, logged as `Relate` or `Unrelate`.
+   */
+  async changeLinks(ctx: RequestContext, change: { id: string; link: string; add?: readonly unknown[]; remove?: readonly unknown[] }): Promise<void> {
+    return changeLinks(this, ctx, change);
   }
 
   /** 403 when the caller's roles may not do `action` to records of this type at all. */

@@ -1,7 +1,11 @@
 import type { RequestContext } from '../context';
 import { ApiError, notFound } from '../errors';
-import { modifiedColumns, restoreRow } from '../sql/record-store';
+import { insertChanges } from '../sql/change-store';
+import { findAnyRow, modifiedColumns, restoreRow } from '../sql/record-store';
+import { sqlContext } from '../sql/sql-context';
+import { inTransaction } from '../sql/transaction';
 import type { Repository, RestoreResult } from './repository';
+import { changeOf, ownershipOf } from './changes';
 import { rowChange } from './write-values';
 
 /**
@@ -12,14 +16,22 @@ export async function restoreRecords(repo: Repository, ctx: RequestContext, ids:
   const { scope } = await repo.guard.scope(ctx, 'delete');
   const owner = scope.delete === 'own' ? { userId: ctx.user?.id ?? '' } : undefined;
   const result: RestoreResult = { restored: 0, errors: [] };
-  for (const id of ids) {
+  for (const id of ids.map(String)) {
     try {
-      const restored = await repo.translated(() => restoreRow(repo.sql, repo.model, { id: String(id), row: modifiedColumns(rowChange(ctx)), owner }));
-      if (!restored) throw notFound(repo.model.name, String(id));
+      const restored = await repo.translated(() =>
+        inTransaction(repo.env.database, async (trx) => {
+          const sql = sqlContext(repo.env, trx);
+          if (!(await restoreRow(sql, repo.model, { id, row: modifiedColumns(rowChange(ctx)), owner }))) return false;
+          const stored = await findAnyRow(sql, repo.model, { id, fields: repo.ownerFields });
+          await insertChanges(sql, [changeOf(ctx, { entityType: repo.model.name, recordId: id, action: 'Restore', diff: {}, owner: ownershipOf(stored ?? {}) })]);
+          return true;
+        }),
+      );
+      if (!restored) throw notFound(repo.model.name, id);
       result.restored += 1;
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
-      result.errors.push({ id: String(id), code: error.code, message: error.message });
+      result.errors.push({ id, code: error.code, message: error.message });
     }
   }
   return result;

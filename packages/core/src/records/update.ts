@@ -6,16 +6,21 @@ import type { FieldModel, LinkField } from '../definition/model';
 import { ApiError, notFound } from '../errors';
 import type { RecordHookEvent } from '../hooks';
 import { currentLinkIds, writeMultipleLink } from '../sql/link-store';
+import { insertChanges, updateLogged, type ChangeAction } from '../sql/change-store';
 import { isLive, keyColumns, modifiedColumns, toRow, updateRow } from '../sql/record-store';
+import { VERSION_COLUMN } from '../sql/schema-sync';
 import { sqlContext, type SqlContext } from '../sql/sql-context';
 import { inTransaction } from '../sql/transaction';
+import { changeOf, diffOf, ownershipOf, type Diff } from './changes';
 import { attributeWriteRules, resolveLinkObjects, type LinkObjectWrite } from './find-or-create';
 import { assertLinks } from './link-rules';
+import { nextLinkValue, type LinkDelta } from './link-delta';
 import { splitLinkObjects, type LinkObjects } from './link-objects';
 import { answerWrite, visibleRecord } from './read';
 import type { Repository } from './repository';
 import type { AfterCommit } from './repository-types';
 import { sameValue } from './values';
+import { matchesVersion, preconditionFailed, versionOf } from './version';
 import { keysSetByHooks, rowChange } from './write-values';
 import { assertRecordLevel, checkFields, sentFields } from './write-rules';
 
@@ -31,6 +36,10 @@ interface RecordChange {
   /** Column conditions a before-hook expects the stored row to meet (else 409). */
   expected: Record<string, unknown>;
   attributes?: PreparedAttributeWrite;
+  /** What the link rules judge: the values of the fields the client named (of a link route: the ids it adds). */
+  linkValues: Map<FieldModel, unknown>;
+  /** The action the change is logged as. */
+  action: ChangeAction;
 }
 
 /**
@@ -69,12 +78,22 @@ function assertSameId(input: Record<string, unknown>, id: string): void {
   }
 }
 
-/** The error of an update that matched no row: the row changed under a hook's `expect` (409), or is gone (404). */
+/**
+ * The error of an update that matched no row: the row changed meanwhile under `If-Match` (412) or
+ * a hook's `expect` (409), or is gone (404).
+ */
 async function unmatchedUpdate(repo: Repository, sql: SqlContext, { id, expected }: Pick<RecordChange, 'id' | 'expected'>): Promise<ApiError> {
-  if (Object.keys(expected).length > 0 && (await isLive(sql, repo.model, id))) {
-    return new ApiError('CORE_CONFLICT', `${repo.model.name} '${id}' was changed by another request; read it again`, { details: { entity: repo.model.name, id } });
-  }
-  return notFound(repo.model.name, id);
+  if (Object.keys(expected).length === 0 || !(await isLive(sql, repo.model, id))) return notFound(repo.model.name, id);
+  if (VERSION_COLUMN in expected) return preconditionFailed(repo.model.name, id);
+  return new ApiError('CORE_CONFLICT', `${repo.model.name} '${id}' was changed by another request; read it again`, { details: { entity: repo.model.name, id } });
+}
+
+/** 412 unless the record is at a version `If-Match` names; answers the version checked (undefined without `If-Match`). */
+export function assertVersion(repo: Repository, { existing, id, ifMatch }: { existing: ApiRecord; id: string; ifMatch?: string }): number | undefined {
+  if (ifMatch === undefined) return undefined;
+  const version = versionOf(existing);
+  if (version === undefined || !matchesVersion(ifMatch, { version, weak: false })) throw preconditionFailed(repo.model.name, id);
+  return version;
 }
 
 /** Writes the changed columns of a record's row (and who changed it, and when). */
@@ -96,21 +115,27 @@ async function writeChangedRow(repo: Repository, write: LinkObjectWrite, change:
   }
 }
 
+/** The change an update logs: the fields and attribute values it changed. */
+const updateChange = (repo: Repository, ctx: RequestContext, { change, diff }: { change: RecordChange; diff: Diff }) =>
+  changeOf(ctx, { entityType: repo.model.name, recordId: change.id, action: change.action, diff, owner: ownershipOf(change.existing) });
+
 /** The values of the body that differ from the stored record. */
 function changedValues(change: RecordChange): Map<FieldModel, unknown> {
   const { values, existing } = change;
   return new Map([...values].filter(([field, value]) => !sameValue(field, existing[field.key], value)));
 }
 
-/** The update inside its transaction; false when nothing changed (and nothing was written). */
+/** The update inside its transaction, with its change logged; false when nothing changed (and nothing was written). */
 async function writeChange(repo: Repository, write: LinkObjectWrite, change: RecordChange): Promise<boolean> {
   const { trx, ctx, after } = write;
+  const sql = sqlContext(repo.env, trx);
   await resolveLinkObjects<LinkField>(repo, write, { objects: change.objects, values: change.values });
-  await assertLinks(sqlContext(repo.env, trx), { ctx, access: change.access }, new Map(change.named.map((f) => [f, change.values.get(f)])));
+  await assertLinks(sql, { ctx, access: change.access }, change.linkValues);
   const changed = changedValues(change);
-  const attributesChanged = (await change.attributes?.apply?.(trx, change.id, attributeWriteRules(repo, ctx, after))) ?? false;
-  if (changed.size === 0 && !attributesChanged) return false;
+  const attributes = await change.attributes?.apply?.(trx, change.id, attributeWriteRules(repo, ctx, after));
+  if (changed.size === 0 && !attributes?.changed) return false;
   await writeChangedRow(repo, write, { id: change.id, changed, expected: change.expected });
+  await insertChanges(sql, [updateChange(repo, ctx, { change, diff: { ...diffOf(changed, change.existing), ...attributes?.diff } })]);
   return true;
 }
 
@@ -124,12 +149,15 @@ function isOneStatement(change: RecordChange): boolean {
   return true;
 }
 
-/** The update of simple columns only, as one statement; false when nothing changed. */
+/** The update of simple columns only and its change, in one step; false when nothing changed. */
 async function writeColumns(repo: Repository, ctx: RequestContext, change: RecordChange): Promise<boolean> {
   const changed = changedValues(change);
   if (changed.size === 0) return false;
   const { row } = toRow(repo.env.database.dialect, changed);
-  await writeRow(repo, repo.sql, { id: change.id, expected: change.expected, ctx, row });
+  Object.assign(row, modifiedColumns(rowChange(ctx)));
+  const logged = updateChange(repo, ctx, { change, diff: diffOf(changed, change.existing) });
+  const sql = sqlContext(repo.env, repo.env.database.knex);
+  if (!(await updateLogged(sql, repo.model, { id: change.id, row, expected: change.expected, change: logged }))) throw await unmatchedUpdate(repo, sql, change);
   return true;
 }
 
@@ -156,14 +184,20 @@ export interface RecordUpdate {
   attributes?: PreparedAttributeWrite;
   /** false: the caller needs no record back (it is read only for after-hooks). */
   answer?: false;
+  /** A link route or mass update: ids added to and removed from one link, instead of a body. */
+  links?: LinkDelta;
+  /** `If-Match`: the versions the record must be at, else 412 and nothing is written. */
+  ifMatch?: string;
 }
 
 /** `update`, telling also whether it wrote anything (upsert's `Updated` or `NotModified`). */
 export async function updateRecord<TRecord extends ApiRecord>(repo: Repository<TRecord>, ctx: RequestContext, update: RecordUpdate & { answer?: undefined }): Promise<{ record: TRecord; written: boolean }>;
 export async function updateRecord<TRecord extends ApiRecord>(repo: Repository<TRecord>, ctx: RequestContext, update: RecordUpdate): Promise<{ record?: TRecord; written: boolean }>;
 export async function updateRecord<TRecord extends ApiRecord>(repo: Repository<TRecord>, ctx: RequestContext, update: RecordUpdate): Promise<{ record?: TRecord; written: boolean }> {
-  const { id, body } = update;
-  const { existing, access } = await editableRecord(repo, ctx, { id, ...storedFieldsToCompare(repo, body) });
+  const { id, links } = update;
+  const { existing, access } = await editableRecord(repo, ctx, { id, ...storedFieldsToCompare(repo, links ? { [links.field.key]: true } : update.body) });
+  const version = assertVersion(repo, { existing, id, ifMatch: update.ifMatch });
+  const body = links ? { [links.field.key]: nextLinkValue(links, existing[links.field.key]) } : update.body;
   const attributes = update.attributes ?? (await repo.env.attributes?.prepareWrite(ctx, repo.model, body));
   const input = { ...(attributes?.body ?? body) };
   assertSameId(input, id);
@@ -171,13 +205,16 @@ export async function updateRecord<TRecord extends ApiRecord>(repo: Repository<T
   const sent = { ...input };
   const event: RecordHookEvent = { ctx, model: repo.model, id, data: input, existing };
   await repo.env.hooks.run('beforeUpdate', event);
-  const expected = expectedColumns(repo, event.expect);
+  // The write holds only while the record is still at the version checked (another request may write it meanwhile).
+  const expected = { ...expectedColumns(repo, event.expect), ...(version !== undefined && { [VERSION_COLUMN]: version }) };
   const { data, objects } = splitLinkObjects(repo.model, input);
   const values = repo.validate(data, 'update');
   const named = sentFields(values, { sent, objects: objects.keys() });
   checkFields(repo.model, access, { values, sent: named, existing, fromHooks: keysSetByHooks(sent, input) });
   const after: AfterCommit = [];
-  const change: RecordChange = { id, existing, access, values, named, objects, expected, attributes };
+  const linkValues = new Map(links ? [[links.field, links.add ?? []]] : named.map((f) => [f, values.get(f)]));
+  const action: ChangeAction = links ? (links.add ? 'Relate' : 'Unrelate') : 'Update';
+  const change: RecordChange = { id, existing, access, values, named, objects, expected, attributes, linkValues, action };
   const written = await repo.translated(() =>
     isOneStatement(change) ? writeColumns(repo, ctx, change) : inTransaction(repo.env.database, (trx) => writeChange(repo, { trx, ctx, after }, change)),
   );

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { EntityModel, ManyToManyField } from '../definition/model';
 import { quoteName } from './dialects/shared';
+import { VERSION_COLUMN } from './schema-sync';
 import type { SqlContext } from './sql-context';
 import { chunks } from '../util/chunks';
 import { storedFields } from './upsert-io';
@@ -39,7 +40,7 @@ export async function updateRows(
   const t = q(model.table);
   for (const part of chunks(rows, MAX_ROWS)) {
     const set = dialect.recordset(part, { table: model.table, columns: ['id', ...columns], jsonColumns: jsonColumnsOf(model) });
-    const assignments = columns.map((c) => `${q(c)} = ${set.value(c)}`).join(', ');
+    const assignments = [...columns.map((c) => `${q(c)} = ${set.value(c)}`), `${q(VERSION_COLUMN)} = t.${q(VERSION_COLUMN)} + 1`].join(', ');
     await trx.raw(`update ${t} as t set ${assignments} from ${set.from} where t.id = ${set.value('id')} and t.deleted = ?`, [set.json, dialect.live]);
   }
 }

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { isLinkField, isStoredField, type EntityModel, type FieldModel, type MultipleLinkField } from '../definition/model';
 import { chunks } from '../util/chunks';
-import { ownedBy, type Owner } from './record-store';
+import { ownedBy, withNextVersion, type Owner } from './record-columns';
 import type { SqlContext } from './sql-context';
 
 /** The entity type of list options, and the list they belong to. */
@@ -99,8 +99,9 @@ export async function writeMultipleLink(
   if (field.linkKind === 'hasMany') {
     const target = entity(sql, field.target);
     const fk = field.foreignColumn;
-    if (removed.length) await db(target.table).update({ [fk]: null }).whereIn('id', removed).andWhere(fk, ownerId);
-    if (added.length) await db(target.table).update({ [fk]: ownerId }).whereIn('id', added);
+    // The listed records change too: their link points elsewhere, so their version moves on.
+    if (removed.length) await db(target.table).update(withNextVersion(sql, { [fk]: null })).whereIn('id', removed).andWhere(fk, ownerId);
+    if (added.length) await db(target.table).update(withNextVersion(sql, { [fk]: ownerId })).whereIn('id', added);
     return;
   }
   const { join } = field;
@@ -115,7 +116,7 @@ export async function detachEverywhere(sql: SqlContext<Knex.Transaction>, model:
   for (const other of schema.entities.values()) {
     for (const f of other.fields) {
       if (f.system || !isLinkField(f) || f.target !== model.name) continue;
-      if (f.type === 'link') await db(other.table).update({ [f.column]: null }).where(f.column, id);
+      if (f.type === 'link') await db(other.table).update(withNextVersion(sql, { [f.column]: null })).where(f.column, id);
       if (f.linkKind === 'manyToMany' && !joins.has(f.join.table)) {
         joins.add(f.join.table);
         await db(f.join.table).delete().where(f.join.targetColumn, id);

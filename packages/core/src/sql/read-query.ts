@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import type { ApiRecord } from '../declarations';
 import type { EntityModel, FieldModel, LinkField, MultipleLinkField } from '../definition/model';
 import type { Dialect } from './dialects/dialect';
+import { VERSION_COLUMN } from './schema-sync';
 import type { SqlContext } from './sql-context';
 
 /** The columns whose first non-empty value names a record in `<link>Name`: name, code, userName, id. */
@@ -145,4 +146,12 @@ export function linkedRecords(field: LinkField, source: { id: string; record: Re
       qb.whereIn(`${table}.id`, (sub: Knex.QueryBuilder) => void sub.select(join.targetColumn).from(join.table).where(join.ownColumn, source.id));
     }
   };
+}
+
+/** The key a row carries the record's version under, read beside its fields. */
+export const VERSION_KEY = '__version';
+
+/** Reads the record's version with the row (under `VERSION_KEY`). */
+export function withVersion(qb: Knex.QueryBuilder, model: EntityModel): Knex.QueryBuilder {
+  return qb.select({ [VERSION_KEY]: `${model.table}.${VERSION_COLUMN}` });
 }

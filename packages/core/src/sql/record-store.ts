@@ -1,29 +1,13 @@
 import type { Knex } from 'knex';
-import type { EntityModel, FieldModel, MultipleLinkField } from '../definition/model';
-import type { Dialect } from './dialects/dialect';
+import type { EntityModel, FieldModel } from '../definition/model';
 import { detachEverywhere } from './link-store';
+import { ownedBy, withNextVersion, type Owner } from './record-columns';
 import type { SqlContext } from './sql-context';
 
 /**
  * The statements that write the row of one record. Callers decide what may be written; these
  * only say how.
  */
-
-/** Whose records are someone's own: created by them, or assigned to them when the entity has `assignedUser`. */
-export interface Owner {
-  userId: string;
-}
-
-/** Restricts a query of `model` to the records of `owner`. */
-export function ownedBy(model: EntityModel, owner: Owner): (qb: Knex.QueryBuilder) => void {
-  const t = model.table;
-  const assigned = model.field.get('assignedUser');
-  return (qb) =>
-    void qb.where((w) => {
-      w.where(`${t}.created_by_id`, owner.userId);
-      if (assigned?.column) w.orWhere(`${t}.${assigned.column}`, owner.userId);
-    });
-}
 
 export async function insertRow(sql: SqlContext, model: EntityModel, row: Record<string, unknown>): Promise<void> {
   await sql.db(model.table).insert(row);
@@ -38,7 +22,7 @@ export async function updateRow(
   model: EntityModel,
   { id, row, expected = {} }: { id: string; row: Record<string, unknown>; expected?: Record<string, unknown> },
 ): Promise<boolean> {
-  const count = await sql.db(model.table).update(row).where({ ...expected, id, deleted: sql.dialect.live });
+  const count = await sql.db(model.table).update(withNextVersion(sql, row)).where({ ...expected, id, deleted: sql.dialect.live });
   return count > 0;
 }
 
@@ -47,9 +31,9 @@ export async function isLive(sql: SqlContext, model: EntityModel, id: string): P
   return !!(await sql.db(model.table).first('id').where({ id, deleted: sql.dialect.live }));
 }
 
-/** Marks a live record deleted (it keeps its row, and frees its unique values). */
-export async function softDeleteRow(sql: SqlContext, model: EntityModel, { id, row }: { id: string; row: Record<string, unknown> }): Promise<void> {
-  await sql.db(model.table).update({ ...row, deleted: sql.dialect.toDb('bool', true) }).where({ id, deleted: sql.dialect.live });
+/** Marks a live record deleted (it keeps its row, and frees its unique values); answers whether it did. */
+export async function softDeleteRow(sql: SqlContext, model: EntityModel, { id, row }: { id: string; row: Record<string, unknown> }): Promise<boolean> {
+  return (await sql.db(model.table).update(withNextVersion(sql, { ...row, deleted: sql.dialect.toDb('bool', true) })).where({ id, deleted: sql.dialect.live })) > 0;
 }
 
 /** Removes a record's row, live or deleted, and every link to it. */
@@ -64,7 +48,7 @@ export async function restoreRow(
   model: EntityModel,
   { id, row, owner }: { id: string; row: Record<string, unknown>; owner?: Owner },
 ): Promise<boolean> {
-  const qb = sql.db(model.table).update({ ...row, deleted: sql.dialect.live }).where({ id, deleted: sql.dialect.toDb('bool', true) });
+  const qb = sql.db(model.table).update(withNextVersion(sql, { ...row, deleted: sql.dialect.live })).where({ id, deleted: sql.dialect.toDb('bool', true) });
   if (owner) ownedBy(model, owner)(qb);
   return (await qb) > 0;
 }
@@ -91,47 +75,6 @@ export async function countRows(sql: SqlContext, model: EntityModel, filter: (qb
   return Number(total);
 }
 
-/** Who changes a row, and when. */
-export interface RowChange {
-  at: string;
-  userId: string | null;
-  /** The admin acting in a delegated session. */
-  actorId: string | null;
-}
-
-/** The columns every change sets. */
-export const modifiedColumns = ({ at, userId, actorId }: RowChange): Record<string, unknown> => ({ modified_at: at, modified_by_id: userId, modified_by_actor_id: actorId });
-
-/** The columns a new row sets besides its fields. */
-export const createdColumns = (change: RowChange): Record<string, unknown> => ({
-  created_at: change.at,
-  created_by_id: change.userId,
-  created_by_actor_id: change.actorId,
-  ...modifiedColumns(change),
-});
-
-/** Splits validated values into stored columns and multiple links (ids without repeats). */
-export function toRow(dialect: Dialect, values: ReadonlyMap<FieldModel, unknown>): { row: Record<string, unknown>; links: [MultipleLinkField, string[]][] } {
-  const row: Record<string, unknown> = {};
-  const links: [MultipleLinkField, string[]][] = [];
-  for (const [field, value] of values) {
-    if (field.type === 'linkMultiple') links.push([field, [...new Set(value as string[])]]);
-    else if (field.column !== undefined) row[field.column] = dialect.toDb(field.type, value);
-  }
-  return { row, links };
-}
-
-/** Column conditions for record keys of stored fields (a hook's `expect`); undefined names the first key that is not one. */
-export function keyColumns(dialect: Dialect, model: EntityModel, values: Record<string, unknown>): { columns: Record<string, unknown>; notStored?: string } {
-  const columns: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(values)) {
-    const field = model.byKey.get(key);
-    if (!field?.column) return { columns, notStored: key };
-    columns[field.column] = dialect.toDb(field.type, value);
-  }
-  return { columns };
-}
-
 /**
  * Adds 1 to an int column of a live record in one statement, only while it is below another int
  * column (a NULL limit: none) and the record meets `filter`: callers on any number of processes
@@ -148,3 +91,5 @@ export async function incrementBelow(
   filter(qb);
   return (await qb.update({ [counter]: db.raw('?? + 1', [counter]) })) === 1;
 }
+
+export { createdColumns, keyColumns, modifiedColumns, ownedBy, toRow, withNextVersion, type Owner, type RowChange } from './record-columns';

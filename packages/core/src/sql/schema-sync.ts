@@ -17,6 +17,8 @@ export interface AuxiliaryTable {
   /** Column name → full SQL column definition (after the name). */
   columns: Record<string, string>;
   primaryKey: string[];
+  /** A column numbered by the database, growing with every row: the primary key (`primaryKey` is ignored). */
+  sequence?: string;
   indexes?: { name: string; columns: string[]; unique?: boolean }[];
 }
 
@@ -45,6 +47,10 @@ export function uniqueIndexNames(model: EntityModel): { name: string; fields: st
   ];
 }
 
+/** Every record's version: 1 when created, one more with every write (`ETag`, `If-Match`). */
+export const VERSION_COLUMN = 'record_version';
+const VERSION_SQL = 'integer not null default 1';
+
 function liveRows(dialect: Dialect): string {
   return `deleted = ${dialect.bool(false)}`;
 }
@@ -55,7 +61,7 @@ function entitySteps(model: EntityModel, dialect: Dialect, current: Introspectio
   const existing = current.tables.get(model.table);
   const deletedSql = `boolean not null default ${dialect.bool(false)}`;
   if (!existing) {
-    const cols = [...stored.map((f) => `${q(f.column)} ${columnSql(dialect, f)}`), `"deleted" ${deletedSql}`];
+    const cols = [...stored.map((f) => `${q(f.column)} ${columnSql(dialect, f)}`), `"deleted" ${deletedSql}`, `${q(VERSION_COLUMN)} ${VERSION_SQL}`];
     steps.push({ description: `create table ${model.table}`, sql: `create table ${q(model.table)} (${cols.join(', ')})` });
   } else {
     for (const f of stored) {
@@ -67,6 +73,9 @@ function entitySteps(model: EntityModel, dialect: Dialect, current: Introspectio
     }
     if (!existing.columns.has('deleted')) {
       steps.push({ description: `add column ${model.table}.deleted`, sql: `alter table ${q(model.table)} add column "deleted" ${deletedSql}` });
+    }
+    if (!existing.columns.has(VERSION_COLUMN)) {
+      steps.push({ description: `add column ${model.table}.${VERSION_COLUMN}`, sql: `alter table ${q(model.table)} add column ${q(VERSION_COLUMN)} ${VERSION_SQL}` });
     }
   }
   for (const u of uniqueIndexNames(model)) {
@@ -109,15 +118,17 @@ function joinSteps(schema: SchemaModel, current: Introspection): SchemaStep[] {
   return steps;
 }
 
-function auxiliarySteps(tables: readonly AuxiliaryTable[], current: Introspection): SchemaStep[] {
+function auxiliarySteps(tables: readonly AuxiliaryTable[], { current, dialect }: { current: Introspection; dialect: Dialect }): SchemaStep[] {
   const steps: SchemaStep[] = [];
   for (const t of tables) {
     const existing = current.tables.get(t.name);
     if (!existing) {
       const cols = Object.entries(t.columns).map(([c, sql]) => `${q(c)} ${sql}`);
+      const key = t.sequence ? [`${q(t.sequence)} ${dialect.sequenceColumn}`] : [];
+      const primary = t.sequence ? '' : `, primary key (${t.primaryKey.map(q).join(', ')})`;
       steps.push({
         description: `create table ${t.name}`,
-        sql: `create table ${q(t.name)} (${cols.join(', ')}, primary key (${t.primaryKey.map(q).join(', ')}))`,
+        sql: `create table ${q(t.name)} (${[...key, ...cols].join(', ')}${primary})`,
       });
     } else {
       for (const [c, sql] of Object.entries(t.columns)) {
@@ -172,7 +183,7 @@ export async function planSchema(sql: SqlContext, auxiliary: readonly AuxiliaryT
     ...[...schema.entities.values()].flatMap((m) => entitySteps(m, dialect, current)),
     ...(await widenSteps(sql, current)),
     ...joinSteps(schema, current),
-    ...auxiliarySteps(auxiliary, current),
+    ...auxiliarySteps(auxiliary, { current, dialect: sql.dialect }),
   ];
   // A statement planned twice (one index named by two owners) would fail the second time.
   return steps.filter((step, i) => steps.findIndex((other) => other.sql === step.sql) === i);

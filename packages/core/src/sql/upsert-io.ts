@@ -2,8 +2,8 @@ import type { Knex } from 'knex';
 import { chunks } from '../util/chunks';
 import { isStoredField, type EntityModel, type FieldModel, type MultipleLinkField, type StoredField } from '../definition/model';
 import type { Dialect } from './dialects/dialect';
+import { VERSION_COLUMN } from './schema-sync';
 import type { SqlContext } from './sql-context';
-
 
 const stored = new WeakMap<EntityModel, StoredField[]>();
 
@@ -14,12 +14,19 @@ export function storedFields(model: EntityModel): readonly StoredField[] {
   return fields;
 }
 
+/** The version each record decoded from a stored row had when it was read. */
+const versions = new WeakMap<object, number>();
+
+/** The version a record of `decodeStored` was read at (undefined for a record not read from a row). */
+export const storedVersion = (record: object): number | undefined => versions.get(record);
+
 /** Raw rows → records keyed as the API keys them (stored values only, no names). */
 export function decodeStored(model: EntityModel, dialect: Dialect, rows: Record<string, unknown>[]): Record<string, unknown>[] {
   const fields = storedFields(model);
   return rows.map((row) => {
     const record: Record<string, unknown> = {};
     for (const f of fields) record[f.key] = dialect.fromDb(f.type, row[f.column]);
+    if (row[VERSION_COLUMN] !== undefined) versions.set(record, Number(row[VERSION_COLUMN]));
     return record;
   });
 }
@@ -96,6 +103,21 @@ export async function lockInOrder(sql: SqlContext, model: EntityModel, records: 
     rows.push(...(await db(model.table).select('*').whereIn('id', part).where('deleted', dialect.live as never).orderBy('id').forUpdate()));
   }
   return decodeStored(model, dialect, rows);
+}
+
+/**
+ * Locks live records in id order for the rest of the transaction (where the database locks rows)
+ * and answers their versions now: the records an upsert read without locks and is about to
+ * update, to find out whether another request changed one meanwhile.
+ */
+export async function lockVersions(sql: SqlContext, model: EntityModel, ids: string[]): Promise<Map<string, number>> {
+  const { db, dialect } = sql;
+  const found = new Map<string, number>();
+  for (const part of chunks([...ids].sort(), 1000)) {
+    const rows = await db(model.table).select('id', VERSION_COLUMN).whereIn('id', part).where('deleted', dialect.live as never).orderBy('id').forUpdate();
+    for (const row of rows) found.set(row.id as string, Number(row[VERSION_COLUMN]));
+  }
+  return found;
 }
 
 /** Current ids of a multiple link for many owners, one query per field. */

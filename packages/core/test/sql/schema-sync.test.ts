@@ -88,9 +88,9 @@ describe.each(TEST_DBS)('schema sync on %s', (kind) => {
     // system columns as the runtime model has them, then the definition's own columns
     const system = (api.schema.entity('Gadget')?.fields ?? []).filter((f) => f.system).map((f) => f.column as string);
     expect(system).toEqual(expect.arrayContaining(['id', 'created_at', 'modified_at', 'created_by_id', 'modified_by_id']));
-    expect(await columns(api, 'gadget')).toEqual([...system, 'deleted', 'maker_id', 'mpn', 'name', 'sku'].sort());
+    expect(await columns(api, 'gadget')).toEqual([...system, 'deleted', 'maker_id', 'mpn', 'name', 'record_version', 'sku'].sort());
     // has-many is stored on the other side: no column, no join table
-    expect(await columns(api, 'maker')).toEqual([...system, 'deleted', 'name'].sort());
+    expect(await columns(api, 'maker')).toEqual([...system, 'deleted', 'name', 'record_version'].sort());
     const gadgetModel = api.schema.entity('Gadget');
     expect(gadgetModel?.field.get('parts')).toMatchObject({ join: { table: 'gadget_parts__part', ownColumn: 'gadget_id', targetColumn: 'part_id' } });
     expect(gadgetModel?.field.get('related')).toMatchObject({ join: { table: 'gadget_related__gadget', ownColumn: 'source_id', targetColumn: 'related_id' } });

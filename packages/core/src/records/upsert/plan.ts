@@ -1,16 +1,25 @@
 import type { ApiRecord } from '../../declarations';
 import { isLinkField, type EntityModel, type FieldModel, type HasManyField } from '../../definition/model';
 import { ApiError } from '../../errors';
+import { diffOf, type Diff } from '../changes';
 import { sameValue } from '../values';
 
 export type UpsertStatus = 'Created' | 'Updated' | 'NotModified' | 'Failed';
+
+/** `upsert` creates what an item names when there is none; `update` (mass updates) fails the item instead. */
+export type UpsertMode = 'upsert' | 'update';
 
 export interface UpsertResult {
   status: UpsertStatus;
   stored: boolean;
   entity?: ApiRecord;
   message?: string;
+  /** A failed item's error code: for callers that report it (mass updates), never in upsert answers. */
+  code?: string;
 }
+
+/** The result of an item as upsert answers show it (CONTRACT §6): no error code. */
+export const publicResult = ({ code: _code, ...result }: UpsertResult): UpsertResult => result;
 
 /** One item of a run, validated; then what the batch decided for it. */
 export interface Prepared {
@@ -26,6 +35,8 @@ export interface Prepared {
    */
   snapshot?: Record<string, unknown>;
   status?: 'Created' | 'Updated' | 'NotModified';
+  /** What the item changed of its record (logged with the batch). */
+  diff?: Diff;
 }
 
 /** One record as the batch sees it: as stored, plus what earlier items of the batch did to it. */
@@ -226,15 +237,18 @@ export class SegmentHazards {
 }
 
 /** Applies an item's values to a state; answers whether anything changed. */
-export function applyValues(state: RecordState, values: Map<FieldModel, unknown>): boolean {
-  let changed = false;
+export function applyValues(state: RecordState, values: Map<FieldModel, unknown>): { changed: boolean; diff: Diff } {
+  const changes = new Map<FieldModel, unknown>();
+  const before: Record<string, unknown> = {};
   for (const [field, value] of values) {
     if (sameValue(field, state.record[field.key], value)) continue;
+    before[field.key] = state.record[field.key];
     state.record[field.key] = field.type === 'linkMultiple' ? [...new Set(value as string[])] : value;
+    changes.set(field, state.record[field.key]);
     state.dirty.add(field);
-    changed = true;
   }
-  return changed;
+  return { changed: changes.size > 0, diff: diffOf(changes, before) };
 }
 
-export const failed = (message: string): UpsertResult => ({ status: 'Failed', stored: false, message });
+/** A failed item: the message the answer shows, and the code (mass updates report it; upsert answers leave it out). */
+export const failed = (error: ApiError): UpsertResult => ({ status: 'Failed', stored: false, message: error.message, code: error.code });

@@ -3,24 +3,28 @@ import type { RequestContext } from '../../context';
 import type { ApiRecord } from '../../declarations';
 import type { EntityModel, LinkEnd } from '../../definition/model';
 import { completeForCreate } from '../../definition/validate-record';
+import { notFound, type ApiError } from '../../errors';
 import type { Transaction } from '../../sql/database';
 import { sqlContext } from '../../sql/sql-context';
 import { inTransaction } from '../../sql/transaction';
 import { againAfterDeadlock } from '../../sql/deadlock-retry';
-import { fetchByKeys, keyLookups, loadLinkIds, lockInOrder, storedFields } from '../../sql/upsert-io';
+import { fetchByKeys, keyLookups, loadLinkIds, lockInOrder, lockVersions, storedFields, storedVersion } from '../../sql/upsert-io';
 import { nowDateTime } from '../../time';
 import { uuidv7 } from '../../util/uuid';
+import { diffOf } from '../changes';
 import { linkCheck, type LinkCheck } from '../link-rules';
 import type { Repository } from '../repository';
 import { assertMay, checkFields, type Writer } from '../write-rules';
 import { ambiguousLookup, assertLookup, assertMayChange } from './item-rules';
-import { applyValues, BatchIndex, failed, lookupOf, recordKeys, SegmentHazards, settle, uniqueViolation, type Hit, type Prepared, type RecordState, type UpsertResult } from './plan';
-import { failureMessage, writeDecided } from './write';
+import { applyValues, BatchIndex, failed, type UpsertMode, lookupOf, recordKeys, SegmentHazards, settle, uniqueViolation, type Hit, type Prepared, type RecordState, type UpsertResult } from './plan';
+import { failureOf, writeDecided } from './write';
 
 /** What the items of one segment of a run share: the caller, their rights, the batch so far, the time. */
 interface Run {
   repo: Repository;
   writer: Writer;
+  /** `update`: an item that names no record fails (mass updates) instead of creating one. */
+  mode: UpsertMode;
   /** The link rules for the items of the segment (read for all of them at once). */
   links: LinkCheck;
   index: BatchIndex;
@@ -68,7 +72,7 @@ function mustWait(run: Run, state: RecordState | undefined, { p, keys }: { p: Pr
 function applyToExisting(run: Run, p: Prepared, hit: Hit): Placement {
   const { repo, writer } = run;
   const found = hit.state;
-  assertMayChange(repo.model, writer, hit);
+  assertMayChange(repo.model, writer, { hit, mode: run.mode });
   checkFields(repo.model, writer.access, { values: p.values, sent: [...p.values.keys()], existing: found.record });
   assertItemLinks(run, p);
   const before = recordKeys(repo.model, found.record);
@@ -77,9 +81,10 @@ function applyToExisting(run: Run, p: Prepared, hit: Hit): Placement {
   const wait = mustWait(run, found, { p, keys: after });
   if (wait && run.decided > 0) return 'later';
   settle(found, p);
-  const changed = applyValues(found, p.values);
+  const { changed, diff } = applyValues(found, p.values);
   if (changed) Object.assign(found.record, { modifiedAt: run.now, modifiedById: writer.ctx.user?.id ?? null });
   p.status = changed ? 'Updated' : 'NotModified';
+  p.diff = diff;
   run.index.reindex(found, before, after);
   run.hazards.release(found, before, after);
   run.hazards.track(found, p.values);
@@ -105,6 +110,7 @@ function createNew(run: Run, p: Prepared): Placement {
   const state: RecordState = { id: record.id as string, record, isNew: true, dirty: new Set(values.keys()) };
   settle(state, p);
   p.status = 'Created';
+  p.diff = diffOf(values);
   run.index.add(state, keys);
   run.hazards.track(state, values);
   return wait ? 'last' : 'in';
@@ -118,17 +124,20 @@ function decide(run: Run, p: Prepared): Placement {
   assertLookup(run.repo.model, run.writer.access, p);
   const hit = run.index.find(lookupOf(run.repo.model, p.id, p.values));
   if (hit === 'ambiguous') throw ambiguousLookup();
-  return hit ? applyToExisting(run, p, hit) : createNew(run, p);
+  if (hit) return applyToExisting(run, p, hit);
+  if (run.mode === 'update') throw notFound(run.repo.model.name, p.id ?? '');
+  return createNew(run, p);
 }
 
 /**
  * Puts the stored records the items name into the index, with the ids of all their multiple links
  * (results show every stored field, also those no item sets): one query per link field.
  */
-async function loadNamed(trx: Transaction, run: Run, items: readonly Prepared[]): Promise<void> {
+async function loadNamed(trx: Transaction, run: Run, { items, lock }: { items: readonly Prepared[]; lock: boolean }): Promise<void> {
   const { repo } = run;
   const sql = sqlContext(repo.env, trx);
-  const found = await lockInOrder(sql, repo.model, await fetchByKeys(sql, repo.model, keyLookups(repo.model, items)));
+  const named = await fetchByKeys(sql, repo.model, keyLookups(repo.model, items));
+  const found = lock ? await lockInOrder(sql, repo.model, named) : named;
   await loadLinkIds(sql, repo.model, found);
   for (const record of found) {
     const state: RecordState = { id: record.id as string, record, isNew: false, dirty: new Set() };
@@ -161,21 +170,23 @@ interface RunCall {
   ctx: RequestContext;
   access: UserAccess;
   results: UpsertResult[];
+  mode: UpsertMode;
 }
 
 /**
  * Decides and writes items of a run from the first on, in one transaction, until one must wait for
  * the writes of those before it; answers how many it decided (failed ones included).
  */
-async function upsertSegment(repo: Repository, call: RunCall, items: readonly Prepared[]): Promise<number> {
+async function upsertSegment(repo: Repository, call: RunCall, { items, lock }: { items: readonly Prepared[]; lock: boolean }): Promise<number> {
   const { model, env } = repo;
   const { ctx, access, results } = call;
   const decided: Prepared[] = [];
-  const failures = new Map<RecordState, string>();
+  const failures = new Map<RecordState, ApiError>();
   const now = nowDateTime();
   const run: Run = {
     repo,
     writer: { ctx, access },
+    mode: call.mode,
     links: () => undefined,
     index: new BatchIndex(model),
     hazards: new SegmentHazards(model),
@@ -187,7 +198,7 @@ async function upsertSegment(repo: Repository, call: RunCall, items: readonly Pr
   let count = 0;
   await repo.translated(() =>
     inTransaction(env.database, async (trx) => {
-      await loadNamed(trx, run, items);
+      await loadNamed(trx, run, { items, lock });
       run.links = await linkCheck(sqlContext(env, trx), run.writer, items);
       for (const p of items) {
         let placement: Placement = 'in';
@@ -195,13 +206,14 @@ async function upsertSegment(repo: Repository, call: RunCall, items: readonly Pr
           placement = decide(run, p);
           if (placement !== 'later') decided.push(p);
         } catch (error) {
-          results[p.index] = failed(failureMessage(error));
+          results[p.index] = failed(failureOf(error));
         }
         if (placement === 'later') break;
         count++;
         run.decided = decided.length;
         if (placement === 'last') break;
       }
+      if (!lock) await lockChanged(trx, repo, decided);
       await writeDecided({ trx, repo, ctx, failures }, decided);
     }),
   );
@@ -214,6 +226,24 @@ async function upsertSegment(repo: Repository, call: RunCall, items: readonly Pr
   return count;
 }
 
+/** A record the segment read without locks was changed by another request before it was locked. */
+class ChangedMeanwhile extends Error {}
+
+/**
+ * Where the database locks rows, locks the stored records the segment updates, in id order, and
+ * checks that none changed since it read them without locks (reading unlocked keeps a batch that
+ * changes nothing from writing a row lock into every row it names). A changed one: the segment is
+ * decided again with every named record locked as it is read.
+ */
+async function lockChanged(trx: Transaction, repo: Repository, decided: readonly Prepared[]): Promise<void> {
+  const sql = sqlContext(repo.env, trx);
+  if (!sql.dialect.locksRows) return;
+  const states = [...new Set(decided.map((p) => p.state as RecordState))].filter((s) => !s.isNew && s.dirty.size > 0);
+  if (!states.length) return;
+  const now = await lockVersions(sql, repo.model, states.map((s) => s.id));
+  if (states.some((s) => now.get(s.id) !== storedVersion(s.record))) throw new ChangedMeanwhile();
+}
+
 /** Items a segment after a cut looks up at least: the next one is loaded for twice the items the last one decided. */
 const MIN_SEGMENT = 16;
 
@@ -222,12 +252,17 @@ const MIN_SEGMENT = 16;
  * transaction, unless an item must wait for the writes of those before it (see `SegmentHazards`);
  * the run then goes on from that item in a new transaction, on the records as now stored.
  */
-export async function upsertRun(repo: Repository, ctx: RequestContext, { items, results }: { items: Prepared[]; results: UpsertResult[] }): Promise<void> {
-  const call: RunCall = { ctx, access: await repo.guard.access(ctx), results };
+export async function upsertRun(repo: Repository, ctx: RequestContext, { items, results, mode }: { items: Prepared[]; results: UpsertResult[]; mode: UpsertMode }): Promise<void> {
+  const call: RunCall = { ctx, access: await repo.guard.access(ctx), results, mode };
   let size = items.length;
   for (let start = 0; start < items.length; ) {
     const segment = items.slice(start, start + size);
-    const count = await againAfterDeadlock(repo.env.database.dialect, () => upsertSegment(repo, call, segment));
+    const count = await againAfterDeadlock(repo.env.database.dialect, () =>
+      upsertSegment(repo, call, { items: segment, lock: false }).catch((error) => {
+        if (error instanceof ChangedMeanwhile) return upsertSegment(repo, call, { items: segment, lock: true });
+        throw error;
+      }),
+    );
     start += count;
     size = count < segment.length ? Math.max(MIN_SEGMENT, 2 * count) : 2 * size;
   }

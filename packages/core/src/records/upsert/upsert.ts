@@ -1,6 +1,6 @@
 import type { RequestContext } from '../../context';
 import { isValidId } from '../../definition/validate-record';
-import { ApiError, assertKnownKeys } from '../../errors';
+import { ApiError, assertKnownKeys, notFound } from '../../errors';
 import { sqlContext } from '../../sql/sql-context';
 import { inTransaction } from '../../sql/transaction';
 import { eventLoopTurns } from '../../util/event-loop';
@@ -10,9 +10,10 @@ import { splitLinkObjects } from '../link-objects';
 import { derivesCode } from '../option-codes';
 import type { Repository } from '../repository';
 import { ambiguousLookup, assertLookup, assertMayChange } from './item-rules';
-import { BatchIndex, failed, lookupOf, type Hit, type Prepared, type UpsertResult } from './plan';
+import { BatchIndex, failed, lookupOf, type Hit, type Prepared, type UpsertMode, type UpsertResult } from './plan';
 import { entityOf, shownKeys, upsertRun } from './run';
 
+export { publicResult } from './plan';
 export type { UpsertResult } from './plan';
 
 /**
@@ -30,7 +31,7 @@ const SINGLE_ATTEMPTS = 3;
  * rules of `item-rules.ts`). The records its single-link objects name count as the ids of those
  * links (`brand: {name}` is `brandId` in a unique index).
  */
-async function lookUpSingle(repo: Repository, ctx: RequestContext, payload: Record<string, unknown>): Promise<Hit | undefined> {
+async function lookUpSingle(repo: Repository, { ctx, mode }: { ctx: RequestContext; mode: UpsertMode }, payload: Record<string, unknown>): Promise<Hit | undefined> {
   // Attribute values (`Flatten-Attributes: true`) are no lookup keys.
   const own = (await repo.env.attributes?.prepareWrite(ctx, repo.model, payload))?.body ?? payload;
   const { data, objects } = splitLinkObjects(repo.model, own);
@@ -45,7 +46,7 @@ async function lookUpSingle(repo: Repository, ctx: RequestContext, payload: Reco
     return index.find(lookupOf(repo.model, id, values));
   });
   if (hit === 'ambiguous') throw ambiguousLookup();
-  if (hit) assertMayChange(repo.model, { ctx, access }, hit);
+  if (hit) assertMayChange(repo.model, { ctx, access }, { hit, mode });
   return hit;
 }
 
@@ -56,10 +57,12 @@ const isUniqueViolation = (error: unknown) => error instanceof ApiError && error
  * hooks, values derived on create). A create that another request's create of the same key beat
  * (a unique violation) looks the record up again, and updates it.
  */
-async function upsertSingle(repo: Repository, ctx: RequestContext, payload: Record<string, unknown>): Promise<UpsertResult> {
+async function upsertSingle(repo: Repository, call: UpsertCall, payload: Record<string, unknown>): Promise<UpsertResult> {
+  const { ctx } = call;
   const shown = shownKeys(repo, await repo.guard.access(ctx));
   for (let attempt = 1; ; attempt++) {
-    const hit = await lookUpSingle(repo, ctx, payload);
+    const hit = await lookUpSingle(repo, { ctx, mode: call.mode ?? 'upsert' }, payload);
+    if (!hit && call.mode === 'update') throw notFound(repo.model.name, String(payload.id ?? ''));
     if (!hit) {
       const created = await repo.create(ctx, payload).catch((error: unknown) => {
         if (attempt < SINGLE_ATTEMPTS && isUniqueViolation(error)) return undefined;
@@ -100,7 +103,7 @@ function itemParts(lookup: (entity: string) => Repository | undefined, item: unk
 }
 
 const failedWith = (error: unknown): UpsertResult => {
-  if (error instanceof ApiError) return failed(error.message);
+  if (error instanceof ApiError) return failed(error);
   throw error;
 };
 
@@ -109,13 +112,23 @@ const failedWith = (error: unknown): UpsertResult => {
  * entity type run set-based in one transaction; items are independent (one failing stores the
  * others).
  */
-export async function upsertItems(lookup: (entity: string) => Repository | undefined, ctx: RequestContext, items: readonly unknown[]): Promise<UpsertResult[]> {
+/** Who upserts, through which repositories, and whether items may create records. */
+export interface UpsertCall {
+  lookup: (entity: string) => Repository | undefined;
+  ctx: RequestContext;
+  /** Default `upsert`; `update` (mass updates) fails an item that names no record. */
+  mode?: UpsertMode;
+}
+
+export async function upsertItems(call: UpsertCall, items: readonly unknown[]): Promise<UpsertResult[]> {
+  const { lookup, ctx } = call;
+  const mode = call.mode ?? 'upsert';
   const results: UpsertResult[] = new Array(items.length);
   let run: Prepared[] = [];
   let runRepo: Repository | undefined;
   const turn = eventLoopTurns();
   const flush = async () => {
-    if (runRepo && run.length) await upsertRun(runRepo, ctx, { items: run, results });
+    if (runRepo && run.length) await upsertRun(runRepo, ctx, { items: run, results, mode });
     run = [];
     await turn();
   };
@@ -127,7 +140,7 @@ export async function upsertItems(lookup: (entity: string) => Repository | undef
       const { data, objects } = splitLinkObjects(repo.model, body);
       if (needsSinglePath(repo, ctx, { body, objects: objects.size })) {
         await flush();
-        results[index] = await upsertSingle(repo, ctx, body).catch(failedWith);
+        results[index] = await upsertSingle(repo, { lookup, ctx, mode }, body).catch(failedWith);
         await turn();
         continue;
       }

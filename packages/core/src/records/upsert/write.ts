@@ -4,25 +4,27 @@ import { ApiError } from '../../errors';
 import { insertRows, replaceJoinRows, updateRows } from '../../sql/bulk-writes';
 import type { Transaction } from '../../sql/database';
 import { writeMultipleLink } from '../../sql/link-store';
+import { insertChanges, type NewChange } from '../../sql/change-store';
 import { insertRow } from '../../sql/record-store';
 import { sqlContext } from '../../sql/sql-context';
 import { savepoint } from '../../sql/transaction';
 import { fetchByKeys, fetchMultipleLinks, keyLookups, loadLinkIds, toStoredRow } from '../../sql/upsert-io';
+import { changeOf, ownershipOf } from '../changes';
 import type { Repository } from '../repository';
 import { applyValues, recordKeys, uniqueViolation, type Prepared, type RecordState } from './plan';
 
 /** The row a record of the batch is stored as. */
 const storedRow = (repo: Repository, state: RecordState) => toStoredRow(repo.env.database.dialect, { model: repo.model, record: state.record });
 
-/** The message of a failed item: an API error's own, else a generic one (no driver details leak). */
-export const failureMessage = (error: unknown): string => (error instanceof ApiError ? error.message : 'The item could not be stored');
+/** Why an item failed: an API error as it is, else a generic one (no driver details leak). */
+export const failureOf = (error: unknown): ApiError => (error instanceof ApiError ? error : new ApiError('CORE_INTERNAL', 'The item could not be stored', { cause: error }));
 
 /** The write of a run's decided items: its transaction, repository and caller, and the records that failed so far. */
 interface DecidedWrite {
   trx: Transaction;
   repo: Repository;
   ctx: RequestContext;
-  failures: Map<RecordState, string>;
+  failures: Map<RecordState, ApiError>;
   /** Ids of the stored records the items change. */
   changing?: ReadonlySet<string>;
 }
@@ -49,14 +51,16 @@ async function recoverLostInsert(write: DecidedWrite, state: RecordState, items:
   const [existing] = await fetchByKeys(sql, repo.model, lookupsOf(repo.model, state.record, items[0]?.id !== undefined));
   if (existing && write.changing?.has(existing.id as string)) {
     const held = recordKeys(repo.model, existing);
-    failures.set(state, uniqueViolation(repo.model, recordKeys(repo.model, state.record).find((k) => held.includes(k)) ?? 'id:').message);
+    failures.set(state, uniqueViolation(repo.model, recordKeys(repo.model, state.record).find((k) => held.includes(k)) ?? 'id:'));
     return undefined;
   }
   if (existing) {
     const next: RecordState = { id: existing.id as string, record: existing, isNew: false, dirty: new Set() };
     await loadLinkIds(sql, repo.model, [existing]);
     for (const p of items) {
-      p.status = applyValues(next, p.values) ? 'Updated' : 'NotModified';
+      const { changed, diff } = applyValues(next, p.values);
+      p.status = changed ? 'Updated' : 'NotModified';
+      p.diff = diff;
       p.state = next;
       p.snapshot = { ...next.record };
     }
@@ -66,7 +70,7 @@ async function recoverLostInsert(write: DecidedWrite, state: RecordState, items:
     await savepoint(trx, (sp) => insertRow(sqlContext(repo.env, sp), repo.model, storedRow(repo, state)));
     return state;
   } catch (error) {
-    failures.set(state, failureMessage(await repo.translated(() => Promise.reject(error)).catch((e) => e)));
+    failures.set(state, failureOf(await repo.translated(() => Promise.reject(error)).catch((e) => e)));
     return undefined;
   }
 }
@@ -86,7 +90,7 @@ async function updateChanged(write: DecidedWrite, changed: RecordState[]) {
   } catch {
     for (const [i, s] of changed.entries()) {
       await savepoint(trx, (sp) => writeRows(sp, [rows[i]])).catch(async (error) => {
-        failures.set(s, failureMessage(await repo.translated(() => Promise.reject(error)).catch((e) => e)));
+        failures.set(s, failureOf(await repo.translated(() => Promise.reject(error)).catch((e) => e)));
       });
     }
   }
@@ -123,4 +127,15 @@ export async function writeDecided(write: DecidedWrite, decided: Prepared[]) {
       }
     }
   }
+  await insertChanges(sql, decidedChanges(write, decided));
+}
+
+/** One change per item that created or changed a record, in item order (logged in one statement). */
+function decidedChanges({ repo, ctx, failures }: DecidedWrite, decided: readonly Prepared[]): NewChange[] {
+  return decided
+    .filter((p) => (p.status === 'Created' || p.status === 'Updated') && !failures.has(p.state as RecordState))
+    .map((p) => {
+      const state = p.state as RecordState;
+      return changeOf(ctx, { entityType: repo.model.name, recordId: state.id, action: p.status === 'Created' ? 'Create' : 'Update', diff: p.diff ?? {}, owner: ownershipOf(state.record) });
+    });
 }

@@ -86,6 +86,13 @@ export interface Dialect {
    * turns (find-or-create of one new record by several requests). Keys are taken in sorted order.
    */
   lock(trx: Knex.Transaction, keys: readonly string[]): Promise<void>;
+  /** The SQL type of a column the database numbers itself, growing with every row, as primary key. */
+  readonly sequenceColumn: string;
+  /**
+   * Whether one statement can update a row and insert a row elsewhere (a data-modifying `WITH`):
+   * an update and its change log entry then cost one round trip and no transaction.
+   */
+  readonly writableCte: boolean;
   /** The case-insensitive LIKE operator. */
   readonly likeOperator: 'like' | 'ilike';
   /** Column type for a field type that knex has no portable builder for. */

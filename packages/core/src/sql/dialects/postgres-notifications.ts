@@ -4,7 +4,7 @@ import type { NotificationHandlers, Notifications } from '../notifications';
 const RETRY_MS = 1000;
 
 interface PgConnection {
-  query(sql: string): Promise<unknown>;
+  query(sql: string, values?: unknown[]): Promise<unknown>;
   on(event: 'notification', fn: (message: { channel: string; payload?: string }) => void): void;
   on(event: 'error' | 'end', fn: (error?: Error) => void): void;
   removeAllListeners(): void;
@@ -68,8 +68,10 @@ export class PostgresNotifications implements Notifications {
     this.retry = setTimeout(again, RETRY_MS);
   }
 
+  /** Sent on the listening connection when there is one: a message takes no connection of the pool. */
   async publish(channel: string, payload: string): Promise<void> {
-    await this.knex.raw('select pg_notify(?, ?)', [channel, payload]);
+    if (this.connection) await this.connection.query('select pg_notify($1, $2)', [channel, payload]);
+    else await this.knex.raw('select pg_notify(?, ?)', [channel, payload]);
   }
 
   async close(): Promise<void> {

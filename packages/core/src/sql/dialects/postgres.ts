@@ -46,6 +46,8 @@ export const postgresDialect: Dialect = {
   name: 'postgres',
   blocksEventLoop: false,
   live: false,
+  sequenceColumn: 'bigserial primary key',
+  writableCte: true,
   likeOperator: 'ilike',
   typedReads: true,
   enforcesLength: true,

@@ -12,6 +12,8 @@ export const sqliteDialect: Dialect = {
   name: 'sqlite',
   blocksEventLoop: true,
   live: 0,
+  sequenceColumn: 'integer primary key autoincrement',
+  writableCte: false,
   likeOperator: 'like',
   typedReads: false,
   enforcesLength: false,

@@ -1,0 +1,140 @@
+import { changesAfter, lastSeq, type StoredChange } from '../sql/change-store';
+import type { Database } from '../sql/database';
+import type { Notifications } from '../sql/notifications';
+import { sqlContext } from '../sql/sql-context';
+import type { SchemaModel } from '../definition/model';
+
+/** The channel a process tells the others on that changes were committed. */
+const CHANNEL = 'entity_records_changes';
+/** Changes read per query. */
+const BATCH = 1000;
+/**
+ * How long a gap in `seq` may stay open before it counts as a rolled-back write: a seq is taken
+ * when a change is written and becomes visible when its transaction commits, a moment later.
+ */
+const GAP_MS = 2000;
+/** How often the feed looks for changes without being told (a lost notification, a reset). */
+const POLL_MS = 1000;
+
+/** Someone who gets every change, in `seq` order, once it is final. */
+export type ChangeListener = (change: StoredChange) => void;
+
+/**
+ * The changes of every process sharing the database, in `seq` order, to the listeners of this
+ * process (server-sent events). Each process keeps a high-water mark: every change up to it is
+ * committed and delivered. A gap (a change whose transaction has not committed yet) holds back the
+ * changes after it until it fills, or until `GAP_MS` shows it was rolled back. Processes tell each
+ * other of commits through the dialect's notifications (NOTIFY) and look every second anyway.
+ */
+export class ChangeFeed {
+  private hwm = 0;
+  private gapSince?: number;
+  private readonly listeners = new Set<ChangeListener>();
+  private timer?: NodeJS.Timeout;
+  private polling?: Promise<void>;
+  private again = false;
+  private announced?: NodeJS.Timeout;
+  private started = false;
+
+  constructor(
+    private readonly database: Database,
+    private readonly parts: { schema: SchemaModel; notifications: Notifications },
+  ) {}
+
+  /** Every change up to this seq is final and was delivered. */
+  get highWaterMark(): number {
+    return this.hwm;
+  }
+
+  private get sql() {
+    return sqlContext({ database: this.database, schema: this.parts.schema }, this.database.knex);
+  }
+
+  async start(): Promise<void> {
+    if (this.started) return;
+    await this.parts.notifications.start([CHANNEL], { onMessage: () => this.poll(), onReset: () => this.poll() });
+    this.timer = setInterval(() => this.poll(), POLL_MS);
+    this.timer.unref();
+    this.started = true;
+  }
+
+  /** A write of this process committed changes: read them now, and tell the other processes soon. */
+  announce(): void {
+    if (!this.started) return;
+    this.poll();
+    // One notification per burst of writes: the others read every change since their mark anyway.
+    this.announced ??= setTimeout(() => {
+      this.announced = undefined;
+      this.parts.notifications.publish(CHANNEL, '').catch(() => undefined);
+    }, 5);
+  }
+
+  /**
+   * Adds a listener. The feed reads only while someone listens: the first listener starts it at
+   * the last change written (nobody missed anything before it).
+   */
+  async listen(listener: ChangeListener): Promise<() => void> {
+    if (this.listeners.size === 0) {
+      await this.polling;
+      this.hwm = await lastSeq(this.sql);
+      this.gapSince = undefined;
+    }
+    this.listeners.add(listener);
+    return () => void this.listeners.delete(listener);
+  }
+
+  /** The committed changes after `seq`, up to the high-water mark (a reconnecting subscriber's replay). */
+  async replay(seq: number, limit = BATCH): Promise<StoredChange[]> {
+    if (seq >= this.hwm) return [];
+    return (await changesAfter(this.sql, { seq, limit })).filter((c) => c.seq <= this.hwm);
+  }
+
+  /** Reads what came after the mark (one read at a time; a call meanwhile reads again after it). */
+  private poll(): void {
+    if (this.listeners.size === 0) return;
+    if (this.polling) {
+      this.again = true;
+      return;
+    }
+    this.polling = this.advance()
+      .catch(() => undefined)
+      .finally(() => {
+        this.polling = undefined;
+        if (this.again) {
+          this.again = false;
+          this.poll();
+        }
+      });
+  }
+
+  private async advance(): Promise<void> {
+    for (;;) {
+      const changes = await changesAfter(this.sql, { seq: this.hwm, limit: BATCH });
+      let moved = false;
+      for (const change of changes) {
+        if (change.seq !== this.hwm + 1 && !this.gapClosed()) break;
+        this.gapSince = undefined;
+        this.hwm = change.seq;
+        moved = true;
+        for (const listener of this.listeners) listener(change);
+      }
+      if (!moved || changes.length < BATCH) return;
+    }
+  }
+
+  /** Whether the gap at the mark has stayed open long enough to count as a rolled-back write. */
+  private gapClosed(): boolean {
+    const now = Date.now();
+    this.gapSince ??= now;
+    return now - this.gapSince >= GAP_MS;
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.timer);
+    clearTimeout(this.announced);
+    this.listeners.clear();
+    this.started = false;
+    await this.polling;
+    await this.parts.notifications.close();
+  }
+}

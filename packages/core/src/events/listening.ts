@@ -1,0 +1,44 @@
+import type { RequestContext } from '../context';
+import { notFound } from '../errors';
+import { lastChangeAt } from '../sql/change-store';
+import { listenedAt, startListening } from '../sql/listening-store';
+import { visibleRecord } from '../records/read';
+import type { Repository } from '../records/repository';
+
+/** How long a record stays listened to after the last `startEntityListening`. */
+export const LISTENING_MS = 8 * 60 * 60 * 1000;
+
+/** Unix seconds of a `YYYY-MM-DD HH:MM:SS` (UTC) time. */
+export const unixSeconds = (dateTime: string): number => Math.floor(Date.parse(`${dateTime.replace(' ', 'T')}Z`) / 1000);
+
+/** When a record last changed, in Unix seconds: its last logged change, else its `modifiedAt`. */
+async function changedAt(repo: Repository, id: string): Promise<number | undefined> {
+  const logged = await lastChangeAt(repo.sql, { entityType: repo.model.name, recordId: id });
+  if (logged) return unixSeconds(logged);
+  const stored = await repo.readStored(id, ['modifiedAt']);
+  return typeof stored?.modifiedAt === 'string' ? unixSeconds(stored.modifiedAt) : undefined;
+}
+
+/** The path of a record's listening endpoint, below the public URL. */
+export const listeningPath = (entity: string, id: string): string => `listening/entity/${encodeURIComponent(entity)}/${encodeURIComponent(id)}.json`;
+
+/**
+ * `startEntityListening`: the caller, who may read the record, listens to it for the next eight
+ * hours; answers when it last changed and the endpoint that tells it without a token.
+ */
+export async function listen(repo: Repository, ctx: RequestContext, id: string): Promise<{ timestamp: number; endpoint: string }> {
+  await visibleRecord(repo, ctx, { id, fields: repo.readable.filter((f) => f.name === 'id'), names: false });
+  await repo.translated(() => startListening(repo.sql, { entityType: repo.model.name, recordId: id, at: Date.now() }));
+  return { timestamp: (await changedAt(repo, id)) ?? 0, endpoint: listeningPath(repo.model.name, id) };
+}
+
+/**
+ * The public listening endpoint: `{timestamp}` of the record's last change while someone listened
+ * to it within the last eight hours, else 404. Read from the database: a write of any process shows.
+ */
+export async function listeningTimestamp(repo: Repository, id: string): Promise<{ timestamp: number }> {
+  const at = await repo.translated(() => listenedAt(repo.sql, { entityType: repo.model.name, recordId: id }));
+  const timestamp = at !== undefined && at > Date.now() - LISTENING_MS ? await changedAt(repo, id) : undefined;
+  if (timestamp === undefined) throw notFound(repo.model.name, id);
+  return { timestamp };
+}

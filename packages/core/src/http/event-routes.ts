@@ -1,0 +1,106 @@
+import type { Request, Response, Router } from 'express';
+import type { UserAccess } from '../auth/access-control';
+import type { AuthOptions, AuthService } from '../auth/auth-service';
+import type { ContextUser } from '../context';
+import { listen, listeningTimestamp } from '../events/listening';
+import { recordStream } from '../events/stream';
+import type { Subscriptions } from '../events/subscriptions';
+import { ApiError, assertKnownKeys } from '../errors';
+import type { Generation } from '../generations';
+import { requestSession } from './auth-routes';
+import { parseQueryString } from './list-params';
+import { repositoryFor, type RepositoryLookup } from './record-routes';
+import { requestContext } from './request-context';
+import { toHandler } from './to-handler';
+
+/** What the change routes read: the repositories, the event streams, and who a request acts for. */
+export interface EventRouteParts {
+  lookup: RepositoryLookup;
+  subscriptions: Subscriptions;
+  auth: AuthService;
+  resolveUser?: AuthOptions['resolveUser'];
+  accessFor: (user: ContextUser | undefined) => Promise<UserAccess>;
+  /** `GET /data/publicData.json`: core's `dataTimestamp` and what plugins add. */
+  publicData: () => Promise<Record<string, unknown>>;
+}
+
+/** A comma list of a query parameter, as a set (empty when absent). */
+function listParam(value: unknown): Set<string> {
+  const items = Array.isArray(value) ? value : typeof value === 'string' ? value.split(',') : [];
+  return new Set(items.map(String).map((s) => s.trim()).filter(Boolean));
+}
+
+/** The seq a reconnecting client last saw (`Last-Event-ID`), if it is one. */
+function lastEventId(req: Request, query: Record<string, unknown>): number | undefined {
+  const raw = req.get('last-event-id') ?? (typeof query.lastEventId === 'string' ? query.lastEventId : undefined);
+  return raw !== undefined && /^\d{1,15}$/.test(raw.trim()) ? Number(raw.trim()) : undefined;
+}
+
+/** `GET /events`: server-sent events of the changes the caller may see (CONTRACT §16). */
+function eventStream(parts: EventRouteParts) {
+  return toHandler(async (req: Request, res: Response) => {
+    const query = parseQueryString(req.originalUrl);
+    const user = requestContext(req).user;
+    res.status(200).set({ 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache, no-transform', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' });
+    res.flushHeaders();
+    res.write(': connected\n\n');
+    const sink = { write: (chunk: string) => void res.write(chunk), buffered: () => res.writableLength, end: () => res.end() };
+    // Every heartbeat asks again who the request acts for: a revoked token ends the stream.
+    const access = () => requestSession(parts.auth, { req, resolveUser: parts.resolveUser }).then((s) => parts.accessFor(s.user), () => undefined);
+    const end = await parts.subscriptions.subscribe(sink, { user, entities: listParam(query.entityName), ids: listParam(query.id), after: lastEventId(req, query), access });
+    // The client may have gone while the stream was being set up.
+    if (res.closed) end();
+    else res.on('close', end);
+  });
+}
+
+/** The change routes of one generation: the stream of a record, listening, server-sent events. */
+export function mountEventRoutes(router: Router, parts: EventRouteParts, generation: Generation): void {
+  const { lookup } = parts;
+  router.get('/events', eventStream(parts));
+  router.get(
+    '/entityStream',
+    toHandler(async (req, res) => {
+      const { entityName, id, offset, maxSize } = parseQueryString(req.originalUrl);
+      if (typeof id !== 'string' || id === '') throw new ApiError('CORE_INVALID_QUERY', 'id is required');
+      res.json(await recordStream(repositoryFor(lookup, entityName), requestContext(req), { id, offset, maxSize }));
+    }),
+  );
+  if (generation.linkRoutes) {
+    router.get(
+      '/:entity/:id/stream',
+      toHandler(async (req, res) => {
+        const { offset, maxSize } = parseQueryString(req.originalUrl);
+        res.json(await recordStream(repositoryFor(lookup, req.params.entity), requestContext(req), { id: req.params.id as string, offset, maxSize }));
+      }),
+    );
+  }
+  router.post(
+    '/startEntityListening',
+    toHandler(async (req, res) => {
+      const body = (req.body ?? {}) as Record<string, unknown>;
+      assertKnownKeys(body, ['entityName', 'entityId'], 'a startEntityListening body');
+      if (typeof body.entityId !== 'string' || body.entityId === '') throw new ApiError('CORE_VALIDATION_FAILED', 'entityId is required', { details: { issues: [{ path: ['entityId'], code: 'required', message: 'entityId is required' }] } });
+      res.json(await listen(repositoryFor(lookup, body.entityName), requestContext(req), body.entityId));
+    }),
+  );
+}
+
+/** The routes at the root that need no token: a record's listening endpoint and the public data. */
+export function mountPublicEventRoutes(root: Router, parts: EventRouteParts): void {
+  root.get(
+    '/listening/entity/:entity/:file',
+    toHandler(async (req, res) => {
+      const file = req.params.file as string;
+      const repo = parts.lookup(req.params.entity as string);
+      if (!repo || !file.endsWith('.json')) throw new ApiError('CORE_ROUTE_NOT_FOUND', `No route GET ${req.path}`);
+      res.set('Cache-Control', 'no-store').json(await listeningTimestamp(repo, file.slice(0, -'.json'.length)));
+    }),
+  );
+  root.get(
+    '/data/publicData.json',
+    toHandler(async (_req, res) => {
+      res.set('Cache-Control', 'no-store').json(await parts.publicData());
+    }),
+  );
+}

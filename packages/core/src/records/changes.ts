@@ -1,0 +1,47 @@
+import type { RequestContext } from '../context';
+import type { FieldModel } from '../definition/model';
+import type { ChangeAction, NewChange } from '../sql/change-store';
+import { nowDateTime } from '../time';
+
+/** `{field: {was, became}}`: what one write changed of one record (multiple links as id sets). */
+export type Diff = Record<string, { was: unknown; became: unknown }>;
+
+/** Whose a record is: what a reader's `own` level is judged by. */
+export interface Ownership {
+  ownerId: string | null;
+  assigneeId: string | null;
+}
+
+/** The ownership of a record as read or written (its `createdById` and `assignedUserId`). */
+export const ownershipOf = (record: Record<string, unknown>): Ownership => ({
+  ownerId: (record.createdById as string | null | undefined) ?? null,
+  assigneeId: (record.assignedUserId as string | null | undefined) ?? null,
+});
+
+/** Fields a change never shows: system fields (its own columns say who and when) and write-only ones. */
+const logged = (field: FieldModel) => !field.system && !field.def.writeOnly;
+
+/** The diff of writing `values` over `before` (a create: over nothing); only the values that differ go in. */
+export function diffOf(values: ReadonlyMap<FieldModel, unknown>, before?: Record<string, unknown>): Diff {
+  const diff: Diff = {};
+  for (const [field, value] of values) {
+    if (!logged(field)) continue;
+    diff[field.key] = { was: before ? (before[field.key] ?? null) : null, became: value ?? null };
+  }
+  return diff;
+}
+
+/** A change of one record by the caller of a write, made now. */
+export function changeOf(ctx: RequestContext, change: { entityType: string; recordId: string; action: ChangeAction; diff: Diff; owner: Ownership }): NewChange {
+  return {
+    entityType: change.entityType,
+    recordId: change.recordId,
+    action: change.action,
+    diff: change.diff,
+    userId: ctx.user?.id ?? null,
+    actorId: ctx.actor?.id ?? null,
+    requestId: ctx.requestId ?? null,
+    ...change.owner,
+    createdAt: nowDateTime(),
+  };
+}

@@ -1,0 +1,27 @@
+import type { RequestContext } from '../context';
+import { isValidId } from '../definition/validate-record';
+import { validationFailed } from '../errors';
+import { linkNamed } from './link-delta';
+import type { Repository } from './repository';
+import { updateRecord } from './update';
+
+/** The ids a link route names: strings of the id form (400 otherwise). */
+function checkedIds(ids: readonly unknown[]): string[] {
+  const bad = ids.findIndex((id) => !isValidId(id));
+  if (ids.length === 0 || bad >= 0) {
+    throw validationFailed('ids must be a non-empty list of record ids', [{ path: bad >= 0 ? ['ids', bad] : ['ids'], code: 'invalid_format', message: 'ids must be record ids' }]);
+  }
+  return ids as string[];
+}
+
+/**
+ * Links (`add`) or unlinks (`remove`) records through one link of a record: an update of that link
+ * alone, with every rule of an update (the edit right on the record and on the link field, link
+ * targets that exist and that the caller may read), logged as `Relate` or `Unrelate`. Adding an id
+ * already linked, or removing one not linked, changes nothing.
+ */
+export async function changeLinks(repo: Repository, ctx: RequestContext, { id, link, add, remove }: { id: string; link: string; add?: readonly unknown[]; remove?: readonly unknown[] }): Promise<void> {
+  const field = linkNamed(repo.model, link);
+  const links = add ? { field, add: checkedIds(add) } : { field, remove: checkedIds(remove ?? []) };
+  await updateRecord(repo, ctx, { id, body: {}, links, answer: false });
+}

@@ -1,0 +1,169 @@
+import type { Knex } from 'knex';
+import type { EntityModel } from '../definition/model';
+import { chunks } from '../util/chunks';
+import { withNextVersion } from './record-columns';
+import { changesWritten } from './transaction';
+import type { AuxiliaryTable } from './schema-sync';
+import type { SqlContext } from './sql-context';
+
+/**
+ * The change log (CONTRACT §16): one row per change of one record, written in the transaction of
+ * the write. `seq` is numbered by the database and grows with every change, across processes.
+ */
+export const CHANGE_TABLE: AuxiliaryTable = {
+  name: 'record_change',
+  sequence: 'seq',
+  columns: {
+    entity_type: 'varchar(64) not null',
+    record_id: 'varchar(64) not null',
+    action: 'varchar(16) not null',
+    diff: 'text not null',
+    user_id: 'varchar(64)',
+    actor_id: 'varchar(64)',
+    request_id: 'varchar(128)',
+    // Whose record it was when it changed: what a reader's `own` level is judged by.
+    owner_id: 'varchar(64)',
+    assignee_id: 'varchar(64)',
+    created_at: 'varchar(19) not null',
+  },
+  primaryKey: ['seq'],
+  indexes: [
+    { name: 'ix_record_change_record', columns: ['entity_type', 'record_id', 'seq'] },
+    { name: 'ix_record_change_created', columns: ['created_at'] },
+  ],
+};
+
+export type ChangeAction = 'Create' | 'Update' | 'Delete' | 'Restore' | 'Relate' | 'Unrelate';
+
+/** One change as written: the diff as `{field: {was, became}}`. */
+export interface NewChange {
+  entityType: string;
+  recordId: string;
+  action: ChangeAction;
+  diff: Record<string, { was: unknown; became: unknown }>;
+  userId: string | null;
+  actorId: string | null;
+  requestId: string | null;
+  ownerId: string | null;
+  assigneeId: string | null;
+  createdAt: string;
+}
+
+/** One change as read back. */
+export interface StoredChange extends NewChange {
+  seq: number;
+}
+
+const COLUMNS = ['entity_type', 'record_id', 'action', 'diff', 'user_id', 'actor_id', 'request_id', 'owner_id', 'assignee_id', 'created_at'];
+
+const toRow = (c: NewChange): Record<string, unknown> => ({
+  entity_type: c.entityType,
+  record_id: c.recordId,
+  action: c.action,
+  diff: JSON.stringify(c.diff),
+  user_id: c.userId,
+  actor_id: c.actorId,
+  request_id: c.requestId,
+  owner_id: c.ownerId,
+  assignee_id: c.assigneeId,
+  created_at: c.createdAt,
+});
+
+const fromRow = (row: Record<string, unknown>): StoredChange => ({
+  seq: Number(row.seq),
+  entityType: row.entity_type as string,
+  recordId: row.record_id as string,
+  action: row.action as ChangeAction,
+  diff: JSON.parse(row.diff as string) as StoredChange['diff'],
+  userId: (row.user_id as string | null) ?? null,
+  actorId: (row.actor_id as string | null) ?? null,
+  requestId: (row.request_id as string | null) ?? null,
+  ownerId: (row.owner_id as string | null) ?? null,
+  assigneeId: (row.assignee_id as string | null) ?? null,
+  createdAt: row.created_at as string,
+});
+
+const q = (name: string) => `"${name.replaceAll('"', '""')}"`;
+
+/** Rows per statement: one bound JSON document each. */
+const MAX_ROWS = 5000;
+
+/** Writes changes in the caller's transaction: one statement per 5,000, whatever their number. */
+export async function insertChanges(sql: SqlContext, changes: readonly NewChange[]): Promise<void> {
+  if (changes.length === 0) return;
+  const { db, dialect } = sql;
+  if (changes.length === 1) await db(CHANGE_TABLE.name).insert(toRow(changes[0]));
+  for (const part of changes.length === 1 ? [] : chunks(changes, MAX_ROWS)) {
+    const set = dialect.recordset(part.map(toRow), { table: CHANGE_TABLE.name, columns: COLUMNS });
+    await db.raw(`insert into ${q(CHANGE_TABLE.name)} (${COLUMNS.map(q).join(', ')}) select ${COLUMNS.map(set.value).join(', ')} from ${set.from}`, [set.json]);
+  }
+  changesWritten(db);
+}
+
+/**
+ * Updates one live record's row and logs its change in one atomic step: one statement where the
+ * database can (PostgreSQL), else a transaction. Answers whether a row was updated (and logged).
+ */
+export async function updateLogged(
+  sql: SqlContext<Knex>,
+  model: EntityModel,
+  { id, row, expected, change }: { id: string; row: Record<string, unknown>; expected: Record<string, unknown>; change: NewChange },
+): Promise<boolean> {
+  const { db, dialect } = sql;
+  const where = { ...expected, id, deleted: dialect.live };
+  if (!dialect.writableCte) {
+    const updated = await db.transaction(async (trx) => {
+      if ((await trx(model.table).update(withNextVersion({ ...sql, db: trx }, row)).where(where)) === 0) return false;
+      await trx(CHANGE_TABLE.name).insert(toRow(change));
+      return true;
+    });
+    if (updated) changesWritten(db);
+    return updated;
+  }
+  const values = toRow(change);
+  const update = db(model.table).update(withNextVersion(sql, row)).where(where).returning('id').toSQL();
+  const insert = `insert into ${q(CHANGE_TABLE.name)} (${COLUMNS.map(q).join(', ')}) select ${COLUMNS.map(() => '?').join(', ')} from u returning seq`;
+  const result = await db.raw(`with u as (${update.sql}) ${insert}`, [...update.bindings, ...COLUMNS.map((c) => values[c])] as Knex.RawBinding[]);
+  const updated = (result.rows as unknown[]).length > 0;
+  if (updated) changesWritten(db);
+  return updated;
+}
+
+/** A record's changes, newest first, and their number. */
+export async function recordChanges(
+  sql: SqlContext,
+  { entityType, recordId, offset, limit }: { entityType: string; recordId: string; offset: number; limit: number },
+): Promise<{ total: number; list: StoredChange[] }> {
+  const table = () => sql.db(CHANGE_TABLE.name).where({ entity_type: entityType, record_id: recordId });
+  const [{ total }] = await table().count({ total: '*' });
+  const rows = Number(total) === 0 || limit === 0 ? [] : await table().select('*').orderBy('seq', 'desc').offset(offset).limit(limit);
+  return { total: Number(total), list: rows.map(fromRow) };
+}
+
+/** Changes after `seq`, oldest first (at most `limit`), optionally of some entity types. */
+export async function changesAfter(sql: SqlContext, { seq, limit }: { seq: number; limit: number }): Promise<StoredChange[]> {
+  const rows = await sql.db(CHANGE_TABLE.name).comment(FEED_COMMENT).select('*').where('seq', '>', seq).orderBy('seq').limit(limit);
+  return rows.map(fromRow);
+}
+
+/** Marks the reads of the change feed, which run beside the requests (seen in the database's activity). */
+export const FEED_COMMENT = 'entity-records change feed';
+
+/** The highest seq written so far (0 without changes). */
+export async function lastSeq(sql: SqlContext): Promise<number> {
+  const row = await sql.db(CHANGE_TABLE.name).comment(FEED_COMMENT).max({ seq: 'seq' }).first();
+  return Number(row?.seq ?? 0);
+}
+
+/** When the last change was made: of one record, or of anything; undefined without one. */
+export async function lastChangeAt(sql: SqlContext, of: { entityType?: string; recordId?: string } = {}): Promise<string | undefined> {
+  const qb = sql.db(CHANGE_TABLE.name).select('created_at').orderBy('seq', 'desc').limit(1);
+  if (of.entityType !== undefined) qb.where({ entity_type: of.entityType, record_id: of.recordId });
+  const row = (await qb)[0] as { created_at?: string } | undefined;
+  return row?.created_at;
+}
+
+/** Removes the changes made before `before` (`YYYY-MM-DD HH:MM:SS`); answers how many. */
+export async function purgeChanges(sql: SqlContext, before: string): Promise<number> {
+  return sql.db(CHANGE_TABLE.name).where('created_at', '<', before).delete();
+}
