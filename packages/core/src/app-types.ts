@@ -79,6 +79,16 @@ export interface EntityApiOptions<TEntities extends readonly EntityDefinition[] 
   logger?: Logger;
   /** PostgreSQL pool size; default 10. */
   poolSize?: number;
+  /** The change log (CONTRACT §16). */
+  changes?: {
+    /** Days a change is kept (the record stream and `Last-Event-ID` replay reach this far back); default 30. */
+    retentionDays?: number;
+  };
+  /** Server-sent events (`GET /api/events`). */
+  events?: {
+    /** Seconds between the comment lines that keep an idle stream open through proxies; default 15. */
+    heartbeatSeconds?: number;
+  };
   jobs?: {
     /** `pg-boss` (default on PostgreSQL: processes share the work) or `in-process` (default on SQLite). */
     queue?: 'pg-boss' | 'in-process';

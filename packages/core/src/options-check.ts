@@ -50,6 +50,8 @@ export const OPTIONS_SCHEMA = object(
     }),
     logger: anything,
     poolSize: count(),
+    changes: object({ retentionDays: { type: 'number', exclusiveMinimum: 0 } }),
+    events: object({ heartbeatSeconds: { type: 'number', exclusiveMinimum: 0 } }),
     jobs: object({ queue: { enum: ['pg-boss', 'in-process'] }, expireInSeconds: count(), worker: { type: 'boolean' } }),
   },
   ['database', 'entities'],

@@ -5,8 +5,8 @@ import type { StoredChange } from '../sql/change-store';
 import type { ChangeFeed } from './change-feed';
 import { readableDiff } from './stream';
 
-/** A comment line this often keeps proxies from closing an idle stream. */
-export const HEARTBEAT_MS = 15_000;
+/** A comment line this often keeps proxies from closing an idle stream (unless `events.heartbeatSeconds` says otherwise). */
+export const DEFAULT_HEARTBEAT_MS = 15_000;
 /** Bytes a subscriber may leave unread before it is dropped (it resumes with `Last-Event-ID`). */
 const MAX_BUFFERED = 1024 * 1024;
 /** Changes read per query of a replay. */
@@ -55,7 +55,7 @@ export function eventOf(schema: SchemaModel, { access, user, change }: { access:
 export class Subscriptions {
   private readonly open = new Set<() => void>();
 
-  constructor(private readonly parts: { feed: ChangeFeed; schema: SchemaModel }) {}
+  constructor(private readonly parts: { feed: ChangeFeed; schema: SchemaModel; heartbeatMs: number }) {}
 
   /** How many streams are open. */
   get size(): number {
@@ -88,7 +88,7 @@ export class Subscriptions {
       access = await options.access().catch(() => access);
       if (!access) return end();
       sink.write(': keep-alive\n\n');
-    }, HEARTBEAT_MS);
+    }, this.parts.heartbeatMs);
     heartbeat.unref();
     const end = () => {
       if (!this.open.delete(end)) return;

@@ -1,8 +1,8 @@
 import type { RequestContext } from '../context';
 import { ApiError } from '../errors';
+import { linkNamed, type LinkDelta } from '../records/link-delta';
 import type { Repository } from '../records/repository';
 import { publicResult, upsertItems } from '../records/upsert/upsert';
-import { eventLoopTurns } from '../util/event-loop';
 import { JobInterrupted, type JobHandler } from './job-service';
 
 type Lookup = (entity: string) => Repository | undefined;
@@ -56,33 +56,24 @@ export interface MassUpdate {
   removeLinks?: Record<string, string[]>;
 }
 
+/** The deltas of `addLinks` and `removeLinks`: one per link, with the ids it adds and those it removes. */
+function linkDeltas(repo: Repository, { addLinks = {}, removeLinks = {} }: Pick<MassUpdate, 'addLinks' | 'removeLinks'>): LinkDelta[] {
+  return [...new Set([...Object.keys(addLinks), ...Object.keys(removeLinks)])].map((link) => ({ field: linkNamed(repo.model, link), add: addLinks[link], remove: removeLinks[link] }));
+}
+
 /**
- * Updates the listed records with the same values, set-based (the batch path of upsert, with its
- * rules, in update mode: an id that names no record fails), then adds and removes links record by
- * record (each a `Relate` or `Unrelate`); each failure is reported by id.
+ * Updates the listed records with the same values and the same links added and removed,
+ * set-based: the batch path of upsert with its rules, in update mode (an id that names no record
+ * fails), each record's change logged once (`Relate` or `Unrelate` when only links change). Each
+ * failure is reported by id.
  */
-export async function massUpdate(repo: Repository, ctx: RequestContext, { ids, values, addLinks = {}, removeLinks = {} }: MassUpdate): Promise<MassUpdateResult> {
+export async function massUpdate(repo: Repository, ctx: RequestContext, { ids, values, ...links }: MassUpdate): Promise<MassUpdateResult> {
   // An id listed twice is one record, updated once.
   const targets = [...new Set(ids)];
+  const items = targets.map((id) => ({ entity: repo.model.name, payload: { ...values, id } }));
+  const results = await upsertItems({ lookup: () => repo, ctx, mode: 'update', links: linkDeltas(repo, links) }, items);
   const errors: MassUpdateResult['errors'] = [];
-  const links = Object.keys(addLinks).length + Object.keys(removeLinks).length > 0;
-  if (Object.keys(values).length > 0 || !links) {
-    const items = targets.map((id) => ({ entity: repo.model.name, payload: { ...values, id } }));
-    const results = await upsertItems({ lookup: () => repo, ctx, mode: 'update' }, items);
-    results.forEach((r, i) => r.status === 'Failed' && errors.push({ id: targets[i], code: r.code ?? 'CORE_INTERNAL', message: r.message ?? '' }));
-  }
-  const turn = eventLoopTurns();
-  for (const id of links ? targets : []) {
-    if (errors.some((e) => e.id === id)) continue;
-    await turn();
-    try {
-      for (const [link, add] of Object.entries(addLinks)) await repo.changeLinks(ctx, { id, link, add });
-      for (const [link, remove] of Object.entries(removeLinks)) await repo.changeLinks(ctx, { id, link, remove });
-    } catch (error) {
-      if (!(error instanceof ApiError)) throw error;
-      errors.push({ id, code: error.code, message: error.message });
-    }
-  }
+  results.forEach((r, i) => r.status === 'Failed' && errors.push({ id: targets[i], code: r.code ?? 'CORE_INTERNAL', message: r.message ?? '' }));
   return { updated: targets.length - errors.length, errors };
 }
 

@@ -1,5 +1,6 @@
 import { isLinkField, type EntityModel, type LinkField } from '../definition/model';
 import { ApiError } from '../errors';
+import type { ChangeAction } from '../sql/change-store';
 
 /** The link field a route names (404 for a name that is no link of the entity type). */
 export function linkNamed(model: EntityModel, link: string): LinkField {
@@ -30,4 +31,23 @@ export function nextLinkValue({ field, add = [], remove = [] }: LinkDelta, curre
   const ids = new Set([...((current as string[] | null) ?? []), ...add]);
   for (const id of remove) ids.delete(id);
   return [...ids];
+}
+
+/** The values of the links some deltas change, from the values the record holds now (by field key). */
+export function linkValuesAfter(deltas: readonly LinkDelta[], current: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(deltas.map((d) => [d.field.key, nextLinkValue(d, current[d.field.key])]));
+}
+
+/** What the link rules judge of deltas: the ids they add (removing needs no right on the target). */
+export const addedLinks = (deltas: readonly LinkDelta[]): [LinkField, readonly string[]][] => deltas.map((d) => [d.field, d.add ?? []]);
+
+/**
+ * The action a write that changes links only is logged as: `Relate` when it only adds, `Unrelate`
+ * when it only removes, else `Update` (as is any write that sets other values too).
+ */
+export function linkAction(deltas: readonly LinkDelta[], { otherValues }: { otherValues: boolean }): ChangeAction {
+  if (otherValues || deltas.length === 0) return 'Update';
+  if (deltas.every((d) => (d.add?.length ?? 0) > 0 && !d.remove?.length)) return 'Relate';
+  if (deltas.every((d) => (d.remove?.length ?? 0) > 0 && !d.add?.length)) return 'Unrelate';
+  return 'Update';
 }

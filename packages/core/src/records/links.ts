@@ -1,9 +1,12 @@
 import type { RequestContext } from '../context';
 import { isValidId } from '../definition/validate-record';
-import { validationFailed } from '../errors';
+import { ApiError, validationFailed } from '../errors';
 import { linkNamed } from './link-delta';
 import type { Repository } from './repository';
 import { updateRecord } from './update';
+
+/** Tries of a link change whose record another request wrote meanwhile. */
+const LINK_ATTEMPTS = 5;
 
 /** The ids a link route names: strings of the id form (400 otherwise). */
 function checkedIds(ids: readonly unknown[]): string[] {
@@ -22,6 +25,13 @@ function checkedIds(ids: readonly unknown[]): string[] {
  */
 export async function changeLinks(repo: Repository, ctx: RequestContext, { id, link, add, remove }: { id: string; link: string; add?: readonly unknown[]; remove?: readonly unknown[] }): Promise<void> {
   const field = linkNamed(repo.model, link);
-  const links = add ? { field, add: checkedIds(add) } : { field, remove: checkedIds(remove ?? []) };
-  await updateRecord(repo, ctx, { id, body: {}, links, answer: false });
+  const links = [add ? { field, add: checkedIds(add) } : { field, remove: checkedIds(remove ?? []) }];
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return void (await updateRecord(repo, ctx, { id, body: {}, links, answer: false }));
+    } catch (error) {
+      // Another request wrote the record between the read and the write: read it again.
+      if (attempt >= LINK_ATTEMPTS || !(error instanceof ApiError) || error.code !== 'CORE_PRECONDITION_FAILED') throw error;
+    }
+  }
 }

@@ -14,6 +14,7 @@ import { createRecord, insertRecord, type NewRecord } from './create';
 import { deleteRecord } from './delete';
 import type { LinkObjectWrite } from './find-or-create';
 import { RecordGuard } from './guard';
+import type { LinkDelta } from './link-delta';
 import { changeLinks } from './links';
 import { findLinkedRecords, findRecordsByIds, listRecords } from './list';
 import { getRecord, visibleRecord } from './read';
@@ -140,7 +141,7 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
 
   /** Changes the fields present in the body; an update that changes nothing writes nothing. */
   async update(ctx: RequestContext, id: string, body: Record<string, unknown>): Promise<TRecord> {
-    return (await this.updateRecord(ctx, id, body)).record;
+    return (await this.updateRecord(ctx, { id, body })).record;
   }
 
   /**
@@ -152,8 +153,8 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
   }
 
   /** @internal `update`, telling also whether it wrote anything (upsert's `Updated` or `NotModified`). */
-  async updateRecord(ctx: RequestContext, id: string, body: Record<string, unknown>): Promise<{ record: TRecord; written: boolean }> {
-    return updateRecord(this, ctx, { id, body });
+  async updateRecord(ctx: RequestContext, { id, body, links }: { id: string; body: Record<string, unknown>; links?: readonly LinkDelta[] }): Promise<{ record: TRecord; written: boolean }> {
+    return updateRecord(this, ctx, { id, body, links });
   }
 
   /**

@@ -14,7 +14,7 @@ import { inTransaction } from '../sql/transaction';
 import { changeOf, diffOf, ownershipOf, type Diff } from './changes';
 import { attributeWriteRules, resolveLinkObjects, type LinkObjectWrite } from './find-or-create';
 import { assertLinks } from './link-rules';
-import { nextLinkValue, type LinkDelta } from './link-delta';
+import { addedLinks, linkAction, linkValuesAfter, type LinkDelta } from './link-delta';
 import { splitLinkObjects, type LinkObjects } from './link-objects';
 import { answerWrite, visibleRecord } from './read';
 import type { Repository } from './repository';
@@ -184,8 +184,8 @@ export interface RecordUpdate {
   attributes?: PreparedAttributeWrite;
   /** false: the caller needs no record back (it is read only for after-hooks). */
   answer?: false;
-  /** A link route or mass update: ids added to and removed from one link, instead of a body. */
-  links?: LinkDelta;
+  /** A link route or mass update: ids added to and removed from links, beside the body. */
+  links?: readonly LinkDelta[];
   /** `If-Match`: the versions the record must be at, else 412 and nothing is written. */
   ifMatch?: string;
 }
@@ -194,10 +194,13 @@ export interface RecordUpdate {
 export async function updateRecord<TRecord extends ApiRecord>(repo: Repository<TRecord>, ctx: RequestContext, update: RecordUpdate & { answer?: undefined }): Promise<{ record: TRecord; written: boolean }>;
 export async function updateRecord<TRecord extends ApiRecord>(repo: Repository<TRecord>, ctx: RequestContext, update: RecordUpdate): Promise<{ record?: TRecord; written: boolean }>;
 export async function updateRecord<TRecord extends ApiRecord>(repo: Repository<TRecord>, ctx: RequestContext, update: RecordUpdate): Promise<{ record?: TRecord; written: boolean }> {
-  const { id, links } = update;
-  const { existing, access } = await editableRecord(repo, ctx, { id, ...storedFieldsToCompare(repo, links ? { [links.field.key]: true } : update.body) });
+  const { id, links = [] } = update;
+  const linkKeys = Object.fromEntries(links.map((d) => [d.field.key, true]));
+  const { existing, access } = await editableRecord(repo, ctx, { id, ...storedFieldsToCompare(repo, { ...update.body, ...linkKeys }) });
   const version = assertVersion(repo, { existing, id, ifMatch: update.ifMatch });
-  const body = links ? { [links.field.key]: nextLinkValue(links, existing[links.field.key]) } : update.body;
+  // Links changed by delta are computed from the record as read: the write holds only while it is still at that version.
+  const guard = version ?? (links.length ? versionOf(existing) : undefined);
+  const body = links.length ? { ...update.body, ...linkValuesAfter(links, existing) } : update.body;
   const attributes = update.attributes ?? (await repo.env.attributes?.prepareWrite(ctx, repo.model, body));
   const input = { ...(attributes?.body ?? body) };
   assertSameId(input, id);
@@ -206,14 +209,15 @@ export async function updateRecord<TRecord extends ApiRecord>(repo: Repository<T
   const event: RecordHookEvent = { ctx, model: repo.model, id, data: input, existing };
   await repo.env.hooks.run('beforeUpdate', event);
   // The write holds only while the record is still at the version checked (another request may write it meanwhile).
-  const expected = { ...expectedColumns(repo, event.expect), ...(version !== undefined && { [VERSION_COLUMN]: version }) };
+  const expected = { ...expectedColumns(repo, event.expect), ...(guard !== undefined && { [VERSION_COLUMN]: guard }) };
   const { data, objects } = splitLinkObjects(repo.model, input);
   const values = repo.validate(data, 'update');
   const named = sentFields(values, { sent, objects: objects.keys() });
   checkFields(repo.model, access, { values, sent: named, existing, fromHooks: keysSetByHooks(sent, input) });
   const after: AfterCommit = [];
-  const linkValues = new Map(links ? [[links.field, links.add ?? []]] : named.map((f) => [f, values.get(f)]));
-  const action: ChangeAction = links ? (links.add ? 'Relate' : 'Unrelate') : 'Update';
+  const delta = new Set<FieldModel>(links.map((d) => d.field));
+  const linkValues = new Map<FieldModel, unknown>([...named.filter((f) => !delta.has(f)).map((f): [FieldModel, unknown] => [f, values.get(f)]), ...addedLinks(links)]);
+  const action: ChangeAction = linkAction(links, { otherValues: named.some((f) => !delta.has(f)) });
   const change: RecordChange = { id, existing, access, values, named, objects, expected, attributes, linkValues, action };
   const written = await repo.translated(() =>
     isOneStatement(change) ? writeColumns(repo, ctx, change) : inTransaction(repo.env.database, (trx) => writeChange(repo, { trx, ctx, after }, change)),

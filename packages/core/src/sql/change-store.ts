@@ -163,7 +163,25 @@ export async function lastChangeAt(sql: SqlContext, of: { entityType?: string; r
   return row?.created_at;
 }
 
-/** Removes the changes made before `before` (`YYYY-MM-DD HH:MM:SS`); answers how many. */
+/** Changes the retention sweep looks at per statement. */
+const PURGE_BATCH = 5000;
+
+/**
+ * Removes the changes made before `before` (`YYYY-MM-DD HH:MM:SS`); answers how many. The oldest
+ * changes come first in `seq`: each round reads the seq and time of the oldest few thousand through
+ * the primary key and deletes those old enough, so the sweep never scans the whole log.
+ */
 export async function purgeChanges(sql: SqlContext, before: string): Promise<number> {
-  return sql.db(CHANGE_TABLE.name).where('created_at', '<', before).delete();
+  const table = () => sql.db(CHANGE_TABLE.name);
+  let purged = 0;
+  for (;;) {
+    const oldest: { seq: number | string; created_at: string }[] = await table().select('seq', 'created_at').orderBy('seq').limit(PURGE_BATCH);
+    const old = oldest.filter((row) => row.created_at < before);
+    if (old.length === 0) return purged;
+    purged += await table()
+      .where('seq', '<=', Number(old[old.length - 1].seq))
+      .where('created_at', '<', before)
+      .delete();
+    if (old.length < PURGE_BATCH) return purged;
+  }
 }

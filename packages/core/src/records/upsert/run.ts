@@ -1,7 +1,7 @@
 import type { UserAccess } from '../../auth/access-control';
 import type { RequestContext } from '../../context';
 import type { ApiRecord } from '../../declarations';
-import type { EntityModel, LinkEnd } from '../../definition/model';
+import type { EntityModel, FieldModel, LinkEnd } from '../../definition/model';
 import { completeForCreate } from '../../definition/validate-record';
 import { notFound, type ApiError } from '../../errors';
 import type { Transaction } from '../../sql/database';
@@ -12,7 +12,8 @@ import { fetchByKeys, keyLookups, loadLinkIds, lockInOrder, lockVersions, stored
 import { nowDateTime } from '../../time';
 import { uuidv7 } from '../../util/uuid';
 import { diffOf } from '../changes';
-import { linkCheck, type LinkCheck } from '../link-rules';
+import { addedLinks, linkValuesAfter, type LinkDelta } from '../link-delta';
+import { linkCheck, type LinkCheck, type LinkWrite } from '../link-rules';
 import type { Repository } from '../repository';
 import { assertMay, checkFields, type Writer } from '../write-rules';
 import { ambiguousLookup, assertLookup, assertMayChange } from './item-rules';
@@ -27,6 +28,8 @@ interface Run {
   mode: UpsertMode;
   /** The link rules for the items of the segment (read for all of them at once). */
   links: LinkCheck;
+  /** Ids every item adds to and removes from links of its record (mass updates). */
+  deltas: readonly LinkDelta[];
   index: BatchIndex;
   hazards: SegmentHazards;
   /** Items of the segment decided so far (failed ones not counted: they write nothing). */
@@ -47,8 +50,19 @@ interface Run {
 function assertItemLinks(run: Run, p: Prepared): void {
   const { model } = run.repo;
   const known = (field: LinkEnd, id: string) => field.target === model.name && !!run.index.find({ id, unique: [], indexes: [] });
-  const error = run.links(p, { known });
+  const error = run.links(linkWrite(run.deltas, p), { known });
   if (error) throw error;
+}
+
+/** What the link rules judge of an item: the links it sets, and the ids the run's deltas add. */
+const linkWrite = (deltas: readonly LinkDelta[], p: Prepared): LinkWrite => (deltas.length ? { values: new Map([...p.values, ...addedLinks(deltas)]) } : p);
+
+/** An item's values with the links the run's deltas change, computed from the record as the batch holds it. */
+function withDeltas(run: Run, p: Prepared, record: Record<string, unknown>): Map<FieldModel, unknown> {
+  if (!run.deltas.length) return p.values;
+  const values = new Map(p.values);
+  for (const [key, value] of Object.entries(linkValuesAfter(run.deltas, record))) values.set(run.repo.model.byKey.get(key) as FieldModel, value);
+  return values;
 }
 
 /**
@@ -73,21 +87,22 @@ function applyToExisting(run: Run, p: Prepared, hit: Hit): Placement {
   const { repo, writer } = run;
   const found = hit.state;
   assertMayChange(repo.model, writer, { hit, mode: run.mode });
-  checkFields(repo.model, writer.access, { values: p.values, sent: [...p.values.keys()], existing: found.record });
+  const values = withDeltas(run, p, found.record);
+  checkFields(repo.model, writer.access, { values, sent: [...values.keys()], existing: found.record });
   assertItemLinks(run, p);
   const before = recordKeys(repo.model, found.record);
-  const after = recordKeys(repo.model, found.record, p.values);
+  const after = recordKeys(repo.model, found.record, values);
   assertNoCollision(run, found, after);
   const wait = mustWait(run, found, { p, keys: after });
   if (wait && run.decided > 0) return 'later';
   settle(found, p);
-  const { changed, diff } = applyValues(found, p.values);
+  const { changed, diff } = applyValues(found, values);
   if (changed) Object.assign(found.record, { modifiedAt: run.now, modifiedById: writer.ctx.user?.id ?? null });
   p.status = changed ? 'Updated' : 'NotModified';
   p.diff = diff;
   run.index.reindex(found, before, after);
   run.hazards.release(found, before, after);
-  run.hazards.track(found, p.values);
+  run.hazards.track(found, values);
   return wait ? 'last' : 'in';
 }
 
@@ -171,6 +186,7 @@ interface RunCall {
   access: UserAccess;
   results: UpsertResult[];
   mode: UpsertMode;
+  deltas: readonly LinkDelta[];
 }
 
 /**
@@ -188,6 +204,7 @@ async function upsertSegment(repo: Repository, call: RunCall, { items, lock }: {
     writer: { ctx, access },
     mode: call.mode,
     links: () => undefined,
+    deltas: call.deltas,
     index: new BatchIndex(model),
     hazards: new SegmentHazards(model),
     decided: 0,
@@ -199,7 +216,7 @@ async function upsertSegment(repo: Repository, call: RunCall, { items, lock }: {
   await repo.translated(() =>
     inTransaction(env.database, async (trx) => {
       await loadNamed(trx, run, { items, lock });
-      run.links = await linkCheck(sqlContext(env, trx), run.writer, items);
+      run.links = await linkCheck(sqlContext(env, trx), run.writer, items.map((p) => linkWrite(run.deltas, p)));
       for (const p of items) {
         let placement: Placement = 'in';
         try {
@@ -214,7 +231,7 @@ async function upsertSegment(repo: Repository, call: RunCall, { items, lock }: {
         if (placement === 'last') break;
       }
       if (!lock) await lockChanged(trx, repo, decided);
-      await writeDecided({ trx, repo, ctx, failures }, decided);
+      await writeDecided({ trx, repo, ctx, failures, deltas: run.deltas }, decided);
     }),
   );
   const keys = shownKeys(repo, access);
@@ -252,8 +269,8 @@ const MIN_SEGMENT = 16;
  * transaction, unless an item must wait for the writes of those before it (see `SegmentHazards`);
  * the run then goes on from that item in a new transaction, on the records as now stored.
  */
-export async function upsertRun(repo: Repository, ctx: RequestContext, { items, results, mode }: { items: Prepared[]; results: UpsertResult[]; mode: UpsertMode }): Promise<void> {
-  const call: RunCall = { ctx, access: await repo.guard.access(ctx), results, mode };
+export async function upsertRun(repo: Repository, ctx: RequestContext, { items, results, mode, links }: { items: Prepared[]; results: UpsertResult[]; mode: UpsertMode; links: readonly LinkDelta[] }): Promise<void> {
+  const call: RunCall = { ctx, access: await repo.guard.access(ctx), results, mode, deltas: links };
   let size = items.length;
   for (let start = 0; start < items.length; ) {
     const segment = items.slice(start, start + size);

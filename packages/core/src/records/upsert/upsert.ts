@@ -8,6 +8,7 @@ import { fetchByKeys, keyLookups } from '../../sql/upsert-io';
 import { findSingleLinkObjects } from '../find-or-create';
 import { splitLinkObjects } from '../link-objects';
 import { derivesCode } from '../option-codes';
+import type { LinkDelta } from '../link-delta';
 import type { Repository } from '../repository';
 import { ambiguousLookup, assertLookup, assertMayChange } from './item-rules';
 import { BatchIndex, failed, lookupOf, type Hit, type Prepared, type UpsertMode, type UpsertResult } from './plan';
@@ -73,7 +74,7 @@ async function upsertSingle(repo: Repository, call: UpsertCall, payload: Record<
     }
     const { id: _id, ...rest } = payload;
     // modifiedAt has whole seconds: it cannot tell a change made within the second of the last one.
-    const { record, written } = await repo.updateRecord(ctx, hit.state.id, rest);
+    const { record, written } = await repo.updateRecord(ctx, { id: hit.state.id, body: rest, links: call.links });
     return { status: written ? 'Updated' : 'NotModified', stored: true, entity: entityOf(shown, record) };
   }
 }
@@ -118,6 +119,8 @@ export interface UpsertCall {
   ctx: RequestContext;
   /** Default `upsert`; `update` (mass updates) fails an item that names no record. */
   mode?: UpsertMode;
+  /** Ids every item adds to and removes from links of its record (mass updates' `addLinks` and `removeLinks`). */
+  links?: readonly LinkDelta[];
 }
 
 export async function upsertItems(call: UpsertCall, items: readonly unknown[]): Promise<UpsertResult[]> {
@@ -128,7 +131,7 @@ export async function upsertItems(call: UpsertCall, items: readonly unknown[]): 
   let runRepo: Repository | undefined;
   const turn = eventLoopTurns();
   const flush = async () => {
-    if (runRepo && run.length) await upsertRun(runRepo, ctx, { items: run, results, mode });
+    if (runRepo && run.length) await upsertRun(runRepo, ctx, { items: run, results, mode, links: call.links ?? [] });
     run = [];
     await turn();
   };

@@ -10,6 +10,7 @@ import { sqlContext } from '../../sql/sql-context';
 import { savepoint } from '../../sql/transaction';
 import { fetchByKeys, fetchMultipleLinks, keyLookups, loadLinkIds, toStoredRow } from '../../sql/upsert-io';
 import { changeOf, ownershipOf } from '../changes';
+import { linkAction, type LinkDelta } from '../link-delta';
 import type { Repository } from '../repository';
 import { applyValues, recordKeys, uniqueViolation, type Prepared, type RecordState } from './plan';
 
@@ -27,6 +28,8 @@ interface DecidedWrite {
   failures: Map<RecordState, ApiError>;
   /** Ids of the stored records the items change. */
   changing?: ReadonlySet<string>;
+  /** Links every item changes by delta (mass updates): a change of links only is a `Relate` or `Unrelate`. */
+  deltas: readonly LinkDelta[];
 }
 
 /**
@@ -131,11 +134,12 @@ export async function writeDecided(write: DecidedWrite, decided: Prepared[]) {
 }
 
 /** One change per item that created or changed a record, in item order (logged in one statement). */
-function decidedChanges({ repo, ctx, failures }: DecidedWrite, decided: readonly Prepared[]): NewChange[] {
+function decidedChanges({ repo, ctx, failures, deltas }: DecidedWrite, decided: readonly Prepared[]): NewChange[] {
   return decided
     .filter((p) => (p.status === 'Created' || p.status === 'Updated') && !failures.has(p.state as RecordState))
     .map((p) => {
       const state = p.state as RecordState;
-      return changeOf(ctx, { entityType: repo.model.name, recordId: state.id, action: p.status === 'Created' ? 'Create' : 'Update', diff: p.diff ?? {}, owner: ownershipOf(state.record) });
+      const action = p.status === 'Created' ? 'Create' : linkAction(deltas, { otherValues: p.values.size > 0 });
+      return changeOf(ctx, { entityType: repo.model.name, recordId: state.id, action, diff: p.diff ?? {}, owner: ownershipOf(state.record) });
     });
 }

@@ -1,0 +1,103 @@
+import { ADMIN, GENERATIONS, startTestApi, type TestApi } from '../../../../test/support/api';
+import { TEST_DBS } from '../../../../test/support/databases';
+import { testEntities } from '../../../../test/support/fixtures';
+import { delegatedToken, clientFor, userWithRole } from '../../../../test/support/users';
+
+type Change = { id: string; action: string; diff: Record<string, { was: unknown; became: unknown }>; userId: string | null; userName: string | null; actor?: { id: string; name: string | null }; createdAt: string };
+
+/** Every write route stores one change per record it changes, in its transaction (CONTRACT §16). */
+describe.each(TEST_DBS)('the change log on %s', (kind) => {
+  let t: TestApi;
+  let adminId: string;
+  let cats: string[];
+  let brand: string;
+
+  beforeAll(async () => {
+    t = await startTestApi(kind, { entities: testEntities });
+    adminId = (await t.get('/api/v1/App/user').expect(200)).body.user.id;
+    cats = [];
+    for (let i = 0; i < 3; i++) cats.push((await t.post('/api/Category', { name: `C${i}`, code: `log-c${i}` }).expect(200)).body.id);
+    brand = (await t.post('/api/Brand', { name: 'Log brand' }).expect(200)).body.id;
+  });
+  afterAll(() => t.close());
+
+  /** The changes of a record, oldest first. */
+  const changesOf = async (entity: string, id: string): Promise<Change[]> => {
+    const res = await t.get(`/api/v1/${entity}/${id}/stream?maxSize=200`).expect(200);
+    expect(res.body.total).toBe(res.body.list.length);
+    return [...res.body.list].reverse();
+  };
+
+  describe.each(GENERATIONS)('generation %s', (_g, base) => {
+    it('logs a create with the values it set, then each update with what changed, and nothing for a write that changes nothing', async () => {
+      const created = (await t.post(`${base}/Product`, { name: 'Logged', price: 2, categoriesIds: [cats[0]] }).expect(200)).body;
+      await t.patch(`${base}/Product/${created.id}`, { price: 3, name: 'Logged' }).expect(200);
+      await t.put(`${base}/Product/${created.id}`, { price: 3 }).expect(200);
+      await t.patch(`${base}/Product/${created.id}`, { categoriesIds: [cats[1], cats[0]], brandId: brand }).expect(200);
+      const changes = await changesOf('Product', created.id);
+      expect(changes.map((c) => c.action)).toEqual(['Create', 'Update', 'Update']);
+      const [create, price, links] = changes;
+      expect(create.diff).toMatchObject({ name: { was: null, became: 'Logged' }, price: { was: null, became: 2 }, categoriesIds: { was: null, became: [cats[0]] }, isActive: { was: null, became: true } });
+      expect(price.diff).toEqual({ price: { was: 2, became: 3 } });
+      expect(links.diff).toEqual({ brandId: { was: null, became: brand }, categoriesIds: { was: [cats[0]], became: [cats[1], cats[0]] } });
+      for (const c of changes) {
+        expect(c).toMatchObject({ userId: adminId, userName: expect.any(String) });
+        expect(c.actor).toBeUndefined();
+        expect(c.createdAt).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/);
+      }
+      expect(Number(changes[2].id)).toBeGreaterThan(Number(changes[1].id));
+    });
+
+    it('logs deletes and restores; a failed write logs nothing', async () => {
+      const id = (await t.post(`${base}/Product`, { name: 'Doomed' }).expect(200)).body.id;
+      await t.patch(`${base}/Product/${id}`, { price: -1 }).expect(400);
+      await t.patch(`${base}/Product/${id}`, { brandId: 'missing' }).expect(400);
+      await t.del(`${base}/Product/${id}`).expect(200);
+      await t.post('/api/entityRestore', { entityName: 'Product', ids: [id] }).expect(200);
+      expect((await changesOf('Product', id)).map((c) => [c.action, c.diff])).toEqual([
+        ['Create', expect.objectContaining({ name: { was: null, became: 'Doomed' } })],
+        ['Delete', {}],
+        ['Restore', {}],
+      ]);
+    });
+
+    it('logs Relate and Unrelate for the link routes, on both records of a many-to-many link', async () => {
+      const id = (await t.post(`${base}/Product`, { name: 'Linked' }).expect(200)).body.id;
+      await t.post(`${base}/Product/${id}/categories`, { ids: [cats[0], cats[1]] }).expect(200, 'true');
+      await t.post(`${base}/Product/${id}/categories`, { id: cats[0] }).expect(200, 'true');
+      await t.del(`${base}/Product/${id}/categories?id=${cats[0]}`).expect(200, 'true');
+      await t.del(`${base}/Product/${id}/categories`).send({ id: cats[2] }).expect(200, 'true');
+      const changes = await changesOf('Product', id);
+      expect(changes.map((c) => [c.action, c.diff])).toEqual([
+        ['Create', expect.any(Object)],
+        ['Relate', { categoriesIds: { was: [], became: [cats[0], cats[1]] } }],
+        ['Unrelate', { categoriesIds: { was: [cats[0], cats[1]], became: [cats[1]] } }],
+      ]);
+      expect((await t.get(`${base}/Product/${id}`).expect(200)).body.categoriesIds).toEqual([cats[1]]);
+    });
+  });
+
+  it('logs set-based writes: upsert creates and updates, not unchanged items; a mass update once per record, values and links together', async () => {
+    const items = [{ sku: 'log-u1', name: 'U1' }, { sku: 'log-u2', name: 'U2' }];
+    const first = (await t.post('/api/upsert', [...items.map((i) => ({ entity: 'Product', payload: i }))]).expect(200)).body;
+    const ids: string[] = first.map((r: { entity: { id: string } }) => r.entity.id);
+    await t.post('/api/upsert', [{ entity: 'Product', payload: { sku: 'log-u1', name: 'U1' } }, { entity: 'Product', payload: { sku: 'log-u2', name: 'U2 changed' } }]).expect(200);
+    await t.post('/api/entityMassUpdate', { entityName: 'Product', ids, values: { quantity: 7 }, addLinks: { categories: [cats[2]] } }).expect(200);
+    await t.post('/api/entityMassUpdate', { entityName: 'Product', ids, removeLinks: { categories: [cats[2]] } }).expect(200);
+    const [one, two] = [await changesOf('Product', ids[0]), await changesOf('Product', ids[1])];
+    // values and links together are one Update; links removed alone an Unrelate
+    expect(one.map((c) => c.action)).toEqual(['Create', 'Update', 'Unrelate']);
+    expect(two.map((c) => c.action)).toEqual(['Create', 'Update', 'Update', 'Unrelate']);
+    expect(two[1].diff).toEqual({ name: { was: 'U2', became: 'U2 changed' } });
+    expect(one[1].diff).toEqual({ quantity: { was: null, became: 7 }, categoriesIds: { was: [], became: [cats[2]] } });
+    expect(one[2].diff).toEqual({ categoriesIds: { was: [cats[2]], became: [] } });
+  });
+
+  it('names the admin as actor in a delegated session, and the user as the one who changed', async () => {
+    const u = await userWithRole(t, { scopes: { Product: { read: 'all', create: true, edit: 'all', stream: true } } });
+    const delegated = clientFor(t, await delegatedToken(t, ADMIN.userName, ADMIN.password, u.user.userName), u.user);
+    const id = (await delegated.post('/api/Product', { name: 'For someone' }).expect(200)).body.id;
+    const [create] = await changesOf('Product', id);
+    expect(create).toMatchObject({ userId: u.user.id, actor: { id: adminId, name: expect.any(String) } });
+  });
+});
