@@ -70,9 +70,11 @@ export function instanceLifecycle(base: InstanceBase, services: LifecycleService
   let closing: Promise<void> | undefined;
   const close = () =>
     (closing ??= (async () => {
-      // Event streams never end on their own: they end first, and their clients reconnect elsewhere.
+      // New requests are refused from this moment. Event streams never end on their own: they
+      // end first, and their clients reconnect elsewhere.
+      const drained = services.traffic.drain(base.options.closeGraceMs ?? 10_000);
       await services.events.close();
-      await services.traffic.drain(base.options.closeGraceMs ?? 10_000);
+      await drained;
       if (readyPromise) await readyPromise.catch(() => undefined);
       await services.jobs.stop();
       for (const fn of [...base.registry.closeCallbacks].reverse()) await fn();
