@@ -92,9 +92,8 @@ export function mountPublicEventRoutes(root: Router, parts: EventRouteParts): vo
     '/listening/entity/:entity/:file',
     toHandler(async (req, res) => {
       const file = req.params.file as string;
-      const repo = parts.lookup(req.params.entity as string);
-      if (!repo || !file.endsWith('.json')) throw new ApiError('CORE_ROUTE_NOT_FOUND', `No route GET ${req.path}`);
-      res.set('Cache-Control', 'no-store').json(await listeningTimestamp(repo, file.slice(0, -'.json'.length)));
+      if (!file.endsWith('.json')) throw new ApiError('CORE_ROUTE_NOT_FOUND', `No route GET ${req.path}`);
+      res.set('Cache-Control', 'no-store').json(await listeningTimestamp(repositoryFor(parts.lookup, req.params.entity), file.slice(0, -'.json'.length)));
     }),
   );
   root.get(

@@ -5,6 +5,7 @@ import { components } from './components';
 import { HTTP_METHODS } from './fragment-paths';
 import type { ListSizes } from './parameters';
 import { GENERATIONS, type GenerationName } from '../generations';
+import { publicChangePaths } from './event-paths';
 import { generationPaths } from './paths';
 import type { Operation, PathItem } from './refs';
 import { CORE_TAGS, describeOperations, dropUnusedSchemas, entityTagDescription } from './polish';
@@ -88,6 +89,7 @@ export function buildOpenApi(input: OpenApiInput): Record<string, unknown> {
       paths[`${generation.base}${path}`] = item;
     }
   }
+  Object.assign(paths, publicChangePaths());
   const host = input.hostRoutes ?? {};
   for (const [path, item] of Object.entries(host.paths ?? {})) {
     if (item && typeof item === 'object') paths[path] = { ...paths[path], ...(item as PathItem) };

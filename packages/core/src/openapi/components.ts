@@ -5,6 +5,7 @@ import { ATTRIBUTE_SCHEMAS } from './attribute-schemas';
 import { COOKIE_SESSION, SESSION } from './auth-paths';
 import { bulkSchemas, RESTORE_RESULT } from './bulk-schemas';
 import { errorBody, responseComponents } from './error-responses';
+import { EVENT_SCHEMAS } from './event-paths';
 import { JOB_RESULT_PAGE } from './job-paths';
 import { METADATA } from './metadata-path';
 import { componentParameters, type ListSizes } from './parameters';
@@ -48,6 +49,7 @@ export function components(schema: SchemaModel, input: ComponentInput) {
     RecordList: RECORD_LIST,
     JobResultPage: JOB_RESULT_PAGE,
     ...ATTRIBUTE_SCHEMAS,
+    ...EVENT_SCHEMAS,
     ...bulkSchemas(schema),
     ...entitySchemas(schema, { meta: input.metaCategories ?? new Map(), addedKeys: input.addedKeys }),
   };

@@ -52,6 +52,9 @@ export const itemErrors = (key: string, description: string) => ({
   },
 });
 
+/** The strong `ETag` of a record's version (single reads, create and update answers). */
+export const ETAG_HEADER = { description: 'The record\'s version; send it back in If-Match or If-None-Match.', schema: { type: 'string' } };
+
 /** Error responses carry the message again in `X-Status-Reason`, which AtroCore clients read. */
 const errorResponse = (description: string) => ({
   description,
@@ -72,6 +75,8 @@ export function responseComponents() {
     NotFound: errorResponse('Unknown entity type or record, or a record the caller may not see'),
     Conflict: errorResponse('A unique field or index already holds the value, a link object matches several records, or a job is no longer pending'),
     PayloadTooLarge: errorResponse('The body is larger than the instance allows'),
+    PreconditionFailed: errorResponse('If-Match named another version of the record: nothing was written'),
+    NotModified: { description: 'The record is still at the version If-None-Match names', headers: { ETag: ETAG_HEADER } },
     UnsupportedMediaType: errorResponse('Generation A: a body that is not application/json'),
     TooManyRequests: {
       ...throttled,

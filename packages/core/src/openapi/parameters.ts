@@ -36,6 +36,8 @@ export function componentParameters(sizes: ListSizes, requestParameters: readonl
   return {
     ...parameterComponents(requestParameters),
     FlattenAttributesNone: header('Flatten-Attributes', 'Accepted; this entity type has no attributes, so the header changes nothing.', ['true']),
+    IfMatch: header('If-Match', 'Write only if the record is still at this version (its `ETag`); 412 CORE_PRECONDITION_FAILED otherwise. `*` matches any version.'),
+    IfNoneMatch: header('If-None-Match', 'The `ETag` the client holds: 304 without a body while the record is still at that version.'),
     Permanently: header('permanently', '`true` (or `1`) removes the row instead of soft-deleting it.', ['true', '1']),
     select: query('select', 'Comma-separated field names to return (`id` is always returned).', { type: 'string' }),
     offset: query('offset', 'Records to skip; default 0.', { type: 'integer', minimum: 0 }),

@@ -3,6 +3,7 @@ import type { OpenApiFragment, RequestParameter } from '../plugin';
 import { attributePaths } from './attribute-paths';
 import { cookiePath, sessionPath } from './auth-paths';
 import { massUpdatePath, restorePath, upsertAsyncPath, upsertPath } from './bulk-paths';
+import { changePaths, linkWritePaths, recordStreamPath } from './event-paths';
 import { addFragmentPaths } from './fragment-paths';
 import { jobResultPath } from './job-paths';
 import { metadataPath } from './metadata-path';
@@ -37,8 +38,10 @@ export function generationPaths(
   for (const model of schema.entities.values()) {
     Object.assign(paths, entityPaths(model, context));
     if (model.def.hasAttributes) Object.assign(paths, attributePaths(model, context));
-    if (generation.linkRoutes) Object.assign(paths, linkedPaths(schema, model, context));
+    if (generation.linkRoutes) Object.assign(paths, linkedPaths(schema, model, context), recordStreamPath(model, context));
+    for (const [path, item] of Object.entries(linkWritePaths(model, context))) paths[path] = { ...paths[path], ...item };
   }
+  Object.assign(paths, changePaths(op));
   addFragmentPaths(paths, fragments, op);
   return paths;
 }

@@ -1,5 +1,5 @@
 import { isLinkField, type EntityModel, type SchemaModel } from '../definition/model';
-import { bodyResponses, errorResponses, responseRef } from './error-responses';
+import { bodyResponses, errorResponses, ETAG_HEADER, responseRef } from './error-responses';
 import { LIST_PARAMS, listParams } from './parameters';
 import { jsonBody, ok, param, ref, type GenerationContext, type Operation, type PathItem } from './refs';
 
@@ -10,6 +10,9 @@ const ENTITY_NOTES: Record<string, { create?: string; update?: string; read?: st
     update: 'Only `{"status": "Canceled"}` is accepted (400 for anything else), and only while the job is `Pending` (409 afterwards).',
   },
 };
+
+/** A 200 answer with one record, its version in `ETag`. */
+const versioned = (description: string, schema: unknown) => ({ ...ok(description, schema), headers: { ETag: ETAG_HEADER } });
 
 /** List, create, read, update (PATCH and PUT) and delete of one entity type. */
 export function entityPaths(model: EntityModel, { op, generation, extra }: GenerationContext): Record<string, PathItem> {
@@ -31,15 +34,15 @@ export function entityPaths(model: EntityModel, { op, generation, extra }: Gener
     ...note(notes.create),
     parameters: extra('create', model),
     requestBody: jsonBody(ref(`${name}Create`)),
-    responses: { '200': ok(`The created ${name}`, ref(name)), '409': responseRef('Conflict'), ...bodyResponses(generation), ...errorResponses() },
+    responses: { '200': versioned(`The created ${name}`, ref(name)), '409': responseRef('Conflict'), ...bodyResponses(generation), ...errorResponses() },
   };
   const read: Operation = {
     operationId: op(`get${name}`),
     tags,
     summary: `Read one ${name}`,
     ...note(notes.read),
-    parameters: [param('id'), param('select'), ...extra('read', model)],
-    responses: { '200': ok(`The ${name}`, ref(name)), ...errorResponses() },
+    parameters: [param('id'), param('select'), param('IfNoneMatch'), ...extra('read', model)],
+    responses: { '200': versioned(`The ${name}`, ref(name)), '304': responseRef('NotModified'), ...errorResponses() },
   };
   const native = generation.updateVerb;
   const update = (verb: 'patch' | 'put'): Operation => ({
@@ -47,16 +50,16 @@ export function entityPaths(model: EntityModel, { op, generation, extra }: Gener
     tags,
     summary: `Update a ${name} (fields not sent stay unchanged)${verb === native ? '' : `; same as ${native.toUpperCase()}`}`,
     ...note(notes.update),
-    parameters: [param('id'), ...extra('update', model)],
+    parameters: [param('id'), param('IfMatch'), ...extra('update', model)],
     requestBody: jsonBody(ref(`${name}Update`)),
-    responses: { '200': ok(`The updated ${name}`, ref(name)), '409': responseRef('Conflict'), ...bodyResponses(generation), ...errorResponses() },
+    responses: { '200': versioned(`The updated ${name}`, ref(name)), '409': responseRef('Conflict'), '412': responseRef('PreconditionFailed'), ...bodyResponses(generation), ...errorResponses() },
   });
   const remove: Operation = {
     operationId: op(`delete${name}`),
     tags,
     summary: `Delete a ${name} (soft unless the permanently header is sent)`,
-    parameters: [param('id'), param('Permanently')],
-    responses: { '200': ok('Deleted', { type: 'boolean', const: true }), ...errorResponses() },
+    parameters: [param('id'), param('Permanently'), param('IfMatch')],
+    responses: { '200': ok('Deleted', { type: 'boolean', const: true }), '412': responseRef('PreconditionFailed'), ...errorResponses() },
   };
   return {
     // Records the server makes (jobs) have no create operation: a client's create is 403.

@@ -47,8 +47,10 @@ describe('OpenAPI document', () => {
     expect(duplicates).toEqual([]);
   });
 
-  it('only documents paths that exist under one of the two bases', () => {
-    for (const path of Object.keys(doc.paths)) expect(path).toMatch(/^\/api\/(v1\/)?[A-Za-z]/);
+  it('only documents paths that exist under one of the two bases, and the two public change routes at the root', () => {
+    const root = ['/listening/entity/{entity}/{id}.json', '/data/publicData.json'];
+    for (const path of Object.keys(doc.paths).filter((p) => !root.includes(p))) expect(path).toMatch(/^\/api\/(v1\/)?[A-Za-z]/);
+    for (const path of root) expect(doc.paths).toHaveProperty([path]);
   });
 
   it('declares the token as an apiKey scheme in the Authorization-Token header and requires it by default', () => {

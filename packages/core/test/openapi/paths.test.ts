@@ -38,13 +38,41 @@ describe('OpenAPI paths of records, bulk operations and sessions', () => {
     expect(Object.keys((doc.paths['/api/userSession'].delete as Operation).responses ?? {})).toContain('403');
   });
 
-  it('documents the linked-record routes: entityRelation in both generations, one path per link in generation B', () => {
+  it('documents the linked-record routes: entityRelation in both generations, one path per link, listed in generation B and linked or unlinked in both', () => {
     for (const base of BASES) expect(Object.keys(doc.paths[`${base}/entityRelation`] ?? {})).toEqual(['get']);
     for (const link of ['brand', 'categories']) {
-      expect(Object.keys(doc.paths[`/api/v1/Product/{id}/${link}`] ?? {})).toEqual(['get']);
-      expect(doc.paths[`/api/Product/{id}/${link}`]).toBeUndefined();
+      expect(Object.keys(doc.paths[`/api/v1/Product/{id}/${link}`] ?? {})).toEqual(['get', 'post', 'delete']);
+      expect(Object.keys(doc.paths[`/api/Product/{id}/${link}`] ?? {})).toEqual(['post', 'delete']);
     }
     expect(doc.paths['/api/v1/Product/{id}/createdBy']).toBeUndefined();
+    expect(doc.paths['/api/Product/{id}/createdBy']).toBeUndefined();
+  });
+
+  it('documents the change routes: the event stream as text/event-stream, the record stream, listening and the public routes without a token', () => {
+    for (const base of BASES) {
+      const events = doc.paths[`${base}/events`].get as Operation;
+      expect(Object.keys((events.responses as Record<string, { content?: object }>)['200'].content ?? {})).toEqual(['text/event-stream']);
+      expect(Object.keys(doc.paths[`${base}/entityStream`] ?? {})).toEqual(['get']);
+      expect(Object.keys(doc.paths[`${base}/startEntityListening`] ?? {})).toEqual(['post']);
+    }
+    expect(Object.keys(doc.paths['/api/v1/Product/{id}/stream'] ?? {})).toEqual(['get']);
+    expect(doc.paths['/api/Product/{id}/stream']).toBeUndefined();
+    for (const path of ['/listening/entity/{entity}/{id}.json', '/data/publicData.json']) expect((doc.paths[path].get as Operation).security).toEqual([]);
+  });
+
+  it('documents versions: ETag on single answers, If-None-Match and 304 on reads, If-Match and 412 on updates and deletes', () => {
+    for (const base of BASES) {
+      const item = doc.paths[`${base}/Product/{id}`] as Record<string, Operation>;
+      const responses = (op: Operation) => op.responses as Record<string, { headers?: object }>;
+      expect(responses(item.get)['200'].headers).toHaveProperty('ETag');
+      expect(responses(item.get)).toHaveProperty('304');
+      expect(item.get.parameters).toContainEqual({ $ref: '#/components/parameters/IfNoneMatch' });
+      for (const op of [item.patch, item.put, item.delete]) {
+        expect(op.parameters).toContainEqual({ $ref: '#/components/parameters/IfMatch' });
+        expect(responses(op)).toHaveProperty('412');
+      }
+      expect(responses((doc.paths[`${base}/Product`] as Record<string, Operation>).post)['200'].headers).toHaveProperty('ETag');
+    }
   });
 
   it('documents upsertAsync and entityMassUpdate under both bases, with generation B ids prefixed', () => {
