@@ -40,6 +40,7 @@ export type ChildRequest =
   | { type: 'capture-start' }
   | { type: 'capture-stop' }
   | { type: 'cpu' }
+  | { type: 'memory' }
   | { type: 'profile-start' }
   | { type: 'profile-stop'; file: string }
   | { type: 'stop' };
@@ -72,6 +73,10 @@ function serveBench(server: ChildServer): void {
           return send({ type: message.type, queries: server.capture.stop() });
         case 'cpu':
           return send({ type: message.type, usage: process.cpuUsage() });
+        case 'memory':
+          // After a full collection when the child runs with --expose-gc: what is really held.
+          (globalThis as { gc?: () => void }).gc?.();
+          return send({ type: message.type, usage: process.memoryUsage() });
         case 'profile-start':
           session = new Session();
           session.connect();
