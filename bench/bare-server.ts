@@ -3,7 +3,7 @@
  * SQL text and bindings our server sends (list.ts checks this before measuring) and the same JSON.
  * It does only what the answer needs: one cached token check, hand-written SQL, JSON.stringify.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import http from 'node:http';
 import pg from 'pg';
 import {
@@ -11,6 +11,7 @@ import {
   CATEGORIES,
   COUNT_PRICE_ABOVE,
   GET_PRODUCT,
+  INSERT_CHANGE,
   INSERT_PRODUCT,
   LIST_PLAIN,
   LIST_PRICE_ABOVE,
@@ -121,9 +122,13 @@ async function shape(rows: Row[]): Promise<Row[]> {
       categoriesIds: c.ids, categoriesNames: c.names, statusId: r.statusId, statusName: r.statusName,
       tagsIds: t.ids, tagsNames: t.names, mainImageId: r.mainImageId, mainImageName: r.mainImageName, createdAt: r.createdAt, modifiedAt: r.modifiedAt,
       createdById: r.createdById, createdByName: r.createdByName, modifiedById: r.modifiedById, modifiedByName: r.modifiedByName,
+      [VERSION]: r.__version,
     };
   });
 }
+
+/** Where a record keeps its version, for the `ETag` of the answer (not a key of its JSON). */
+const VERSION = Symbol('version');
 
 /** The `deleted = false` bindings of the product select: five joined tables and the product. */
 const NOT_DELETED = [false, false, false, false, false, false];
@@ -189,7 +194,7 @@ function uuidv7(): string {
 }
 
 /** Checks the body the bench sends (types, required name, no unknown key), inserts, reads back. */
-async function createProduct(body: Row, userId: string): Promise<Row> {
+async function createProduct(body: Row, userId: string, requestId: string): Promise<Row> {
   const check = (key: string, ok: (v: unknown) => boolean) => {
     if (body[key] !== undefined && body[key] !== null && !ok(body[key])) throw new HttpError(400, 'CORE_VALIDATION_FAILED', `${key} is invalid`);
   };
@@ -211,6 +216,8 @@ async function createProduct(body: Row, userId: string): Promise<Row> {
     }
     const values = [body.brandId ?? null, at, null, userId, id, true, at, null, userId, body.name, body.price ?? null, body.quantity ?? null, body.sku ?? null];
     await query(client, INSERT_PRODUCT, values);
+    const diff = Object.fromEntries(['name', 'sku', 'price', 'quantity', 'brandId'].filter((k) => body[k] != null).map((k) => [k, { was: null, became: body[k] }]));
+    await query(client, INSERT_CHANGE, ['Create', null, null, at, JSON.stringify({ ...diff, isActive: { was: null, became: true } }), 'Product', null, id, requestId, userId]);
     await query(client, 'COMMIT;');
   } catch (error) {
     await client.query('ROLLBACK').catch(() => undefined);
@@ -225,14 +232,18 @@ async function createProduct(body: Row, userId: string): Promise<Row> {
  * Checks the body the bench sends (a price, nothing else) and updates the product when the price
  * changes: an update that changes nothing answers the record as it is, modifiedAt included.
  */
-async function updateProduct(id: string, body: Row, userId: string): Promise<Row | undefined> {
+async function updateProduct(id: string, body: Row, userId: string, requestId: string): Promise<Row | undefined> {
   const [key, ...others] = Object.keys(body);
   if (key !== 'price' || others.length) throw new HttpError(400, 'CORE_VALIDATION_FAILED', 'The floor updates the price only');
   if (typeof body.price !== 'number' || !Number.isFinite(body.price)) throw new HttpError(400, 'CORE_VALIDATION_FAILED', 'price is invalid');
   if (!/^[A-Za-z0-9_-]{1,64}$/.test(id)) return undefined;
   const [stored] = await query<Row>(pool, STORED_PRICE, [false, id]);
   if (!stored) return undefined;
-  if (stored.price !== body.price) await query(pool, UPDATE_PRICE, [body.price, now(), userId, null, id, false]);
+  if (stored.price !== body.price) {
+    const at = now();
+    const diff = JSON.stringify({ price: { was: stored.price, became: body.price } });
+    await query(pool, UPDATE_PRICE, [body.price, at, userId, null, id, false, 'Product', id, 'Update', diff, userId, null, requestId, null, null, at]);
+  }
   return getProduct(id);
 }
 
@@ -257,7 +268,8 @@ function readBody(req: http.IncomingMessage): Promise<Row> {
 
 function send(res: http.ServerResponse, status: number, value: unknown): void {
   const body = JSON.stringify(value);
-  res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body) });
+  const version = (value as { [VERSION]?: unknown } | undefined)?.[VERSION];
+  res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body), ...(version !== undefined && { ETag: `"${String(version)}"` }) });
   res.end(body);
 }
 
@@ -274,11 +286,11 @@ async function handle(req: http.IncomingMessage, res: http.ServerResponse): Prom
   }
   if (req.method === 'POST' && pathname === '/api/Product') {
     if (!String(req.headers['content-type'] ?? '').startsWith('application/json')) throw new HttpError(415, 'CORE_UNSUPPORTED_MEDIA_TYPE', 'JSON only');
-    return send(res, 200, await createProduct(await readBody(req), session.userId));
+    return send(res, 200, await createProduct(await readBody(req), session.userId, randomUUID()));
   }
   if (req.method === 'PATCH' && pathname.startsWith('/api/Product/')) {
     if (!String(req.headers['content-type'] ?? '').startsWith('application/json')) throw new HttpError(415, 'CORE_UNSUPPORTED_MEDIA_TYPE', 'JSON only');
-    const record = await updateProduct(decodeURIComponent(pathname.slice('/api/Product/'.length)), await readBody(req), session.userId);
+    const record = await updateProduct(decodeURIComponent(pathname.slice('/api/Product/'.length)), await readBody(req), session.userId, randomUUID());
     if (!record) throw new HttpError(404, 'CORE_NOT_FOUND', 'Product not found');
     return send(res, 200, record);
   }
