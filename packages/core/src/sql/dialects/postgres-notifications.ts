@@ -27,6 +27,10 @@ export class PostgresNotifications implements Notifications {
   private channels: readonly string[] = [];
   private closed = false;
   private retry?: NodeJS.Timeout;
+  /** The last message sent or being sent; the next waits for it. */
+  private sending: Promise<unknown> = Promise.resolve();
+  /** Messages not yet sent, by channel and payload. */
+  private readonly waiting = new Map<string, Promise<void>>();
 
   constructor(private readonly knex: Knex) {}
 
@@ -68,10 +72,23 @@ export class PostgresNotifications implements Notifications {
     this.retry = setTimeout(again, RETRY_MS);
   }
 
-  /** Sent on the listening connection when there is one: a message takes no connection of the pool. */
-  async publish(channel: string, payload: string): Promise<void> {
-    if (this.connection) await this.connection.query('select pg_notify($1, $2)', [channel, payload]);
-    else await this.knex.raw('select pg_notify(?, ?)', [channel, payload]);
+  /**
+   * Sent on the listening connection when there is one (a message takes no connection of the
+   * pool), one at a time: a connection runs one query at a time. A message equal to one still
+   * waiting to be sent is sent once.
+   */
+  publish(channel: string, payload: string): Promise<void> {
+    const key = `${channel}\u0000${payload}`;
+    const waiting = this.waiting.get(key);
+    if (waiting) return waiting;
+    const send = this.sending.then(async () => {
+      this.waiting.delete(key);
+      if (this.connection) await this.connection.query('select pg_notify($1, $2)', [channel, payload]);
+      else await this.knex.raw('select pg_notify(?, ?)', [channel, payload]);
+    });
+    this.waiting.set(key, send);
+    this.sending = send.catch(() => undefined);
+    return send;
   }
 
   async close(): Promise<void> {
