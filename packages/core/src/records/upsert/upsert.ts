@@ -1,6 +1,7 @@
 import type { RequestContext } from '../../context';
 import { isValidId } from '../../definition/validate-record';
 import { ApiError, assertKnownKeys, notFound } from '../../errors';
+import { isLive } from '../../sql/record-store';
 import { sqlContext } from '../../sql/sql-context';
 import { inTransaction } from '../../sql/transaction';
 import { eventLoopTurns } from '../../util/event-loop';
@@ -10,8 +11,9 @@ import { splitLinkObjects } from '../link-objects';
 import { derivesCode } from '../option-codes';
 import type { LinkDelta } from '../link-delta';
 import type { Repository } from '../repository';
+import { prepareRowRules } from '../row-rules';
 import { ambiguousLookup, assertLookup, assertMayChange } from './item-rules';
-import { BatchIndex, failed, lookupOf, type Hit, type Prepared, type UpsertMode, type UpsertResult } from './plan';
+import { BatchIndex, failed, lookupOf, uniqueViolation, type Hit, type Prepared, type UpsertMode, type UpsertResult } from './plan';
 import { entityOf, shownKeys, upsertRun } from './run';
 
 export { publicResult } from './plan';
@@ -30,9 +32,11 @@ const SINGLE_ATTEMPTS = 3;
 /**
  * The stored record an item names, by the lookup of the spec, as the caller may change it (the
  * rules of `item-rules.ts`). The records its single-link objects name count as the ids of those
- * links (`brand: {name}` is `brandId` in a unique index).
+ * links (`brand: {name}` is `brandId` in a unique index). A record outside the caller's row rules
+ * is treated as one hidden by `own`: the item collides with it (in update mode: not found).
  */
 async function lookUpSingle(repo: Repository, { ctx, mode }: { ctx: RequestContext; mode: UpsertMode }, payload: Record<string, unknown>): Promise<Hit | undefined> {
+  const within = await prepareRowRules(repo, ctx);
   // Attribute values (`Flatten-Attributes: true`) are no lookup keys.
   const own = (await repo.env.attributes?.prepareWrite(ctx, repo.model, payload))?.body ?? payload;
   const { data, objects } = splitLinkObjects(repo.model, own);
@@ -43,10 +47,13 @@ async function lookUpSingle(repo: Repository, { ctx, mode }: { ctx: RequestConte
   const hit = await inTransaction(repo.env.database, async (trx) => {
     await findSingleLinkObjects(repo, { trx, ctx }, { objects, values });
     const index = new BatchIndex(repo.model);
-    for (const record of await fetchByKeys(sqlContext(repo.env, trx), repo.model, keyLookups(repo.model, [{ id, values }]))) index.add({ id: record.id as string, record, isNew: false, dirty: new Set() });
-    return index.find(lookupOf(repo.model, id, values));
+    const sql = sqlContext(repo.env, trx);
+    for (const record of await fetchByKeys(sql, repo.model, keyLookups(repo.model, [{ id, values }]))) index.add({ id: record.id as string, record, isNew: false, dirty: new Set() });
+    const found = index.find(lookupOf(repo.model, id, values));
+    return found && found !== 'ambiguous' && within && !(await isLive(sql, repo.model, { id: found.state.id, within })) ? { hidden: found } : found;
   });
   if (hit === 'ambiguous') throw ambiguousLookup();
+  if (hit && 'hidden' in hit) throw mode === 'update' ? notFound(repo.model.name, hit.hidden.state.id) : uniqueViolation(repo.model, hit.hidden.key);
   if (hit) assertMayChange(repo.model, { ctx, access }, { hit, mode });
   return hit;
 }
@@ -79,9 +86,12 @@ async function upsertSingle(repo: Repository, call: UpsertCall, payload: Record<
   }
 }
 
-/** Entity types with write hooks (password hashing, plugins) go through the single-record path. */
+/**
+ * Entity types with write hooks (password hashing, plugins) or row rules go through the
+ * single-record path (the row rules judge each record after its write, in its transaction).
+ */
 const hasWriteHooks = (repo: Repository) =>
-  (['beforeCreate', 'afterCreate', 'beforeUpdate', 'afterUpdate'] as const).some((h) => repo.env.hooks.has(h, repo.model.name));
+  (['beforeFind', 'beforeCreate', 'afterCreate', 'beforeUpdate', 'afterUpdate'] as const).some((h) => repo.env.hooks.has(h, repo.model.name));
 
 /**
  * Whether an item needs the single-record path: link objects (find-or-create), write hooks,
@@ -143,7 +153,7 @@ export async function upsertItems(call: UpsertCall, items: readonly unknown[]): 
       const { data, objects } = splitLinkObjects(repo.model, body);
       if (needsSinglePath(repo, ctx, { body, objects: objects.size })) {
         await flush();
-        results[index] = await upsertSingle(repo, { lookup, ctx, mode }, body).catch(failedWith);
+        results[index] = await upsertSingle(repo, { lookup, ctx, mode, links: call.links }, body).catch(failedWith);
         await turn();
         continue;
       }
