@@ -112,8 +112,9 @@ describe.each(TEST_DBS)('row rules on %s', (kind) => {
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });
   afterAll(async () => {
-    await new Promise((resolve) => server.close(resolve));
     await t.close();
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
   });
 
   describe.each(GENERATIONS)('generation %s', (gen, base) => {
