@@ -226,6 +226,11 @@ describe.each(TEST_DBS)('row rules on %s', (kind) => {
       expect(results[3].message).toBe('The Item would be outside the records you may access');
       expect(await stored('Item', iB.id)).toEqual(b0);
       expect((await t.get(`${base}/Item?totalOnly=true&where[0][type]=equals&where[0][attribute]=sku&where[0][value]=${prefix}new-b`)).body.total).toBe(0);
+      // The same items as a job: the same results.
+      const { jobId } = (await a.post(`${base}/upsertAsync`, items.slice(0, 2)).expect(200)).body;
+      const job = await waitForJob(t, base, a, jobId);
+      expect(job.result).toEqual(results.slice(0, 2));
+      expect(await stored('Item', iB.id)).toEqual(b0);
       // The same request as a plain create: the same unique error, nothing more.
       const plain = await a.post(`${base}/Item`, { sku: iB.sku, name: 'Taken' }).expect(409);
       expect(plain.body.error.message).toBe('Item with the same sku already exists');

@@ -11,7 +11,7 @@ import { splitLinkObjects } from '../link-objects';
 import { derivesCode } from '../option-codes';
 import type { LinkDelta } from '../link-delta';
 import type { Repository } from '../repository';
-import { prepareRowRules } from '../row-rules';
+import { prepareRowRules, rowFilter } from '../row-rules';
 import { ambiguousLookup, assertLookup, assertMayChange } from './item-rules';
 import { BatchIndex, failed, lookupOf, uniqueViolation, type Hit, type Prepared, type UpsertMode, type UpsertResult } from './plan';
 import { entityOf, shownKeys, upsertRun } from './run';
@@ -86,19 +86,17 @@ async function upsertSingle(repo: Repository, call: UpsertCall, payload: Record<
   }
 }
 
-/**
- * Entity types with write hooks (password hashing, plugins) or row rules go through the
- * single-record path (the row rules judge each record after its write, in its transaction).
- */
+/** Entity types with write hooks (password hashing, plugins) go through the single-record path. */
 const hasWriteHooks = (repo: Repository) =>
-  (['beforeFind', 'beforeCreate', 'afterCreate', 'beforeUpdate', 'afterUpdate'] as const).some((h) => repo.env.hooks.has(h, repo.model.name));
+  (['beforeCreate', 'afterCreate', 'beforeUpdate', 'afterUpdate'] as const).some((h) => repo.env.hooks.has(h, repo.model.name));
 
 /**
- * Whether an item needs the single-record path: link objects (find-or-create), write hooks,
+ * Whether an item needs the single-record path: link objects (find-or-create), write hooks, row
+ * rules that apply to the caller (they judge each record after its write, in its transaction),
  * values derived on create, or attribute values (`Flatten-Attributes: true`).
  */
-function needsSinglePath(repo: Repository, ctx: RequestContext, { body, objects }: { body: Record<string, unknown>; objects: number }): boolean {
-  if (objects > 0 || hasWriteHooks(repo) || derivesCode(repo, body)) return true;
+function needsSinglePath(repo: Repository, ctx: RequestContext, { body, objects, ruled }: { body: Record<string, unknown>; objects: number; ruled: boolean }): boolean {
+  if (objects > 0 || ruled || hasWriteHooks(repo) || derivesCode(repo, body)) return true;
   return !!ctx.flattenAttributes && !!repo.model.def.hasAttributes && Object.keys(body).some((key) => key !== 'id' && !repo.model.byKey.has(key));
 }
 
@@ -151,7 +149,9 @@ export async function upsertItems(call: UpsertCall, items: readonly unknown[]): 
       if (repo !== runRepo) await flush();
       runRepo = repo;
       const { data, objects } = splitLinkObjects(repo.model, body);
-      if (needsSinglePath(repo, ctx, { body, objects: objects.size })) {
+      // Resolved once per request and entity type: no work for a type without rules.
+      const ruled = (await rowFilter(repo, ctx)) !== undefined;
+      if (needsSinglePath(repo, ctx, { body, objects: objects.size, ruled })) {
         await flush();
         results[index] = await upsertSingle(repo, { lookup, ctx, mode, links: call.links }, body).catch(failedWith);
         await turn();
