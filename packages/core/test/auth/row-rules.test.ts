@@ -196,7 +196,7 @@ describe.each(TEST_DBS)('row rules on %s', (kind) => {
     });
 
     it('a mass update changes only rows of the tenant, by ids and by where', async () => {
-      const { iA, iB, prefix } = await world();
+      const { sA, sB, iA, iB, prefix } = await world();
       const res = (await a.post(`${base}/entityMassUpdate`, { entityName: 'Item', ids: [iA.id, iB.id], values: { price: 7 } }).expect(200)).body;
       expect(res).toEqual({ updated: 1, errors: [{ id: iB.id, code: 'CORE_NOT_FOUND', message: `Item '${iB.id}' not found` }] });
       expect((await stored('Item', iA.id)).price).toBe(7);
@@ -207,6 +207,11 @@ describe.each(TEST_DBS)('row rules on %s', (kind) => {
       expect(job).toMatchObject({ status: 'Success', result: { updated: 1, errors: [] } });
       expect((await stored('Item', iA.id)).price).toBe(8);
       expect((await stored('Item', iB.id)).price).toBe(20);
+      // Links added by a mass update, item by item: to the tenant's records only.
+      const extra = (await a.post(`${base}/Item`, { name: 'Extra A', sku: `${prefix}extra` }).expect(200)).body;
+      const linked = (await a.post(`${base}/entityMassUpdate`, { entityName: 'Supplier', ids: [sA.id, sB.id], values: {}, addLinks: { items: [extra.id] } }).expect(200)).body;
+      expect(linked).toEqual({ updated: 1, errors: [{ id: sB.id, code: 'CORE_NOT_FOUND', message: `Supplier '${sB.id}' not found` }] });
+      expect((await stored('Item', extra.id)).supplierId).toBe(sA.id);
     });
 
     it("an upsert item keyed to another tenant's row fails as a collision and changes nothing", async () => {
