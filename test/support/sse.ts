@@ -62,7 +62,7 @@ export function openSse(url: string, headers: Record<string, string> = {}): Prom
           if (done || Date.now() > deadline) throw new Error(`no such event within ${ms} ms; got ${JSON.stringify(events)}`);
           await new Promise<void>((wake) => {
             waiting.push(wake);
-            setTimeout(wake, Math.max(10, deadline - Date.now()));
+            setTimeout(wake, Math.max(10, deadline - Date.now())).unref();
           });
         }
       };

@@ -23,6 +23,26 @@ defineEntity({
   uniqueIndex: { sku: ['sku'] },
 });
 
+// Row rules and hooks in a definition: a hook name that is not one is a compile error.
+defineEntity({
+  name: 'Owned',
+  fields: { tenantId: { type: 'varchar' } },
+  access: (ctx) => (ctx.user?.isAdmin ? true : { type: 'equals', attribute: 'tenantId', value: ctx.user?.id }),
+  hooks: { beforeCreate: ({ data }) => void data, afterRead: async () => undefined },
+});
+defineEntity({
+  name: 'Typo',
+  fields: {},
+  // @ts-expect-error 'beforeCreat' is not a record hook
+  hooks: { beforeCreat: () => undefined },
+});
+defineEntity({
+  name: 'Typo',
+  fields: {},
+  // @ts-expect-error access answers true, false or where items
+  access: () => 'all',
+});
+
 const Brand = defineEntity({ name: 'Brand', fields: { name: { type: 'varchar', required: true, unique: true } } });
 const Product = defineEntity({
   name: 'Product',

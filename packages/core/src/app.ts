@@ -7,6 +7,7 @@ import { addRepositories, createAccessService, createAttributes, createJobs, typ
 import type { EntityApi, EntityApiOptions, EntityJobs, TypedEntityApi } from './app-types';
 import { CORE_ENTITIES } from './core-entities';
 import { installJobHooks, installRoleHooks, installUserHooks } from './core-hooks';
+import { installDefinitionHooks } from './definition-hooks';
 import type { ApiRecord, EntityDefinition } from './declarations';
 import { normalizeDefinitions, type EntityModel } from './definition/normalize';
 import { BootError } from './errors';
@@ -58,6 +59,8 @@ export function createEntityApi<const TEntities extends readonly EntityDefinitio
   registerPlugins(options.plugins ?? [], (name) => registry.forPlugin(name, logger.child({ plugin: name })));
   const schema = normalizeDefinitions(registry.definitions(), { attributes: registry.attributes });
   for (const model of schema.entities.values()) for (const fn of registry.entityCallbacks) fn(model);
+  // A definition's own hooks and row rule run after the plugins' hooks of the same entity type.
+  installDefinitionHooks(registry.hooks, [...schema.entities.values()].map((model) => model.def));
 
   // Read at start-up: a broken JSDoc block is a boot error, not a 500 on /apidocs.
   const hostRoutes = hostRoutesFragment(options.openapi?.apis ?? []);

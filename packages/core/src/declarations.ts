@@ -1,5 +1,9 @@
 /** Public types of entity definitions. Plugins extend the empty interfaces by declaration merging. */
 
+import type { RequestContext } from './context';
+import type { RecordHook, RecordHookName } from './hooks';
+import type { WhereItem } from './sql/where-types';
+
 export const FIELD_TYPES = [
   'varchar',
   'text',
@@ -86,7 +90,25 @@ export interface EntityDefinition extends EntityAttributes {
   table?: string;
   label?: string;
   description?: string;
+  /**
+   * Row rules: which records of this type the caller may read and write (a tenant's, say). Runs
+   * once per request and entity type for every caller with a user (admins too; not for
+   * `systemContext()`), and answers `true` (all), `false` (none) or `where` items, ANDed into
+   * every read and write. See docs/guide/permissions.md#row-rules.
+   */
+  access?: (ctx: RequestContext) => RowRule | Promise<RowRule>;
+  /**
+   * Record hooks of this entity type, by the names plugins use (`RECORD_HOOKS`): each runs after
+   * the plugins' hooks of the same name.
+   */
+  hooks?: EntityHooks;
 }
+
+/** What a row rule answers: every record (`true`), none (`false`), or those matching `where` items (ANDed). */
+export type RowRule = boolean | WhereItem | readonly WhereItem[];
+
+/** A definition's own record hooks, one per hook name. */
+export type EntityHooks = { readonly [K in RecordHookName]?: RecordHook };
 
 type ValueOf<TField extends FieldDefinition> = TField['type'] extends 'int' | 'float'
   ? number
@@ -190,7 +212,7 @@ type NoExtraKeys<TLiteral, TShape, TWhat extends string> = {
  */
 export type StrictDefinition<$Definition extends EntityDefinition> = NoExtraKeys<$Definition, EntityDefinition, 'an entity option'> & {
   fields: { [K in keyof $Definition['fields']]: NoExtraKeys<$Definition['fields'][K], FieldDefinition, 'a field option'> };
-};
+} & ($Definition['hooks'] extends object ? { hooks?: NoExtraKeys<$Definition['hooks'], EntityHooks, 'a record hook'> } : unknown);
 
 /** A definition carrying its record type. */
 export type DefinedEntity<$Definition extends EntityDefinition> = $Definition & {

@@ -4,8 +4,13 @@ import type { EntityModel } from './definition/normalize';
 import { BootError } from './errors';
 import type { RequestContext } from './context';
 
-/** Points in a record's write path where plugins may act. The list is closed. */
+/**
+ * Points in a record's path where plugins (and a definition's own `hooks`) may act. The list is
+ * closed. `beforeFind` adds row rules: `where` items every read and write of the entity type keeps
+ * to (see `records/row-rules.ts`).
+ */
 export const RECORD_HOOKS = [
+  'beforeFind',
   'beforeCreate',
   'afterCreate',
   'beforeUpdate',
@@ -54,6 +59,11 @@ export interface RecordHookEvent {
    * does, the update fails with 409 `CORE_CONFLICT` and writes nothing.
    */
   expect?: Record<string, unknown>;
+  /**
+   * beforeFind: the row rules so far, `where` items in the language of list queries; a hook pushes
+   * its own (they are ANDed). Every read and write of the caller keeps to the records they match.
+   */
+  where?: unknown[];
 }
 
 export type RecordHook = (event: RecordHookEvent) => void | Promise<void>;
@@ -91,6 +101,11 @@ export class HookRegistry {
 
   has(name: RecordHookName, entity: string): boolean {
     return this.hooks.has(`${name}:${entity}`) || this.hooks.has(`${name}:*`);
+  }
+
+  /** The entity types with hooks of this name of their own (`*` when some are for every entity type). */
+  entitiesWith(name: RecordHookName): string[] {
+    return [...this.hooks.keys()].filter((key) => key.startsWith(`${name}:`)).map((key) => key.slice(name.length + 1));
   }
 
   async run(name: RecordHookName, event: RecordHookEvent): Promise<void> {

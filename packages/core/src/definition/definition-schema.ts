@@ -1,6 +1,7 @@
 import Ajv from 'ajv';
 import { FIELD_TYPES } from '../declarations';
 import { BootError } from '../errors';
+import { RECORD_HOOKS } from '../hooks';
 import { isValidDate, normalizeDateTime } from '../time';
 
 /** The JSON Schema of an entity definition, with the options plugins add (`DefinitionAttributes`). */
@@ -46,6 +47,9 @@ const entitySchema = {
     description: { type: 'string' },
     hasAttributes: { type: 'boolean' },
     serverCreated: { type: 'boolean' },
+    // Functions: JSON Schema cannot tell them; `validateDefinition` checks that they are.
+    access: {},
+    hooks: { type: 'object', additionalProperties: false, properties: Object.fromEntries(RECORD_HOOKS.map((name) => [name, {}])) },
     fields: {
       type: 'object',
       propertyNames: { pattern: FIELD_NAME },

@@ -1,6 +1,7 @@
 import type { ErrorObject } from 'ajv';
 import { FIELD_TYPES, type EntityDefinition, type FieldDefinition } from '../declarations';
 import { BootError } from '../errors';
+import { RECORD_HOOKS } from '../hooks';
 import { didYouMean } from '../util/nearest';
 import { compileSchema, ENTITY_NAME, FIELD_NAME, INDEX_NAME, shapeValidator, type DefinitionAttributes } from './definition-schema';
 
@@ -44,10 +45,10 @@ function fail(entity: string, message: string, field?: string): never {
 type Problem = [field: string | undefined, text: string];
 
 /** An option no one declared: its name, and the declared one it most likely meant. */
-function unknownOption(error: ErrorObject): string {
+function unknownOption(error: ErrorObject, what = 'option'): string {
   const option = (error.params as { additionalProperty: string }).additionalProperty;
   const known = Object.keys((error.parentSchema as { properties?: object } | undefined)?.properties ?? {});
-  return `unknown option '${option}'${didYouMean(option, known)}`;
+  return `unknown ${what} '${option}'${didYouMean(option, known)}`;
 }
 
 /** One schema error as a sentence, with the field it is about. */
@@ -57,6 +58,7 @@ function describe(error: ErrorObject): Problem | undefined {
   if (error.keyword === 'additionalProperties') {
     if (path.length === 0) return [undefined, unknownOption(error)];
     if (path[0] === 'fields' && path.length === 2) return [path[1], unknownOption(error)];
+    if (path[0] === 'hooks' && path.length === 1) return [undefined, `hooks: ${unknownOption(error, 'record hook')}`];
   }
   const rule = NAME_RULES[(error.params as { pattern?: string }).pattern ?? ''];
   const problem = rule ? `must match ${(error.params as { pattern: string }).pattern} (${rule})` : (error.message ?? 'is invalid');
@@ -155,6 +157,16 @@ export function validateDefinition(definition: unknown, attributes?: DefinitionA
   const def = definition as EntityDefinition;
   for (const [fieldName, field] of Object.entries(def.fields)) checkField(name, fieldName, field);
   checkStorageNames(def);
+  checkFunctions(def);
+}
+
+/** `access` and each of `hooks` are functions (JSON Schema cannot tell). */
+function checkFunctions(def: EntityDefinition): void {
+  if (def.access !== undefined && typeof def.access !== 'function') fail(def.name, 'access must be a function of the request context (see docs/guide/permissions.md#row-rules)');
+  for (const name of RECORD_HOOKS) {
+    const hook = def.hooks?.[name];
+    if (hook !== undefined && typeof hook !== 'function') fail(def.name, `hooks.${name} must be a function`);
+  }
 }
 
 /** A link's `foreign` must name a field of the target that links back, and both sides must agree. */

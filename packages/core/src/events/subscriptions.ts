@@ -30,6 +30,11 @@ export interface SubscriptionOptions {
   after?: number;
   /** The subscriber's rights now; undefined when its session ended (the stream ends). */
   access: () => Promise<UserAccess | undefined>;
+  /**
+   * Whether the changed record is one the subscriber's row rules keep: undefined when none apply
+   * to its entity type (no query), else the answer of one.
+   */
+  withinRules?: (change: StoredChange) => Promise<boolean> | undefined;
 }
 
 /** The event of a change as a subscriber may see it (CONTRACT §16), or undefined. */
@@ -74,13 +79,30 @@ export class Subscriptions {
     let sent = 0;
     const held: StoredChange[] = [];
     const wanted = (c: StoredChange) => (options.entities.size === 0 || options.entities.has(c.entityType)) && (options.ids.size === 0 || options.ids.has(c.recordId));
+    const write = (event: string) => {
+      sink.write(event);
+      // A subscriber that does not read its stream is dropped, so that memory stays bounded.
+      if (sink.buffered() > MAX_BUFFERED) end();
+    };
+    // An event whose record a row rule must judge waits for the answer; those after it wait too (order).
+    let waiting = 0;
+    let queue: Promise<void> = Promise.resolve();
     const send = (change: StoredChange) => {
       if (change.seq <= sent || !access) return;
       sent = change.seq;
       const event = wanted(change) ? eventOf(schema, { access, user: options.user, change }) : undefined;
-      if (event) sink.write(event);
-      // A subscriber that does not read its stream is dropped, so that memory stays bounded.
-      if (sink.buffered() > MAX_BUFFERED) end();
+      if (event === undefined) return;
+      const within = options.withinRules?.(change);
+      // Its failure is handled in the queue (the stream ends; the client resumes with Last-Event-ID).
+      within?.catch(() => undefined);
+      if (within === undefined && waiting === 0) return write(event);
+      waiting++;
+      queue = queue
+        .then(async () => {
+          if ((within === undefined || (await within)) && this.open.has(end)) write(event);
+        })
+        .catch(() => end())
+        .finally(() => void waiting--);
     };
     const unlisten = await feed.listen((change) => (replaying ? held.push(change) : send(change)));
     sent = options.after ?? feed.highWaterMark;
@@ -101,9 +123,11 @@ export class Subscriptions {
     while (replaying && this.open.has(end)) {
       const missed = await feed.replay(sent, REPLAY_BATCH);
       for (const change of missed) send(change);
+      await queue;
       if (missed.length < REPLAY_BATCH) replaying = false;
     }
     for (const change of held.splice(0)) send(change);
+    await queue;
     return end;
   }
 

@@ -12,6 +12,7 @@ import { parseQueryString } from './list-params';
 import { repositoryFor, type RepositoryLookup } from './record-routes';
 import { requestContext } from './request-context';
 import { toHandler } from './to-handler';
+import { recordWithinRules } from '../records/row-rules';
 
 /** What the change routes read: the repositories, the event streams, and who a request acts for. */
 export interface EventRouteParts {
@@ -40,14 +41,19 @@ function lastEventId(req: Request, query: Record<string, unknown>): number | und
 function eventStream(parts: EventRouteParts) {
   return toHandler(async (req: Request, res: Response) => {
     const query = parseQueryString(req.originalUrl);
-    const user = requestContext(req).user;
+    const ctx = requestContext(req);
+    const { user } = ctx;
     res.status(200).set({ 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache, no-transform', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' });
     res.flushHeaders();
     res.write(': connected\n\n');
     const sink = { write: (chunk: string) => void res.write(chunk), buffered: () => res.writableLength, end: () => res.end() };
     // Every heartbeat asks again who the request acts for: a revoked token ends the stream.
     const access = () => requestSession(parts.auth, { req, resolveUser: parts.resolveUser }).then((s) => parts.accessFor(s.user), () => undefined);
-    const end = await parts.subscriptions.subscribe(sink, { user, entities: listParam(query.entityName), ids: listParam(query.id), after: lastEventId(req, query), access });
+    const withinRules = (change: { entityType: string; recordId: string }) => {
+      const repo = parts.lookup(change.entityType);
+      return repo && recordWithinRules(repo, ctx, change.recordId);
+    };
+    const end = await parts.subscriptions.subscribe(sink, { user, entities: listParam(query.entityName), ids: listParam(query.id), after: lastEventId(req, query), access, withinRules });
     // The client may have gone while the stream was being set up.
     if (res.closed) end();
     else res.on('close', end);

@@ -18,6 +18,7 @@ import { deriveOptionCode } from './option-codes';
 import { answerWrite, findById } from './read';
 import type { Repository } from './repository';
 import type { AfterCommit } from './repository-types';
+import { assertWithinRules, prepareRowRules, rowRulesOf } from './row-rules';
 import { keysSetByHooks, rowChange } from './write-values';
 import { assertMay, checkFields, sentFields } from './write-rules';
 
@@ -26,6 +27,7 @@ export async function createRecord<TRecord extends ApiRecord>(repo: Repository<T
   // Rights and before-hooks may read the database: settle them before the transaction holds
   // a connection (SQLite has one).
   assertMay(repo.model, await repo.guard.access(ctx), 'create');
+  await prepareRowRules(repo, ctx);
   const attributes = await repo.env.attributes?.prepareWrite(ctx, repo.model, body);
   const input = { ...(attributes?.body ?? body) };
   const sent = { ...input };
@@ -96,8 +98,9 @@ export async function insertRecord(repo: Repository, write: LinkObjectWrite, { b
   const named = sentFields(values, { sent, objects: objects.keys() });
   checkFields(repo.model, access, { values, sent: named, fromHooks: keysSetByHooks(sent, input) });
   await resolveLinkObjects<LinkField>(repo, write, { objects, values });
-  await assertLinks(sql, { ctx, access }, new Map(named.map((f) => [f, values.get(f)])));
+  await assertLinks(sql, { ctx, access, rows: rowRulesOf(repo, ctx) }, new Map(named.map((f) => [f, values.get(f)])));
   await insertValues(repo, write, { id, values });
+  await assertWithinRules(repo, { sql, ctx }, id);
   const applied = await attributes?.apply?.(trx, id, attributeWriteRules(repo, ctx, write.after));
   const owner = ownershipOf({ createdById: ctx.user?.id, assignedUserId: values.get(repo.model.field.get('assignedUser') as FieldModel) });
   await insertChanges(sql, [changeOf(ctx, { entityType: repo.model.name, recordId: id, action: 'Create', diff: { ...diffOf(values), ...applied?.diff }, owner })]);

@@ -9,6 +9,7 @@ import { changeOf, ownershipOf } from './changes';
 import { visibleRecord } from './read';
 import { assertVersion } from './update';
 import type { Repository } from './repository';
+import { rowFilter } from './row-rules';
 import { rowChange } from './write-values';
 import { assertMay, assertRecordLevel, isOwn } from './write-rules';
 
@@ -19,7 +20,8 @@ import { assertMay, assertRecordLevel, isOwn } from './write-rules';
 async function recordToPurge(repo: Repository, ctx: RequestContext, id: string): Promise<ApiRecord> {
   const access = await repo.guard.access(ctx);
   const scope = assertMay(repo.model, access, 'read');
-  const row = await repo.translated(() => findAnyRow(repo.sql, repo.model, { id, fields: [...repo.ownerFields] }));
+  const within = await rowFilter(repo, ctx);
+  const row = await repo.translated(() => findAnyRow(repo.sql, repo.model, { id, fields: [...repo.ownerFields], within }));
   if (!row || (scope.read === 'own' && !isOwn(ctx, row))) throw notFound(repo.model.name, id);
   return row.deleted ? ({ ...row, id } as ApiRecord) : visibleRecord(repo, ctx, { id });
 }

@@ -9,6 +9,7 @@ import { sqlContext, type SqlContext } from '../sql/sql-context';
 import { assertLinks, missingList, optionList } from './link-rules';
 import { matchFields, severalMatches, type LinkObjects } from './link-objects';
 import type { AfterCommit, Repository } from './repository';
+import { rowFilter, rowRulesOf } from './row-rules';
 import { assertMay } from './write-rules';
 
 /** The write a link object is resolved in: its transaction, caller, and the work after commit. */
@@ -28,7 +29,8 @@ interface LinkObjectMatch {
 
 /**
  * Find-or-create searches only what the caller could list: 403 without read rights on the target
- * entity type or on a matched field; under `own`, only the caller's records match.
+ * entity type or on a matched field; under `own`, only the caller's records match (and under row
+ * rules, only those they keep: see `matchingRecord`).
  */
 async function searchOwner(target: Repository, ctx: RequestContext, fields: Iterable<FieldModel>): Promise<Owner | undefined> {
   const access = await target.guard.access(ctx);
@@ -44,7 +46,7 @@ async function matchingRecord(sql: SqlContext, ctx: RequestContext, { field, tar
   matchFields(field, target.model, object);
   const fields = [...target.validate(object, 'update')];
   const owner = await searchOwner(target, ctx, fields.map(([f]) => f));
-  const found = await findMatching(sql, target.model, { fields, listId, owner });
+  const found = await findMatching(sql, target.model, { fields, listId, owner, within: await rowFilter(target, ctx) });
   if (found.length > 1) throw severalMatches(field, target.model);
   return found[0];
 }
@@ -142,7 +144,7 @@ export function attributeWriteRules(repo: Repository, ctx: RequestContext, after
       return values.get(field) as string;
     },
     async assertLinks(trx, values) {
-      await assertLinks(sqlContext(repo.env, trx), { ctx, access: await repo.guard.access(ctx) }, values);
+      await assertLinks(sqlContext(repo.env, trx), { ctx, access: await repo.guard.access(ctx), rows: rowRulesOf(repo, ctx) }, values);
     },
   };
 }

@@ -2,7 +2,13 @@ import type { FieldModel, LinkEnd } from '../definition/model';
 import { ApiError } from '../errors';
 import { liveIdsOf, OPTION_ENTITY, optionIdsInList, optionListId } from '../sql/link-store';
 import type { SqlContext } from '../sql/sql-context';
+import type { RowRules } from './row-rules';
 import type { Writer } from './write-rules';
+
+/** The caller of a write whose links are judged: its rights, and the row rules of the link targets. */
+export interface LinkWriter extends Writer {
+  rows: RowRules;
+}
 
 /** Ids a link value names: none for null, one for a single link, the list for a multiple link. */
 export const linkedIds = (value: unknown): readonly string[] => (Array.isArray(value) ? (value as string[]) : value === null || value === undefined ? [] : [value as string]);
@@ -39,10 +45,11 @@ const groupOf = (field: LinkEnd) => {
 
 /**
  * The ids of each group the caller may link to: live records of the target entity within the
- * caller's read level (none without read rights; only their own under `own`), or the live options
- * of the field's list. One query per group, whatever the number of writes.
+ * caller's read level (none without read rights; only their own under `own`) and the target's row
+ * rules, or the live options of the field's list. One query per group, whatever the number of
+ * writes.
  */
-async function findValid(sql: SqlContext, writer: Writer, wanted: Map<string, { field: LinkEnd; ids: Set<string> }>): Promise<Found> {
+async function findValid(sql: SqlContext, writer: LinkWriter, wanted: Map<string, { field: LinkEnd; ids: Set<string> }>): Promise<Found> {
   const found: Found = new Map();
   for (const [group, { field, ids }] of wanted) {
     const list = optionList(field);
@@ -53,7 +60,7 @@ async function findValid(sql: SqlContext, writer: Writer, wanted: Map<string, { 
     }
     const level = writer.access.scope(field.target).read;
     const owner = level === 'own' && writer.ctx.user ? { userId: writer.ctx.user.id } : undefined;
-    found.set(group, level === 'no' ? new Set() : await liveIdsOf(sql, field.target, { ids, owner }));
+    found.set(group, level === 'no' ? new Set() : await liveIdsOf(sql, field.target, { ids, owner, within: await writer.rows(field.target) }));
   }
   return found;
 }
@@ -89,7 +96,7 @@ export type LinkCheck = (write: LinkWrite, options?: LinkCheckOptions) => ApiErr
  * no live record of its target, or one the caller may not read (one answer for both, so that none
  * tells them apart), or an option outside the field's list.
  */
-export async function linkCheck(sql: SqlContext, writer: Writer, writes: Iterable<LinkWrite>): Promise<LinkCheck> {
+export async function linkCheck(sql: SqlContext, writer: LinkWriter, writes: Iterable<LinkWrite>): Promise<LinkCheck> {
   const wanted = new Map<string, { field: LinkEnd; ids: Set<string> }>();
   for (const write of writes) {
     for (const [field, value] of write.values) {
@@ -107,7 +114,7 @@ export async function linkCheck(sql: SqlContext, writer: Writer, writes: Iterabl
 }
 
 /** 400 `CORE_INVALID_LINK` for the first invalid link of one write (see `invalidLinks`). */
-export async function assertLinks(sql: SqlContext, writer: Writer, values: ReadonlyMap<WriteField, unknown>): Promise<void> {
+export async function assertLinks(sql: SqlContext, writer: LinkWriter, values: ReadonlyMap<WriteField, unknown>): Promise<void> {
   const write = { values };
   const error = (await linkCheck(sql, writer, [write]))(write);
   if (error) throw error;

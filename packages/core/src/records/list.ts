@@ -12,6 +12,7 @@ import { countRows } from '../sql/record-store';
 import { linkNamed } from './link-delta';
 import { hydrate, visibleRecord } from './read';
 import type { Repository } from './repository';
+import { rowFilter, type RowFilter } from './row-rules';
 import type { FieldModel } from '../definition/normalize';
 import type { FindParams, FindResult, LinkScope, ListOptions, RepositoryEnvironment } from './repository-types';
 import { applyWhere, type WhereContext } from '../sql/where';
@@ -28,7 +29,7 @@ interface ListRequest extends ListOptions {
   params: FindParams;
 }
 
-/** Applies the conditions of a list to a query: attribute joins, `where`, `own` scope, link scope. */
+/** Applies the conditions of a list to a query: attribute joins, `where`, `own` scope, row rules, link scope. */
 type ListFilter = (qb: QueryBuilder) => void;
 
 /** What reading one page needs, once the request is checked. */
@@ -58,7 +59,7 @@ function pageBounds(env: RepositoryEnvironment, params: FindParams, unlimited?: 
 function listFilter(
   repo: Repository,
   ctx: RequestContext,
-  list: { access: UserAccess; own: boolean; where: readonly unknown[]; attributes?: AttributeListQuery; scopeTo?: LinkScope },
+  list: { access: UserAccess; own: boolean; rows?: RowFilter; where: readonly unknown[]; attributes?: AttributeListQuery; scopeTo?: LinkScope },
 ): ListFilter {
   const { access, attributes } = list;
   const whereCtx: WhereContext = {
@@ -74,6 +75,7 @@ function listFilter(
     attributes?.join(qb);
     applyWhere(qb, list.where, whereCtx);
     if (list.own) repo.guard.ownOnly(ctx, qb);
+    list.rows?.(qb);
     list.scopeTo?.(qb);
   };
 }
@@ -117,7 +119,8 @@ export async function listRecords<TRecord extends ApiRecord>(repo: Repository<TR
   const attributes = await repo.env.attributes?.listQuery(ctx, repo.model, params);
   const sort = attributes?.sort ? undefined : sortField(repo.model, params.sortBy);
   if (sort && !repo.guard.canRead(access, sort)) throw forbidden(`Not allowed to sort by ${repo.model.name}.${sort.name}`);
-  const filter = listFilter(repo, ctx, { access, own: scope.read === 'own', where: params.where ?? [], attributes, scopeTo: request.scope });
+  const rows = await rowFilter(repo, ctx);
+  const filter = listFilter(repo, ctx, { access, own: scope.read === 'own', rows, where: params.where ?? [], attributes, scopeTo: request.scope });
   return repo.translated(async () => {
     const result: FindResult<TRecord> = {};
     if (!params.collectionOnly) result.total = await countRows(repo.sql, repo.model, filter);

@@ -8,6 +8,7 @@ import { selectFields } from './field-selection';
 import { decodeRows, loadMultipleLinks, outputKeys, selectRecords, selectStoredColumns, shapeRecord, VERSION_KEY, withVersion } from '../sql/read-query';
 import { withRecordVersion } from './version';
 import type { Repository } from './repository';
+import { rowFilter, type RowFilter } from './row-rules';
 import { isOwn } from './write-rules';
 
 /** The fields a read returns, and `extra` ones read for the present stage (kept under hidden keys). */
@@ -16,6 +17,8 @@ interface ReadFields {
   extra?: readonly FieldModel[];
   /** false: single links read their stored id only, not the linked record's name. */
   names?: false;
+  /** Only a record these row rules keep. */
+  within?: RowFilter;
 }
 
 /** Decodes rows into records of `fields`, plus the keys of `extra` fields (read for the present stage). */
@@ -28,14 +31,16 @@ export async function hydrate(repo: Repository, rows: Record<string, unknown>[],
   return rows.map((row) => shapeRecord(keys, row));
 }
 
-/** The stored record with this id (deleted or not), or undefined. */
+/** The live record with this id (one that meets `within`, when given), or undefined. */
 export async function findById(repo: Repository, id: string, read: ReadFields = { fields: repo.readable }): Promise<ApiRecord | undefined> {
   if (!isValidId(id)) return undefined;
   const { sql } = repo;
   return repo.translated(async () => {
     const fields = [...read.fields, ...(read.extra ?? [])];
     const select = read.names === false ? selectStoredColumns(sql, repo.model, fields) : selectRecords(sql, repo.model, fields);
-    const rows = await withVersion(select, repo.model).where(`${repo.model.table}.id`, id);
+    const query = withVersion(select, repo.model).where(`${repo.model.table}.id`, id);
+    read.within?.(query);
+    const rows = await query;
     if (rows.length === 0) return undefined;
     const version = Number(rows[0][VERSION_KEY]);
     const [record] = await hydrate(repo, rows, read);
@@ -44,8 +49,8 @@ export async function findById(repo: Repository, id: string, read: ReadFields = 
 }
 
 /**
- * A record the caller may see, else 404 (no existence oracle for `own`); 403 without read
- * rights. `present` fields (for the present stage) stay in the record.
+ * A record the caller may see, else 404 (no existence oracle for `own` and row rules); 403
+ * without read rights. `present` fields (for the present stage) stay in the record.
  */
 export async function visibleRecord(
   repo: Repository,
@@ -56,7 +61,7 @@ export async function visibleRecord(
   // Ownership is judged on createdBy / assignedUser even when the caller selected neither.
   const owners = scope.read === 'own' ? repo.ownerFields : [];
   const extra = [...present, ...owners.filter((f) => !fields.includes(f) && !present.includes(f))];
-  const record = await findById(repo, id, { fields, extra, names });
+  const record = await findById(repo, id, { fields, extra, names, within: await rowFilter(repo, ctx) });
   if (!record || (scope.read === 'own' && !isOwn(ctx, record))) throw notFound(repo.model.name, id);
   if (extra.length > present.length) {
     const keep = new Set([...outputKeys(fields), ...hiddenKeys(present, fields)]);

@@ -6,22 +6,25 @@ import { sqlContext } from '../sql/sql-context';
 import { inTransaction } from '../sql/transaction';
 import type { Repository, RestoreResult } from './repository';
 import { changeOf, ownershipOf } from './changes';
+import { rowFilter } from './row-rules';
 import { rowChange } from './write-values';
 
 /**
  * Brings soft-deleted records back: the right to delete them is needed (under `own`, only the
- * caller's own come back); one that would collide with a live unique value is an error.
+ * caller's own come back; under row rules, only those they keep: any other is not found); one
+ * that would collide with a live unique value is an error.
  */
 export async function restoreRecords(repo: Repository, ctx: RequestContext, ids: readonly string[]): Promise<RestoreResult> {
   const { scope } = await repo.guard.scope(ctx, 'delete');
   const owner = scope.delete === 'own' ? { userId: ctx.user?.id ?? '' } : undefined;
+  const within = await rowFilter(repo, ctx);
   const result: RestoreResult = { restored: 0, errors: [] };
   for (const id of ids.map(String)) {
     try {
       const restored = await repo.translated(() =>
         inTransaction(repo.env.database, async (trx) => {
           const sql = sqlContext(repo.env, trx);
-          if (!(await restoreRow(sql, repo.model, { id, row: modifiedColumns(rowChange(ctx)), owner }))) return false;
+          if (!(await restoreRow(sql, repo.model, { id, row: modifiedColumns(rowChange(ctx)), owner, within }))) return false;
           const stored = await findAnyRow(sql, repo.model, { id, fields: repo.ownerFields });
           await insertChanges(sql, [changeOf(ctx, { entityType: repo.model.name, recordId: id, action: 'Restore', diff: {}, owner: ownershipOf(stored ?? {}) })]);
           return true;

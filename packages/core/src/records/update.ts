@@ -19,6 +19,7 @@ import { splitLinkObjects, type LinkObjects } from './link-objects';
 import { answerWrite, visibleRecord } from './read';
 import type { Repository } from './repository';
 import type { AfterCommit } from './repository-types';
+import { assertWithinRules, prepareRowRules, rowRulesOf } from './row-rules';
 import { sameValue } from './values';
 import { matchesVersion, preconditionFailed, versionOf } from './version';
 import { keysSetByHooks, rowChange } from './write-values';
@@ -83,7 +84,7 @@ function assertSameId(input: Record<string, unknown>, id: string): void {
  * a hook's `expect` (409), or is gone (404).
  */
 async function unmatchedUpdate(repo: Repository, sql: SqlContext, { id, expected }: Pick<RecordChange, 'id' | 'expected'>): Promise<ApiError> {
-  if (Object.keys(expected).length === 0 || !(await isLive(sql, repo.model, id))) return notFound(repo.model.name, id);
+  if (Object.keys(expected).length === 0 || !(await isLive(sql, repo.model, { id }))) return notFound(repo.model.name, id);
   if (VERSION_COLUMN in expected) return preconditionFailed(repo.model.name, id);
   return new ApiError('CORE_CONFLICT', `${repo.model.name} '${id}' was changed by another request; read it again`, { details: { entity: repo.model.name, id } });
 }
@@ -130,21 +131,23 @@ async function writeChange(repo: Repository, write: LinkObjectWrite, change: Rec
   const { trx, ctx, after } = write;
   const sql = sqlContext(repo.env, trx);
   await resolveLinkObjects<LinkField>(repo, write, { objects: change.objects, values: change.values });
-  await assertLinks(sql, { ctx, access: change.access }, change.linkValues);
+  await assertLinks(sql, { ctx, access: change.access, rows: rowRulesOf(repo, ctx) }, change.linkValues);
   const changed = changedValues(change);
   const attributes = await change.attributes?.apply?.(trx, change.id, attributeWriteRules(repo, ctx, after));
   if (changed.size === 0 && !attributes?.changed) return false;
   await writeChangedRow(repo, write, { id: change.id, changed, expected: change.expected });
+  await assertWithinRules(repo, { sql, ctx }, change.id);
   await insertChanges(sql, [updateChange(repo, ctx, { change, diff: { ...diffOf(changed, change.existing), ...attributes?.diff } })]);
   return true;
 }
 
 /**
  * An update of simple columns only (no link, link object or attribute) is one `UPDATE`, atomic on
- * its own: it runs without a transaction, which would cost two more round trips.
+ * its own: it runs without a transaction, which would cost two more round trips. Under row rules
+ * the record is checked against them after the write, in the write's transaction.
  */
-function isOneStatement(change: RecordChange): boolean {
-  if (change.objects.size > 0 || change.attributes?.apply) return false;
+function isOneStatement(change: RecordChange, ruled: boolean): boolean {
+  if (ruled || change.objects.size > 0 || change.attributes?.apply) return false;
   for (const field of change.values.keys()) if (field.type === 'link' || field.type === 'linkMultiple') return false;
   return true;
 }
@@ -195,6 +198,7 @@ export async function updateRecord<TRecord extends ApiRecord>(repo: Repository<T
 export async function updateRecord<TRecord extends ApiRecord>(repo: Repository<TRecord>, ctx: RequestContext, update: RecordUpdate): Promise<{ record?: TRecord; written: boolean }>;
 export async function updateRecord<TRecord extends ApiRecord>(repo: Repository<TRecord>, ctx: RequestContext, update: RecordUpdate): Promise<{ record?: TRecord; written: boolean }> {
   const { id, links = [] } = update;
+  const ruled = (await prepareRowRules(repo, ctx)) !== undefined;
   const linkKeys = Object.fromEntries(links.map((d) => [d.field.key, true]));
   const { existing, access } = await editableRecord(repo, ctx, { id, ...storedFieldsToCompare(repo, { ...update.body, ...linkKeys }) });
   const version = assertVersion(repo, { existing, id, ifMatch: update.ifMatch });
@@ -220,7 +224,7 @@ export async function updateRecord<TRecord extends ApiRecord>(repo: Repository<T
   const action: ChangeAction = linkAction(links, { otherValues: named.some((f) => !delta.has(f)) });
   const change: RecordChange = { id, existing, access, values, named, objects, expected, attributes, linkValues, action };
   const written = await repo.translated(() =>
-    isOneStatement(change) ? writeColumns(repo, ctx, change) : inTransaction(repo.env.database, (trx) => writeChange(repo, { trx, ctx, after }, change)),
+    isOneStatement(change, ruled) ? writeColumns(repo, ctx, change) : inTransaction(repo.env.database, (trx) => writeChange(repo, { trx, ctx, after }, change)),
   );
   for (const fn of after) await fn();
   if (update.answer === false && !repo.env.hooks.has('afterUpdate', repo.model.name)) return { written };

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { isLinkField, isStoredField, type EntityModel, type FieldModel, type MultipleLinkField } from '../definition/model';
 import { chunks } from '../util/chunks';
-import { ownedBy, withNextVersion, type Owner } from './record-columns';
+import { ownedBy, withNextVersion, type Owner, type RowFilter } from './record-columns';
 import type { SqlContext } from './sql-context';
 
 /** The entity type of list options, and the list they belong to. */
@@ -10,13 +10,14 @@ const LIST_ENTITY = 'ExtensibleEnum';
 
 const entity = (sql: SqlContext, name: string) => sql.schema.entity(name) as EntityModel;
 
-/** Of `ids`, those naming live records of `target` (only `owner`'s, when given): one query per 1,000 ids. */
-export async function liveIdsOf(sql: SqlContext, target: string, { ids, owner }: { ids: Iterable<string>; owner?: Owner }): Promise<Set<string>> {
+/** Of `ids`, those naming live records of `target` (only `owner`'s, and those `within` keeps, when given): one query per 1,000 ids. */
+export async function liveIdsOf(sql: SqlContext, target: string, { ids, owner, within }: { ids: Iterable<string>; owner?: Owner; within?: RowFilter }): Promise<Set<string>> {
   const model = entity(sql, target);
   const found = new Set<string>();
   for (const part of chunks([...new Set(ids)], 1000)) {
-    const qb = sql.db(model.table).select('id').whereIn('id', part).andWhere('deleted', sql.dialect.live as never);
+    const qb = sql.db(model.table).select(`${model.table}.id`).whereIn(`${model.table}.id`, part).andWhere(`${model.table}.deleted`, sql.dialect.live as never);
     if (owner) ownedBy(model, owner)(qb);
+    within?.(qb);
     for (const r of (await qb) as { id: string }[]) found.add(r.id);
   }
   return found;
@@ -51,24 +52,27 @@ export async function optionCodesLike(sql: SqlContext, { listId, base }: { listI
   return new Set((rows as { code: string }[]).map((r) => r.code));
 }
 
-/** What a found record must match: the values of its fields, the option list it sits in, whose it must be. */
+/** What a found record must match: the values of its fields, the option list it sits in, whose it must be, the row rules. */
 export interface RecordMatch {
   fields: readonly [FieldModel, unknown][];
   listId?: string;
   owner?: Owner;
+  within?: RowFilter;
 }
 
 /** Ids of (at most two) live records of `target` whose fields equal the given values. */
-export async function findMatching(sql: SqlContext, target: EntityModel, { fields, listId, owner }: RecordMatch): Promise<string[]> {
+export async function findMatching(sql: SqlContext, target: EntityModel, { fields, listId, owner, within }: RecordMatch): Promise<string[]> {
   const { db, dialect } = sql;
-  const qb = db(target.table).select('id').where('deleted', dialect.live as never).orderBy('id').limit(2);
+  const t = target.table;
+  const qb = db(t).select(`${t}.id`).where(`${t}.deleted`, dialect.live as never).orderBy(`${t}.id`).limit(2);
   if (owner) ownedBy(target, owner)(qb);
+  within?.(qb);
   for (const [f, value] of fields) {
     if (!isStoredField(f)) continue;
-    if (value === null) qb.whereNull(f.column);
-    else qb.where(f.column, dialect.toDb(f.type, value) as never);
+    if (value === null) qb.whereNull(`${t}.${f.column}`);
+    else qb.where(`${t}.${f.column}`, dialect.toDb(f.type, value) as never);
   }
-  if (listId) qb.where('extensible_enum_id', listId);
+  if (listId) qb.where(`${t}.extensible_enum_id`, listId);
   return (await qb).map((r: { id: string }) => r.id);
 }
 

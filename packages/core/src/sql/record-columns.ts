@@ -11,6 +11,9 @@ export interface Owner {
   userId: string;
 }
 
+/** Narrows a query of one entity's table to some of its rows (row rules, `own`): where conditions only. */
+export type RowFilter = (qb: Knex.QueryBuilder) => void;
+
 /** Restricts a query of `model` to the records of `owner`. */
 export function ownedBy(model: EntityModel, owner: Owner): (qb: Knex.QueryBuilder) => void {
   const t = model.table;

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { EntityModel, FieldModel } from '../definition/model';
 import { detachEverywhere } from './link-store';
-import { ownedBy, withNextVersion, type Owner } from './record-columns';
+import { ownedBy, withNextVersion, type Owner, type RowFilter } from './record-columns';
 import type { SqlContext } from './sql-context';
 
 /**
@@ -26,9 +26,18 @@ export async function updateRow(
   return count > 0;
 }
 
-/** Whether a live record has this id. */
-export async function isLive(sql: SqlContext, model: EntityModel, id: string): Promise<boolean> {
-  return !!(await sql.db(model.table).first('id').where({ id, deleted: sql.dialect.live }));
+/** Whether a live record has this id (and meets `within`, when given). */
+export async function isLive(sql: SqlContext, model: EntityModel, { id, within }: { id: string; within?: RowFilter }): Promise<boolean> {
+  const qb = sql.db(model.table).first('id').where({ [`${model.table}.id`]: id, [`${model.table}.deleted`]: sql.dialect.live });
+  within?.(qb);
+  return !!(await qb);
+}
+
+/** Of `ids`, those of rows (live or deleted) that meet `within`: one query. */
+export async function rowsWithin(sql: SqlContext, model: EntityModel, { ids, within }: { ids: readonly string[]; within: RowFilter }): Promise<Set<string>> {
+  const qb = sql.db(model.table).select(`${model.table}.id`).whereIn(`${model.table}.id`, ids);
+  within(qb);
+  return new Set(((await qb) as { id: string }[]).map((r) => r.id));
 }
 
 /** Marks a live record deleted (it keeps its row, and frees its unique values); answers whether it did. */
@@ -42,14 +51,15 @@ export async function purgeRow(sql: SqlContext<Knex.Transaction>, model: EntityM
   await sql.db(model.table).delete().where({ id });
 }
 
-/** Brings a deleted record back (`owner`: only one of theirs); answers whether it did. */
+/** Brings a deleted record back (`owner`: only one of theirs; `within`: only one the row rules keep); answers whether it did. */
 export async function restoreRow(
   sql: SqlContext,
   model: EntityModel,
-  { id, row, owner }: { id: string; row: Record<string, unknown>; owner?: Owner },
+  { id, row, owner, within }: { id: string; row: Record<string, unknown>; owner?: Owner; within?: RowFilter },
 ): Promise<boolean> {
-  const qb = sql.db(model.table).update(withNextVersion(sql, { ...row, deleted: sql.dialect.live })).where({ id, deleted: sql.dialect.toDb('bool', true) });
+  const qb = sql.db(model.table).update(withNextVersion(sql, { ...row, deleted: sql.dialect.live })).where({ [`${model.table}.id`]: id, [`${model.table}.deleted`]: sql.dialect.toDb('bool', true) });
   if (owner) ownedBy(model, owner)(qb);
+  within?.(qb);
   return (await qb) > 0;
 }
 
@@ -57,10 +67,16 @@ export async function restoreRow(
  * The stored columns of one record, deleted or not (`deleted` tells which): what a write that
  * may reach deleted records (a permanent delete) judges them by.
  */
-export async function findAnyRow(sql: SqlContext, model: EntityModel, { id, fields }: { id: string; fields: readonly FieldModel[] }): Promise<Record<string, unknown> | undefined> {
-  const columns: Record<string, string> = { deleted: 'deleted' };
-  for (const f of fields) if (f.column !== undefined) columns[f.key] = f.column;
-  const row = await sql.db(model.table).first(columns).where({ id });
+export async function findAnyRow(
+  sql: SqlContext,
+  model: EntityModel,
+  { id, fields, within }: { id: string; fields: readonly FieldModel[]; within?: RowFilter },
+): Promise<Record<string, unknown> | undefined> {
+  const columns: Record<string, string> = { deleted: `${model.table}.deleted` };
+  for (const f of fields) if (f.column !== undefined) columns[f.key] = `${model.table}.${f.column}`;
+  const qb = sql.db(model.table).first(columns).where({ [`${model.table}.id`]: id });
+  within?.(qb);
+  const row = await qb;
   if (!row) return undefined;
   for (const f of fields) if (f.column !== undefined) row[f.key] = sql.dialect.fromDb(f.type, row[f.key]);
   row.deleted = sql.dialect.fromDb('bool', row.deleted);
@@ -92,4 +108,4 @@ export async function incrementBelow(
   return (await qb.update({ [counter]: db.raw('?? + 1', [counter]) })) === 1;
 }
 
-export { createdColumns, keyColumns, modifiedColumns, ownedBy, toRow, withNextVersion, type Owner, type RowChange } from './record-columns';
+export { createdColumns, keyColumns, modifiedColumns, ownedBy, toRow, withNextVersion, type Owner, type RowChange, type RowFilter } from './record-columns';

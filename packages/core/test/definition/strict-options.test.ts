@@ -69,6 +69,24 @@ describe('unknown definition options are start-up errors', () => {
   });
 });
 
+describe('access and hooks in a definition', () => {
+  it('an unknown hook name names the entity and the hook meant', () => {
+    const error = bootError([product({}, { hooks: { beforeCreat: () => undefined } })]);
+    expect(error.message).toBe("CORE_DEFINITION_INVALID: entity 'Product': hooks: unknown record hook 'beforeCreat' (did you mean 'beforeCreate'?)");
+  });
+
+  it('access and hooks must be functions', () => {
+    expect(bootError([product({}, { access: { type: 'equals' } })]).message).toBe(
+      "CORE_DEFINITION_INVALID: entity 'Product': access must be a function of the request context (see docs/guide/permissions.md#row-rules)",
+    );
+    expect(bootError([product({}, { hooks: { afterUpdate: 'log' } })]).message).toBe("CORE_DEFINITION_INVALID: entity 'Product': hooks.afterUpdate must be a function");
+  });
+
+  it('a JSON definition cannot carry them', () => {
+    expect(() => loadDefinitions(JSON.stringify([{ name: 'Doc', fields: {}, access: 'tenant' }]))).toThrow(/access must be a function/);
+  });
+});
+
 describe('entity names taken by core or a plugin', () => {
   it('says that Unit is built in', () => {
     const Unit = defineEntity({ name: 'Unit', fields: { code: { type: 'varchar' } } });

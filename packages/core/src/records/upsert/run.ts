@@ -15,7 +15,9 @@ import { diffOf } from '../changes';
 import { addedLinks, linkValuesAfter, type LinkDelta } from '../link-delta';
 import { linkCheck, type LinkCheck, type LinkWrite } from '../link-rules';
 import type { Repository } from '../repository';
-import { assertMay, checkFields, type Writer } from '../write-rules';
+import { prepareRowRules, rowRulesOf } from '../row-rules';
+import { assertMay, checkFields } from '../write-rules';
+import type { LinkWriter } from '../link-rules';
 import { ambiguousLookup, assertLookup, assertMayChange } from './item-rules';
 import { applyValues, BatchIndex, failed, type UpsertMode, lookupOf, recordKeys, SegmentHazards, settle, uniqueViolation, type Hit, type Prepared, type RecordState, type UpsertResult } from './plan';
 import { failureOf, writeDecided } from './write';
@@ -23,7 +25,7 @@ import { failureOf, writeDecided } from './write';
 /** What the items of one segment of a run share: the caller, their rights, the batch so far, the time. */
 interface Run {
   repo: Repository;
-  writer: Writer;
+  writer: LinkWriter;
   /** `update`: an item that names no record fails (mass updates) instead of creating one. */
   mode: UpsertMode;
   /** The link rules for the items of the segment (read for all of them at once). */
@@ -201,7 +203,7 @@ async function upsertSegment(repo: Repository, call: RunCall, { items, lock }: {
   const now = nowDateTime();
   const run: Run = {
     repo,
-    writer: { ctx, access },
+    writer: { ctx, access, rows: rowRulesOf(repo, ctx) },
     mode: call.mode,
     links: () => undefined,
     deltas: call.deltas,
@@ -271,6 +273,8 @@ const MIN_SEGMENT = 16;
  */
 export async function upsertRun(repo: Repository, ctx: RequestContext, { items, results, mode, links }: { items: Prepared[]; results: UpsertResult[]; mode: UpsertMode; links: readonly LinkDelta[] }): Promise<void> {
   const call: RunCall = { ctx, access: await repo.guard.access(ctx), results, mode, deltas: links };
+  // The link rules read the targets' row rules inside the transaction: resolved before it.
+  await prepareRowRules(repo, ctx);
   let size = items.length;
   for (let start = 0; start < items.length; ) {
     const segment = items.slice(start, start + size);

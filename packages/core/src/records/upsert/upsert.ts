@@ -1,6 +1,7 @@
 import type { RequestContext } from '../../context';
 import { isValidId } from '../../definition/validate-record';
 import { ApiError, assertKnownKeys, notFound } from '../../errors';
+import { isLive } from '../../sql/record-store';
 import { sqlContext } from '../../sql/sql-context';
 import { inTransaction } from '../../sql/transaction';
 import { eventLoopTurns } from '../../util/event-loop';
@@ -10,8 +11,9 @@ import { splitLinkObjects } from '../link-objects';
 import { derivesCode } from '../option-codes';
 import type { LinkDelta } from '../link-delta';
 import type { Repository } from '../repository';
+import { prepareRowRules, rowFilter } from '../row-rules';
 import { ambiguousLookup, assertLookup, assertMayChange } from './item-rules';
-import { BatchIndex, failed, lookupOf, type Hit, type Prepared, type UpsertMode, type UpsertResult } from './plan';
+import { BatchIndex, failed, lookupOf, uniqueViolation, type Hit, type Prepared, type UpsertMode, type UpsertResult } from './plan';
 import { entityOf, shownKeys, upsertRun } from './run';
 
 export { publicResult } from './plan';
@@ -30,9 +32,11 @@ const SINGLE_ATTEMPTS = 3;
 /**
  * The stored record an item names, by the lookup of the spec, as the caller may change it (the
  * rules of `item-rules.ts`). The records its single-link objects name count as the ids of those
- * links (`brand: {name}` is `brandId` in a unique index).
+ * links (`brand: {name}` is `brandId` in a unique index). A record outside the caller's row rules
+ * is treated as one hidden by `own`: the item collides with it (in update mode: not found).
  */
 async function lookUpSingle(repo: Repository, { ctx, mode }: { ctx: RequestContext; mode: UpsertMode }, payload: Record<string, unknown>): Promise<Hit | undefined> {
+  const within = await prepareRowRules(repo, ctx);
   // Attribute values (`Flatten-Attributes: true`) are no lookup keys.
   const own = (await repo.env.attributes?.prepareWrite(ctx, repo.model, payload))?.body ?? payload;
   const { data, objects } = splitLinkObjects(repo.model, own);
@@ -43,10 +47,13 @@ async function lookUpSingle(repo: Repository, { ctx, mode }: { ctx: RequestConte
   const hit = await inTransaction(repo.env.database, async (trx) => {
     await findSingleLinkObjects(repo, { trx, ctx }, { objects, values });
     const index = new BatchIndex(repo.model);
-    for (const record of await fetchByKeys(sqlContext(repo.env, trx), repo.model, keyLookups(repo.model, [{ id, values }]))) index.add({ id: record.id as string, record, isNew: false, dirty: new Set() });
-    return index.find(lookupOf(repo.model, id, values));
+    const sql = sqlContext(repo.env, trx);
+    for (const record of await fetchByKeys(sql, repo.model, keyLookups(repo.model, [{ id, values }]))) index.add({ id: record.id as string, record, isNew: false, dirty: new Set() });
+    const found = index.find(lookupOf(repo.model, id, values));
+    return found && found !== 'ambiguous' && within && !(await isLive(sql, repo.model, { id: found.state.id, within })) ? { hidden: found } : found;
   });
   if (hit === 'ambiguous') throw ambiguousLookup();
+  if (hit && 'hidden' in hit) throw mode === 'update' ? notFound(repo.model.name, hit.hidden.state.id) : uniqueViolation(repo.model, hit.hidden.key);
   if (hit) assertMayChange(repo.model, { ctx, access }, { hit, mode });
   return hit;
 }
@@ -84,11 +91,12 @@ const hasWriteHooks = (repo: Repository) =>
   (['beforeCreate', 'afterCreate', 'beforeUpdate', 'afterUpdate'] as const).some((h) => repo.env.hooks.has(h, repo.model.name));
 
 /**
- * Whether an item needs the single-record path: link objects (find-or-create), write hooks,
+ * Whether an item needs the single-record path: link objects (find-or-create), write hooks, row
+ * rules that apply to the caller (they judge each record after its write, in its transaction),
  * values derived on create, or attribute values (`Flatten-Attributes: true`).
  */
-function needsSinglePath(repo: Repository, ctx: RequestContext, { body, objects }: { body: Record<string, unknown>; objects: number }): boolean {
-  if (objects > 0 || hasWriteHooks(repo) || derivesCode(repo, body)) return true;
+function needsSinglePath(repo: Repository, ctx: RequestContext, { body, objects, ruled }: { body: Record<string, unknown>; objects: number; ruled: boolean }): boolean {
+  if (objects > 0 || ruled || hasWriteHooks(repo) || derivesCode(repo, body)) return true;
   return !!ctx.flattenAttributes && !!repo.model.def.hasAttributes && Object.keys(body).some((key) => key !== 'id' && !repo.model.byKey.has(key));
 }
 
@@ -141,9 +149,11 @@ export async function upsertItems(call: UpsertCall, items: readonly unknown[]): 
       if (repo !== runRepo) await flush();
       runRepo = repo;
       const { data, objects } = splitLinkObjects(repo.model, body);
-      if (needsSinglePath(repo, ctx, { body, objects: objects.size })) {
+      // Resolved once per request and entity type: no work for a type without rules.
+      const ruled = (await rowFilter(repo, ctx)) !== undefined;
+      if (needsSinglePath(repo, ctx, { body, objects: objects.size, ruled })) {
         await flush();
-        results[index] = await upsertSingle(repo, { lookup, ctx, mode }, body).catch(failedWith);
+        results[index] = await upsertSingle(repo, { lookup, ctx, mode, links: call.links }, body).catch(failedWith);
         await turn();
         continue;
       }
