@@ -35,7 +35,7 @@ const LINKED = (join: string, target: string, targetColumn: string) => (n: numbe
   `from "${join}" as "j" inner join "${target}" as "t" on "t"."id" = "j"."${targetColumn}" where "j"."product_id" in (${marks(1, n)}) and "t"."deleted" = $${n + 1}`;
 export const CATEGORIES = LINKED('category_products__product_categories', 'category', 'category_id');
 export const TAGS = LINKED('product_tags__extensible_enum_option', 'extensible_enum_option', 'extensible_enum_option_id');
-export const BRAND_EXISTS = 'select "id" from "brand" where "id" in ($1) and "deleted" = $2';
+export const BRAND_EXISTS = 'select "brand"."id" from "brand" where "brand"."id" in ($1) and "brand"."deleted" = $2';
 export const INSERT_PRODUCT =
   'insert into "product" ("brand_id", "created_at", "created_by_actor_id", "created_by_id", "id", "is_active", "modified_at", ' +
   '"modified_by_actor_id", "modified_by_id", "name", "price", "quantity", "sku") values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)';
