@@ -5,42 +5,45 @@ import { isValidId } from '../definition/validate-record';
 import { notFound } from '../errors';
 import { hiddenKeys } from '../present';
 import { selectFields } from './field-selection';
-import { decodeRows, loadMultipleLinks, outputKeys, selectRecords, selectStoredColumns, shapeRecord, VERSION_KEY, withVersion } from '../sql/read-query';
+import { runPrepared } from '../sql/prepared';
+import { decodeRows, loadMultipleLinks, outputKeys, selectById, shapeRecord, VERSION_KEY } from '../sql/read-query';
+import type { ReadShape } from './read-plan';
 import { withRecordVersion } from './version';
 import type { Repository } from './repository';
 import { rowFilter, type RowFilter } from './row-rules';
 import { isOwn } from './write-rules';
 
 /** The fields a read returns, and `extra` ones read for the present stage (kept under hidden keys). */
-interface ReadFields {
-  fields: FieldModel[];
-  extra?: readonly FieldModel[];
-  /** false: single links read their stored id only, not the linked record's name. */
-  names?: false;
+interface ReadFields extends ReadShape {
   /** Only a record these row rules keep. */
   within?: RowFilter;
 }
 
 /** Decodes rows into records of `fields`, plus the keys of `extra` fields (read for the present stage). */
-export async function hydrate(repo: Repository, rows: Record<string, unknown>[], { fields, extra = [] }: ReadFields): Promise<ApiRecord[]> {
-  const { dialect } = repo.env.database;
-  const all = extra.length ? [...fields, ...extra] : fields;
-  decodeRows(dialect, all, rows);
-  await loadMultipleLinks(repo.sql, all, rows as ApiRecord[]);
-  const keys = extra.length ? [...outputKeys(fields), ...hiddenKeys(extra, fields)] : outputKeys(fields);
-  return rows.map((row) => shapeRecord(keys, row));
+export async function hydrate(repo: Repository, rows: Record<string, unknown>[], shape: ReadShape): Promise<ApiRecord[]> {
+  const plan = repo.readPlan(shape);
+  decodeRows(repo.env.database.dialect, plan.decoded, rows);
+  await loadMultipleLinks(repo.sql, rows as ApiRecord[], { fields: plan.read, statements: repo.statements });
+  return rows.map((row) => shapeRecord(plan.keys, row));
 }
 
-/** The live record with this id (one that meets `within`, when given), or undefined. */
+/**
+ * The live record with this id (one that meets `within`, when given), or undefined. Without row
+ * rules its select is compiled once per shape.
+ */
 export async function findById(repo: Repository, id: string, read: ReadFields = { fields: repo.readable }): Promise<ApiRecord | undefined> {
   if (!isValidId(id)) return undefined;
   const { sql } = repo;
   return repo.translated(async () => {
-    const fields = [...read.fields, ...(read.extra ?? [])];
-    const select = read.names === false ? selectStoredColumns(sql, repo.model, fields) : selectRecords(sql, repo.model, fields);
-    const query = withVersion(select, repo.model).where(`${repo.model.table}.id`, id);
-    read.within?.(query);
-    const rows = await query;
+    const plan = repo.readPlan(read);
+    let rows: Record<string, unknown>[];
+    if (read.within) {
+      const query = selectById(sql, repo.model, { fields: plan.read, names: read.names, id });
+      read.within(query);
+      rows = await query;
+    } else {
+      rows = await runPrepared(sql, plan.byId(), { id });
+    }
     if (rows.length === 0) return undefined;
     const version = Number(rows[0][VERSION_KEY]);
     const [record] = await hydrate(repo, rows, read);

@@ -18,6 +18,9 @@ import type { LinkDelta } from './link-delta';
 import { changeLinks } from './links';
 import { findLinkedRecords, findRecordsByIds, listRecords } from './list';
 import { getRecord, visibleRecord } from './read';
+import { makeReadPlan, readShapeKey, type ReadPlan, type ReadShape } from './read-plan';
+import type { PreparedStatement } from '../sql/prepared';
+import { ShapeCache } from '../util/shape-cache';
 import type { FindParams, FindResult, ListOptions, RepositoryEnvironment, RestoreResult } from './repository-types';
 import { restoreRecords } from './restore';
 import { assertUpdateBody, editableRecord, updateRecord } from './update';
@@ -44,6 +47,9 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
   readonly sql: SqlContext;
   /** @internal The fields that make a record the user's own (`own` levels): createdBy, and assignedUser if defined. */
   readonly ownerFields: FieldModel[];
+  /** @internal Statements compiled once, by the shape of their query. */
+  readonly statements = new ShapeCache<PreparedStatement>();
+  private readonly readPlans = new ShapeCache<ReadPlan>();
   private readonly uniqueByKey: Map<string, string[]>;
 
   constructor(env: RepositoryEnvironment, model: EntityModel) {
@@ -60,6 +66,11 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
       this.uniqueByKey.set(u.name, u.fields);
       this.uniqueByKey.set(u.columns.join(','), u.fields);
     }
+  }
+
+  /** @internal What reads of one shape need (keys, decoding, the select by id), worked out once per shape. */
+  readPlan(shape: ReadShape): ReadPlan {
+    return this.readPlans.get(readShapeKey(shape), () => makeReadPlan(this.sql, this.model, shape));
   }
 
   /** @internal Driver errors become API errors: unique → 409, lost connection → 503. */

@@ -4,6 +4,8 @@ import type { EntityModel, FieldModel, LinkField, MultipleLinkField } from '../d
 import type { Dialect } from './dialects/dialect';
 import { VERSION_COLUMN } from './schema-sync';
 import type { SqlContext } from './sql-context';
+import { prepareStatement, runPrepared, type PreparedStatement } from './prepared';
+import type { ShapeCache } from '../util/shape-cache';
 
 /** The columns whose first non-empty value names a record in `<link>Name`: name, code, userName, id. */
 export function nameColumns(model: EntityModel): string[] {
@@ -59,43 +61,74 @@ export function sortColumn(sql: SqlContext, model: EntityModel, field: FieldMode
   return db.raw('??', [`${model.table}.${field.column}`]);
 }
 
-/** Converts driver values to API values in place. */
-export function decodeRows(dialect: Dialect, fields: readonly FieldModel[], rows: Record<string, unknown>[]): void {
-  const converted = fields.filter((f) => f.column && (f.type === 'bool' || f.type === 'multiEnum' || f.type === 'jsonObject'));
-  if (dialect.typedReads || converted.length === 0) return;
-  for (const row of rows) for (const f of converted) row[f.key] = dialect.fromDb(f.type, row[f.key]);
+/** The fields whose values the driver does not answer as API values (booleans, JSON on SQLite). */
+export function decodedFields(dialect: Dialect, fields: readonly FieldModel[]): FieldModel[] {
+  if (dialect.typedReads) return [];
+  return fields.filter((f) => f.column && (f.type === 'bool' || f.type === 'multiEnum' || f.type === 'jsonObject'));
+}
+
+/** The select of one live record by id (the value `id`), with its version, compiled once. */
+export function selectByIdStatement(sql: SqlContext, model: EntityModel, shape: { fields: readonly FieldModel[]; names?: false }): PreparedStatement {
+  return prepareStatement('rows', (param) => selectById(sql, model, { ...shape, id: param('id') }));
+}
+
+/** Converts driver values of `decoded` fields (see `decodedFields`) to API values in place. */
+export function decodeRows(dialect: Dialect, decoded: readonly FieldModel[], rows: Record<string, unknown>[]): void {
+  if (decoded.length === 0) return;
+  for (const row of rows) for (const f of decoded) row[f.key] = dialect.fromDb(f.type, row[f.key]);
+}
+
+/** The select of one live record by id (`id` may be a marker of a prepared statement), with its version. */
+export function selectById(sql: SqlContext, model: EntityModel, { fields, names, id }: { fields: readonly FieldModel[]; names?: false; id: string }): Knex.QueryBuilder {
+  const select = names === false ? selectStoredColumns(sql, model, fields) : selectRecords(sql, model, fields);
+  return withVersion(select, model).where(`${model.table}.id`, id);
 }
 
 /** One linked record of a multiple link: owner id, linked id, linked record's name. */
 type LinkRow = [owner: string, id: string, name: string | null];
 
-/**
- * The linked records of `ownerIds` through a multiple link, ordered by linked id: one query that
- * answers them as one JSON text (a page's hundreds of link rows cost the driver one string).
- */
-async function linkRows(sql: SqlContext, field: MultipleLinkField, ownerIds: string[]): Promise<LinkRow[]> {
+/** The query of the linked records of `ownerIds` through a multiple link, as one JSON text (see `linkRows`). */
+function linkRowsQuery(sql: SqlContext, field: MultipleLinkField, ownerIds: readonly string[]): Knex.QueryBuilder {
   const { db, schema, dialect } = sql;
   const target = schema.entity(field.target) as EntityModel;
   const aggregate = (owner: string, alias: string) =>
     db.raw(`${dialect.jsonArrayRows(3)} as ??`, [db.ref(owner), db.ref(`${alias}.id`), nameSql(db, target, alias), db.ref(`${alias}.id`), 'l']);
-  let qb: Knex.QueryBuilder;
   if (field.linkKind === 'hasMany') {
     const owner = `${target.table}.${field.foreignColumn}`;
-    qb = db(target.table).select(aggregate(owner, target.table)).whereIn(owner, ownerIds).andWhere(`${target.table}.deleted`, dialect.live as never);
-  } else {
-    const { join } = field;
-    qb = db({ j: join.table })
-      .join({ t: target.table }, 't.id', `j.${join.targetColumn}`)
-      .select(aggregate(`j.${join.ownColumn}`, 't'))
-      .whereIn(`j.${join.ownColumn}`, ownerIds)
-      .andWhere('t.deleted', dialect.live as never);
+    return db(target.table).select(aggregate(owner, target.table)).whereIn(owner, ownerIds).andWhere(`${target.table}.deleted`, dialect.live as never);
   }
-  const [row] = (await qb) as { l: string | null }[];
+  const { join } = field;
+  return db({ j: join.table })
+    .join({ t: target.table }, 't.id', `j.${join.targetColumn}`)
+    .select(aggregate(`j.${join.ownColumn}`, 't'))
+    .whereIn(`j.${join.ownColumn}`, ownerIds)
+    .andWhere('t.deleted', dialect.live as never);
+}
+
+/** Statements compiled once, by the shape of their query (kept per entity type). */
+export type StatementShapes = ShapeCache<PreparedStatement>;
+
+/**
+ * The linked records of `ownerIds` through a multiple link, ordered by linked id: one query that
+ * answers them as one JSON text (a page's hundreds of link rows cost the driver one string). The
+ * query of one owner (a single record) is compiled once.
+ */
+async function linkRows(sql: SqlContext, field: MultipleLinkField, { ownerIds, statements }: { ownerIds: string[]; statements?: StatementShapes }): Promise<LinkRow[]> {
+  let row: { l: string | null } | undefined;
+  if (statements && ownerIds.length === 1) {
+    const statement = statements.get(`links:${field.name}`, () => prepareStatement('first', (param) => linkRowsQuery(sql, field, [param('owner')])));
+    row = await runPrepared(sql, statement, { owner: ownerIds[0] });
+  } else {
+    [row] = (await linkRowsQuery(sql, field, ownerIds)) as { l: string | null }[];
+  }
   return row?.l ? (JSON.parse(row.l) as LinkRow[]) : [];
 }
 
-/** Loads `<link>Ids` and `<link>Names` of multiple links: one query per link field, whatever the page size. */
-export async function loadMultipleLinks(sql: SqlContext, fields: readonly FieldModel[], records: ApiRecord[]): Promise<void> {
+/**
+ * Loads `<link>Ids` and `<link>Names` of multiple links: one query per link field, whatever the
+ * page size; that of a single record compiled once into `statements`, when given.
+ */
+export async function loadMultipleLinks(sql: SqlContext, records: ApiRecord[], { fields, statements }: { fields: readonly FieldModel[]; statements?: StatementShapes }): Promise<void> {
   if (records.length === 0) return;
   const ids = records.map((r) => r.id);
   for (const field of fields) {
@@ -108,7 +141,7 @@ export async function loadMultipleLinks(sql: SqlContext, fields: readonly FieldM
       r[field.key] = entry.ids;
       r[namesKey] = entry.names;
     }
-    for (const [owner, id, name] of await linkRows(sql, field, ids)) {
+    for (const [owner, id, name] of await linkRows(sql, field, { ownerIds: ids, statements })) {
       const entry = byOwner.get(owner);
       if (!entry) continue;
       entry.ids.push(id);

@@ -40,6 +40,12 @@ export interface RowShape {
   jsonColumns?: readonly string[];
 }
 
+/** What a statement run on the driver answers: its rows (none for a write without RETURNING) and the rows it read or changed. */
+export interface PreparedResult {
+  rows: Record<string, unknown>[];
+  count: number;
+}
+
 /** How a database is reached: the knex configuration of a URL the dialect serves. */
 export interface ConnectOptions {
   url: string;
@@ -109,6 +115,12 @@ export interface Dialect {
    * rows. One string instead of many rows is much less work for the driver.
    */
   jsonArrayRows(count: number): string;
+  /**
+   * Runs a statement compiled once (`sql` as the driver takes it, `name` unique to the text) on a
+   * raw connection of knex's pool, without knex: PostgreSQL prepares it under its name once per
+   * connection, SQLite keeps the prepared statement of each connection.
+   */
+  runPrepared(connection: unknown, statement: { sql: string; name: string }, bindings: readonly unknown[]): Promise<PreparedResult>;
   /** Reads tables, columns and index names of the current schema. */
   introspect(db: Knex | Knex.Transaction): Promise<Introspection>;
   /** Runs schema changes under a lock so that several processes can start at once. */

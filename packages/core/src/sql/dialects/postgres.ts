@@ -5,6 +5,11 @@ import type { Dialect, Introspection } from './dialect';
 import { PostgresNotifications } from './postgres-notifications';
 import { commonColumnType, databaseUnavailable, quoteName, statementTimedOut, uniqueViolation } from './shared';
 
+/** The part of a pg client that runs a named statement. */
+interface PgClient {
+  query(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: Record<string, unknown>[]; rowCount: number | null }>;
+}
+
 /** An arbitrary fixed key for the advisory lock taken while the schema is synced. */
 const SCHEMA_LOCK_KEY = 482_113_907;
 
@@ -123,6 +128,12 @@ export const postgresDialect: Dialect = {
   jsonArrayAnyOf(column, count) {
     const marks = Array.from({ length: count }, () => '?').join(', ');
     return `${column} \\?| array[${marks}]::text[]`;
+  },
+
+  // A named statement: the server parses it once per connection; pg sends only its values after that.
+  async runPrepared(connection, { sql, name }, bindings) {
+    const result = await (connection as PgClient).query({ name, text: sql, values: bindings as unknown[] });
+    return { rows: result.rows, count: result.rowCount ?? 0 };
   },
 
   jsonArrayRows(count) {

@@ -4,6 +4,7 @@ import type { FieldType } from '../../declarations';
 import { BootError } from '../../errors';
 import { LocalNotifications } from '../notifications';
 import type { Dialect, Introspection } from './dialect';
+import { runSqliteStatement } from './sqlite-statements';
 import { commonColumnType, databaseUnavailable, parseJson, uniqueViolation } from './shared';
 
 const JSON_TYPES: ReadonlySet<FieldType> = new Set(['multiEnum', 'jsonObject']);
@@ -97,6 +98,10 @@ export const sqliteDialect: Dialect = {
   jsonArrayAnyOf(column, count) {
     const marks = Array.from({ length: count }, () => '?').join(', ');
     return `exists (select 1 from json_each(${column}) where json_each.value in (${marks}))`;
+  },
+
+  async runPrepared(connection, { sql }, bindings) {
+    return runSqliteStatement(connection, sql, bindings);
   },
 
   jsonArrayRows(count) {

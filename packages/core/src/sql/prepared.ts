@@ -1,0 +1,93 @@
+import { createHash } from 'node:crypto';
+import type { Knex } from 'knex';
+import type { Connection } from './database';
+import type { PreparedResult } from './dialects/dialect';
+import type { SqlContext } from './sql-context';
+
+/**
+ * Statements compiled once. knex builds a query once, with markers where the values of a request
+ * go; its SQL text is kept and runs with each request's values on a connection of the pool (or
+ * the connection of a transaction), without building or compiling the query again. The dialect
+ * runs it on the driver: PostgreSQL as a named prepared statement (parsed and described once per
+ * connection), SQLite as a statement prepared once per connection.
+ *
+ * The statements are those whose shape depends on the definitions and on the shape of a request
+ * only (the fields read, the columns written), never on its values: values are always bound.
+ */
+
+/** The marker a value given at run time stands as while knex compiles the query. */
+export type Param = (name: string) => string;
+
+const MARK = '\u0001er-param:';
+const param: Param = (name) => `${MARK}${name}\u0001`;
+
+/** What a statement answers: its rows, its first row, or the number of rows it changed. */
+export type PreparedMethod = 'rows' | 'first' | 'count';
+
+/** Where a bound value comes from: a named value given at run time, or a constant of the query. */
+type Slot = { name: string } | { value: unknown };
+
+/** A statement compiled once, run many times with other values. */
+export interface PreparedStatement {
+  /** The SQL as the driver takes it (`$1` … on PostgreSQL, `?` on SQLite). */
+  readonly sql: string;
+  /** A name that only this text has: PostgreSQL prepares it under that name once per connection. */
+  readonly name: string;
+  readonly method: PreparedMethod;
+  /** The bound values in order. */
+  readonly slots: readonly Slot[];
+}
+
+/** The named values of one run of a statement. */
+export type PreparedValues = Readonly<Record<string, unknown>>;
+
+/**
+ * Compiles the query `build` makes (with `param(name)` where a value given at run time goes) into
+ * a statement. Throws when a marker did not become a bound value (a query that puts values into
+ * its text cannot be compiled once).
+ */
+export function prepareStatement(method: PreparedMethod, build: (param: Param) => Knex.QueryBuilder | Knex.Raw): PreparedStatement {
+  const native = build(param).toSQL().toNative();
+  if (native.sql.includes(MARK)) throw new Error(`a value of a prepared statement is not bound: ${native.sql}`);
+  const slots = native.bindings.map((value): Slot => (typeof value === 'string' && value.startsWith(MARK) ? { name: value.slice(MARK.length, -1) } : { value }));
+  const name = `er_${createHash('sha1').update(native.sql).digest('base64url').slice(0, 24)}`;
+  return { sql: native.sql, name, method, slots };
+}
+
+/** The parts of knex's client a prepared statement runs through: its connections and its `query` event. */
+interface KnexClient {
+  acquireConnection(): Promise<KnexConnection>;
+  releaseConnection(connection: KnexConnection): Promise<unknown>;
+  emit(event: 'query', query: object): boolean;
+}
+
+interface KnexConnection {
+  __knexUid?: string;
+  __knexTxId?: string;
+}
+
+/** The answer of a run in the shape its method says. */
+function answer(method: PreparedMethod, result: PreparedResult): unknown {
+  if (method === 'count') return result.count;
+  if (method === 'first') return result.rows[0];
+  return result.rows;
+}
+
+/**
+ * Runs a compiled statement with `values` on the pool or in the transaction `sql.db` stands for.
+ * The statement is announced as knex announces its own (the `query` event), so that statement
+ * logs and counts see it.
+ */
+export async function runPrepared<TResult>(sql: SqlContext, statement: PreparedStatement, values: PreparedValues): Promise<TResult> {
+  const db: Connection = sql.db;
+  if ((db as Knex.Transaction).isTransaction && (db as Knex.Transaction).isCompleted()) throw new Error('Transaction query already complete');
+  const bindings = statement.slots.map((slot) => ('name' in slot ? values[slot.name] : slot.value));
+  const client = db.client as KnexClient;
+  const connection = await client.acquireConnection();
+  try {
+    client.emit('query', { __knexUid: connection.__knexUid, __knexTxId: connection.__knexTxId, method: 'raw', sql: statement.sql, bindings });
+    return answer(statement.method, await sql.dialect.runPrepared(connection, statement, bindings)) as TResult;
+  } finally {
+    await client.releaseConnection(connection);
+  }
+}
