@@ -242,7 +242,7 @@ async function updateProduct(id: string, body: Row, userId: string, requestId: s
   if (stored.price !== body.price) {
     const at = now();
     const diff = JSON.stringify({ price: { was: stored.price, became: body.price } });
-    await query(pool, UPDATE_PRICE, [body.price, at, userId, null, id, false, 'Product', id, 'Update', diff, userId, null, requestId, null, null, at]);
+    await query(pool, UPDATE_PRICE, [at, null, userId, body.price, id, false, 'Product', id, 'Update', diff, userId, null, requestId, null, null, at]);
   }
   return getProduct(id);
 }

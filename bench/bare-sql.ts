@@ -44,9 +44,9 @@ export const INSERT_CHANGE =
   'insert into "record_change" ("action", "actor_id", "assignee_id", "created_at", "diff", "entity_type", "owner_id", "record_id", "request_id", "user_id") values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)';
 /** What an update compares: the stored price (and the owner, for the edit level `own`), and the version it had. */
 export const STORED_PRICE = `select ${P}."id" as "id", ${P}."price" as "price", ${P}."created_by_id" as "createdById", ${P}."record_version" as "__version" from ${P} where ${P}."deleted" = $1 and ${P}."id" = $2`;
-/** The update and its change in one statement (one round trip, atomic without a transaction). */
+/** The update and its change in one statement (one round trip, atomic without a transaction); columns in name order as ours. */
 export const UPDATE_PRICE =
-  'with u as (update "product" set "price" = $1, "modified_at" = $2, "modified_by_id" = $3, "modified_by_actor_id" = $4, "record_version" = "record_version" + 1 where "id" = $5 and "deleted" = $6 returning "id") ' +
+  'with u as (update "product" set "modified_at" = $1, "modified_by_actor_id" = $2, "modified_by_id" = $3, "price" = $4, "record_version" = "record_version" + 1 where "id" = $5 and "deleted" = $6 returning "id") ' +
   'insert into "record_change" ("entity_type", "record_id", "action", "diff", "user_id", "actor_id", "request_id", "owner_id", "assignee_id", "created_at") select $7, $8, $9, $10, $11, $12, $13, $14, $15, $16 from u returning seq';
 export const TOKEN_BY_HASH =
   'select "id" as "id", "user_id" as "userId", "created_at" as "createdAt", "last_used_at" as "lastUsedAt", ' +

@@ -23,7 +23,7 @@ interface ReadFields extends ReadShape {
 export async function hydrate(repo: Repository, rows: Record<string, unknown>[], shape: ReadShape): Promise<ApiRecord[]> {
   const plan = repo.readPlan(shape);
   decodeRows(repo.env.database.dialect, plan.decoded, rows);
-  await loadMultipleLinks(repo.sql, rows as ApiRecord[], { fields: plan.read, statements: repo.statements });
+  await loadMultipleLinks(repo.sql, plan.read, rows as ApiRecord[]);
   return rows.map((row) => shapeRecord(plan.keys, row));
 }
 

@@ -19,7 +19,6 @@ import { changeLinks } from './links';
 import { findLinkedRecords, findRecordsByIds, listRecords } from './list';
 import { getRecord, visibleRecord } from './read';
 import { makeReadPlan, readShapeKey, type ReadPlan, type ReadShape } from './read-plan';
-import type { PreparedStatement } from '../sql/prepared';
 import { ShapeCache } from '../util/shape-cache';
 import type { FindParams, FindResult, ListOptions, RepositoryEnvironment, RestoreResult } from './repository-types';
 import { restoreRecords } from './restore';
@@ -47,8 +46,6 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
   readonly sql: SqlContext;
   /** @internal The fields that make a record the user's own (`own` levels): createdBy, and assignedUser if defined. */
   readonly ownerFields: FieldModel[];
-  /** @internal Statements compiled once, by the shape of their query. */
-  readonly statements = new ShapeCache<PreparedStatement>();
   private readonly readPlans = new ShapeCache<ReadPlan>();
   private readonly uniqueByKey: Map<string, string[]>;
 

@@ -1,7 +1,8 @@
 import type { Knex } from 'knex';
 import type { EntityModel } from '../definition/model';
 import { chunks } from '../util/chunks';
-import { withNextVersion } from './record-columns';
+import { prepareStatement, runPrepared } from './prepared';
+import { insertRow, updateRow, updateShape, updateValues, updateWithMarkers } from './record-store';
 import { changesWritten } from './transaction';
 import type { AuxiliaryTable } from './schema-sync';
 import type { SqlContext } from './sql-context';
@@ -92,7 +93,7 @@ const MAX_ROWS = 5000;
 export async function insertChanges(sql: SqlContext, changes: readonly NewChange[]): Promise<void> {
   if (changes.length === 0) return;
   const { db, dialect } = sql;
-  if (changes.length === 1) await db(CHANGE_TABLE.name).insert(toRow(changes[0]));
+  if (changes.length === 1) await insertRow(sql, { table: CHANGE_TABLE.name }, toRow(changes[0]));
   for (const part of changes.length === 1 ? [] : chunks(changes, MAX_ROWS)) {
     const set = dialect.recordset(part.map(toRow), { table: CHANGE_TABLE.name, columns: COLUMNS });
     await db.raw(`insert into ${q(CHANGE_TABLE.name)} (${COLUMNS.map(q).join(', ')}) select ${COLUMNS.map(set.value).join(', ')} from ${set.from}`, [set.json]);
@@ -110,21 +111,27 @@ export async function updateLogged(
   { id, row, expected, change }: { id: string; row: Record<string, unknown>; expected: Record<string, unknown>; change: NewChange },
 ): Promise<boolean> {
   const { db, dialect } = sql;
-  const where = { ...expected, id, deleted: dialect.live };
-  if (!dialect.writableCte) {
+  const update = { id, row, expected };
+  const shape = updateShape(model, update);
+  if (!dialect.writableCte || !shape) {
     const updated = await db.transaction(async (trx) => {
-      if ((await trx(model.table).update(withNextVersion({ ...sql, db: trx }, row)).where(where)) === 0) return false;
-      await trx(CHANGE_TABLE.name).insert(toRow(change));
+      if (!(await updateRow({ ...sql, db: trx }, model, update))) return false;
+      await insertRow({ ...sql, db: trx }, { table: CHANGE_TABLE.name }, toRow(change));
       return true;
     });
     if (updated) changesWritten(db);
     return updated;
   }
-  const values = toRow(change);
-  const update = db(model.table).update(withNextVersion(sql, row)).where(where).returning('id').toSQL();
-  const insert = `insert into ${q(CHANGE_TABLE.name)} (${COLUMNS.map(q).join(', ')}) select ${COLUMNS.map(() => '?').join(', ')} from u returning seq`;
-  const result = await db.raw(`with u as (${update.sql}) ${insert}`, [...update.bindings, ...COLUMNS.map((c) => values[c])] as Knex.RawBinding[]);
-  const updated = (result.rows as unknown[]).length > 0;
+  const statement = sql.statements.get(`updateLogged:${shape.key}`, () =>
+    prepareStatement('rows', (param) => {
+      const compiled = updateWithMarkers(sql, model, { shape, param }).returning('id').toSQL();
+      const insert = `insert into ${q(CHANGE_TABLE.name)} (${COLUMNS.map(q).join(', ')}) select ${COLUMNS.map(() => '?').join(', ')} from u returning seq`;
+      return db.raw(`with u as (${compiled.sql}) ${insert}`, [...compiled.bindings, ...COLUMNS.map((c) => param(`change:${c}`))] as Knex.RawBinding[]);
+    }),
+  );
+  const values = updateValues(update, shape);
+  for (const [column, value] of Object.entries(toRow(change))) values[`change:${column}`] = value;
+  const updated = (await runPrepared<unknown[]>(sql, statement, values)).length > 0;
   if (updated) changesWritten(db);
   return updated;
 }

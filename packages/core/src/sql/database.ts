@@ -3,6 +3,8 @@ import { BootError } from '../errors';
 import type { Dialect } from './dialects/dialect';
 import { postgresDialect } from './dialects/postgres';
 import { sqliteDialect } from './dialects/sqlite';
+import type { PreparedStatement } from './prepared';
+import { ShapeCache } from '../util/shape-cache';
 
 /** Query types for layers that pass queries and transactions along without building SQL. */
 export type Transaction = Knex.Transaction;
@@ -14,6 +16,8 @@ export type Connection = Knex | Knex.Transaction;
 export interface Database {
   knex: Knex;
   dialect: Dialect;
+  /** Statements compiled once (see `prepared.ts`), by the shape of their query. */
+  statements: ShapeCache<PreparedStatement>;
   close(): Promise<void>;
 }
 
@@ -28,6 +32,9 @@ export interface DatabaseOptions {
   poolTimeoutMs?: number;
 }
 
+/** Statement shapes an instance keeps compiled (a few per entity type, more with the selects clients choose). */
+const STATEMENT_SHAPES = 2000;
+
 const DIALECTS: readonly Dialect[] = Object.freeze([postgresDialect, sqliteDialect]);
 
 /** Opens a database from a URL; the dialect that serves the URL is chosen here and nowhere else. */
@@ -36,7 +43,7 @@ export function openDatabase(options: DatabaseOptions): Database {
     const config = dialect.connect(options);
     if (!config) continue;
     const db = knex({ ...config, acquireConnectionTimeout: options.poolTimeoutMs ?? 10_000 });
-    return { knex: db, dialect, close: () => db.destroy() };
+    return { knex: db, dialect, statements: new ShapeCache(STATEMENT_SHAPES), close: () => db.destroy() };
   }
   throw new BootError('CORE_CONFIG_INVALID', `unsupported database URL '${options.url.replace(/\/\/[^@]*@/, '//***@')}'`);
 }

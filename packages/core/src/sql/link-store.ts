@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import { isLinkField, isStoredField, type EntityModel, type FieldModel, type MultipleLinkField } from '../definition/model';
 import { chunks } from '../util/chunks';
 import { ownedBy, withNextVersion, type Owner, type RowFilter } from './record-columns';
+import { prepareStatement, runPrepared } from './prepared';
 import type { SqlContext } from './sql-context';
 
 /** The entity type of list options, and the list they belong to. */
@@ -10,15 +11,34 @@ const LIST_ENTITY = 'ExtensibleEnum';
 
 const entity = (sql: SqlContext, name: string) => sql.schema.entity(name) as EntityModel;
 
-/** Of `ids`, those naming live records of `target` (only `owner`'s, and those `within` keeps, when given): one query per 1,000 ids. */
+/** The select of those of `ids` that name live records of `model` (only `owner`'s when given). */
+function liveIdsQuery(sql: SqlContext, model: EntityModel, { ids, owner }: { ids: readonly string[]; owner?: Owner }): Knex.QueryBuilder {
+  const qb = sql.db(model.table).select(`${model.table}.id`).whereIn(`${model.table}.id`, ids).andWhere(`${model.table}.deleted`, sql.dialect.live as never);
+  if (owner) ownedBy(model, owner)(qb);
+  return qb;
+}
+
+/**
+ * Of `ids`, those naming live records of `target` (only `owner`'s, and those `within` keeps, when
+ * given): one query per 1,000 ids; that of one id without row rules (a link of a single write) is
+ * compiled once.
+ */
 export async function liveIdsOf(sql: SqlContext, target: string, { ids, owner, within }: { ids: Iterable<string>; owner?: Owner; within?: RowFilter }): Promise<Set<string>> {
   const model = entity(sql, target);
   const found = new Set<string>();
   for (const part of chunks([...new Set(ids)], 1000)) {
-    const qb = sql.db(model.table).select(`${model.table}.id`).whereIn(`${model.table}.id`, part).andWhere(`${model.table}.deleted`, sql.dialect.live as never);
-    if (owner) ownedBy(model, owner)(qb);
-    within?.(qb);
-    for (const r of (await qb) as { id: string }[]) found.add(r.id);
+    let rows: { id: string }[];
+    if (part.length === 1 && !within) {
+      const statement = sql.statements.get(`live:${model.table}:${owner ? 'own' : 'all'}`, () =>
+        prepareStatement('rows', (param) => liveIdsQuery(sql, model, { ids: [param('id')], owner: owner && { userId: param('user') } })),
+      );
+      rows = await runPrepared(sql, statement, { id: part[0], user: owner?.userId });
+    } else {
+      const qb = liveIdsQuery(sql, model, { ids: part, owner });
+      within?.(qb);
+      rows = await qb;
+    }
+    for (const r of rows) found.add(r.id);
   }
   return found;
 }

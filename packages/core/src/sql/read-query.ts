@@ -5,7 +5,6 @@ import type { Dialect } from './dialects/dialect';
 import { VERSION_COLUMN } from './schema-sync';
 import type { SqlContext } from './sql-context';
 import { prepareStatement, runPrepared, type PreparedStatement } from './prepared';
-import type { ShapeCache } from '../util/shape-cache';
 
 /** The columns whose first non-empty value names a record in `<link>Name`: name, code, userName, id. */
 export function nameColumns(model: EntityModel): string[] {
@@ -105,18 +104,16 @@ function linkRowsQuery(sql: SqlContext, field: MultipleLinkField, ownerIds: read
     .andWhere('t.deleted', dialect.live as never);
 }
 
-/** Statements compiled once, by the shape of their query (kept per entity type). */
-export type StatementShapes = ShapeCache<PreparedStatement>;
-
 /**
  * The linked records of `ownerIds` through a multiple link, ordered by linked id: one query that
  * answers them as one JSON text (a page's hundreds of link rows cost the driver one string). The
  * query of one owner (a single record) is compiled once.
  */
-async function linkRows(sql: SqlContext, field: MultipleLinkField, { ownerIds, statements }: { ownerIds: string[]; statements?: StatementShapes }): Promise<LinkRow[]> {
+async function linkRows(sql: SqlContext, field: MultipleLinkField, ownerIds: string[]): Promise<LinkRow[]> {
   let row: { l: string | null } | undefined;
-  if (statements && ownerIds.length === 1) {
-    const statement = statements.get(`links:${field.name}`, () => prepareStatement('first', (param) => linkRowsQuery(sql, field, [param('owner')])));
+  if (ownerIds.length === 1) {
+    const through = field.linkKind === 'hasMany' ? `${field.target}.${field.foreignColumn}` : `${field.join.table}.${field.join.ownColumn}`;
+    const statement = sql.statements.get(`links:${through}`, () => prepareStatement('first', (param) => linkRowsQuery(sql, field, [param('owner')])));
     row = await runPrepared(sql, statement, { owner: ownerIds[0] });
   } else {
     [row] = (await linkRowsQuery(sql, field, ownerIds)) as { l: string | null }[];
@@ -126,9 +123,9 @@ async function linkRows(sql: SqlContext, field: MultipleLinkField, { ownerIds, s
 
 /**
  * Loads `<link>Ids` and `<link>Names` of multiple links: one query per link field, whatever the
- * page size; that of a single record compiled once into `statements`, when given.
+ * page size (that of a single record is compiled once).
  */
-export async function loadMultipleLinks(sql: SqlContext, records: ApiRecord[], { fields, statements }: { fields: readonly FieldModel[]; statements?: StatementShapes }): Promise<void> {
+export async function loadMultipleLinks(sql: SqlContext, fields: readonly FieldModel[], records: ApiRecord[]): Promise<void> {
   if (records.length === 0) return;
   const ids = records.map((r) => r.id);
   for (const field of fields) {
@@ -141,7 +138,7 @@ export async function loadMultipleLinks(sql: SqlContext, records: ApiRecord[], {
       r[field.key] = entry.ids;
       r[namesKey] = entry.names;
     }
-    for (const [owner, id, name] of await linkRows(sql, field, { ownerIds: ids, statements })) {
+    for (const [owner, id, name] of await linkRows(sql, field, ids)) {
       const entry = byOwner.get(owner);
       if (!entry) continue;
       entry.ids.push(id);

@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import type { EntityModel, FieldModel } from '../definition/model';
 import { detachEverywhere } from './link-store';
 import { ownedBy, withNextVersion, type Owner, type RowFilter } from './record-columns';
+import { prepareStatement, runPrepared, type Param } from './prepared';
 import type { SqlContext } from './sql-context';
 
 /**
@@ -9,21 +10,77 @@ import type { SqlContext } from './sql-context';
  * only say how.
  */
 
-export async function insertRow(sql: SqlContext, model: EntityModel, row: Record<string, unknown>): Promise<void> {
-  await sql.db(model.table).insert(row);
+/** Whether every value of a row can be bound as it is (no knex expression, nothing undefined). */
+const isPlain = (row: Record<string, unknown>): boolean =>
+  Object.values(row).every((v) => v !== undefined && !(typeof v === 'object' && v !== null && typeof (v as { toSQL?: unknown }).toSQL === 'function'));
+
+/** Markers for the values of `columns`, under `prefix` + column. */
+const markers = (param: Param, columns: readonly string[], prefix = ''): Record<string, string> => Object.fromEntries(columns.map((c) => [c, param(prefix + c)]));
+
+/** Inserts one row into a table: one statement compiled per table and set of columns. */
+export async function insertRow(sql: SqlContext, model: Pick<EntityModel, 'table'>, row: Record<string, unknown>): Promise<void> {
+  if (!isPlain(row)) {
+    await sql.db(model.table).insert(row);
+    return;
+  }
+  // knex orders an insert's columns by name.
+  const columns = Object.keys(row).sort();
+  const statement = sql.statements.get(`insert:${model.table}:${columns.join(',')}`, () =>
+    prepareStatement('count', (param) => sql.db(model.table).insert(markers(param, columns))),
+  );
+  await runPrepared(sql, statement, row);
+}
+
+/** What an update of one live record sets, and the column values the row must still hold. */
+export interface RowUpdate {
+  id: string;
+  row: Record<string, unknown>;
+  expected?: Record<string, unknown>;
+}
+
+/** The update of one live record: its columns and its next version set, where it is still as `expected`. */
+function updateQuery(sql: SqlContext, model: EntityModel, { id, row, expected = {} }: RowUpdate): Knex.QueryBuilder {
+  return sql.db(model.table).update(withNextVersion(sql, row)).where({ ...expected, id, deleted: sql.dialect.live });
+}
+
+/** The shape of an update: the columns it sets and those it expects, in name order. */
+export interface UpdateShape {
+  columns: readonly string[];
+  conditions: readonly string[];
+  /** The shape as a key of compiled statements (with the table). */
+  key: string;
+}
+
+/** The shape of an update, or undefined when a value cannot be bound as it is (it is not compiled then). */
+export function updateShape(model: EntityModel, { row, expected = {} }: RowUpdate): UpdateShape | undefined {
+  if (!isPlain(row) || !isPlain(expected)) return undefined;
+  const columns = Object.keys(row).sort();
+  const conditions = Object.keys(expected).sort();
+  return { columns, conditions, key: `${model.table}:${columns.join(',')}|${conditions.join(',')}` };
+}
+
+/** The update of a shape with markers (`set:<column>`, `where:<column>`, `id`) for its values. */
+export function updateWithMarkers(sql: SqlContext, model: EntityModel, { shape, param }: { shape: UpdateShape; param: Param }): Knex.QueryBuilder {
+  return updateQuery(sql, model, { id: param('id'), row: markers(param, shape.columns, 'set:'), expected: markers(param, shape.conditions, 'where:') });
+}
+
+/** The values of an update for its statement (see `updateWithMarkers`). */
+export function updateValues({ id, row, expected = {} }: RowUpdate, shape: UpdateShape): Record<string, unknown> {
+  const values: Record<string, unknown> = { id };
+  for (const c of shape.columns) values[`set:${c}`] = row[c];
+  for (const c of shape.conditions) values[`where:${c}`] = expected[c];
+  return values;
 }
 
 /**
  * Sets columns of a live record; `expected` are column values the row must still hold. Answers
- * whether a row was written.
+ * whether a row was written. One statement compiled per table and set of columns.
  */
-export async function updateRow(
-  sql: SqlContext,
-  model: EntityModel,
-  { id, row, expected = {} }: { id: string; row: Record<string, unknown>; expected?: Record<string, unknown> },
-): Promise<boolean> {
-  const count = await sql.db(model.table).update(withNextVersion(sql, row)).where({ ...expected, id, deleted: sql.dialect.live });
-  return count > 0;
+export async function updateRow(sql: SqlContext, model: EntityModel, update: RowUpdate): Promise<boolean> {
+  const shape = updateShape(model, update);
+  if (!shape) return (await updateQuery(sql, model, update)) > 0;
+  const statement = sql.statements.get(`update:${shape.key}`, () => prepareStatement('count', (param) => updateWithMarkers(sql, model, { shape, param })));
+  return (await runPrepared<number>(sql, statement, updateValues(update, shape))) > 0;
 }
 
 /** Whether a live record has this id (and meets `within`, when given). */

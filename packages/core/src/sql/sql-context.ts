@@ -1,6 +1,11 @@
 import type { SchemaModel } from '../definition/normalize';
 import type { Connection, Database } from './database';
 import type { Dialect } from './dialects/dialect';
+import type { PreparedStatement } from './prepared';
+import type { ShapeCache } from '../util/shape-cache';
+
+/** Statements compiled once, by the shape of their query. */
+export type StatementShapes = ShapeCache<PreparedStatement>;
 
 /**
  * What a query about records needs besides its own arguments: where it runs (the pool, or the
@@ -10,9 +15,11 @@ export interface SqlContext<TDb extends Connection = Connection> {
   db: TDb;
   schema: SchemaModel;
   dialect: Dialect;
+  /** Statements compiled once, by the shape of their query (the database's). */
+  statements: StatementShapes;
 }
 
 /** The context of queries on `db` (the pool or a transaction) of an instance's database. */
 export function sqlContext<TDb extends Connection>(env: { database: Database; schema: SchemaModel }, db: TDb): SqlContext<TDb> {
-  return { db, schema: env.schema, dialect: env.database.dialect };
+  return { db, schema: env.schema, dialect: env.database.dialect, statements: env.database.statements };
 }
