@@ -36,26 +36,29 @@ const wider = (a: AccessLevel, b: AccessLevel | undefined): AccessLevel => (b &&
 
 export const forbidden = (message: string): ApiError => new ApiError('CORE_FORBIDDEN', message);
 
+/** The rights a derived decision reads. */
+export type Rights = Pick<RoleRights, 'scope' | 'field'>;
+
+/** A decision derived from rights and a list only (see `RoleRights.derived`). */
+export type Derive<TList, TValue> = (list: TList, rights: Rights) => TValue;
+
+/** Every field readable and editable (admins, the system). */
+const ALL_FIELD_RIGHTS: Readonly<FieldAccess> = Object.freeze({ read: true, edit: true });
+
 /**
- * What one user may do: roles combined to the most permissive, admins and the system unrestricted,
- * an entity type no role mentions denied.
+ * The rights of one set of roles, combined once and shared by the requests of every user who has
+ * exactly these roles (see `AccessService`), with the decisions derived from them (the fields of
+ * an entity type they may read). Roles are data: a changed role is a new `RoleData`, hence new
+ * rights.
  */
-export class UserAccess {
+export class RoleRights {
   private readonly scopes = new Map<string, ScopeAccess>();
-  private readonly fieldCache = new Map<string, FieldAccess>();
+  private readonly fields = new Map<string, FieldAccess>();
+  private readonly lists = new WeakMap<object, WeakMap<object, unknown>>();
 
-  constructor(
-    readonly user: ContextUser | undefined,
-    private readonly roles: readonly RoleData[] = [],
-  ) {}
-
-  /** The system (no user) and admins pass every check. */
-  get unrestricted(): boolean {
-    return !this.user || this.user.isAdmin;
-  }
+  constructor(readonly roles: readonly RoleData[] = []) {}
 
   scope(entity: string): ScopeAccess {
-    if (this.unrestricted) return FULL_ACCESS;
     let scope = this.scopes.get(entity);
     if (!scope) {
       scope = { ...NO_ACCESS };
@@ -71,9 +74,66 @@ export class UserAccess {
       if (ADMIN_WRITE_ONLY.has(entity)) Object.assign(scope, { create: false, edit: 'no', delete: 'no' });
       // Everyone may follow (and cancel) the jobs they started, unless a role says more.
       if (entity === 'Job' && !this.roles.some((r) => r.scopes.Job)) Object.assign(scope, { read: 'own', edit: 'own' });
-      this.scopes.set(entity, scope);
+      this.scopes.set(entity, Object.freeze(scope));
     }
     return scope;
+  }
+
+  field(entity: string, field: string): FieldAccess {
+    if (entity === 'Job' && !this.roles.some((r) => r.scopes.Job)) return ALL_FIELD_RIGHTS;
+    const key = `${entity}.${field}`;
+    let access = this.fields.get(key);
+    if (!access) {
+      const rights = { read: false, edit: false };
+      for (const role of this.roles) {
+        const s = role.scopes[entity];
+        if (!s) continue;
+        const f = role.fields[entity]?.[field] ?? {};
+        if (s.read && s.read !== 'no') rights.read ||= f.read !== false;
+        if ((s.edit && s.edit !== 'no') || s.create) rights.edit ||= f.edit !== false && f.read !== false;
+      }
+      this.fields.set(key, (access = Object.freeze(rights)));
+    }
+    return access;
+  }
+
+  /**
+   * What `derive` answers for `list` and these rights, worked out once per list (by identity) and
+   * deriving function (keep it in a constant): a decision that depends on the rights and the list
+   * only (the readable fields of an entity type). Lists made per request are forgotten with them.
+   */
+  derived<TList extends object, TValue>(list: TList, derive: Derive<TList, TValue>): TValue {
+    let byList = this.lists.get(derive);
+    if (!byList) this.lists.set(derive, (byList = new WeakMap()));
+    if (byList.has(list)) return byList.get(list) as TValue;
+    const value = derive(list, this);
+    byList.set(list, value);
+    return value;
+  }
+}
+
+/**
+ * What one user may do: roles combined to the most permissive, admins and the system unrestricted,
+ * an entity type no role mentions denied. The combined rights may be shared between users with
+ * the same roles (`RoleRights`).
+ */
+export class UserAccess {
+  private readonly rights: RoleRights;
+
+  constructor(
+    readonly user: ContextUser | undefined,
+    roles: readonly RoleData[] | RoleRights = [],
+  ) {
+    this.rights = roles instanceof RoleRights ? roles : new RoleRights(roles);
+  }
+
+  /** The system (no user) and admins pass every check. */
+  get unrestricted(): boolean {
+    return !this.user || this.user.isAdmin;
+  }
+
+  scope(entity: string): ScopeAccess {
+    return this.unrestricted ? FULL_ACCESS : this.rights.scope(entity);
   }
 
   /**
@@ -81,22 +141,16 @@ export class UserAccess {
    * type does not restrict it. Roles list restrictions only.
    */
   field(entity: string, field: string): FieldAccess {
-    if (this.unrestricted) return { read: true, edit: true };
-    if (entity === 'Job' && !this.roles.some((r) => r.scopes.Job)) return { read: true, edit: true };
-    const key = `${entity}.${field}`;
-    let access = this.fieldCache.get(key);
-    if (!access) {
-      access = { read: false, edit: false };
-      for (const role of this.roles) {
-        const s = role.scopes[entity];
-        if (!s) continue;
-        const f = role.fields[entity]?.[field] ?? {};
-        if (s.read && s.read !== 'no') access.read ||= f.read !== false;
-        if ((s.edit && s.edit !== 'no') || s.create) access.edit ||= f.edit !== false && f.read !== false;
-      }
-      this.fieldCache.set(key, access);
-    }
-    return access;
+    return this.unrestricted ? ALL_FIELD_RIGHTS : this.rights.field(entity, field);
+  }
+
+  /**
+   * A decision derived from the caller's rights and `list` only, worked out once per list and
+   * deriving function for all callers with the same roles (see `RoleRights.derived`); for
+   * unrestricted callers, at each call.
+   */
+  derived<TList extends object, TValue>(list: TList, derive: Derive<TList, TValue>): TValue {
+    return this.unrestricted ? derive(list, this) : this.rights.derived(list, derive);
   }
 
   /** The rights on every listed entity type, for the session answer. */

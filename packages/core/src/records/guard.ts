@@ -1,4 +1,4 @@
-import type { ScopeAccess, UserAccess } from '../auth/access-control';
+import type { Derive, Rights, ScopeAccess, UserAccess } from '../auth/access-control';
 import { forbidden } from '../auth/access-control';
 import type { RequestContext } from '../context';
 import type { ApiRecord } from '../declarations';
@@ -12,10 +12,19 @@ export type Action = WriteAction | 'read';
 
 /** The read-side permission checks of one entity type: entity scopes, `own` records, readable fields. */
 export class RecordGuard {
+  /** Of a list of this entity type's fields, those the rights let read (kept per role set and list). */
+  private readonly readableFields: Derive<readonly FieldModel[], FieldModel[]>;
+  /** The output keys of the fields of a list the rights do not let read. */
+  private readonly hiddenKeys: Derive<readonly FieldModel[], ReadonlySet<string>>;
+
   constructor(
     private readonly model: EntityModel,
     private readonly accessFor: (user: RequestContext['user']) => Promise<UserAccess>,
-  ) {}
+  ) {
+    const canRead = (rights: Rights, field: FieldModel) => field.system || rights.field(model.name, field.name).read;
+    this.readableFields = (fields, rights) => fields.filter((f) => canRead(rights, f));
+    this.hiddenKeys = (fields, rights) => new Set(outputKeys(fields.filter((f) => !canRead(rights, f))));
+  }
 
   /** The caller's rights, resolved once per context. */
   async access(ctx: RequestContext): Promise<UserAccess> {
@@ -37,9 +46,12 @@ export class RecordGuard {
     ownedBy(this.model, { userId: ctx.user?.id ?? '' })(qb);
   }
 
-  /** Fields chosen by `select` must all be readable (403); without select, unreadable ones are left out. */
+  /**
+   * Fields chosen by `select` must all be readable (403); without select, unreadable ones are left
+   * out (decided once per role set and list of fields).
+   */
   readable(access: UserAccess, fields: FieldModel[], explicit: boolean): FieldModel[] {
-    if (!explicit) return fields.filter((f) => this.canRead(access, f));
+    if (!explicit) return access.unrestricted ? fields : access.derived(fields, this.readableFields);
     const hidden = fields.find((f) => !this.canRead(access, f));
     if (hidden) throw forbidden(`Not allowed to read ${this.model.name}.${hidden.name}`);
     return fields;
@@ -49,7 +61,7 @@ export class RecordGuard {
   async present(ctx: RequestContext, record: ApiRecord, fields: readonly FieldModel[]): Promise<ApiRecord> {
     const access = await this.access(ctx);
     if (access.unrestricted) return record;
-    const hidden = new Set(outputKeys(fields.filter((f) => !this.canRead(access, f))));
+    const hidden = access.derived(fields, this.hiddenKeys);
     return Object.fromEntries(Object.entries(record).filter(([k]) => !hidden.has(k))) as ApiRecord;
   }
 }

@@ -41,11 +41,11 @@ export function makeReadPlan(sql: SqlContext, model: EntityModel, shape: ReadSha
   const { fields, extra = [], names } = shape;
   const read = extra.length ? [...fields, ...extra] : fields;
   const keys = extra.length ? [...outputKeys(fields), ...hiddenKeys(extra, fields)] : outputKeys(fields);
-  let byId: PreparedStatement | undefined;
+  const key = `byId:${model.table}:${readShapeKey(shape)}`;
   return {
     read,
     keys,
     decoded: decodedFields(sql.dialect, read),
-    byId: () => (byId ??= selectByIdStatement(sql, model, { fields: read, names })),
+    byId: () => sql.statements.get(key, () => selectByIdStatement(sql, model, { fields: read, names })),
   };
 }

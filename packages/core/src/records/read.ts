@@ -103,7 +103,7 @@ interface WriteAnswer {
  */
 export async function answerWrite<TRecord extends ApiRecord>(repo: Repository<TRecord>, ctx: RequestContext, { kind, id, afterHook }: WriteAnswer): Promise<TRecord> {
   const access = await repo.guard.access(ctx);
-  const shown = repo.readable.filter((f) => repo.guard.canRead(access, f));
+  const shown = repo.guard.readable(access, repo.readable, false);
   const plan = repo.env.presenter.plan({ ctx, model: repo.model, kind, fields: shown });
   const extra = plan?.extra.filter((f) => !repo.readable.includes(f)) ?? [];
   const record = (await findById(repo, id, { fields: repo.readable, extra })) as ApiRecord;
