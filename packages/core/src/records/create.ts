@@ -37,7 +37,8 @@ export async function createRecord<TRecord extends ApiRecord>(repo: Repository<T
     inTransaction(repo.env.database, (trx) => insertRecord(repo, { trx, ctx, after }, { body: input, sent, hooksRan: true, attributes })),
   );
   for (const fn of after) await fn();
-  return answerWrite(repo, ctx, { kind: 'create', id, afterHook: (record) => repo.env.hooks.run('afterCreate', { ctx, model: repo.model, id, record }) });
+  const afterHook = repo.env.hooks.has('afterCreate', repo.model.name) ? (record: ApiRecord) => repo.env.hooks.run('afterCreate', { ctx, model: repo.model, id, record }) : undefined;
+  return answerWrite(repo, ctx, { kind: 'create', id, afterHook });
 }
 
 /** The id of a new record: the one in the body, else a new one. */

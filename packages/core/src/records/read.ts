@@ -93,7 +93,8 @@ export async function getRecord<TRecord extends ApiRecord>(
 interface WriteAnswer {
   kind: 'create' | 'update';
   id: string;
-  afterHook: (record: ApiRecord) => Promise<void>;
+  /** Runs the after-hooks of the write; none when no hook of its name is registered for the entity type (no copy is made then). */
+  afterHook?: (record: ApiRecord) => Promise<void>;
 }
 
 /**
@@ -107,7 +108,7 @@ export async function answerWrite<TRecord extends ApiRecord>(repo: Repository<TR
   const plan = repo.env.presenter.plan({ ctx, model: repo.model, kind, fields: shown });
   const extra = plan?.extra.filter((f) => !repo.readable.includes(f)) ?? [];
   const record = (await findById(repo, id, { fields: repo.readable, extra })) as ApiRecord;
-  await afterHook(shapeRecord(outputKeys(repo.readable), record));
+  if (afterHook) await afterHook(shapeRecord(repo.readPlan({ fields: repo.readable }).keys, record));
   // Fields read for the present stage stay until it has run.
   const presented = await repo.guard.present(ctx, record, plan ? repo.readable.filter((f) => !plan.extra.includes(f)) : repo.readable);
   await repo.env.attributes?.present(ctx, { model: repo.model, records: [presented] }, { mode: 'single' });

@@ -227,8 +227,9 @@ export async function updateRecord<TRecord extends ApiRecord>(repo: Repository<T
     isOneStatement(change, ruled) ? writeColumns(repo, ctx, change) : inTransaction(repo.env.database, (trx) => writeChange(repo, { trx, ctx, after }, change)),
   );
   for (const fn of after) await fn();
-  if (update.answer === false && !repo.env.hooks.has('afterUpdate', repo.model.name)) return { written };
-  const afterHook = (stored: ApiRecord) => repo.env.hooks.run('afterUpdate', { ctx, model: repo.model, id, record: stored, existing });
+  const hooked = repo.env.hooks.has('afterUpdate', repo.model.name);
+  if (update.answer === false && !hooked) return { written };
+  const afterHook = hooked ? (stored: ApiRecord) => repo.env.hooks.run('afterUpdate', { ctx, model: repo.model, id, record: stored, existing }) : undefined;
   const record = await answerWrite(repo, ctx, { kind: 'update', id, afterHook });
   return { record, written };
 }

@@ -64,7 +64,12 @@ interface KnexClient {
 interface KnexConnection {
   __knexUid?: string;
   __knexTxId?: string;
+  /** Set (to the error) on a connection the pool must destroy rather than lend again. */
+  __knex__disposed?: unknown;
 }
+
+/** Runs of one statement on the pool at most, when connections holding stale statements are given up. */
+const MAX_ATTEMPTS = 20;
 
 /** The answer of a run in the shape its method says. */
 function answer(method: PreparedMethod, result: PreparedResult): unknown {
@@ -76,18 +81,25 @@ function answer(method: PreparedMethod, result: PreparedResult): unknown {
 /**
  * Runs a compiled statement with `values` on the pool or in the transaction `sql.db` stands for.
  * The statement is announced as knex announces its own (the `query` event), so that statement
- * logs and counts see it.
+ * logs and counts see it. On the pool, a statement whose connection the dialect gave up (its
+ * prepared statements went stale) runs again on another one: each such connection is destroyed,
+ * and new ones have prepared nothing.
  */
 export async function runPrepared<TResult>(sql: SqlContext, statement: PreparedStatement, values: PreparedValues): Promise<TResult> {
   const db: Connection = sql.db;
-  if ((db as Knex.Transaction).isTransaction && (db as Knex.Transaction).isCompleted()) throw new Error('Transaction query already complete');
+  const inTransaction = (db as Knex.Transaction).isTransaction === true;
+  if (inTransaction && (db as Knex.Transaction).isCompleted()) throw new Error('Transaction query already complete');
   const bindings = statement.slots.map((slot) => ('name' in slot ? values[slot.name] : slot.value));
   const client = db.client as KnexClient;
-  const connection = await client.acquireConnection();
-  try {
-    client.emit('query', { __knexUid: connection.__knexUid, __knexTxId: connection.__knexTxId, method: 'raw', sql: statement.sql, bindings });
-    return answer(statement.method, await sql.dialect.runPrepared(connection, statement, bindings)) as TResult;
-  } finally {
-    await client.releaseConnection(connection);
+  for (let attempt = 1; ; attempt += 1) {
+    const connection = await client.acquireConnection();
+    try {
+      client.emit('query', { __knexUid: connection.__knexUid, __knexTxId: connection.__knexTxId, method: 'raw', sql: statement.sql, bindings });
+      return answer(statement.method, await sql.dialect.runPrepared(connection, statement, bindings)) as TResult;
+    } catch (error) {
+      if (inTransaction || attempt >= MAX_ATTEMPTS || connection.__knex__disposed !== error) throw error;
+    } finally {
+      await client.releaseConnection(connection);
+    }
   }
 }

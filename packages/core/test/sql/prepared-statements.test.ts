@@ -78,6 +78,16 @@ describe.each(TEST_DBS)('statements compiled once on %s', (kind) => {
     expect((await t.get(`/api/Product/${productId}`).expect(200)).body).toMatchObject({ price: 4, quantity: 2 });
   });
 
+  it('reads on after another process changed the type of a column a prepared statement reads', async () => {
+    if (kind !== 'postgres') return;
+    const read = () => t.get(`/api/Product/${productId}`).expect(200);
+    // Several connections of the pool prepare the statement.
+    await Promise.all([read(), read(), read(), read()]);
+    await t.api.database.knex.raw('alter table product alter column sku type varchar(300)');
+    for (let i = 0; i < 6; i += 1) expect((await read()).body.sku).toBe('p-1');
+    await Promise.all([read(), read(), read(), read()]);
+  });
+
   it('shows the fields a role allows once the role changes, in the same process', async () => {
     const user = await userWithRole(t, { scopes: { Product: { read: 'all' } }, fields: { Product: { price: { read: false } } } });
     const before = (await user.get(`/api/Product/${productId}`).expect(200)).body;

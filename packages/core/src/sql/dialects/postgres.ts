@@ -13,6 +13,9 @@ interface PgClient {
 /** An arbitrary fixed key for the advisory lock taken while the schema is synced. */
 const SCHEMA_LOCK_KEY = 482_113_907;
 
+/** feature_not_supported: what a prepared statement answers once the type of a column it reads has changed. */
+const STALE_STATEMENT_STATE = '0A000';
+
 /** query_canceled: the statement timeout (`statementTimeoutMs`) ran out. */
 const STATEMENT_TIMEOUT_STATE = '57014';
 
@@ -35,13 +38,17 @@ const POSTGRES_COLUMN_TYPES: ReadonlyMap<FieldType, string> = new Map([
 const RAW_TEXT_OIDS = new Set([1082, 1114, 1184]);
 const NUMBER_OIDS = new Set([20, 1700]);
 
+const asText = (value: string) => value;
+const asNumber = (value: string) => Number(value);
+
 function pgTypes() {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const pgTypesModule = require('pg').types as { getTypeParser: (oid: number, format?: string) => unknown };
   return {
+    // Asked for every column of every result: the parsers are made once.
     getTypeParser(oid: number, format?: string) {
-      if (RAW_TEXT_OIDS.has(oid)) return (value: string) => value;
-      if (NUMBER_OIDS.has(oid)) return (value: string) => Number(value);
+      if (RAW_TEXT_OIDS.has(oid)) return asText;
+      if (NUMBER_OIDS.has(oid)) return asNumber;
       return pgTypesModule.getTypeParser(oid, format);
     },
   };
@@ -132,8 +139,15 @@ export const postgresDialect: Dialect = {
 
   // A named statement: the server parses it once per connection; pg sends only its values after that.
   async runPrepared(connection, { sql, name }, bindings) {
-    const result = await (connection as PgClient).query({ name, text: sql, values: bindings as unknown[] });
-    return { rows: result.rows, count: result.rowCount ?? 0 };
+    try {
+      const result = await (connection as PgClient).query({ name, text: sql, values: bindings as unknown[] });
+      return { rows: result.rows, count: result.rowCount ?? 0 };
+    } catch (error) {
+      // A column's type changed under a statement this connection prepared (another process
+      // widened it): the connection is given up (knex's pool destroys it) with its statements.
+      if ((error as { code?: unknown }).code === STALE_STATEMENT_STATE) (connection as { __knex__disposed?: unknown }).__knex__disposed = error;
+      throw error;
+    }
   },
 
   jsonArrayRows(count) {
