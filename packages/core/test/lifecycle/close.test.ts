@@ -7,13 +7,17 @@ import { testEntities } from '../../../../test/support/fixtures';
 
 jest.setTimeout(60_000);
 
+const ITEMS = 240;
+
 /** CONTRACT §17: `api.close()` lets the requests in flight finish, refuses new ones with 503, and stops jobs at a safe point. */
 describe.each(TEST_DBS)('api.close() on %s', (kind) => {
   it.each(GENERATIONS)('answers the requests in flight, refuses new ones with 503 CORE_SHUTTING_DOWN, then closes (generation %s)', async (_g, base) => {
     const t = await startTestApi(kind, { entities: testEntities, closeGraceMs: 20_000 });
     let closed = false;
     try {
-      const items = Array.from({ length: 80 }, (_, i) => ({ entity: 'Product', payload: { name: `closing ${i}`, brand: { name: `closing brand ${i % 5}` } } }));
+      // Enough items that the upsert is still answering well after its first rows are stored (a
+      // request refused meanwhile waits for the event loop, which the upsert keeps busy on SQLite).
+      const items = Array.from({ length: ITEMS }, (_, i) => ({ entity: 'Product', payload: { name: `closing ${i}`, brand: { name: `closing brand ${i % 5}` } } }));
       const inFlight = t.post(`${base}/upsert`, items).then((res) => res);
       // The upsert has started (its first items are stored) when the instance begins to close.
       const model = t.api.schema.entity('Product');
@@ -27,7 +31,7 @@ describe.each(TEST_DBS)('api.close() on %s', (kind) => {
       expect(closed).toBe(false);
       const answered = await inFlight;
       expect(answered.status).toBe(200);
-      expect(answered.body.filter((r: { status: string }) => r.status === 'Created')).toHaveLength(80);
+      expect(answered.body.filter((r: { status: string }) => r.status === 'Created')).toHaveLength(ITEMS);
       await closing;
       expect(closed).toBe(true);
     } finally {
