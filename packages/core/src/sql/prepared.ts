@@ -64,8 +64,6 @@ interface KnexClient {
 interface KnexConnection {
   __knexUid?: string;
   __knexTxId?: string;
-  /** Set (to the error) on a connection the pool must destroy rather than lend again. */
-  __knex__disposed?: unknown;
 }
 
 /** Runs of one statement on the pool at most, when connections holding stale statements are given up. */
@@ -81,9 +79,9 @@ function answer(method: PreparedMethod, result: PreparedResult): unknown {
 /**
  * Runs a compiled statement with `values` on the pool or in the transaction `sql.db` stands for.
  * The statement is announced as knex announces its own (the `query` event), so that statement
- * logs and counts see it. On the pool, a statement whose connection the dialect gave up (its
- * prepared statements went stale) runs again on another one: each such connection is destroyed,
- * and new ones have prepared nothing.
+ * logs and counts see it. On the pool, a statement that failed because its connection's prepared
+ * statements went stale runs again on another one: the dialect gives each such connection up, and
+ * new ones have prepared nothing.
  */
 export async function runPrepared<TResult>(sql: SqlContext, statement: PreparedStatement, values: PreparedValues): Promise<TResult> {
   const db: Connection = sql.db;
@@ -97,7 +95,7 @@ export async function runPrepared<TResult>(sql: SqlContext, statement: PreparedS
       client.emit('query', { __knexUid: connection.__knexUid, __knexTxId: connection.__knexTxId, method: 'raw', sql: statement.sql, bindings });
       return answer(statement.method, await sql.dialect.runPrepared(connection, statement, bindings)) as TResult;
     } catch (error) {
-      if (inTransaction || attempt >= MAX_ATTEMPTS || connection.__knex__disposed !== error) throw error;
+      if (inTransaction || attempt >= MAX_ATTEMPTS || !sql.dialect.isStalePrepared(error)) throw error;
     } finally {
       await client.releaseConnection(connection);
     }

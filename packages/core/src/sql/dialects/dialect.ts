@@ -121,6 +121,12 @@ export interface Dialect {
    * connection, SQLite keeps the prepared statement of each connection.
    */
   runPrepared(connection: unknown, statement: { sql: string; name: string }, bindings: readonly unknown[]): Promise<PreparedResult>;
+  /**
+   * Whether a prepared statement failed because what its connection prepared went stale (the type
+   * of a column changed): it did nothing, its connection is given up, and it may run again on
+   * another connection of the pool.
+   */
+  isStalePrepared(error: unknown): boolean;
   /** Reads tables, columns and index names of the current schema. */
   introspect(db: Knex | Knex.Transaction): Promise<Introspection>;
   /** Runs schema changes under a lock so that several processes can start at once. */

@@ -145,9 +145,13 @@ export const postgresDialect: Dialect = {
     } catch (error) {
       // A column's type changed under a statement this connection prepared (another process
       // widened it): the connection is given up (knex's pool destroys it) with its statements.
-      if ((error as { code?: unknown }).code === STALE_STATEMENT_STATE) (connection as { __knex__disposed?: unknown }).__knex__disposed = error;
+      if (postgresDialect.isStalePrepared(error)) (connection as { __knex__disposed?: unknown }).__knex__disposed = error;
       throw error;
     }
+  },
+
+  isStalePrepared(error) {
+    return (error as { code?: unknown }).code === STALE_STATEMENT_STATE && /cached plan must not change result type/.test(String((error as Error).message));
   },
 
   jsonArrayRows(count) {

@@ -104,6 +104,11 @@ export const sqliteDialect: Dialect = {
     return runSqliteStatement(connection, sql, bindings);
   },
 
+  // SQLite prepares a statement again by itself when the schema changed.
+  isStalePrepared() {
+    return false;
+  },
+
   jsonArrayRows(count) {
     const marks = Array.from({ length: count }, () => '?').join(', ');
     // ORDER BY inside an aggregate needs SQLite 3.44 or later; better-sqlite3 12 bundles a later one.
