@@ -4,6 +4,7 @@ import { TEST_DBS } from '../../../../test/support/databases';
 import { testEntities } from '../../../../test/support/fixtures';
 import { userWithRole } from '../../../../test/support/users';
 import { prepareStatement } from '../../src/sql/prepared';
+import { runPostgresStatement } from '../../src/sql/dialects/postgres-statements';
 import { selectById } from '../../src/sql/read-query';
 
 describe('prepareStatement', () => {
@@ -25,6 +26,18 @@ describe('prepareStatement', () => {
 
   it('refuses a query that puts a value into its text', () => {
     expect(() => prepareStatement('rows', (param) => db.raw(`select '${param('id')}'`))).toThrow(/not bound/);
+  });
+});
+
+describe('named statements on one PostgreSQL connection', () => {
+  it('are named up to a limit, then run unnamed (the server keeps named ones until the connection ends)', async () => {
+    const names: (string | undefined)[] = [];
+    const connection = { query: async (config: { name?: string }) => (names.push(config.name), { rows: [], rowCount: 0 }) };
+    for (let i = 0; i < 501; i += 1) await runPostgresStatement(connection, { sql: `select ${i}`, name: `s${i}` }, []);
+    await runPostgresStatement(connection, { sql: 'select 0', name: 's0' }, []);
+    expect(names.slice(0, 500)).toEqual(Array.from({ length: 500 }, (_, i) => `s${i}`));
+    expect(names[500]).toBeUndefined();
+    expect(names[501]).toBe('s0');
   });
 });
 

@@ -3,18 +3,11 @@ import type { FieldType } from '../../declarations';
 import type { Knex } from 'knex';
 import type { Dialect, Introspection } from './dialect';
 import { PostgresNotifications } from './postgres-notifications';
+import { isStalePostgresStatement, runPostgresStatement } from './postgres-statements';
 import { commonColumnType, databaseUnavailable, quoteName, statementTimedOut, uniqueViolation } from './shared';
-
-/** The part of a pg client that runs a named statement. */
-interface PgClient {
-  query(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: Record<string, unknown>[]; rowCount: number | null }>;
-}
 
 /** An arbitrary fixed key for the advisory lock taken while the schema is synced. */
 const SCHEMA_LOCK_KEY = 482_113_907;
-
-/** feature_not_supported: what a prepared statement answers once the type of a column it reads has changed. */
-const STALE_STATEMENT_STATE = '0A000';
 
 /** query_canceled: the statement timeout (`statementTimeoutMs`) ran out. */
 const STATEMENT_TIMEOUT_STATE = '57014';
@@ -137,22 +130,8 @@ export const postgresDialect: Dialect = {
     return `${column} \\?| array[${marks}]::text[]`;
   },
 
-  // A named statement: the server parses it once per connection; pg sends only its values after that.
-  async runPrepared(connection, { sql, name }, bindings) {
-    try {
-      const result = await (connection as PgClient).query({ name, text: sql, values: bindings as unknown[] });
-      return { rows: result.rows, count: result.rowCount ?? 0 };
-    } catch (error) {
-      // A column's type changed under a statement this connection prepared (another process
-      // widened it): the connection is given up (knex's pool destroys it) with its statements.
-      if (postgresDialect.isStalePrepared(error)) (connection as { __knex__disposed?: unknown }).__knex__disposed = error;
-      throw error;
-    }
-  },
-
-  isStalePrepared(error) {
-    return (error as { code?: unknown }).code === STALE_STATEMENT_STATE && /cached plan must not change result type/.test(String((error as Error).message));
-  },
+  runPrepared: runPostgresStatement,
+  isStalePrepared: isStalePostgresStatement,
 
   jsonArrayRows(count) {
     const marks = Array.from({ length: count }, () => '?').join(', ');
