@@ -46,6 +46,7 @@ const entitySchema = {
     description: { type: 'string' },
     hasAttributes: { type: 'boolean' },
     serverCreated: { type: 'boolean' },
+    serverWritten: { type: 'boolean' },
     fields: {
       type: 'object',
       propertyNames: { pattern: FIELD_NAME },

@@ -5,6 +5,7 @@ import { cookiePath, sessionPath } from './auth-paths';
 import { massUpdatePath, restorePath, upsertAsyncPath, upsertPath } from './bulk-paths';
 import { addFragmentPaths } from './fragment-paths';
 import { jobResultPath } from './job-paths';
+import { redeliverPath } from './webhook-paths';
 import { metadataPath } from './metadata-path';
 import { entityPaths, linkedPaths, relationPath } from './record-paths';
 import { param, type Generation, type GenerationContext, type KindParameters, type PathItem } from './refs';
@@ -34,6 +35,7 @@ export function generationPaths(
   paths['/upsertAsync'] = upsertAsyncPath(op, generation);
   paths['/entityMassUpdate'] = massUpdatePath(op, generation);
   if (schema.entities.has('Job')) paths['/Job/{id}/result'] = jobResultPath(op);
+  if (schema.entities.has('WebhookDelivery')) paths['/WebhookDelivery/{id}/redeliver'] = redeliverPath(op);
   for (const model of schema.entities.values()) {
     Object.assign(paths, entityPaths(model, context));
     if (model.def.hasAttributes) Object.assign(paths, attributePaths(model, context));

@@ -60,8 +60,9 @@ export function entityPaths(model: EntityModel, { op, generation, extra }: Gener
   };
   return {
     // Records the server makes (jobs) have no create operation: a client's create is 403.
-    [`/${name}`]: model.def.serverCreated ? { get: list } : { get: list, post: create },
-    [`/${name}/{id}`]: { get: read, patch: update('patch'), put: update('put'), delete: remove },
+    [`/${name}`]: model.def.serverCreated || model.def.serverWritten ? { get: list } : { get: list, post: create },
+    // Records only the server writes (webhook deliveries) are read, never written, by clients.
+    [`/${name}/{id}`]: model.def.serverWritten ? { get: read } : { get: read, patch: update('patch'), put: update('put'), delete: remove },
   };
 }
 
