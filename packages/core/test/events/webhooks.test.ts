@@ -1,7 +1,10 @@
+import fs from 'node:fs';
 import type { LookupFunction } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import meta from '@entity-records/meta';
 import { GENERATIONS, startTestApi, type TestApi } from '../../../../test/support/api';
-import { TEST_DBS } from '../../../../test/support/databases';
+import { createTestDatabase, TEST_DBS, type TestDatabase } from '../../../../test/support/databases';
 import { testEntities } from '../../../../test/support/fixtures';
 import { userWithRole } from '../../../../test/support/users';
 import { eventually, verifies, webhookReceiver, type WebhookReceiver } from '../../../../test/support/webhook-receiver';
@@ -279,5 +282,46 @@ describe.each(TEST_DBS)('webhooks on %s', (kind) => {
       await eventually(() => deliveriesOf(a), (l) => l.length === 5 && l.every((d) => d.status === 'Delivered'));
       expect(receiver.received).toHaveLength(10);
     });
+  });
+});
+
+describe.each(TEST_DBS)('webhook deliveries when an instance closes on %s', (kind) => {
+  let receiver: WebhookReceiver;
+  let db: TestDatabase;
+  let dir: string;
+  beforeAll(async () => {
+    receiver = await webhookReceiver();
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'er-hooks-close-'));
+    db = kind === 'sqlite' ? { kind, url: `sqlite:${path.join(dir, 'hooks.sqlite')}`, drop: async () => undefined } : await createTestDatabase(kind);
+  });
+  afterAll(async () => {
+    await receiver.close();
+    await db.drop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('hands an attempt in flight back (not counted, no lease left): the next instance makes it at once', async () => {
+    // A lease far longer than the test: only the hand-back lets the next instance deliver in time.
+    const options = { entities: testEntities, webhooks: { allowedHosts: ['127.0.0.1'], leaseMs: 600_000, timeoutMs: 30_000, pollMs: 100 }, closeGraceMs: 1000 };
+    receiver.answer = (_r, index) => (index === 0 ? 'hold' : 200);
+    const first = await startTestApi(kind, options, db);
+    const hook = (await first.post('/api/Webhook', { name: 'close', url: receiver.url, secret: SECRET, entityTypes: ['Brand'] }).expect(200)).body.id;
+    const brand = (await first.post('/api/Brand', { name: 'Closing' }).expect(200)).body.id;
+    await receiver.waitFor(1);
+    const closing = Date.now();
+    await first.close();
+    expect(Date.now() - closing).toBeLessThan(10_000);
+
+    const second = await startTestApi(kind, options, db);
+    try {
+      const [delivery] = await eventually(
+        async () => (await second.get(`/api/WebhookDelivery?where[0][type]=equals&where[0][attribute]=webhookId&where[0][value]=${hook}`).expect(200)).body.list as Delivery[],
+        (list) => list[0]?.status === 'Delivered',
+      );
+      expect(delivery).toMatchObject({ recordId: brand, attempts: 1, lastStatusCode: 200 });
+      expect(receiver.received.map((r) => r.body.deliveryId)).toEqual([delivery.id, delivery.id]);
+    } finally {
+      await second.close();
+    }
   });
 });
