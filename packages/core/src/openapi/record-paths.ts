@@ -9,6 +9,14 @@ const ENTITY_NOTES: Record<string, { create?: string; update?: string; read?: st
     read: 'A user who is not an admin sees the jobs they started, unless a role sets rights on Job. `result` holds the outcome once the job is done; a list leaves it out unless `select` names it (page it with GET /Job/{id}/result).',
     update: 'Only `{"status": "Canceled"}` is accepted (400 for anything else), and only while the job is `Pending` (409 afterwards).',
   },
+  Webhook: {
+    read: 'Admins only (403 for every other role, whatever it says). `secret` is never returned, nor accepted in `select` or `where`.',
+    create: 'Admins only. `url` must be an absolute http or https URL; `entityTypes` names entity types of the instance and `actions` change actions (empty: all). `secret` signs every delivery.',
+    update: 'Admins only. A `secret` sent replaces the stored one.',
+  },
+  WebhookDelivery: {
+    read: 'Admins only. Written by the server alone: one per change and matching webhook, updated with every attempt. POST /WebhookDelivery/{id}/redeliver queues one again.',
+  },
 };
 
 /** List, create, read, update (PATCH and PUT) and delete of one entity type. */
