@@ -12,6 +12,7 @@ import type { Logger } from './logger';
 import { createRouter } from './http/router';
 import type { Traffic } from './http/traffic';
 import type { InstanceEvents } from './events/events';
+import type { InstanceWebhooks } from './events/webhooks';
 import type { JobService } from './jobs/job-service';
 import { buildOpenApi } from './openapi/build-document';
 import type { OpenApiFragment } from './plugin';
@@ -30,6 +31,7 @@ interface RouterServices {
   logger: Logger;
   traffic: Traffic;
   events: InstanceEvents;
+  webhooks: InstanceWebhooks;
 }
 
 /**
@@ -112,6 +114,7 @@ export function buildRouter(base: InstanceBase, services: RouterServices): Route
       accessFor: (user) => accessService.forUser(user),
       publicData: () => services.events.publicData(),
     },
+    webhooks: { redeliver: (ctx, id) => services.webhooks.redeliver(ctx, id) },
     generations: options.generations,
     apidocs: options.apidocs,
     resolveUser: options.auth?.resolveUser,

@@ -86,6 +86,12 @@ export interface EntityDefinition extends EntityAttributes {
    * create by any client, admins included, is 403.
    */
   serverCreated?: boolean;
+  /**
+   * Records are written by the server only (webhook deliveries): besides `serverCreated`, no
+   * client updates, deletes, restores or links one, admins included (403); the OpenAPI document
+   * offers the reads only.
+   */
+  serverWritten?: boolean;
   /** Database table name; default: the snake_case of the name. */
   table?: string;
   label?: string;

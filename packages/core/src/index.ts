@@ -70,3 +70,8 @@ export type { ConcurrencyLimitOptions } from './util/concurrency-limit';
 export { nowDateTime, formatDateTime } from './time';
 export type { LoginThrottle, ThrottleOptions } from './auth/login-throttle';
 export type { Database } from './sql/database';
+export { isForbiddenAddress } from './net/address-guard';
+export { allowedHostSet, guardedLookup, hostKey, isGuardRefusal, lookupFor, refusedHost } from './net/outgoing-guard';
+export { WebhookEntity, WebhookDeliveryEntity, WEBHOOK_ACTIONS, DELIVERY_STATUSES } from './events/webhook-entities';
+export type { DeliveryStatus } from './events/webhook-entities';
+export { signature as webhookSignature } from './events/webhook-sender';

@@ -10,6 +10,7 @@ import type { OpenApiFragment, PluginApi, RequestParameter, RootRouteInstaller, 
 import { Presenter } from './present';
 import { TOKEN_TABLE } from './sql/auth-store';
 import { CHANGE_TABLE } from './sql/change-store';
+import { DELIVERY_INDEXES } from './sql/delivery-store';
 import { LISTENING_TABLE } from './sql/listening-store';
 import type { Repository } from './records/repository';
 import type { AuxiliaryTable } from './sql/schema-sync';
@@ -45,7 +46,7 @@ export class Registry implements PluginApi {
   appMetadata: Record<string, unknown> = {};
   /** The instance, once built (`instance()`). */
   built?: EntityApi;
-  tables: AuxiliaryTable[] = [TOKEN_TABLE, ...THROTTLE_TABLES, CHANGE_TABLE, LISTENING_TABLE];
+  tables: AuxiliaryTable[] = [TOKEN_TABLE, ...THROTTLE_TABLES, CHANGE_TABLE, LISTENING_TABLE, DELIVERY_INDEXES];
   fragments: OpenApiFragment[] = [];
   readyCallbacks: (() => Promise<void> | void)[] = [];
   /** The error codes the plugins of this instance declared. */

@@ -30,6 +30,8 @@ export const NO_ACCESS: Readonly<ScopeAccess> = Object.freeze({ create: false, r
 
 /** Entity types only admins may write, whatever a role says (no way to grant oneself admin). */
 export const ADMIN_WRITE_ONLY = new Set(['User', 'Role']);
+/** Entity types only admins may see at all, whatever a role says (webhook secrets and targets). */
+export const ADMIN_ONLY = new Set(['Webhook', 'WebhookDelivery']);
 
 const RANK: Record<AccessLevel, number> = { no: 0, own: 1, all: 2 };
 const wider = (a: AccessLevel, b: AccessLevel | undefined): AccessLevel => (b && RANK[b] > RANK[a] ? b : a);
@@ -56,6 +58,7 @@ export class UserAccess {
 
   scope(entity: string): ScopeAccess {
     if (this.unrestricted) return FULL_ACCESS;
+    if (ADMIN_ONLY.has(entity)) return NO_ACCESS;
     let scope = this.scopes.get(entity);
     if (!scope) {
       scope = { ...NO_ACCESS };
@@ -82,6 +85,7 @@ export class UserAccess {
    */
   field(entity: string, field: string): FieldAccess {
     if (this.unrestricted) return { read: true, edit: true };
+    if (ADMIN_ONLY.has(entity)) return { read: false, edit: false };
     if (entity === 'Job' && !this.roles.some((r) => r.scopes.Job)) return { read: true, edit: true };
     const key = `${entity}.${field}`;
     let access = this.fieldCache.get(key);

@@ -47,6 +47,7 @@ const entitySchema = {
     description: { type: 'string' },
     hasAttributes: { type: 'boolean' },
     serverCreated: { type: 'boolean' },
+    serverWritten: { type: 'boolean' },
     // Functions: JSON Schema cannot tell them; `validateDefinition` checks that they are.
     access: {},
     hooks: { type: 'object', additionalProperties: false, properties: Object.fromEntries(RECORD_HOOKS.map((name) => [name, {}])) },

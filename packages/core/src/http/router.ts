@@ -19,6 +19,7 @@ import { mountAttributeRoutes } from './attribute-routes';
 import { mountLinkRoutes } from './link-routes';
 import { mountEventRoutes, mountPublicEventRoutes, type EventRouteParts } from './event-routes';
 import { mountJobRoutes } from './job-routes';
+import { mountWebhookRoutes, type WebhookRouteParts } from './webhook-routes';
 import type { AttributeEndpoints } from '../attributes/endpoints';
 import { toHandler } from './to-handler';
 import { assertQueryParameterCount, parseQueryString } from './list-params';
@@ -57,6 +58,8 @@ export interface RouterParts {
   traffic: Traffic;
   /** The change log's routes: streams, listening, server-sent events, public data. */
   events: EventRouteParts;
+  /** Redelivery of webhook deliveries. */
+  webhooks: WebhookRouteParts;
   /** How many bodies over 1 MiB are read and handled at once, and how many more may wait. */
   largeBodies: { concurrency: number; queue: number };
   /** Paths (below the base) whose bodies another parser reads (multipart). */
@@ -85,6 +88,8 @@ function generationRouter(generation: Generation, { parts, largeBodies }: { part
   mountBulkRoutes(router, { lookup: parts.repository, jobs: parts.jobs, generation, maxUpsertItems: parts.maxUpsertItems });
   mountEventRoutes(router, parts.events, generation);
   mountAttributeRoutes(router, parts.repository, parts.attributes);
+  // Before the link routes, which would take `redeliver` for a link.
+  mountWebhookRoutes(router, parts.webhooks);
   mountLinkRoutes(router, parts.repository);
   mountJobRoutes(router, { lookup: parts.repository, maxListSize: parts.maxListSize ?? 1000 });
   mountRecordRoutes(router, parts.repository, generation);

@@ -20,6 +20,8 @@ export interface AuxiliaryTable {
   /** A column numbered by the database, growing with every row: the primary key (`primaryKey` is ignored). */
   sequence?: string;
   indexes?: { name: string; columns: string[]; unique?: boolean }[];
+  /** The table of an entity type (made from its definition): only the indexes listed here are added to it. */
+  ofEntity?: boolean;
 }
 
 const q = (name: string) => `"${name.replaceAll('"', '""')}"`;
@@ -122,7 +124,9 @@ function auxiliarySteps(tables: readonly AuxiliaryTable[], { current, dialect }:
   const steps: SchemaStep[] = [];
   for (const t of tables) {
     const existing = current.tables.get(t.name);
-    if (!existing) {
+    if (t.ofEntity) {
+      // Its columns come from the definition (created by the entity's own steps, which run first).
+    } else if (!existing) {
       const cols = Object.entries(t.columns).map(([c, sql]) => `${q(c)} ${sql}`);
       const key = t.sequence ? [`${q(t.sequence)} ${dialect.sequenceColumn}`] : [];
       const primary = t.sequence ? '' : `, primary key (${t.primaryKey.map(q).join(', ')})`;

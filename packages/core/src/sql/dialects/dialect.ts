@@ -119,6 +119,13 @@ export interface Dialect {
    * never wait for each other.
    */
   readonly locksRows: boolean;
+  /** The rows a raw statement answered (a `select`, or a write with `returning`). */
+  rawRows(result: unknown): Record<string, unknown>[];
+  /**
+   * The clause a `select` of queue rows ends with so that workers of several processes each take
+   * other rows (`for update skip locked`); empty where one writer runs at a time.
+   */
+  readonly skipLocked: string;
   /** Whether an error ended the transaction to break a deadlock (running it again is safe). */
   isDeadlock(error: unknown): boolean;
   /** Driver error → ApiError, or undefined when it is not a known database condition. */

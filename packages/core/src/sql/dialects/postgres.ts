@@ -102,6 +102,12 @@ export const postgresDialect: Dialect = {
 
   locksRows: true,
 
+  rawRows(result) {
+    return ((result as { rows?: Record<string, unknown>[] } | null)?.rows ?? []);
+  },
+
+  skipLocked: 'for update skip locked',
+
   isDeadlock(error) {
     return (error as { code?: unknown } | null)?.code === '40P01';
   },

@@ -76,6 +76,13 @@ export const sqliteDialect: Dialect = {
     return false;
   },
 
+  rawRows(result) {
+    return Array.isArray(result) ? (result as Record<string, unknown>[]) : [];
+  },
+
+  // One writer at a time: a claim is never raced.
+  skipLocked: '',
+
   columnType(type, maxLength) {
     return type === 'float' ? 'real' : commonColumnType(type, maxLength);
   },
