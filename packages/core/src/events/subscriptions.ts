@@ -9,14 +9,22 @@ import { readableDiff } from './stream';
 export const DEFAULT_HEARTBEAT_MS = 15_000;
 /** Bytes a subscriber may leave unread before it is dropped (it resumes with `Last-Event-ID`). */
 const MAX_BUFFERED = 1024 * 1024;
+/** A replay writes on while the client has less than this unread; then it waits until the client reads. */
+const REPLAY_HIGH_WATER = 64 * 1024;
 /** Changes read per query of a replay. */
 const REPLAY_BATCH = 500;
+/** Live changes kept while a replay runs; past it, the replay reads them from the log instead. */
+const HELD_MAX = 1000;
 
 /** Where a subscription writes: a server-sent event stream. */
 export interface EventSink {
   write(chunk: string): void;
   /** Bytes written but not yet taken by the client. */
   buffered(): number;
+  /** Resolves once the client took what was buffered, or the stream closed. */
+  drained(): Promise<void>;
+  /** Whether the client went away. */
+  closed(): boolean;
   end(): void;
 }
 
@@ -72,20 +80,31 @@ export class Subscriptions {
     let replaying = options.after !== undefined;
     /** The last seq this subscriber got (or skipped as not wanted). */
     let sent = 0;
-    const held: StoredChange[] = [];
+    let held: StoredChange[] = [];
+    let overflowed = false;
+    const isOpen = () => this.open.has(end) && !sink.closed();
     const wanted = (c: StoredChange) => (options.entities.size === 0 || options.entities.has(c.entityType)) && (options.ids.size === 0 || options.ids.has(c.recordId));
-    const send = (change: StoredChange) => {
-      if (change.seq <= sent || !access) return;
+    const write = (change: StoredChange) => {
+      if (change.seq <= sent || !access || !isOpen()) return;
       sent = change.seq;
       const event = wanted(change) ? eventOf(schema, { access, user: options.user, change }) : undefined;
       if (event) sink.write(event);
+    };
+    const live = (change: StoredChange) => {
+      if (replaying) {
+        if (held.length < HELD_MAX) held.push(change);
+        else overflowed = true;
+        return;
+      }
+      write(change);
       // A subscriber that does not read its stream is dropped, so that memory stays bounded.
       if (sink.buffered() > MAX_BUFFERED) end();
     };
-    const unlisten = await feed.listen((change) => (replaying ? held.push(change) : send(change)));
+    const unlisten = await feed.listen(live);
     sent = options.after ?? feed.highWaterMark;
     const heartbeat = setInterval(async () => {
       access = await options.access().catch(() => access);
+      if (!isOpen()) return;
       if (!access) return end();
       sink.write(': keep-alive\n\n');
     }, this.parts.heartbeatMs);
@@ -98,12 +117,20 @@ export class Subscriptions {
     };
     this.open.add(end);
     if (!access) end();
-    while (replaying && this.open.has(end)) {
+    // The replay goes at the pace the client reads (a long absence is no reason to drop it); the
+    // live changes meanwhile are held, or read from the log by one more round when too many came.
+    while (replaying && isOpen()) {
       const missed = await feed.replay(sent, REPLAY_BATCH);
-      for (const change of missed) send(change);
-      if (missed.length < REPLAY_BATCH) replaying = false;
+      for (const change of missed) {
+        write(change);
+        if (sink.buffered() > REPLAY_HIGH_WATER) await sink.drained();
+      }
+      if (missed.length === REPLAY_BATCH) continue;
+      if (!overflowed) replaying = false;
+      overflowed = false;
+      if (replaying) held = [];
     }
-    for (const change of held.splice(0)) send(change);
+    for (const change of held.splice(0)) live(change);
     return end;
   }
 

@@ -42,15 +42,24 @@ function eventStream(parts: EventRouteParts) {
     const query = parseQueryString(req.originalUrl);
     const user = requestContext(req).user;
     res.status(200).set({ 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache, no-transform', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' });
-    res.flushHeaders();
-    res.write(': connected\n\n');
-    const sink = { write: (chunk: string) => void res.write(chunk), buffered: () => res.writableLength, end: () => res.end() };
+    const drained = () =>
+      new Promise<void>((resolve) => {
+        if (res.closed) return resolve();
+        const done = () => {
+          res.off('drain', done).off('close', done);
+          resolve();
+        };
+        res.on('drain', done).on('close', done);
+      });
+    const sink = { write: (chunk: string) => void res.write(chunk), buffered: () => res.writableLength, drained, closed: () => res.closed, end: () => res.end() };
     // Every heartbeat asks again who the request acts for: a revoked token ends the stream.
     const access = () => requestSession(parts.auth, { req, resolveUser: parts.resolveUser }).then((s) => parts.accessFor(s.user), () => undefined);
     const end = await parts.subscriptions.subscribe(sink, { user, entities: listParam(query.entityName), ids: listParam(query.id), after: lastEventId(req, query), access });
     // The client may have gone while the stream was being set up.
-    if (res.closed) end();
-    else res.on('close', end);
+    if (res.closed) return end();
+    res.on('close', end);
+    // Sent once the subscription listens (after any replay): every change after it reaches the client.
+    if (!res.writableEnded) res.write(': connected\n\n');
   });
 }
 
