@@ -82,14 +82,30 @@ describe.each(TEST_DBS)('link routes on %s', (kind) => {
       ]);
     });
 
-    it('links from the side of a one-to-many link (the records it lists point back)', async () => {
+    it('links from the side of a one-to-many link (the records it lists point back), logging the change of each record it moves', async () => {
       const brand = (await t.post('/api/Brand', { name: `One to many ${base}` }).expect(200)).body.id;
-      const [p1, p2] = [await product(), await product()];
+      const [p1, p2] = [await product(), await product({ brandId: brands[0] })];
       await t.post(`${base}/Brand/${brand}/products`, { ids: [p1, p2] }).expect(200, 'true');
       expect([(await read(p1)).brandId, (await read(p2)).brandId]).toEqual([brand, brand]);
       await t.del(`${base}/Brand/${brand}/products?id=${p1}`).expect(200, 'true');
       expect([(await read(p1)).brandId, (await read(p2)).brandId]).toEqual([null, brand]);
       expect((await t.get(`/api/Brand/${brand}`).expect(200)).body.productsIds).toEqual([p2]);
+      // each product's own link changed: its stream (and events) tell it
+      expect((await changesOf('Product', p1)).map((c) => [c.action, c.diff])).toEqual([
+        ['Unrelate', { brandId: { was: brand, became: null } }],
+        ['Relate', { brandId: { was: null, became: brand } }],
+        ['Create', expect.anything()],
+      ]);
+      expect((await changesOf('Product', p2)).slice(0, 1).map((c) => [c.action, c.diff])).toEqual([['Relate', { brandId: { was: brands[0], became: brand } }]]);
+      // a create and a mass update of the brand's side log them as well
+      const p3 = await product();
+      const other = (await t.post(`${base}/Brand`, { name: `Created with products ${base}`, productsIds: [p3] }).expect(200)).body.id;
+      await t.post(`${base}/entityMassUpdate`, { entityName: 'Brand', ids: [brand], addLinks: { products: [p3] } }).expect(200);
+      expect((await changesOf('Product', p3)).map((c) => [c.action, c.diff])).toEqual([
+        ['Relate', { brandId: { was: other, became: brand } }],
+        ['Relate', { brandId: { was: null, became: other } }],
+        ['Create', expect.anything()],
+      ]);
     });
 
     it('answers 404 for an unknown entity, record or link, and for a field that is no link', async () => {
