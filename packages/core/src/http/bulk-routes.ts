@@ -4,6 +4,7 @@ import { isLinkField } from '../definition/model';
 import { ApiError, assertKnownKeys, unknownKeys } from '../errors';
 import type { Generation } from '../generations';
 import { massUpdate } from '../jobs/bulk-jobs';
+import { checkedLinkIds } from '../records/link-delta';
 import type { JobService } from '../jobs/job-service';
 import { publicResult, upsertItems } from '../records/upsert/upsert';
 import type { Repository } from '../records/repository';
@@ -26,7 +27,8 @@ function linkChanges(repo: Repository, value: unknown, path: string): Record<str
   for (const [link, ids] of Object.entries(value)) {
     const field = repo.model.field.get(link);
     if (!field || field.system || !isLinkField(field)) throw unknownKeys([link], { noun: 'link', where: `of ${repo.model.name}` });
-    if (!Array.isArray(ids) || !ids.every((id) => typeof id === 'string')) throw invalid(`${path}.${link} must be a list of ids`, path);
+    if (!Array.isArray(ids)) throw invalid(`${path}.${link} must be a list of ids`, path);
+    checkedLinkIds(field, { ids, adding: path === 'addLinks', path: [path, link] });
   }
   return value as Record<string, string[]>;
 }
