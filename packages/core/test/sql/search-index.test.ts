@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import knex from 'knex';
-import { createEntityApi, defineEntity, systemContext, type EntityApi, type EntityDefinition } from '@entity-records/core';
+import { createEntityApi, defineEntity, systemContext, type EntityApi, type EntityApiOptions, type EntityDefinition } from '@entity-records/core';
 import { createTestDatabase, TEST_DBS, type TestDatabase } from '../../../../test/support/databases';
 
 const note = (searchable: boolean): EntityDefinition =>
@@ -41,7 +41,7 @@ const onNote = (found: Map<string, string>) => [...found].filter(([name]) => nam
 describe.each(TEST_DBS)('search indexes of searchable fields on %s', (kind) => {
   let db: TestDatabase;
   const open: EntityApi[] = [];
-  const start = (definitions: EntityDefinition[], logger = silent, url = db.url) => {
+  const start = (definitions: EntityDefinition[], logger: EntityApiOptions['logger'] = silent, url = db.url) => {
     // pg-boss would need to create its own schema: the restricted role below may not.
     const api = createEntityApi({ database: url, entities: definitions, logger, jobs: { queue: 'in-process' } });
     open.push(api);
