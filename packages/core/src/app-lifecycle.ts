@@ -24,7 +24,7 @@ interface LifecycleServices {
 async function startInstance({ options, registry, schema, database, repositories, logger }: InstanceBase, services: LifecycleServices): Promise<void> {
   const { auth, accessService } = services;
   const started = Date.now();
-  const steps = await syncSchema(database, schema, registry.tables);
+  const steps = await syncSchema(database, schema, { auxiliary: registry.tables, warn: (message, err) => logger.warn({ err }, message) });
   // The statement itself at debug, beside every other statement: info stays one line a step.
   for (const step of steps) logger.info({ step: step.description }, `schema: ${step.description}`);
   await services.cacheEvents.start({

@@ -68,6 +68,12 @@ export interface FieldDefinition extends FieldAttributes {
    * entities use it); `@entity-records/multilang` gives such fields their variants (`nameDeDE`).
    */
   isMultilang?: boolean;
+  /**
+   * varchar and text: filtered by text (`contains`, `startsWith`, `endsWith`, `like`). On
+   * PostgreSQL schema sync gives the column a trigram index, so that such filters need not read
+   * every row (terms of three characters or more; any `startsWith`). Every write updates it.
+   */
+  searchable?: boolean;
   /** Shown in metadata and OpenAPI. */
   label?: string;
   description?: string;

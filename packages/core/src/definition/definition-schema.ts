@@ -31,6 +31,7 @@ const fieldSchema = {
     relationName: { type: 'string', pattern: '^[a-z][a-z0-9_]*$' },
     extensibleEnum: { type: 'string' },
     isMultilang: { type: 'boolean' },
+    searchable: { type: 'boolean' },
     label: { type: 'string' },
     description: { type: 'string' },
   },
