@@ -13,6 +13,7 @@ import { createRouter } from './http/router';
 import type { Traffic } from './http/traffic';
 import type { InstanceEvents } from './events/events';
 import type { JobService } from './jobs/job-service';
+import type { IdempotencyKeys } from './idempotency/idempotency-keys';
 import { buildOpenApi } from './openapi/build-document';
 import type { OpenApiFragment } from './plugin';
 import { translateOutage } from './sql/dialects/shared';
@@ -30,6 +31,7 @@ interface RouterServices {
   logger: Logger;
   traffic: Traffic;
   events: InstanceEvents;
+  idempotency: IdempotencyKeys;
 }
 
 /**
@@ -112,6 +114,7 @@ export function buildRouter(base: InstanceBase, services: RouterServices): Route
       accessFor: (user) => accessService.forUser(user),
       publicData: () => services.events.publicData(),
     },
+    idempotency: services.idempotency,
     generations: options.generations,
     apidocs: options.apidocs,
     resolveUser: options.auth?.resolveUser,

@@ -3,7 +3,7 @@ import { LoginThrottle } from './auth/login-throttle';
 import { setPasswordHashQueue } from './auth/password';
 import { instanceLifecycle } from './app-lifecycle';
 import { buildRouter, openApiText } from './app-router';
-import { addRepositories, createAccessService, createAttributes, createJobs, type InstanceBase } from './app-services';
+import { addRepositories, createAccessService, createAttributes, createIdempotency, createJobs, type InstanceBase } from './app-services';
 import type { EntityApi, EntityApiOptions, EntityJobs, TypedEntityApi } from './app-types';
 import { CORE_ENTITIES } from './core-entities';
 import { installJobHooks, installRoleHooks, installUserHooks } from './core-hooks';
@@ -78,8 +78,9 @@ export function createEntityApi<const TEntities extends readonly EntityDefinitio
   const openapi = openApiText(base, hostRoutes);
   const traffic = new Traffic();
   const events = createEvents(base);
-  const { ready, close } = instanceLifecycle(base, { cacheEvents, accessService, auth, jobs, traffic, events });
-  const router = buildRouter(base, { ready, auth, throttle, accessService, attributes, jobs, openapi, logger, traffic, events });
+  const idempotency = createIdempotency(base);
+  const { ready, close } = instanceLifecycle(base, { cacheEvents, accessService, auth, jobs, traffic, events, idempotency });
+  const router = buildRouter(base, { ready, auth, throttle, accessService, attributes, jobs, openapi, logger, traffic, events, idempotency });
   const hostJobs: EntityJobs = {
     define: (type, handler) => jobs.define(type, handler),
     start: (type, payload, ctx) => jobs.enqueue(type, payload, ctx),

@@ -52,6 +52,7 @@ export const OPTIONS_SCHEMA = object(
     poolSize: count(),
     changes: object({ retentionDays: { type: 'number', exclusiveMinimum: 0 } }),
     events: object({ heartbeatSeconds: { type: 'number', exclusiveMinimum: 0 } }),
+    idempotency: object({ keepHours: { type: 'number', exclusiveMinimum: 0 }, leaseSeconds: { type: 'number', exclusiveMinimum: 0 } }),
     jobs: object({ queue: { enum: ['pg-boss', 'in-process'] }, expireInSeconds: count(), worker: { type: 'boolean' } }),
   },
   ['database', 'entities'],
