@@ -64,7 +64,7 @@ export type { JobStatus } from './jobs/job-entity';
 export type { RootRouteInstaller } from './plugin';
 export { requestContext } from './http/request-context';
 export { toHandler } from './http/to-handler';
-export { idempotent, claimIdempotency } from './http/idempotency';
+export { idempotent, claimIdempotency, idempotencyKeyOf } from './http/idempotency';
 export { uuidv7 } from './util/uuid';
 export { ConcurrencyLimit } from './util/concurrency-limit';
 export type { ConcurrencyLimitOptions } from './util/concurrency-limit';
