@@ -31,6 +31,7 @@ export type { ErrorCode, ErrorCodes, ErrorTable, BootErrorCode, ValidationIssue 
 export { definePlugin } from './plugin';
 export type { Plugin, PluginApi, PluginEntry, CheckedPlugins, OpenApiFragment, RouteInstaller, RequestParameter } from './plugin';
 export { errorResponses, responseRef } from './openapi/error-responses';
+export { idempotentOperation } from './openapi/idempotency';
 export { ref as schemaRef, param as parameterRef, json as jsonContent } from './openapi/refs';
 export { RECORD_HOOKS, APP_HOOKS, PRESENT_KINDS } from './hooks';
 export type { RecordHook, RecordHookEvent, RecordHookName, AppHookName, PresentKind, RequestEvent, RequestHook } from './hooks';

@@ -70,7 +70,8 @@ export function responseComponents() {
     Unauthorized: errorResponse('Missing, unknown, expired or revoked token'),
     Forbidden: errorResponse('The role does not allow this action, or a field named in select, sortBy or where is not readable'),
     NotFound: errorResponse('Unknown entity type or record, or a record the caller may not see'),
-    Conflict: errorResponse('A unique field or index already holds the value, a link object matches several records, or a job is no longer pending'),
+    Conflict: errorResponse('A unique field or index already holds the value, a link object matches several records, a job is no longer pending, or a request with the same Idempotency-Key is still running'),
+    IdempotencyMismatch: errorResponse('The Idempotency-Key was used for another request (method, path or body) within the last 24 hours'),
     PayloadTooLarge: errorResponse('The body is larger than the instance allows'),
     UnsupportedMediaType: errorResponse('Generation A: a body that is not application/json'),
     TooManyRequests: {

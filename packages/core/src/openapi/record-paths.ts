@@ -1,5 +1,6 @@
 import { isLinkField, type EntityModel, type SchemaModel } from '../definition/model';
 import { bodyResponses, errorResponses, responseRef } from './error-responses';
+import { idempotentOperation } from './idempotency';
 import { LIST_PARAMS, listParams } from './parameters';
 import { jsonBody, ok, param, ref, type GenerationContext, type Operation, type PathItem } from './refs';
 
@@ -24,7 +25,7 @@ export function entityPaths(model: EntityModel, { op, generation, extra }: Gener
     parameters: [...listParams(model).map(param), ...extra('list', model)],
     responses: { '200': ok(`A page of ${name} records`, ref(`${name}List`)), ...errorResponses() },
   };
-  const create: Operation = {
+  const create: Operation = idempotentOperation({
     operationId: op(`create${name}`),
     tags,
     summary: `Create a ${name}`,
@@ -32,7 +33,7 @@ export function entityPaths(model: EntityModel, { op, generation, extra }: Gener
     parameters: extra('create', model),
     requestBody: jsonBody(ref(`${name}Create`)),
     responses: { '200': ok(`The created ${name}`, ref(name)), '409': responseRef('Conflict'), ...bodyResponses(generation), ...errorResponses() },
-  };
+  });
   const read: Operation = {
     operationId: op(`get${name}`),
     tags,

@@ -248,6 +248,33 @@ describe.each(TEST_DBS)('idempotency keys on %s', (kind) => {
   }
 });
 
+describe('the OpenAPI document', () => {
+  it('documents Idempotency-Key, Idempotent-Replayed, 409 and 422 on the operations that honour the key, and only there', async () => {
+    const t = await startTestApi('sqlite', { entities: testEntities });
+    try {
+      const doc = (await t.get('/apidocs/openapi.json').expect(200)).body;
+      expect(doc.components.parameters.IdempotencyKey).toMatchObject({ name: 'Idempotency-Key', in: 'header', required: false, schema: { maxLength: 255 } });
+      expect(doc.components.responses.IdempotencyMismatch).toBeDefined();
+      const honouring = [
+        ['/api/Product', 'post'], ['/api/v1/Product', 'post'], ['/api/upsert', 'post'], ['/api/v1/MassActions/action/upsert', 'post'],
+        ['/api/upsertAsync', 'post'], ['/api/v1/upsertAsync', 'post'], ['/api/entityMassUpdate', 'post'], ['/api/v1/entityMassUpdate', 'patch'],
+      ];
+      for (const [path, method] of honouring) {
+        const operation = doc.paths[path][method];
+        expect({ path, method, parameters: operation.parameters }).toEqual({ path, method, parameters: expect.arrayContaining([{ $ref: '#/components/parameters/IdempotencyKey' }]) });
+        expect(operation.responses['200'].headers['Idempotent-Replayed']).toBeDefined();
+        expect(operation.responses['409']).toEqual({ $ref: '#/components/responses/Conflict' });
+        expect(operation.responses['422']).toEqual({ $ref: '#/components/responses/IdempotencyMismatch' });
+      }
+      for (const [path, method] of [['/api/Product/{id}', 'patch'], ['/api/entityRestore', 'post'], ['/api/Product', 'get']]) {
+        expect(JSON.stringify(doc.paths[path][method])).not.toContain('IdempotencyKey');
+      }
+    } finally {
+      await t.close();
+    }
+  });
+});
+
 describe('the idempotency key table', () => {
   it('is created by schema sync on an empty database', async () => {
     const db = await createTestDatabase('sqlite');
