@@ -65,7 +65,15 @@ function keepAnswer(res: Response, held: HeldKey): void {
       if (value !== undefined) headers[name] = String(value);
     }
     const text = body === undefined || body === null ? '' : Buffer.isBuffer(body) ? body.toString('utf8') : String(body);
-    void held.finish({ status: res.statusCode, headers, body: text }).finally(() => send.call(res, body));
+    // `finish` never rejects. Something else may have answered meanwhile (an error after the answer).
+    void held.finish({ status: res.statusCode, headers, body: text }).then(() => {
+      if (res.headersSent) return;
+      try {
+        send.call(res, body);
+      } catch (error) {
+        res.destroy(error instanceof Error ? error : undefined);
+      }
+    });
     return res;
   };
 }
