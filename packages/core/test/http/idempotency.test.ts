@@ -1,5 +1,5 @@
 import { definePlugin } from '@entity-records/core';
-import { GENERATIONS, startTestApi, type TestApi } from '../../../../test/support/api';
+import { GENERATIONS, recordQueries, startTestApi, type TestApi } from '../../../../test/support/api';
 import { createTestDatabase, TEST_DBS } from '../../../../test/support/databases';
 import { testEntities } from '../../../../test/support/fixtures';
 import { userWithRole } from '../../../../test/support/users';
@@ -108,6 +108,14 @@ describe.each(TEST_DBS)('idempotency keys on %s', (kind) => {
       expect((await t.get(`${base}/Product/${ids[1]}`).expect(200)).body.quantity).toBe(9);
       // PATCH is another method: the same key and body are another request.
       await t.patch(`${base}/entityMassUpdate`, mass).set('Idempotency-Key', massKey).expect(422);
+      // A mass update by `where` runs as a job: one job for the key.
+      const whereKey = newKey();
+      const byWhere = { entityName: 'Product', where: [{ type: 'in', attribute: 'id', value: ids }], values: { quantity: 6 } };
+      const job = await t.patch(`${base}/entityMassUpdate`, byWhere).set('Idempotency-Key', whereKey).expect(200);
+      expect(job.body.jobId).toEqual(expect.any(String));
+      const jobAgain = await t.patch(`${base}/entityMassUpdate`, byWhere).set('Idempotency-Key', whereKey).expect(200);
+      expect(jobAgain.headers['idempotent-replayed']).toBe('true');
+      expect(jobAgain.body).toEqual(job.body);
     });
 
     it('starts one upsertAsync job for a key, however often it is sent', async () => {
@@ -131,6 +139,22 @@ describe.each(TEST_DBS)('idempotency keys on %s', (kind) => {
       expect((await t.get(`${base}/Product/${id}`).expect(200)).body.quantity).toBe(2);
       expect(await table().where({ idem_key: key }).select('idem_key')).toEqual([]);
     });
+  });
+
+  it('costs no query without the header; an insert and an update with a new key; an insert and a read for a replay', async () => {
+    const create = (name: string, key?: string) => {
+      const req = t.post('/api/Brand', { name });
+      return (key ? req.set('Idempotency-Key', key) : req).expect(200);
+    };
+    await create(`Warm ${Date.now()}`);
+    const plain = await recordQueries(t, () => create(`Plain ${Date.now()}`));
+    expect(plain.filter((sql) => /idempotency_key/.test(sql))).toEqual([]);
+    const key = newKey();
+    const keyed = await recordQueries(t, () => create(`Keyed ${key}`, key));
+    expect(keyed.filter((sql) => /idempotency_key/.test(sql))).toEqual([expect.stringMatching(/^insert into/i), expect.stringMatching(/^update/i)]);
+    expect(keyed.length).toBe(plain.length + 2);
+    const replay = await recordQueries(t, () => create(`Keyed ${key}`, key));
+    expect(replay).toEqual([expect.stringMatching(/^insert into .idempotency_key./i), expect.stringMatching(/^select .* from .idempotency_key./i)]);
   });
 
   it('refuses a malformed key with 400 and writes nothing', async () => {
