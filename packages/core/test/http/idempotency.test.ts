@@ -272,6 +272,41 @@ describe.each(TEST_DBS)('idempotency keys on %s', (kind) => {
   }
 });
 
+describe.each(TEST_DBS)('a long request with a short lease on %s', (kind) => {
+  let t: TestApi;
+  /** The first Brand create waits in its before-hook until this is called; later ones do not wait. */
+  let release: (() => void) | undefined;
+  const slow = definePlugin({
+    name: 'slow-brands',
+    setup(api) {
+      api.onRecord('beforeCreate', 'Brand', () => (release ? undefined : new Promise<void>((resolve) => (release = resolve))));
+    },
+  });
+  beforeAll(async () => {
+    t = await startTestApi(kind, { entities: testEntities, plugins: [slow], idempotency: { leaseSeconds: 0.3 } });
+  });
+  afterAll(() => t.close());
+
+  it('keeps its key past many leases by renewing it: a repeat meanwhile is 409, never a second write', async () => {
+    const key = `slow-${kind}-${Date.now()}`;
+    const body = { name: `Slow ${key}` };
+    const first = t.post('/api/Brand', body).set('Idempotency-Key', key).then((res) => res);
+    for (const deadline = Date.now() + 10_000; !release && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 10));
+    expect(release).toBeDefined();
+    // Four leases later the holder is still alive and renewing.
+    await new Promise((r) => setTimeout(r, 1200));
+    const meanwhile = await t.post('/api/Brand', body).set('Idempotency-Key', key);
+    (release as () => void)();
+    expect({ status: meanwhile.status, code: meanwhile.body.error?.code }).toEqual({ status: 409, code: 'CORE_IDEMPOTENCY_IN_PROGRESS' });
+    const answered = await first;
+    expect(answered.status).toBe(200);
+    const again = await t.post('/api/Brand', body).set('Idempotency-Key', key).expect(200);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.body).toEqual(answered.body);
+    expect((await t.get(`/api/Brand?totalOnly=true&where[0][type]=equals&where[0][attribute]=name&where[0][value]=${encodeURIComponent(body.name)}`).expect(200)).body.total).toBe(1);
+  });
+});
+
 describe('the OpenAPI document', () => {
   it('documents Idempotency-Key, Idempotent-Replayed, 409 and 422 on the operations that honour the key, and only there', async () => {
     const t = await startTestApi('sqlite', { entities: testEntities });
