@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, type Hash } from 'node:crypto';
 
 /**
  * What makes two requests with one `Idempotency-Key` the same request: the method, the path (with
@@ -7,17 +7,42 @@ import { createHash } from 'node:crypto';
  * routes that read their body themselves (multipart) fingerprint what they read (their parts).
  */
 
-/** JSON text of `value` with the keys of every object sorted; `undefined` (no body) is the empty text. */
-export function canonicalJson(value: unknown): string {
-  if (value === undefined) return '';
-  if (Array.isArray(value)) return `[${value.map((v) => (v === undefined ? 'null' : canonicalJson(v))).join(',')}]`;
+/** Text is hashed in pieces of about this size: a body of 32 MB is never copied whole. */
+const PIECE = 64 * 1024;
+
+/** Writes the canonical JSON of `value` through `write`; `undefined` (no body) writes nothing. */
+function writeCanonical(value: unknown, write: (text: string) => void): void {
+  if (value === undefined) return;
+  if (Array.isArray(value)) {
+    write('[');
+    value.forEach((item, index) => {
+      if (index > 0) write(',');
+      if (item === undefined) write('null');
+      else writeCanonical(item, write);
+    });
+    write(']');
+    return;
+  }
   if (value !== null && typeof value === 'object') {
     const entries = Object.entries(value as Record<string, unknown>)
       .filter(([, v]) => v !== undefined)
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+    write('{');
+    entries.forEach(([key, item], index) => {
+      write(`${index > 0 ? ',' : ''}${JSON.stringify(key)}:`);
+      writeCanonical(item, write);
+    });
+    write('}');
+    return;
   }
-  return JSON.stringify(value) ?? 'null';
+  write(JSON.stringify(value) ?? 'null');
+}
+
+/** JSON text of `value` with the keys of every object sorted; `undefined` (no body) is the empty text. */
+export function canonicalJson(value: unknown): string {
+  const parts: string[] = [];
+  writeCanonical(value, (text) => parts.push(text));
+  return parts.join('');
 }
 
 /** The request as sent, reduced to what a repeat must match. */
@@ -31,5 +56,14 @@ export interface RequestShape {
 
 /** sha256 (hex) of the method, the path and the canonical body. */
 export function requestFingerprint({ method, url, body }: RequestShape): string {
-  return createHash('sha256').update(`${method.toUpperCase()} ${url}\n`).update(canonicalJson(body)).digest('hex');
+  const hash: Hash = createHash('sha256').update(`${method.toUpperCase()} ${url}\n`);
+  let pending = '';
+  writeCanonical(body, (text) => {
+    pending += text;
+    if (pending.length >= PIECE) {
+      hash.update(pending);
+      pending = '';
+    }
+  });
+  return hash.update(pending).digest('hex');
 }
