@@ -3,6 +3,7 @@ import type { AuthService } from './auth/auth-service';
 import type { InstanceBase } from './app-services';
 import { ensureAdmin } from './ensure-admin';
 import type { Traffic } from './http/traffic';
+import type { IdempotencyKeys } from './idempotency/idempotency-keys';
 import type { InstanceEvents } from './events/events';
 import type { InstanceWebhooks } from './events/webhooks';
 import type { JobService } from './jobs/job-service';
@@ -18,6 +19,7 @@ interface LifecycleServices {
   traffic: Traffic;
   events: InstanceEvents;
   webhooks: InstanceWebhooks;
+  idempotency: IdempotencyKeys;
 }
 
 /** Syncs the schema, listens for cache events, creates the admin, runs plugins' ready callbacks, starts jobs and webhook deliveries. */
@@ -40,6 +42,7 @@ async function startInstance({ options, registry, schema, database, repositories
     },
   });
   await services.events.start();
+  services.idempotency.start();
   if (options.admin) await createAdmin(base(repositories), { admin: options.admin, logger });
   for (const fn of registry.readyCallbacks) await fn();
   await services.jobs.start(options.jobs?.worker !== false);
@@ -83,6 +86,7 @@ export function instanceLifecycle(base: InstanceBase, services: LifecycleService
       const drained = services.traffic.drain(base.options.closeGraceMs ?? 10_000);
       await services.events.close();
       await drained;
+      services.idempotency.close();
       if (readyPromise) await readyPromise.catch(() => undefined);
       await services.jobs.stop();
       await services.webhooks.stop();

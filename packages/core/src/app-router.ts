@@ -14,6 +14,7 @@ import type { Traffic } from './http/traffic';
 import type { InstanceEvents } from './events/events';
 import type { InstanceWebhooks } from './events/webhooks';
 import type { JobService } from './jobs/job-service';
+import type { IdempotencyKeys } from './idempotency/idempotency-keys';
 import { buildOpenApi } from './openapi/build-document';
 import type { OpenApiFragment } from './plugin';
 import { translateOutage } from './sql/dialects/shared';
@@ -32,6 +33,7 @@ interface RouterServices {
   traffic: Traffic;
   events: InstanceEvents;
   webhooks: InstanceWebhooks;
+  idempotency: IdempotencyKeys;
 }
 
 /**
@@ -115,6 +117,7 @@ export function buildRouter(base: InstanceBase, services: RouterServices): Route
       publicData: () => services.events.publicData(),
     },
     webhooks: { redeliver: (ctx, id) => services.webhooks.redeliver(ctx, id) },
+    idempotency: services.idempotency,
     generations: options.generations,
     apidocs: options.apidocs,
     resolveUser: options.auth?.resolveUser,

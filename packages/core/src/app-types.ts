@@ -85,6 +85,16 @@ export interface EntityApiOptions<TEntities extends readonly EntityDefinition[] 
     /** Days a change is kept (the record stream and `Last-Event-ID` replay reach this far back); default 30. */
     retentionDays?: number;
   };
+  /** `Idempotency-Key` on creates, upserts, mass updates and uploads (CONTRACT §16). */
+  idempotency?: {
+    /** Hours an answer is kept and replayed for its key; default 24. */
+    keepHours?: number;
+    /**
+     * Seconds a running request's hold on its key lasts without renewal (it renews every third of
+     * it); a key whose process died is free again after this; default 60.
+     */
+    leaseSeconds?: number;
+  };
   /** Server-sent events (`GET /api/events`). */
   events?: {
     /** Seconds between the comment lines that keep an idle stream open through proxies; default 15. */

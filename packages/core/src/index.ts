@@ -31,6 +31,7 @@ export type { ErrorCode, ErrorCodes, ErrorTable, BootErrorCode, ValidationIssue 
 export { definePlugin } from './plugin';
 export type { Plugin, PluginApi, PluginEntry, CheckedPlugins, OpenApiFragment, RouteInstaller, RequestParameter } from './plugin';
 export { errorResponses, responseRef } from './openapi/error-responses';
+export { idempotentOperation } from './openapi/idempotency';
 export { ref as schemaRef, param as parameterRef, json as jsonContent } from './openapi/refs';
 export { RECORD_HOOKS, APP_HOOKS, PRESENT_KINDS } from './hooks';
 export type { RecordHook, RecordHookEvent, RecordHookName, AppHookName, PresentKind, RequestEvent, RequestHook } from './hooks';
@@ -64,6 +65,7 @@ export type { JobStatus } from './jobs/job-entity';
 export type { RootRouteInstaller } from './plugin';
 export { requestContext } from './http/request-context';
 export { toHandler } from './http/to-handler';
+export { idempotent, claimIdempotency, idempotencyKeyOf } from './http/idempotency';
 export { uuidv7 } from './util/uuid';
 export { ConcurrencyLimit } from './util/concurrency-limit';
 export type { ConcurrencyLimitOptions } from './util/concurrency-limit';

@@ -62,6 +62,7 @@ export const OPTIONS_SCHEMA = object(
       concurrency: count(),
       lookup: anything,
     }),
+    idempotency: object({ keepHours: { type: 'number', exclusiveMinimum: 0 }, leaseSeconds: { type: 'number', exclusiveMinimum: 0 } }),
     jobs: object({ queue: { enum: ['pg-boss', 'in-process'] }, expireInSeconds: count(), worker: { type: 'boolean' } }),
   },
   ['database', 'entities'],

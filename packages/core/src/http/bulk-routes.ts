@@ -10,6 +10,7 @@ import { publicResult, upsertItems } from '../records/upsert/upsert';
 import type { Repository } from '../records/repository';
 import type { RepositoryLookup } from './record-routes';
 import { repositoryFor } from './record-routes';
+import { idempotent } from './idempotency';
 import { requestContext } from './request-context';
 import { toHandler } from './to-handler';
 
@@ -93,10 +94,11 @@ export function mountBulkRoutes(router: Router, { lookup, jobs, generation, maxU
     assertUpsertSize(items, maxUpsertItems);
     res.json((await upsertItems({ lookup, ctx: bulkContext(req) }, items)).map(publicResult));
   });
-  for (const { path } of generation.upsertPaths) router.post(path, upsert);
+  for (const { path } of generation.upsertPaths) router.post(path, idempotent, upsert);
 
   router.post(
     '/upsertAsync',
+    idempotent,
     toHandler(async (req, res) => {
       const items = upsertBody(req);
       res.json({ jobId: await jobs.enqueue('upsert', { items }, requestContext(req)) });
@@ -118,6 +120,6 @@ export function mountBulkRoutes(router: Router, { lookup, jobs, generation, maxU
     }
     res.json(await massUpdate(repo, ctx, { ids, ...change }));
   });
-  router.post('/entityMassUpdate', mass);
-  router.patch('/entityMassUpdate', mass);
+  router.post('/entityMassUpdate', idempotent, mass);
+  router.patch('/entityMassUpdate', idempotent, mass);
 }

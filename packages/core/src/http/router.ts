@@ -25,6 +25,8 @@ import { toHandler } from './to-handler';
 import { assertQueryParameterCount, parseQueryString } from './list-params';
 import type { Traffic } from './traffic';
 import { ConcurrencyLimit } from '../util/concurrency-limit';
+import type { IdempotencyKeys } from '../idempotency/idempotency-keys';
+import { provideIdempotency } from './idempotency';
 
 export interface RouterParts {
   ready: () => Promise<void>;
@@ -60,6 +62,8 @@ export interface RouterParts {
   events: EventRouteParts;
   /** Redelivery of webhook deliveries. */
   webhooks: WebhookRouteParts;
+  /** `Idempotency-Key`: the answers kept per user and key. */
+  idempotency: IdempotencyKeys;
   /** How many bodies over 1 MiB are read and handled at once, and how many more may wait. */
   largeBodies: { concurrency: number; queue: number };
   /** Paths (below the base) whose bodies another parser reads (multipart). */
@@ -82,6 +86,7 @@ function generationRouter(generation: Generation, { parts, largeBodies }: { part
   mountSessionRoutes(router, generation.sessionPaths.map((p) => p.path), parts.session);
   router.use(requireToken(parts.auth, parts.resolveUser));
   router.use(requestOptions(parts.request, generation.name));
+  router.use(provideIdempotency(parts.idempotency));
   const metadata = toHandler(async (req, res) => res.json(await parts.metadata(requestContext(req))));
   for (const { path } of generation.metadataPaths) router.get(path, metadata);
   for (const install of parts.routes) install(router, { generation: generation.name });

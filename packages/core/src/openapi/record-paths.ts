@@ -1,5 +1,6 @@
 import { isLinkField, type EntityModel, type SchemaModel } from '../definition/model';
 import { bodyResponses, errorResponses, ETAG_HEADER, responseRef } from './error-responses';
+import { idempotentOperation } from './idempotency';
 import { LIST_PARAMS, listParams } from './parameters';
 import { jsonBody, ok, param, ref, type GenerationContext, type Operation, type PathItem } from './refs';
 
@@ -35,7 +36,7 @@ export function entityPaths(model: EntityModel, { op, generation, extra }: Gener
     parameters: [...listParams(model).map(param), ...extra('list', model)],
     responses: { '200': ok(`A page of ${name} records`, ref(`${name}List`)), ...errorResponses() },
   };
-  const create: Operation = {
+  const create: Operation = idempotentOperation({
     operationId: op(`create${name}`),
     tags,
     summary: `Create a ${name}`,
@@ -43,7 +44,7 @@ export function entityPaths(model: EntityModel, { op, generation, extra }: Gener
     parameters: extra('create', model),
     requestBody: jsonBody(ref(`${name}Create`)),
     responses: { '200': versioned(`The created ${name}`, ref(name)), '409': responseRef('Conflict'), ...bodyResponses(generation), ...errorResponses() },
-  };
+  });
   const read: Operation = {
     operationId: op(`get${name}`),
     tags,
