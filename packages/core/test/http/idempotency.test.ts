@@ -1,5 +1,5 @@
 import { definePlugin } from '@entity-records/core';
-import { GENERATIONS, recordQueries, startTestApi, type TestApi } from '../../../../test/support/api';
+import { GENERATIONS, recordQueries as recordAll, startTestApi, type TestApi } from '../../../../test/support/api';
 import { createTestDatabase, TEST_DBS } from '../../../../test/support/databases';
 import { testEntities } from '../../../../test/support/fixtures';
 import { userWithRole } from '../../../../test/support/users';
@@ -147,6 +147,8 @@ describe.each(TEST_DBS)('idempotency keys on %s', (kind) => {
       return (key ? req.set('Idempotency-Key', key) : req).expect(200);
     };
     await create(`Warm ${Date.now()}`);
+    // The jobs of earlier tests may still be read by the worker meanwhile: not the request's queries.
+    const recordQueries = async (api: TestApi, fn: () => Promise<unknown>) => (await recordAll(api, fn)).filter((sql) => !/\bfrom "job"|^update "job"/.test(sql));
     const plain = await recordQueries(t, () => create(`Plain ${Date.now()}`));
     expect(plain.filter((sql) => /idempotency_key/.test(sql))).toEqual([]);
     const key = newKey();
