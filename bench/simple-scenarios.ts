@@ -2,11 +2,17 @@
  * The simple mode of list.ts (`--schema simple`): the schema of simple-entities.ts, its seed,
  * and the six requests the issue measures against a floor written from what the answers need.
  */
-import type { Scenario } from './list-scenarios';
+import { SCENARIOS as PIM_SCENARIOS, type Scenario } from './list-scenarios';
 import type { BenchDatabase, Seeded } from './support';
 
 const br = (s: string) => s.replace(/\[/g, '%5B').replace(/\]/g, '%5D');
 const runId = Date.now().toString(36);
+/** A scenario of the PIM mode, by key. */
+function writeScenario(key: 'create' | 'update'): Scenario {
+  const scenario = PIM_SCENARIOS.find((s) => s.key === key);
+  if (!scenario) throw new Error(`no ${key} scenario`);
+  return scenario;
+}
 /** Records per request of the batch scenario. */
 const BATCH = 1000;
 
@@ -61,29 +67,9 @@ export const SIMPLE_SCENARIOS: Scenario[] = [
     goal: 0.6,
     request: (i, _t, d) => ({ method: 'GET', path: `/api/Product/${d.productIds[(i * 7919) % d.productIds.length]}` }),
   },
-  {
-    key: 'create',
-    title: 'create one',
-    goal: 0.5,
-    varying: ['id', 'sku', 'createdAt', 'modifiedAt'],
-    request: (i, t, d) => ({
-      method: 'POST',
-      path: '/api/Product',
-      body: JSON.stringify({ name: `Bench product ${i}`, sku: `bench-${runId}-${t}-${i}`, price: (i % 1000) + 0.5, quantity: i % 50, brandId: d.brandIds[i % d.brandIds.length] }),
-    }),
-  },
-  {
-    key: 'update',
-    title: 'update one field',
-    goal: 0.5,
-    varying: ['price', 'modifiedAt'],
-    // A new price every time (an unchanged record is answered without an update), of each server's own.
-    request: (i, t, d) => ({
-      method: 'PATCH',
-      path: `/api/Product/${d.productIds[(i * 7919) % d.productIds.length]}`,
-      body: JSON.stringify({ price: i + (t === 'ours' ? 0.125 : 0.375) }),
-    }),
-  },
+  // The same single writes as the PIM mode (list-scenarios.ts).
+  writeScenario('create'),
+  { ...writeScenario('update'), title: 'update one field' },
   {
     key: 'batch',
     title: `${BATCH.toLocaleString('en-US')} new records in one request`,
