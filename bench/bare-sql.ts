@@ -1,25 +1,34 @@
 /** The floor's SQL, written out as a person would (and as knex prints it for our server; list.ts checks). */
 
 const P = '"product"';
-const selectProduct = (version: string) =>
+/** The columns of a Product (then `extra` columns) and the names of its single links, from `from` (the product table first). */
+const selectProduct = (from: string, marks: (n: number) => string, extra = '') =>
   `select ${P}."id" as "id", ${P}."name" as "name", ${P}."sku" as "sku", ${P}."mpn" as "mpn", ` +
   `${P}."description" as "description", ${P}."price" as "price", ${P}."quantity" as "quantity", ` +
   `${P}."is_active" as "isActive", ${P}."release_date" as "releaseDate", ${P}."brand_id" as "brandId", ` +
   `coalesce(nullif("l_brand"."name", ''), nullif("l_brand"."code", ''), nullif("l_brand"."id", '')) as "brandName", ${P}."status_id" as "statusId", coalesce(nullif("l_status"."name", ''), nullif("l_status"."code", ''), nullif("l_status"."id", '')) as "statusName", ` +
   `${P}."main_image_id" as "mainImageId", coalesce(nullif("l_mainImage"."name", ''), nullif("l_mainImage"."id", '')) as "mainImageName", ` +
   `${P}."created_at" as "createdAt", ${P}."modified_at" as "modifiedAt", ${P}."created_by_id" as "createdById", ` +
-  `coalesce(nullif("l_createdBy"."name", ''), nullif("l_createdBy"."user_name", ''), nullif("l_createdBy"."id", '')) as "createdByName", ${P}."modified_by_id" as "modifiedById", coalesce(nullif("l_modifiedBy"."name", ''), nullif("l_modifiedBy"."user_name", ''), nullif("l_modifiedBy"."id", '')) as "modifiedByName"${version} ` +
-  `from ${P} left join "brand" as "l_brand" on "l_brand"."id" = ${P}."brand_id" and "l_brand"."deleted" = $1 ` +
-  `left join "extensible_enum_option" as "l_status" on "l_status"."id" = ${P}."status_id" and "l_status"."deleted" = $2 ` +
-  `left join "file" as "l_mainImage" on "l_mainImage"."id" = ${P}."main_image_id" and "l_mainImage"."deleted" = $3 ` +
-  `left join "user" as "l_createdBy" on "l_createdBy"."id" = ${P}."created_by_id" and "l_createdBy"."deleted" = $4 ` +
-  `left join "user" as "l_modifiedBy" on "l_modifiedBy"."id" = ${P}."modified_by_id" and "l_modifiedBy"."deleted" = $5 ` +
-  `where ${P}."deleted" = $6`;
-/** One record's answer carries its version (`ETag`); a page's records do not. */
-const SELECT_PRODUCT = selectProduct('');
-export const GET_PRODUCT = `${selectProduct(`, ${P}."record_version" as "__version"`)} and ${P}."id" = $7`;
-export const COUNT_PRICE_ABOVE = `select count(*) as "total" from ${P} where ${P}."deleted" = $1 and ${P}."price" > $2`;
-export const LIST_PRICE_ABOVE = `${SELECT_PRODUCT} and ${P}."price" > $7 order by ${P}."price" asc nulls first, ${P}."id" asc limit $8`;
+  `coalesce(nullif("l_createdBy"."name", ''), nullif("l_createdBy"."user_name", ''), nullif("l_createdBy"."id", '')) as "createdByName", ${P}."modified_by_id" as "modifiedById", coalesce(nullif("l_modifiedBy"."name", ''), nullif("l_modifiedBy"."user_name", ''), nullif("l_modifiedBy"."id", '')) as "modifiedByName"${extra} ` +
+  `from ${from} left join "brand" as "l_brand" on "l_brand"."id" = ${P}."brand_id" and "l_brand"."deleted" = ${marks(1)} ` +
+  `left join "extensible_enum_option" as "l_status" on "l_status"."id" = ${P}."status_id" and "l_status"."deleted" = ${marks(2)} ` +
+  `left join "file" as "l_mainImage" on "l_mainImage"."id" = ${P}."main_image_id" and "l_mainImage"."deleted" = ${marks(3)} ` +
+  `left join "user" as "l_createdBy" on "l_createdBy"."id" = ${P}."created_by_id" and "l_createdBy"."deleted" = ${marks(4)} ` +
+  `left join "user" as "l_modifiedBy" on "l_modifiedBy"."id" = ${P}."modified_by_id" and "l_modifiedBy"."deleted" = ${marks(5)} ` +
+  `where ${P}."deleted" = ${marks(6)}`;
+export const SELECT_PRODUCT = selectProduct(P, (n) => `$${n}`);
+/** One product with its version (ours answers it as the ETag header, which the bench does not compare). */
+export const GET_PRODUCT = `${selectProduct(P, (n) => `$${n}`, `, ${P}."record_version" as "__version"`)} and ${P}."id" = $7`;
+/**
+ * A page of products above a price, in price order, with the number of all of them: the ids are
+ * picked, sorted and counted in a subquery before the names are joined (list.ts of core).
+ */
+export const LIST_PRICE_ABOVE =
+  selectProduct(
+    `(select ${P}."id" as "__id", ${P}."price" as "__sort", count(*) over () as "__total" from ${P} where ${P}."deleted" = $1 and ${P}."price" > $2 ` +
+      `order by ${P}."price" asc nulls first, ${P}."id" asc limit $3) as "__page" inner join ${P} on ${P}."id" = "__page"."__id"`,
+    (n) => `$${n + 3}`,
+  ).replace(/^select /, 'select "__page"."__total" as "__total", ') + ' order by "__page"."__sort" asc nulls first, "__page"."__id" asc';
 export const LIST_WITH_BRAND =
   `select ${P}."id" as "id", ${P}."name" as "name", ${P}."sku" as "sku", ${P}."price" as "price", ` +
   `${P}."brand_id" as "brandId", coalesce(nullif("l_brand"."name", ''), nullif("l_brand"."code", ''), nullif("l_brand"."id", '')) as "brandName" from ${P} ` +
@@ -42,12 +51,13 @@ export const INSERT_PRODUCT =
 /** The change of a new record, in the transaction of its insert (the change log). */
 export const INSERT_CHANGE =
   'insert into "record_change" ("action", "actor_id", "assignee_id", "created_at", "diff", "entity_type", "owner_id", "record_id", "request_id", "user_id") values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)';
-/** What an update compares: the stored price (and the owner, for the edit level `own`), and the version it had. */
+/** What an update compares: the stored price, the owner (for the edit level `own`) and the version. */
 export const STORED_PRICE = `select ${P}."id" as "id", ${P}."price" as "price", ${P}."created_by_id" as "createdById", ${P}."record_version" as "__version" from ${P} where ${P}."deleted" = $1 and ${P}."id" = $2`;
-/** The update and its change in one statement (one round trip, atomic without a transaction); columns in name order as ours. */
+/** The update and its entry in the change log, in one statement; the columns in name order, as ours. */
 export const UPDATE_PRICE =
   'with u as (update "product" set "modified_at" = $1, "modified_by_actor_id" = $2, "modified_by_id" = $3, "price" = $4, "record_version" = "record_version" + 1 where "id" = $5 and "deleted" = $6 returning "id") ' +
-  'insert into "record_change" ("entity_type", "record_id", "action", "diff", "user_id", "actor_id", "request_id", "owner_id", "assignee_id", "created_at") select $7, $8, $9, $10, $11, $12, $13, $14, $15, $16 from u returning seq';
+  'insert into "record_change" ("entity_type", "record_id", "action", "diff", "user_id", "actor_id", "request_id", "owner_id", "assignee_id", "created_at") ' +
+  'select $7, $8, $9, $10, $11, $12, $13, $14, $15, $16 from u returning seq';
 export const TOKEN_BY_HASH =
   'select "id" as "id", "user_id" as "userId", "created_at" as "createdAt", "last_used_at" as "lastUsedAt", ' +
   '"expires_at" as "expiresAt", "idle_ms" as "idleMs", "actor_id" as "actorId" from "auth_token" where "token_hash" = $1 limit $2';

@@ -1,6 +1,6 @@
 /**
  * Server-sent events: the time from a write to its event at each of many subscribers of one
- * process, and the server's memory per subscriber. The server (upsert-server.ts: Brand and Product
+ * process, and the server's memory per subscriber. The server (simple-server.ts: Brand and Product
  * behind Express) runs in a child process with --expose-gc; this process opens the subscribers
  * (`GET /api/events?entityName=Product` over loopback, each its own connection), then sends one
  * `PATCH /api/Product/{id}` at a time and notes when each subscriber has the event of that write.
@@ -59,7 +59,7 @@ async function measure(kind: Kind): Promise<string[]> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'er-bench-events-'));
   const password = randomBytes(9).toString('hex');
   await db?.create();
-  const server = await ServerChild.start(`${kind} server`, path.join(__dirname, 'upsert-server.js'), {
+  const server = await ServerChild.start(`${kind} server`, path.join(__dirname, 'simple-server.js'), {
     BENCH_DATABASE_URL: db?.url ?? `sqlite:${path.join(dir, 'bench.db')}`,
     BENCH_ADMIN_PASSWORD: password,
   }, ['--expose-gc']);

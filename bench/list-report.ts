@@ -10,9 +10,18 @@ export interface Measured {
   machineBusy: number;
   /** Share of the machine used by processes outside the bench meanwhile. */
   foreign: number;
+  /** The server's resident memory after the measured window. */
+  rssMiB: number;
 }
 
 export type Row = { s: Scenario; ours: Measured; floor: Measured; extra: number };
+
+/** "(ours: 2 more SQL statements)", "(ours: 1 fewer SQL statement)", or nothing. */
+function statements(extra: number): string {
+  if (extra === 0) return '';
+  const n = Math.abs(extra);
+  return ` (ours: ${n} ${extra > 0 ? 'more' : 'fewer'} SQL statement${n > 1 ? 's' : ''})`;
+}
 
 export function table(rows: Row[], facts: string[]): string {
   const n = (v: number) => Math.round(v).toLocaleString('en-US');
@@ -22,17 +31,19 @@ export function table(rows: Row[], facts: string[]): string {
     ...rows.map(({ s, ours, floor, extra }) => {
       const ratio = ours.rps / floor.rps;
       const fail = ours.failed || floor.failed ? ` (failed: ours ${ours.failed}, floor ${floor.failed})` : '';
-      const more = extra ? ` (ours: ${extra} more SQL statement${extra > 1 ? 's' : ''})` : '';
       const goal = s.goal === undefined ? '| — | — |' : `| ≥ ${s.goal}× | ${ratio >= s.goal ? 'yes' : 'no'} |`;
-      return `| ${s.title}${more}${fail} | ${n(ours.rps)} | ${n(floor.rps)} | ${ratio.toFixed(2)}× ${goal}`;
+      // A request that writes many records: the figures are records/s.
+      const per = s.perRequest ?? 1;
+      const unit = per > 1 ? ' (records/s)' : '';
+      return `| ${s.title}${unit}${statements(extra)}${fail} | ${n(ours.rps * per)} | ${n(floor.rps * per)} | ${ratio.toFixed(2)}× ${goal}`;
     }),
     '',
-    '| scenario | p50 / p99 ms, ours | p50 / p99 ms, floor | server CPU per request, ours | floor | machine busy, ours / floor | other work, ours / floor |',
-    '|---|---:|---:|---:|---:|---:|---:|',
+    '| scenario | p50 / p99 ms, ours | p50 / p99 ms, floor | server CPU per request, ours | floor | server resident MiB, ours / floor | machine busy, ours / floor | other work, ours / floor |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|',
     ...rows.map(({ s, ours, floor }) => {
       const us = (v: number) => `${n(v)} µs`;
       const pct = (v: number) => `${Math.round(v * 100)} %`;
-      return `| ${s.title} | ${ours.p50} / ${ours.p99} | ${floor.p50} / ${floor.p99} | ${us(ours.cpuPerRequestUs)} | ${us(floor.cpuPerRequestUs)} | ${pct(ours.machineBusy)} / ${pct(floor.machineBusy)} | ${pct(ours.foreign)} / ${pct(floor.foreign)} |`;
+      return `| ${s.title} | ${ours.p50} / ${ours.p99} | ${floor.p50} / ${floor.p99} | ${us(ours.cpuPerRequestUs)} | ${us(floor.cpuPerRequestUs)} | ${n(ours.rssMiB)} / ${n(floor.rssMiB)} | ${pct(ours.machineBusy)} / ${pct(floor.machineBusy)} | ${pct(ours.foreign)} / ${pct(floor.foreign)} |`;
     }),
     '',
     ...facts.map((f) => `- ${f}`),

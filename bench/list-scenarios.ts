@@ -1,4 +1,4 @@
-/** The requests list.ts sends to both servers, and the check that both do the same work for them. */
+/** The requests list.ts sends to both servers of the PIM example, and the check that both answer alike. */
 import type { CapturedQuery } from './child-ipc';
 import { AUTH_SQL, type Seeded, type ServerChild } from './support';
 
@@ -18,6 +18,8 @@ export interface Scenario {
    * values at different moments; the SQL bindings are then compared by count. None: same JSON.
    */
   varying?: string[];
+  /** Records one request writes (the table shows records/s); 1 when absent. */
+  perRequest?: number;
   request(i: number, target: Target, data: Seeded): Req;
 }
 
@@ -110,44 +112,55 @@ export interface Verdict {
   problems: string[];
   /** Statements our server sends beyond the floor's (redundant work, counted against ours). */
   extra: string[];
+  /** The statements each server sent (the token check left out). */
+  sql: Record<Target, CapturedQuery[]>;
+}
+
+/** The answer with the values of `varying` keys, at any depth, replaced by their type. */
+function masked(value: unknown, varying: readonly string[]): unknown {
+  if (Array.isArray(value)) return value.map((v) => masked(v, varying));
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, varying.includes(k) ? typeof v : masked(v, varying)]));
 }
 
 /**
- * Before measuring: every statement of the floor must appear, in order and with the same
- * bindings, among ours, and the JSON must be the same. Statements only ours sends are allowed
- * but reported: the floor does the work the answer needs, not our redundant work.
+ * Before measuring: the JSON must be the same (but for the `varying` keys). With `sameSql` (the
+ * PIM mode, whose floor copies our SQL), every statement of the floor must also appear, in order
+ * and with the same bindings, among ours; statements only ours sends are allowed but reported:
+ * the floor does the work the answer needs, not our redundant work.
  */
-export async function verify(s: Scenario, servers: Record<Target, ServerChild>, token: string, data: Seeded): Promise<Verdict> {
+export async function verify(s: Scenario, servers: Record<Target, ServerChild>, request: { token: string; data: Seeded; sameSql: boolean }): Promise<Verdict> {
   const seen = {} as Record<Target, { status: number; body: unknown; queries: CapturedQuery[] }>;
   for (const t of ['ours', 'floor'] as Target[]) {
-    const { result, queries } = await servers[t].capture(() => send(servers[t], token, s.request(0, t, data)));
+    const { result, queries } = await servers[t].capture(() => send(servers[t], request.token, s.request(0, t, request.data)));
     seen[t] = { ...result, queries: queries.filter((q) => !AUTH_SQL.test(q.sql)) };
   }
   const problems: string[] = [];
   const { ours, floor } = seen;
-  if (ours.status !== 200 || floor.status !== 200) problems.push(`status ours ${ours.status}, floor ${floor.status}: ${JSON.stringify(ours.body).slice(0, 300)}`);
+  if (ours.status !== 200 || floor.status !== 200) problems.push(`status ours ${ours.status}, floor ${floor.status}: ${JSON.stringify(ours.body).slice(0, 300)} / ${JSON.stringify(floor.body).slice(0, 300)}`);
+  const extra = request.sameSql ? sameSqlProblems(s, ours.queries, floor.queries, problems) : [];
+  const comparable = (body: unknown) => JSON.stringify(masked(body, s.varying ?? []));
+  if (comparable(ours.body) !== comparable(floor.body)) {
+    problems.push(`JSON differs:\n  ours:  ${comparable(ours.body).slice(0, 400)}\n  floor: ${comparable(floor.body).slice(0, 400)}`);
+  }
+  return { problems, extra, sql: { ours: ours.queries, floor: floor.queries } };
+}
+
+/** Adds to `problems` each statement of the floor that ours does not send in order; answers ours' other statements. */
+function sameSqlProblems(s: Scenario, ours: CapturedQuery[], floor: CapturedQuery[], problems: string[]): string[] {
   const bindings = (q: CapturedQuery) => JSON.stringify(s.varying ? q.bindings.length : q.bindings);
   const extra: string[] = [];
   let f = 0;
-  for (const q of ours.queries) {
-    const want = floor.queries[f];
+  for (const q of ours) {
+    const want = floor[f];
     if (want && want.sql === q.sql) {
       if (bindings(want) !== bindings(q)) problems.push(`bindings differ for ${q.sql.slice(0, 80)}…: ours ${bindings(q)}, floor ${bindings(want)}`);
       f += 1;
     } else extra.push(q.sql);
   }
-  if (f < floor.queries.length) {
+  if (f < floor.length) {
     const list = (q: CapturedQuery[]) => q.map((x) => x.sql).join('\n         ');
-    problems.push(`the floor sends SQL ours does not:\n  ours:  ${list(ours.queries)}\n  floor: ${list(floor.queries)}`);
+    problems.push(`the floor sends SQL ours does not:\n  ours:  ${list(ours)}\n  floor: ${list(floor)}`);
   }
-  const comparable = (body: unknown) => {
-    if (!s.varying) return JSON.stringify(body);
-    const record = body as Record<string, unknown>;
-    const rest = Object.fromEntries(Object.entries(record).filter(([key]) => !s.varying?.includes(key)));
-    return JSON.stringify({ keys: Object.keys(record), rest, types: s.varying.map((key) => typeof record[key]) });
-  };
-  if (comparable(ours.body) !== comparable(floor.body)) {
-    problems.push(`JSON differs:\n  ours:  ${comparable(ours.body).slice(0, 400)}\n  floor: ${comparable(floor.body).slice(0, 400)}`);
-  }
-  return { problems, extra };
+  return extra;
 }

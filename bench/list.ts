@@ -1,18 +1,23 @@
 /**
- * Reads and writes of Product on PostgreSQL: our server (the PIM example as it ships) against the
- * floor (bare node:http + pg running the same SQL), one after the other, with autocannon on
- * loopback. See bench/README.md.
+ * Reads and writes of Product on PostgreSQL: our server against a floor (bare node:http + pg), one
+ * after the other, with autocannon on loopback. See bench/README.md. Two schemas:
  *
- * It also compares our 100-row page with the names of the brand and the categories against our
- * plain 100-row page (the same rows, simple fields only): issue goal, at most 1.5 times the time.
+ * - `--schema pim` (the default): the PIM example as it ships, against a floor running the same
+ *   SQL. It also compares our 100-row page with the names of the brand and the categories against
+ *   our plain 100-row page (the same rows, simple fields only): issue goal, at most 1.5 times.
+ * - `--schema simple` (`npm run bench:simple`): Brand and Product of simple-entities.ts served by
+ *   `createEntityApi` in a minimal Express app, against a floor whose SQL is written from what
+ *   each answer needs (simple-floor.ts); both servers' SQL is printed.
  *
- *   npm run build && npm run bench:list [-- --duration 10 --warmup 5 --rounds 3 --scenarios get,filter,brand,plain,links,create,update --profile DIR]
+ *   npm run build && npm run bench:list [-- --schema simple --duration 10 --warmup 5 --rounds 3 --scenarios … --products N --profile DIR]
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { linksTable, table, type Measured, type Row } from './list-report';
 import { login, SCENARIOS, verify, type Scenario, type Target } from './list-scenarios';
+import { seedSimple, SIMPLE_SCENARIOS } from './simple-scenarios';
+import type { CapturedQuery } from './child-ipc';
 import { summarize } from './profile-top';
 import {
   BenchDatabase,
@@ -46,7 +51,27 @@ const WARMUP = Number(option('warmup', '5'));
 const CONNECTIONS = Number(option('connections', '10'));
 const PRODUCTS = Number(option('products', '100000'));
 const PROFILE_DIR = option('profile', '');
-const ONLY = option('scenarios', 'get,filter,brand,plain,links,create,update').split(',');
+
+/** What differs between the two schemas the bench measures. */
+interface Schema {
+  /** Our server and the floor, scripts of bench/dist. */
+  ours: string;
+  floor: string;
+  /** The floor runs the same SQL as ours (checked before measuring), or SQL of its own (printed). */
+  sameSql: boolean;
+  seed(db: BenchDatabase, products: number): Promise<Seeded>;
+  scenarios: Scenario[];
+  /** What the seed holds, for the facts under the table. */
+  rows: string;
+}
+const SCHEMAS: Record<string, Schema> = {
+  pim: { ours: 'our-server.js', floor: 'bare-server.js', sameSql: true, seed, scenarios: SCENARIOS, rows: '100 brands, 200 categories (3 per product)' },
+  simple: { ours: 'simple-server.js', floor: 'simple-floor.js', sameSql: false, seed: seedSimple, scenarios: SIMPLE_SCENARIOS, rows: '100 brands' },
+};
+const SCHEMA_NAME = option('schema', 'pim');
+const SCHEMA = SCHEMAS[SCHEMA_NAME];
+if (!SCHEMA) throw new Error(`--schema must be one of ${Object.keys(SCHEMAS).join(', ')}`);
+const ONLY = option('scenarios', SCHEMA.scenarios.map((s) => s.key).join(',')).split(',');
 /** Rounds of (ours, floor) per scenario; the best round of each counts (other work on a shared machine only lowers figures). */
 const ROUNDS = Number(option('rounds', '1'));
 
@@ -81,6 +106,7 @@ async function measure(server: ServerChild, token: string, s: Scenario, t: Targe
   const f1 = foreignTicks(ownPids, databaseName);
   const m1 = cpuSnapshot();
   const cpu1 = await server.cpuMicros();
+  const { usage } = await server.ask<{ usage: NodeJS.MemoryUsage }>({ type: 'memory' });
   if (PROFILE_DIR) await server.ask({ type: 'profile-stop', file: path.join(PROFILE_DIR, `${t}-${s.key}.cpuprofile`) }, 120_000);
   const ok = r['2xx'];
   return {
@@ -91,9 +117,20 @@ async function measure(server: ServerChild, token: string, s: Scenario, t: Targe
     cpuPerRequestUs: ok ? (cpu1 - cpu0) / (ok + r.non2xx) : 0,
     machineBusy: (m1.busy - m0.busy) / (m1.total - m0.total),
     foreign: foreignShare(f0, f1, r.duration),
+    rssMiB: usage.rss / 2 ** 20,
   };
 }
 
+
+/** The statements each server sent for one request of a scenario: long lists of marks and bindings, and long bindings, cut short. */
+function printedSql(s: Scenario, sql: Record<Target, CapturedQuery[]>): string {
+  const marks = (text: string) => text.replace(/\$(\d+)(?:, \$\d+){3,}, \$(\d+)/g, '$$$1, …, $$$2');
+  const value = (b: unknown) => (typeof b === 'string' && b.length > 80 ? `${b.slice(0, 60)}… (${b.length} characters)` : b);
+  const bindings = (b: unknown[]) => JSON.stringify(b.slice(0, 8).map(value)) + (b.length > 8 ? ` and ${b.length - 8} more` : '');
+  const line = (q: CapturedQuery) => `    ${marks(q.sql)}\n      -- ${bindings(q.bindings)}`;
+  const side = (t: Target) => `  ${t} (${sql[t].length} statement${sql[t].length === 1 ? '' : 's'}):\n${sql[t].map(line).join('\n')}`;
+  return `SQL of ${s.title}, the token check left out:\n${side('ours')}\n${side('floor')}`;
+}
 
 async function main(): Promise<void> {
   const stale = staleBuildWarning(ROOT);
@@ -120,26 +157,27 @@ async function main(): Promise<void> {
     console.log(`other work on the machine before start: ${Math.round(background * 100)} % of its CPU`);
     await db.create();
     const env = { BENCH_DATABASE_URL: db.url, BENCH_ADMIN_PASSWORD: password, BENCH_TMP_DIR: os.tmpdir() };
-    console.log(`database ${db.name}; starting our server (PIM example)…`);
-    const ours = await ServerChild.start('our server', path.join(__dirname, 'our-server.js'), env);
+    console.log(`database ${db.name}; starting our server (${SCHEMA_NAME} schema)…`);
+    const ours = await ServerChild.start('our server', path.join(__dirname, SCHEMA.ours), env);
     children.push(ours);
     ownPids.add(ours.child.pid as number);
-    console.log(`seeding ${PRODUCTS.toLocaleString('en-US')} products and 100 brands…`);
-    const data = await seed(db, PRODUCTS);
-    const floor = await ServerChild.start('floor', path.join(__dirname, 'bare-server.js'), env);
+    console.log(`seeding ${PRODUCTS.toLocaleString('en-US')} products and ${SCHEMA.rows}…`);
+    const data = await SCHEMA.seed(db, PRODUCTS);
+    const floor = await ServerChild.start('floor', path.join(__dirname, SCHEMA.floor), env);
     children.push(floor);
     ownPids.add(floor.child.pid as number);
     const servers = { ours, floor };
     const token = await login(ours, password);
-    const scenarios = SCENARIOS.filter((s) => ONLY.includes(s.key));
+    const scenarios = SCHEMA.scenarios.filter((s) => ONLY.includes(s.key));
     const extraStatements = new Map<Scenario, number>();
     for (const s of scenarios) {
-      const { problems, extra } = await verify(s, servers, token, data);
-      if (problems.length) throw new Error(`${s.title}: the servers do not do the same work:\n${problems.join('\n')}`);
-      extraStatements.set(s, extra.length);
+      const { problems, extra, sql } = await verify(s, servers, { token, data, sameSql: SCHEMA.sameSql });
+      if (problems.length) throw new Error(`${s.title}: the servers do not answer alike:\n${problems.join('\n')}`);
+      extraStatements.set(s, SCHEMA.sameSql ? extra.length : sql.ours.length - sql.floor.length);
       if (extra.length) console.log(`note: ${s.title}: ours sends ${extra.length} statement(s) the floor does not need:\n  ${extra.join('\n  ')}`);
+      if (!SCHEMA.sameSql) console.log(printedSql(s, sql));
     }
-    console.log('the floor sends the same SQL as ours (or a subset, as noted) and the same JSON for every scenario');
+    console.log(`the floor sends ${SCHEMA.sameSql ? 'the same SQL as ours (or a subset, as noted) and ' : ''}the same JSON for every scenario`);
     const rows: Row[] = [];
     const best = (a: Measured | undefined, b: Measured) => (a && a.rps >= b.rps ? a : b);
     for (const s of scenarios) {
@@ -159,7 +197,7 @@ async function main(): Promise<void> {
     const facts = [
       ...(await machineFacts(db)),
       `other work on the machine before start: ${Math.round(background * 100)} % of its CPU`,
-      `${PRODUCTS.toLocaleString('en-US')} products, 100 brands, 200 categories (3 per product); ${CONNECTIONS} connections; ${WARMUP} s warm-up + ${DURATION} s per scenario and server${ROUNDS > 1 ? `, best of ${ROUNDS} alternating rounds` : ''}${PROFILE_DIR ? '; CPU profiler ON (figures lowered by it)' : ''}`,
+      `${SCHEMA_NAME} schema: ${PRODUCTS.toLocaleString('en-US')} products, ${SCHEMA.rows}; ${CONNECTIONS} connections; ${WARMUP} s warm-up + ${DURATION} s per scenario and server${ROUNDS > 1 ? `, best of ${ROUNDS} alternating rounds` : ''}${PROFILE_DIR ? '; CPU profiler ON (figures lowered by it)' : ''}`,
     ];
     console.log(`\n${[...linksTable(rows), table(rows, facts)].join('\n')}\n`);
     if (PROFILE_DIR) for (const s of scenarios) console.log(`${summarize(path.join(PROFILE_DIR, `ours-${s.key}.cpuprofile`), 15).lines.join('\n')}\n`);

@@ -1,7 +1,7 @@
 /**
  * Upsert throughput: batches of 1,000 Product items through POST /api/upsert over loopback HTTP,
  * for new, changed and unchanged rows, on SQLite and PostgreSQL, with the SQL statements each batch
- * costs and the server's CPU per record. The server runs in a child process (upsert-server.ts);
+ * costs and the server's CPU per record. The server runs in a child process (simple-server.ts);
  * request bodies are serialized before the clock starts. See bench/README.md.
  *
  *   npm run build && npm run bench:upsert [-- --batches 20 --rounds 3 --warmup 5 --databases sqlite,postgres --profile DIR]
@@ -131,7 +131,7 @@ async function measure(kind: Kind): Promise<Row[]> {
   try {
     await pg?.create();
     const url = pg ? pg.url : `sqlite:${path.join(dir, 'bench.sqlite')}`;
-    server = await ServerChild.start(`${kind} server`, path.join(__dirname, 'upsert-server.js'), { BENCH_DATABASE_URL: url, BENCH_ADMIN_PASSWORD: password });
+    server = await ServerChild.start(`${kind} server`, path.join(__dirname, 'simple-server.js'), { BENCH_DATABASE_URL: url, BENCH_ADMIN_PASSWORD: password });
     ownPids.add(server.child.pid as number);
     const client = await Client.login(server, password);
     const brand = await client.post('/api/Brand', JSON.stringify({ name: 'Bench' }));

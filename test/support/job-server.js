@@ -1,4 +1,5 @@
-// A small server for restart tests: the compiled core with a Product entity, jobs retried quickly.
+// A small server for restart and multi-process tests: the compiled core with a Product entity, jobs
+// retried quickly, idempotency leases as short as IDEMPOTENCY_LEASE_SECONDS says.
 const { createEntityApi, defineEntity } = require('../../packages/core/dist');
 const express = require('express');
 
@@ -14,6 +15,7 @@ async function main() {
     admin: { userName: 'admin', password: process.env.ADMIN_PASSWORD },
     auth: { passwordCost: 14 },
     jobs: { expireInSeconds: Number(process.env.JOB_EXPIRE_SECONDS || 3) },
+    idempotency: { leaseSeconds: Number(process.env.IDEMPOTENCY_LEASE_SECONDS || 60) },
     logger: { info() {}, warn() {}, error() {} },
   });
   await api.ready();

@@ -60,9 +60,14 @@ export function openSse(url: string, headers: Record<string, string> = {}): Prom
           const found = events.find(predicate);
           if (found) return found;
           if (done || Date.now() > deadline) throw new Error(`no such event within ${ms} ms; got ${JSON.stringify(events)}`);
-          await new Promise<void>((wake) => {
+          await new Promise<void>((resolve) => {
+            // The timer goes with the wait: a pending one would keep the test process alive.
+            const timer = setTimeout(wake, Math.max(10, deadline - Date.now()));
+            function wake() {
+              clearTimeout(timer);
+              resolve();
+            }
             waiting.push(wake);
-            setTimeout(wake, Math.max(10, deadline - Date.now())).unref();
           });
         }
       };

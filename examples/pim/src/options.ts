@@ -30,6 +30,9 @@ export function pimOptions(config: PimConfig): EntityApiOptions {
     // The first language is the main one; multilang gives every other one its field variants
     // (nameDeDE), ExtensibleEnumOption.name included.
     languages: config.languages,
+    // Webhooks may reach the hosts URL uploads may (FILE_URL_ALLOWED_HOSTS): one allow-list for
+    // every request the server makes to a URL a client gave.
+    webhooks: { allowedHosts: config.fileUrlAllowedHosts },
     openapi: {
       title: 'PIM example',
       version: '0.1.0',

@@ -3,7 +3,9 @@ import type { AuthService } from './auth/auth-service';
 import type { InstanceBase } from './app-services';
 import { ensureAdmin } from './ensure-admin';
 import type { Traffic } from './http/traffic';
+import type { IdempotencyKeys } from './idempotency/idempotency-keys';
 import type { InstanceEvents } from './events/events';
+import type { InstanceWebhooks } from './events/webhooks';
 import type { JobService } from './jobs/job-service';
 import type { CacheEvents } from './sql/cache-events';
 import { syncSchema } from './sql/schema-sync';
@@ -16,26 +18,35 @@ interface LifecycleServices {
   jobs: JobService;
   traffic: Traffic;
   events: InstanceEvents;
+  webhooks: InstanceWebhooks;
+  idempotency: IdempotencyKeys;
 }
 
-/** Syncs the schema, listens for cache events, creates the admin, runs plugins' ready callbacks, starts jobs. */
+/** Syncs the schema, listens for cache events, creates the admin, runs plugins' ready callbacks, starts jobs and webhook deliveries. */
 async function startInstance({ options, registry, schema, database, repositories, logger }: InstanceBase, services: LifecycleServices): Promise<void> {
   const { auth, accessService } = services;
   const started = Date.now();
-  const steps = await syncSchema(database, schema, registry.tables);
+  const steps = await syncSchema(database, schema, { auxiliary: registry.tables, warn: (message, err) => logger.warn({ err }, message) });
   // The statement itself at debug, beside every other statement: info stays one line a step.
   for (const step of steps) logger.info({ step: step.description }, `schema: ${step.description}`);
   await services.cacheEvents.start({
-    onEvent: (event) => (event.kind === 'role' ? accessService.forgetRole(event.id) : auth.forget(event)),
+    onEvent: (event) => {
+      if (event.kind === 'role') accessService.forgetRole(event.id);
+      else if (event.kind === 'webhook') services.webhooks.directory.forget();
+      else auth.forget(event);
+    },
     onReset: () => {
       auth.forgetAll();
       accessService.forgetAll();
+      services.webhooks.directory.forget();
     },
   });
   await services.events.start();
+  services.idempotency.start();
   if (options.admin) await createAdmin(base(repositories), { admin: options.admin, logger });
   for (const fn of registry.readyCallbacks) await fn();
   await services.jobs.start(options.jobs?.worker !== false);
+  await services.webhooks.start(options.jobs?.worker !== false);
   logger.info(
     { entities: schema.entities.size, database: database.dialect.name, schemaSteps: steps.length, worker: options.jobs?.worker !== false, ms: Date.now() - started },
     `ready: ${schema.entities.size} entity types on ${database.dialect.name}`,
@@ -75,8 +86,10 @@ export function instanceLifecycle(base: InstanceBase, services: LifecycleService
       const drained = services.traffic.drain(base.options.closeGraceMs ?? 10_000);
       await services.events.close();
       await drained;
+      services.idempotency.close();
       if (readyPromise) await readyPromise.catch(() => undefined);
       await services.jobs.stop();
+      await services.webhooks.stop();
       for (const fn of [...base.registry.closeCallbacks].reverse()) await fn();
       await services.cacheEvents.close();
       await base.database.close();

@@ -12,7 +12,9 @@ import type { Logger } from './logger';
 import { createRouter } from './http/router';
 import type { Traffic } from './http/traffic';
 import type { InstanceEvents } from './events/events';
+import type { InstanceWebhooks } from './events/webhooks';
 import type { JobService } from './jobs/job-service';
+import type { IdempotencyKeys } from './idempotency/idempotency-keys';
 import { buildOpenApi } from './openapi/build-document';
 import type { OpenApiFragment } from './plugin';
 import { translateOutage } from './sql/dialects/shared';
@@ -30,6 +32,8 @@ interface RouterServices {
   logger: Logger;
   traffic: Traffic;
   events: InstanceEvents;
+  webhooks: InstanceWebhooks;
+  idempotency: IdempotencyKeys;
 }
 
 /**
@@ -112,6 +116,8 @@ export function buildRouter(base: InstanceBase, services: RouterServices): Route
       accessFor: (user) => accessService.forUser(user),
       publicData: () => services.events.publicData(),
     },
+    webhooks: { redeliver: (ctx, id) => services.webhooks.redeliver(ctx, id) },
+    idempotency: services.idempotency,
     generations: options.generations,
     apidocs: options.apidocs,
     resolveUser: options.auth?.resolveUser,

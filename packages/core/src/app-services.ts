@@ -18,6 +18,8 @@ import { AuthStore } from './sql/auth-store';
 import type { Database } from './sql/database';
 import { JobStore } from './sql/job-store';
 import { Repository } from './records/repository';
+import { DEFAULT_KEEP_HOURS, DEFAULT_LEASE_SECONDS, IdempotencyKeys } from './idempotency/idempotency-keys';
+import { IdempotencyStore } from './sql/idempotency-store';
 
 /** What the services of an instance are built from. */
 export interface InstanceBase {
@@ -83,4 +85,13 @@ export function createJobs({ options, database, schema, repositories, logger }: 
   jobs.register('upsert', upsertJob(lookup));
   jobs.register('massUpdate', massUpdateJob(lookup));
   return jobs;
+}
+
+/** `Idempotency-Key`: answers kept in the database, per user and key (option `idempotency`). */
+export function createIdempotency({ options, database, logger }: InstanceBase): IdempotencyKeys {
+  return new IdempotencyKeys(new IdempotencyStore(database), {
+    keepMs: (options.idempotency?.keepHours ?? DEFAULT_KEEP_HOURS) * 3_600_000,
+    leaseMs: (options.idempotency?.leaseSeconds ?? DEFAULT_LEASE_SECONDS) * 1000,
+    logger,
+  });
 }

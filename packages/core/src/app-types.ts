@@ -8,6 +8,7 @@ import type { JobHandler } from './jobs/job-service';
 import type { SchemaModel } from './definition/normalize';
 import type { Logger } from './logger';
 import type { Languages } from './languages';
+import type { LookupFunction } from 'node:net';
 import type { PluginEntry } from './plugin';
 import type { Database } from './sql/database';
 import type { Repository } from './records/repository';
@@ -84,10 +85,45 @@ export interface EntityApiOptions<TEntities extends readonly EntityDefinition[] 
     /** Days a change is kept (the record stream and `Last-Event-ID` replay reach this far back); default 30. */
     retentionDays?: number;
   };
+  /** `Idempotency-Key` on creates, upserts, mass updates and uploads (CONTRACT §16). */
+  idempotency?: {
+    /** Hours an answer is kept and replayed for its key; default 24. */
+    keepHours?: number;
+    /**
+     * Seconds a running request's hold on its key lasts without renewal (it renews every third of
+     * it); a key whose process died is free again after this; default 60.
+     */
+    leaseSeconds?: number;
+  };
   /** Server-sent events (`GET /api/events`). */
   events?: {
     /** Seconds between the comment lines that keep an idle stream open through proxies; default 15. */
     heartbeatSeconds?: number;
+  };
+  /**
+   * Webhooks (CONTRACT §16): every matching change is posted, signed, to the webhook's URL by the
+   * worker processes (`jobs.worker`), retried with a doubling wait, then `Failed`.
+   */
+  webhooks?: {
+    /**
+     * Host names (or addresses) a webhook may reach although they resolve to loopback, private or
+     * link-local addresses, which are refused otherwise; default none.
+     */
+    allowedHosts?: readonly string[];
+    /** Attempts before a delivery is `Failed`; default 8. */
+    maxAttempts?: number;
+    /** The wait after the first failed attempt, in ms, doubled after each further one; default 30,000 (8 attempts span about an hour). */
+    retryBaseMs?: number;
+    /** The longest an attempt may take to get the answer's status, in ms; default 10,000. */
+    timeoutMs?: number;
+    /** How long a worker holds a delivery it attempts, in ms; one whose process died is attempted again after it; default 60,000. */
+    leaseMs?: number;
+    /** How often a worker looks for due deliveries while webhooks are active, in ms; default 5,000. */
+    pollMs?: number;
+    /** Deliveries one process attempts at once; default 8. */
+    concurrency?: number;
+    /** Name resolution of webhook hosts (the guard checks what it answers); default the system's. */
+    lookup?: LookupFunction;
   };
   jobs?: {
     /** `pg-boss` (default on PostgreSQL: processes share the work) or `in-process` (default on SQLite). */

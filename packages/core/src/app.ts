@@ -3,7 +3,7 @@ import { LoginThrottle } from './auth/login-throttle';
 import { setPasswordHashQueue } from './auth/password';
 import { instanceLifecycle } from './app-lifecycle';
 import { buildRouter, openApiText } from './app-router';
-import { addRepositories, createAccessService, createAttributes, createJobs, type InstanceBase } from './app-services';
+import { addRepositories, createAccessService, createAttributes, createIdempotency, createJobs, type InstanceBase } from './app-services';
 import type { EntityApi, EntityApiOptions, EntityJobs, TypedEntityApi } from './app-types';
 import { CORE_ENTITIES } from './core-entities';
 import { installJobHooks, installRoleHooks, installUserHooks } from './core-hooks';
@@ -21,6 +21,7 @@ import { registerPlugins, type CheckedPlugins, type PluginEntry } from './plugin
 import { Registry } from './registry';
 import { AuthStore } from './sql/auth-store';
 import { createEvents } from './events/events';
+import { createWebhooks } from './events/webhooks';
 import { openCacheEvents, type CacheEvent } from './sql/cache-events';
 import { openDatabase, type Database } from './sql/database';
 import { onStatement } from './sql/query-log';
@@ -80,9 +81,12 @@ export function createEntityApi<const TEntities extends readonly EntityDefinitio
 
   const openapi = openApiText(base, hostRoutes);
   const traffic = new Traffic();
-  const events = createEvents(base);
-  const { ready, close } = instanceLifecycle(base, { cacheEvents, accessService, auth, jobs, traffic, events });
-  const router = buildRouter(base, { ready, auth, throttle, accessService, attributes, jobs, openapi, logger, traffic, events });
+  const webhooks = createWebhooks(base, { announce });
+  const events = createEvents(base, { purgeDeliveries: webhooks.purge });
+  events.feed.onCommitted(() => webhooks.changesCommitted());
+  const idempotency = createIdempotency(base);
+  const { ready, close } = instanceLifecycle(base, { cacheEvents, accessService, auth, jobs, traffic, events, webhooks, idempotency });
+  const router = buildRouter(base, { ready, auth, throttle, accessService, attributes, jobs, openapi, logger, traffic, events, webhooks, idempotency });
   const hostJobs: EntityJobs = {
     define: (type, handler) => jobs.define(type, handler),
     start: (type, payload, ctx) => jobs.enqueue(type, payload, ctx),

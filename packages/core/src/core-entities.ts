@@ -4,6 +4,7 @@ import { UserEntity } from './auth/user-entity';
 import { ExtensibleEnumEntity, ExtensibleEnumOptionEntity } from './builtin-entities';
 import type { EntityDefinition } from './declarations';
 import { JobEntity } from './jobs/job-entity';
+import { WebhookDeliveryEntity, WebhookEntity } from './events/webhook-entities';
 
 /** The entity types every instance has, before the host's and the plugins'. */
 export const CORE_ENTITIES: readonly EntityDefinition[] = [
@@ -13,4 +14,6 @@ export const CORE_ENTITIES: readonly EntityDefinition[] = [
   ExtensibleEnumEntity,
   ExtensibleEnumOptionEntity,
   ...ATTRIBUTE_ENTITIES,
+  WebhookEntity,
+  WebhookDeliveryEntity,
 ];

@@ -68,6 +68,12 @@ export interface FieldDefinition extends FieldAttributes {
    * entities use it); `@entity-records/multilang` gives such fields their variants (`nameDeDE`).
    */
   isMultilang?: boolean;
+  /**
+   * varchar and text: filtered by text (`contains`, `startsWith`, `endsWith`, `like`). On
+   * PostgreSQL schema sync gives the column a trigram index, so that such filters need not read
+   * every row (terms of three characters or more; any `startsWith`). Every write updates it.
+   */
+  searchable?: boolean;
   /** Shown in metadata and OpenAPI. */
   label?: string;
   description?: string;
@@ -86,6 +92,12 @@ export interface EntityDefinition extends EntityAttributes {
    * create by any client, admins included, is 403.
    */
   serverCreated?: boolean;
+  /**
+   * Records are written by the server only (webhook deliveries): besides `serverCreated`, no
+   * client updates, deletes, restores or links one, admins included (403); the OpenAPI document
+   * offers the reads only.
+   */
+  serverWritten?: boolean;
   /** Database table name; default: the snake_case of the name. */
   table?: string;
   label?: string;

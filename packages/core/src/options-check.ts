@@ -52,6 +52,17 @@ export const OPTIONS_SCHEMA = object(
     poolSize: count(),
     changes: object({ retentionDays: { type: 'number', exclusiveMinimum: 0 } }),
     events: object({ heartbeatSeconds: { type: 'number', exclusiveMinimum: 0 } }),
+    webhooks: object({
+      allowedHosts: { type: 'array', items: { type: 'string' } },
+      maxAttempts: count(),
+      retryBaseMs: count(),
+      timeoutMs: count(),
+      leaseMs: count(),
+      pollMs: count(),
+      concurrency: count(),
+      lookup: anything,
+    }),
+    idempotency: object({ keepHours: { type: 'number', exclusiveMinimum: 0 }, leaseSeconds: { type: 'number', exclusiveMinimum: 0 } }),
     jobs: object({ queue: { enum: ['pg-boss', 'in-process'] }, expireInSeconds: count(), worker: { type: 'boolean' } }),
   },
   ['database', 'entities'],
@@ -115,6 +126,8 @@ function checkCombinations(options: Record<string, unknown>): void {
   if (logger !== undefined && missing.length) throw invalid('logger', `needs the functions info, warn and error (missing: ${missing.join(', ')})`);
   const resolveUser = (options.auth as { resolveUser?: unknown } | undefined)?.resolveUser;
   if (resolveUser !== undefined && typeof resolveUser !== 'function') throw invalid('auth.resolveUser', 'must be a function of the request');
+  const lookup = (options.webhooks as { lookup?: unknown } | undefined)?.lookup;
+  if (lookup !== undefined && typeof lookup !== 'function') throw invalid('webhooks.lookup', 'must be a name lookup function (as dns.lookup)');
   const queue = (options.jobs as { queue?: string } | undefined)?.queue;
   if (queue === 'pg-boss' && !/^postgres(ql)?:\/\//.test(options.database as string)) {
     throw invalid('jobs.queue', "'pg-boss' keeps its queue in PostgreSQL: it needs a postgres:// database (use 'in-process' with SQLite)");

@@ -12,7 +12,7 @@ export type { StorageLocation } from './content';
 export type { ContentResponse } from './send-content';
 export { requestedRange, parseRange } from './byte-range';
 export type { ByteRange } from './byte-range';
-export { isForbiddenAddress } from './address-guard';
+export { isForbiddenAddress } from '@entity-records/core';
 export { redirectTarget } from './url-fetch';
 export { THUMBNAIL_SIZES } from './declarations';
 export { rangeParameters, rangeResponses } from './openapi';

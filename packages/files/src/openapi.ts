@@ -1,4 +1,4 @@
-import { errorResponses, jsonContent as json, parameterRef, responseRef, schemaRef as ref, type OpenApiFragment } from '@entity-records/core';
+import { errorResponses, idempotentOperation, jsonContent as json, parameterRef, responseRef, schemaRef as ref, type OpenApiFragment } from '@entity-records/core';
 
 const errors = errorResponses();
 const uploadErrors = { ...errors, '409': responseRef('Conflict'), '413': responseRef('PayloadTooLarge'), '415': responseRef('UnsupportedMediaType') };
@@ -72,7 +72,7 @@ export const filesOpenApi: OpenApiFragment = {
   components: { schemas },
   paths: {
     '/File': {
-      post: {
+      post: idempotentOperation({
         operationId: 'createFile',
         tags: ['File'],
         summary: 'Upload a file: base64 contents, a URL to fetch, or one chunk',
@@ -83,26 +83,26 @@ export const filesOpenApi: OpenApiFragment = {
           // A chunk answer always carries `chunks`, a File never: the two are told apart by it.
           oneOf: [{ allOf: [ref('File')], not: { required: ['chunks'], properties: { chunks: { type: 'array', items: { type: 'string' } } } } }, ref('FileChunkAnswer')],
         }) }, ...uploadErrors },
-      },
+      }),
     },
     '/File/createChunk': {
-      post: {
+      post: idempotentOperation({
         operationId: 'createFileChunk',
         tags: ['File'],
         summary: 'Upload one chunk of a file',
         requestBody: { required: true, ...json(ref('FileChunk')) },
         responses: { '200': { description: 'Chunks received; with `id` and `name` once the file is complete', ...json(ref('FileChunkAnswer')) }, ...uploadErrors },
-      },
+      }),
     },
     '/File/upload': {
-      post: {
+      post: idempotentOperation({
         operationId: 'uploadFile',
         tags: ['File'],
         summary: 'Upload a file as multipart/form-data (field `file`)',
-        description: 'The one route that takes a body other than JSON.',
+        description: 'The one route that takes a body other than JSON. With `Idempotency-Key`, a repeat is the same request when its parts are: the plain fields, and the file\'s name, type, size and SHA-256.',
         requestBody: { required: true, content: { 'multipart/form-data': { schema: ref('FileMultipartUpload') } } },
         responses: { '200': { description: 'The created File', ...json(ref('File')) }, ...uploadErrors },
-      },
+      }),
     },
     '/File/{id}/download': {
       get: {

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import type { LookupFunction } from 'node:net';
+import { allowedHostSet } from '@entity-records/core';
 import type { FilesOptions } from './declarations';
 
 const GiB = 1024 ** 3;
@@ -26,7 +27,7 @@ export function resolveOptions(options: FilesOptions = {}): ResolvedOptions {
     storageDir: path.resolve(options.storageDir ?? path.join('data', 'files')),
     publicUrl: options.publicUrl,
     maxFileSize: options.maxFileSize ?? 2 * GiB,
-    fileUrlAllowedHosts: new Set((options.fileUrlAllowedHosts ?? []).map((h) => h.trim().toLowerCase().replace(/^\[|\]$/g, '')).filter(Boolean)),
+    fileUrlAllowedHosts: allowedHostSet(options.fileUrlAllowedHosts),
     urlTimeoutMs: options.urlTimeoutMs ?? 30_000,
     urlMaxRedirects: options.urlMaxRedirects ?? 3,
     maxConcurrentUrlImports: options.maxConcurrentUrlImports ?? 4,

@@ -1,5 +1,5 @@
 import type { Request, Response, Router } from 'express';
-import { ApiError, ConcurrencyLimit, requestContext, toHandler, type ApiRecord, type EntityApi, type RequestContext } from '@entity-records/core';
+import { ApiError, claimIdempotency, ConcurrencyLimit, idempotencyKeyOf, idempotent, requestContext, toHandler, type ApiRecord, type EntityApi, type RequestContext } from '@entity-records/core';
 import { decodeDataUrl } from './base64';
 import { requestedRange } from './byte-range';
 import { parseChunk } from './chunk-input';
@@ -8,7 +8,7 @@ import { readStored } from './content';
 import { THUMBNAIL_SIZES, type StoredContent, type ThumbnailSize } from './declarations';
 import { assertFileName, mimeTypeOf } from './file-name';
 import { SERVER_FIELDS, thumbnailKey, type FileService } from './file-service';
-import { createMultipartReader } from './multipart';
+import { createMultipartReader, type MultipartUpload } from './multipart';
 import { sendContent } from './send-content';
 import { makeThumbnail } from './images';
 import { fetchUrl, parseFileUrl } from './url-fetch';
@@ -65,6 +65,15 @@ async function importUrl(files: FileService, url: URL): Promise<StoredContent> {
     fetched.abort();
   }
 }
+
+/**
+ * What a multipart upload is, for `Idempotency-Key`: its plain fields and its file (name, declared
+ * type, size and sha256), not the bytes of the body (whose boundary differs with every send).
+ */
+const uploadParts = (upload: MultipartUpload) => ({
+  fields: upload.fields,
+  file: { name: upload.originalName, mimeType: upload.stored.mimeType, size: upload.stored.size, hash: upload.stored.hash },
+});
 
 export interface FileRoutesParts {
   files: FileService;
@@ -148,18 +157,25 @@ export function fileRoutes(parts: FileRoutesParts): (router: Router) => void {
   };
 
   return (router) => {
-    router.post('/File', toHandler(async (req, res) => {
+    router.post('/File', idempotent, toHandler(async (req, res) => {
       const ctx = requestContext(req);
       const body = bodyObject(req);
       const chunked = CHUNK_KEYS.some((k) => body[k] !== undefined);
       res.json(chunked ? await receiveChunk(ctx, body) : await createFromJson(ctx, body));
     }));
-    router.post('/File/createChunk', toHandler(async (req, res) => res.json(await receiveChunk(requestContext(req), bodyObject(req)))));
+    router.post('/File/createChunk', idempotent, toHandler(async (req, res) => res.json(await receiveChunk(requestContext(req), bodyObject(req)))));
     router.post('/File/upload', toHandler(async (req, res) => {
       if (!req.is('multipart/form-data')) throw new ApiError('CORE_UNSUPPORTED_MEDIA_TYPE', "POST /File/upload takes a multipart/form-data body with the file in the field 'file'");
       const ctx = requestContext(req);
+      idempotencyKeyOf(req); // a malformed key is 400 before the body is read
       await mayCreate(ctx);
       const upload = await readMultipart(req, res);
+      // The key is claimed once the parts are known; a replay (or a refusal) keeps nothing of this body.
+      const replayed = await claimIdempotency(req, res, uploadParts(upload)).catch(async (error: unknown) => {
+        await files.discard(upload.stored.storageKey);
+        throw error;
+      });
+      if (replayed) return files.discard(upload.stored.storageKey);
       const fields = { ...upload.fields, name: upload.fields.name ?? upload.originalName };
       // A part sent as application/octet-stream (curl's default) gets the type its name says.
       const declared = upload.stored.mimeType;

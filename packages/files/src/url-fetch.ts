@@ -1,9 +1,7 @@
-import dns from 'node:dns';
 import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';
-import net, { type LookupFunction } from 'node:net';
-import { ApiError } from '@entity-records/core';
-import { isForbiddenAddress } from './address-guard';
+import type { LookupFunction } from 'node:net';
+import { ApiError, isGuardRefusal, lookupFor, refusedHost } from '@entity-records/core';
 import { cleanMimeType } from './file-name';
 
 export interface UrlFetchOptions {
@@ -23,13 +21,9 @@ export interface FetchedBody {
 }
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
-const REFUSED = Symbol('refused address');
 
 const refused = (message: string) => new ApiError('FILES_URL_REFUSED', message);
 const failed = (message: string, details?: Record<string, unknown>) => new ApiError('FILES_URL_FETCH_FAILED', message, { details });
-
-/** A host as the allow-list names it: lower case, IPv6 without brackets. */
-const hostKey = (url: URL) => url.hostname.toLowerCase().replace(/^\[|\]$/g, '');
 
 /** Only absolute http and https URLs. */
 export function parseFileUrl(value: unknown): URL {
@@ -57,48 +51,22 @@ export function redirectTarget(current: URL, location: string): URL {
   return next;
 }
 
-/**
- * The name lookup the connection uses: the address it answers is the one connected to, so the
- * check holds at connect time (a host that resolves differently the second time cannot slip past).
- */
-function guardedLookup(resolve: LookupFunction): LookupFunction {
-  return ((hostname: string, options: dns.LookupOptions, callback: (...args: unknown[]) => void) => {
-    resolve(hostname, { ...options, all: true }, (error, addresses) => {
-      if (error) return callback(error);
-      const list = addresses as unknown as dns.LookupAddress[];
-      const bad = list.find((a) => isForbiddenAddress(a.address));
-      if (bad || list.length === 0) {
-        const refusal = Object.assign(new Error(`${hostname} resolves to a private or reserved address`), { [REFUSED]: true });
-        return callback(refusal);
-      }
-      if (options.all) return callback(null, list);
-      return callback(null, list[0].address, list[0].family);
-    });
-  }) as LookupFunction;
-}
-
 /** One request, no redirect handling; resolves once the response head is in. */
 function requestOnce(url: URL, options: UrlFetchOptions, signal: AbortSignal): Promise<IncomingMessage> {
-  const allowed = options.allowedHosts.has(hostKey(url));
-  const literal = hostKey(url);
-  if (!allowed && net.isIP(literal) && isForbiddenAddress(literal)) {
-    return Promise.reject(refused(`url host ${url.hostname} is a private or reserved address`));
-  }
-  // `localhost` and its subdomains always mean this host (RFC 6761), whatever a resolver says.
-  if (!allowed && /(^|\.)localhost\.?$/.test(literal)) return Promise.reject(refused(`url host ${url.hostname} is this host`));
-  const lookup = options.lookup ?? (dns.lookup as unknown as LookupFunction);
+  const refusal = refusedHost(url, options.allowedHosts);
+  if (refusal) return Promise.reject(refused(`url ${refusal}`));
   const client = url.protocol === 'https:' ? https : http;
   return new Promise((resolve, reject) => {
     const req = client.request(url, {
       method: 'GET',
       agent: false,
-      lookup: allowed ? lookup : guardedLookup(lookup),
+      lookup: lookupFor(url, options),
       headers: { accept: '*/*', 'user-agent': 'entity-records-files' },
       signal,
     });
     req.once('response', resolve);
-    req.once('error', (error: Error & { [REFUSED]?: boolean }) => {
-      if (error[REFUSED]) reject(refused(`url host ${url.hostname} resolves to a private or reserved address`));
+    req.once('error', (error: Error) => {
+      if (isGuardRefusal(error)) reject(refused(`url host ${url.hostname} resolves to a private or reserved address`));
       else if (signal.aborted) reject(failed(`url download took longer than ${options.timeoutMs} ms`));
       else reject(failed(`url could not be fetched: ${error.message}`));
     });

@@ -25,6 +25,14 @@ describe.each(TEST_DBS)('OpenAPI of files and sharing on %s', (kind) => {
       for (const path of ['/File/{id}/download', '/File/{id}/thumbnail/{size}']) expect(doc.paths[`${base}${path}`].get).toBeDefined();
     }
     expect(doc.paths['/api/v1/File/upload'].post.operationId).toBe('v1_uploadFile');
+    // The uploads and the sharing create honour Idempotency-Key; downloads do not.
+    for (const path of ['/api/File', '/api/v1/File/createChunk', '/api/File/upload', '/api/v1/Sharing']) {
+      const post = doc.paths[path].post as { parameters?: unknown[]; responses: Record<string, { headers?: Record<string, unknown> }> };
+      expect({ path, parameters: post.parameters }).toEqual({ path, parameters: expect.arrayContaining([{ $ref: '#/components/parameters/IdempotencyKey' }]) });
+      expect(post.responses['200'].headers?.['Idempotent-Replayed']).toBeDefined();
+      expect(post.responses['422']).toEqual({ $ref: '#/components/responses/IdempotencyMismatch' });
+    }
+    expect(JSON.stringify(doc.paths['/api/File/{id}/download'])).not.toContain('IdempotencyKey');
     expect(Object.keys(doc.paths['/sharings/{file}']).sort()).toEqual(['get', 'post']);
   });
 

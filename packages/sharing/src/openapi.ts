@@ -1,4 +1,4 @@
-import { errorResponses, jsonContent, responseRef, schemaRef, type OpenApiFragment } from '@entity-records/core';
+import { errorResponses, idempotentOperation, jsonContent, responseRef, schemaRef, type OpenApiFragment } from '@entity-records/core';
 import { rangeParameters, rangeResponses } from '@entity-records/files';
 
 const fileParam = {
@@ -27,7 +27,8 @@ export const sharingOpenApi: OpenApiFragment = {
   tags: [{ name: 'Sharing', description: 'Public links to files, optionally limited in time, in uses and by a password.' }],
   paths: {
     '/Sharing': {
-      post: {
+      // Served by core's create route, which honours Idempotency-Key.
+      post: idempotentOperation({
         operationId: 'createSharing',
         tags: ['Sharing'],
         summary: 'Share a file: {fileId, name?} plus optional validTill, allowedUsage, password',
@@ -39,7 +40,7 @@ export const sharingOpenApi: OpenApiFragment = {
           '413': responseRef('PayloadTooLarge'),
           '415': responseRef('UnsupportedMediaType'),
         },
-      },
+      }),
     },
   },
   rootPaths: {

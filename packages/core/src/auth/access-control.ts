@@ -30,6 +30,8 @@ export const NO_ACCESS: Readonly<ScopeAccess> = Object.freeze({ create: false, r
 
 /** Entity types only admins may write, whatever a role says (no way to grant oneself admin). */
 export const ADMIN_WRITE_ONLY = new Set(['User', 'Role']);
+/** Entity types only admins may see at all, whatever a role says (webhook secrets and targets). */
+export const ADMIN_ONLY = new Set(['Webhook', 'WebhookDelivery']);
 
 const RANK: Record<AccessLevel, number> = { no: 0, own: 1, all: 2 };
 const wider = (a: AccessLevel, b: AccessLevel | undefined): AccessLevel => (b && RANK[b] > RANK[a] ? b : a);
@@ -44,6 +46,8 @@ export type Derive<TList, TValue> = (list: TList, rights: Rights) => TValue;
 
 /** Every field readable and editable (admins, the system). */
 const ALL_FIELD_RIGHTS: Readonly<FieldAccess> = Object.freeze({ read: true, edit: true });
+/** No field readable or editable (entity types only admins may see). */
+const NO_FIELD_RIGHTS: Readonly<FieldAccess> = Object.freeze({ read: false, edit: false });
 
 /**
  * The rights of one set of roles, combined once and shared by the requests of every user who has
@@ -59,6 +63,7 @@ export class RoleRights {
   constructor(readonly roles: readonly RoleData[] = []) {}
 
   scope(entity: string): ScopeAccess {
+    if (ADMIN_ONLY.has(entity)) return NO_ACCESS;
     let scope = this.scopes.get(entity);
     if (!scope) {
       scope = { ...NO_ACCESS };
@@ -80,6 +85,7 @@ export class RoleRights {
   }
 
   field(entity: string, field: string): FieldAccess {
+    if (ADMIN_ONLY.has(entity)) return NO_FIELD_RIGHTS;
     if (entity === 'Job' && !this.roles.some((r) => r.scopes.Job)) return ALL_FIELD_RIGHTS;
     const key = `${entity}.${field}`;
     let access = this.fields.get(key);

@@ -31,6 +31,7 @@ const fieldSchema = {
     relationName: { type: 'string', pattern: '^[a-z][a-z0-9_]*$' },
     extensibleEnum: { type: 'string' },
     isMultilang: { type: 'boolean' },
+    searchable: { type: 'boolean' },
     label: { type: 'string' },
     description: { type: 'string' },
   },
@@ -47,6 +48,7 @@ const entitySchema = {
     description: { type: 'string' },
     hasAttributes: { type: 'boolean' },
     serverCreated: { type: 'boolean' },
+    serverWritten: { type: 'boolean' },
     // Functions: JSON Schema cannot tell them; `validateDefinition` checks that they are.
     access: {},
     hooks: { type: 'object', additionalProperties: false, properties: Object.fromEntries(RECORD_HOOKS.map((name) => [name, {}])) },

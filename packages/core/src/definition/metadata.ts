@@ -3,8 +3,8 @@ import { isLinkField, type EntityModel, type FieldModel, type SchemaModel } from
 
 /** What each field type is, for clients that build forms from metadata. */
 const FIELD_CATALOGUE: Record<string, { json: string; params: string[] }> = {
-  varchar: { json: 'string', params: ['required', 'unique', 'default', 'maxLength', 'readOnly'] },
-  text: { json: 'string', params: ['required', 'default', 'readOnly'] },
+  varchar: { json: 'string', params: ['required', 'unique', 'default', 'maxLength', 'readOnly', 'searchable'] },
+  text: { json: 'string', params: ['required', 'default', 'readOnly', 'searchable'] },
   int: { json: 'integer', params: ['required', 'unique', 'default', 'min', 'max', 'readOnly'] },
   float: { json: 'number', params: ['required', 'unique', 'default', 'min', 'max', 'readOnly'] },
   bool: { json: 'boolean', params: ['default', 'readOnly'] },

@@ -129,10 +129,11 @@ function checkField(entity: string, fieldName: string, field: FieldDefinition): 
   if (field.relationName !== undefined && field.type !== 'linkMultiple') bad('relationName is only for linkMultiple fields');
   if (field.unique && NOT_INDEXABLE.has(field.type)) bad(`type ${field.type} cannot be unique`);
   if (field.maxLength !== undefined && field.type !== 'varchar') bad('maxLength is for varchar');
+  if (field.searchable && field.type !== 'varchar' && field.type !== 'text') bad('searchable is for varchar and text');
   if (field.min !== undefined && field.max !== undefined && field.min > field.max) bad(`min ${field.min} is above max ${field.max}`);
   if (field.computed) {
     if (isLink(field)) bad('a link cannot be computed');
-    for (const key of ['required', 'unique', 'default', 'writeOnly'] as const) if (field[key] !== undefined) bad(`a computed field has no ${key}`);
+    for (const key of ['required', 'unique', 'default', 'writeOnly', 'searchable'] as const) if (field[key] !== undefined) bad(`a computed field has no ${key}`);
   }
   if (field.default !== undefined && field.default !== null) {
     const schema = valueSchema({ type: field.type, def: field } as FieldModel);

@@ -35,6 +35,7 @@ export class ChangeFeed {
   private again = false;
   private announced?: NodeJS.Timeout;
   private started = false;
+  private readonly commitWatchers = new Set<() => void>();
 
   constructor(
     private readonly database: Database,
@@ -52,10 +53,22 @@ export class ChangeFeed {
 
   async start(): Promise<void> {
     if (this.started) return;
-    await this.parts.notifications.start([CHANNEL], { onMessage: () => this.poll(), onReset: () => this.poll() });
+    const committed = () => {
+      for (const watcher of this.commitWatchers) watcher();
+      this.poll();
+    };
+    await this.parts.notifications.start([CHANNEL], { onMessage: committed, onReset: committed });
     this.timer = setInterval(() => this.poll(), POLL_MS);
     this.timer.unref();
     this.started = true;
+  }
+
+  /**
+   * Calls `watcher` whenever some process (this one included) tells of committed changes, and
+   * after a lost notification: for workers that look in the database for what the changes made.
+   */
+  onCommitted(watcher: () => void): void {
+    this.commitWatchers.add(watcher);
   }
 
   /** A write of this process committed changes: read them now, and tell the other processes soon. */

@@ -24,16 +24,19 @@ export const DEFAULT_RETENTION_DAYS = 30;
 /** How often each process sweeps the log (every process does: a sweep of another one meanwhile is harmless). */
 const SWEEP_MS = 60 * 60 * 1000;
 
-export function createEvents({ database, schema, registry, options, logger }: InstanceBase): InstanceEvents {
+export function createEvents({ database, schema, registry, options, logger }: InstanceBase, { purgeDeliveries }: { purgeDeliveries: (before: string) => Promise<number> }): InstanceEvents {
   const feed = new ChangeFeed(database, { schema, notifications: database.dialect.notifications(database.knex) });
   const sql = sqlContext({ database, schema }, database.knex);
   const retentionMs = (options.changes?.retentionDays ?? DEFAULT_RETENTION_DAYS) * 24 * 60 * 60 * 1000;
   let sweeper: NodeJS.Timeout | undefined;
-  /** Removes the changes older than the retention, and listening older than eight hours. */
+  /** Removes the changes and finished webhook deliveries older than the retention, and listening older than eight hours. */
   const sweep = async () => {
-    const purged = await purgeChanges(sql, formatDateTime(new Date(Date.now() - retentionMs)));
+    const before = formatDateTime(new Date(Date.now() - retentionMs));
+    const purged = await purgeChanges(sql, before);
+    const deliveries = await purgeDeliveries(before);
     await forgetListening(sql, Date.now() - LISTENING_MS);
     if (purged > 0) logger.info({ purged }, `removed ${purged} changes older than the retention`);
+    if (deliveries > 0) logger.info({ deliveries }, `removed ${deliveries} finished webhook deliveries older than the retention`);
   };
   const sweepQuietly = () => void sweep().catch((error) => logger.warn({ err: error }, 'the change log sweep failed; it runs again within the hour'));
   onChangesCommitted(database, () => feed.announce());

@@ -9,15 +9,25 @@ import { readableDiff } from './stream';
 export const DEFAULT_HEARTBEAT_MS = 15_000;
 /** Bytes a subscriber may leave unread before it is dropped (it resumes with `Last-Event-ID`). */
 const MAX_BUFFERED = 1024 * 1024;
+/** A replay writes on while the client has less than this unread; then it waits until the client reads. */
+const REPLAY_HIGH_WATER = 64 * 1024;
 /** Changes read per query of a replay. */
 const REPLAY_BATCH = 500;
+/** Live changes kept while a replay runs; past it, the replay reads them from the log instead. */
+const HELD_MAX = 1000;
 
 /** Where a subscription writes: a server-sent event stream. */
 export interface EventSink {
   write(chunk: string): void;
   /** Bytes written but not yet taken by the client. */
   buffered(): number;
+  /** Resolves once the client took what was buffered, or the stream closed. */
+  drained(): Promise<void>;
+  /** Whether the client went away. */
+  closed(): boolean;
   end(): void;
+  /** Cuts the connection off, dropping what is buffered (a subscriber too slow to keep). */
+  destroy(): void;
 }
 
 /** What a subscriber asked for, and who it is. */
@@ -58,7 +68,7 @@ export function eventOf(schema: SchemaModel, { access, user, change }: { access:
 
 /** The server-sent event streams of this process, fed by the change feed. */
 export class Subscriptions {
-  private readonly open = new Set<() => void>();
+  private readonly open = new Set<(how?: { drop?: boolean }) => void>();
 
   constructor(private readonly parts: { feed: ChangeFeed; schema: SchemaModel; heartbeatMs: number }) {}
 
@@ -77,57 +87,75 @@ export class Subscriptions {
     let replaying = options.after !== undefined;
     /** The last seq this subscriber got (or skipped as not wanted). */
     let sent = 0;
-    const held: StoredChange[] = [];
+    let held: StoredChange[] = [];
+    let overflowed = false;
+    const isOpen = () => this.open.has(end) && !sink.closed();
     const wanted = (c: StoredChange) => (options.entities.size === 0 || options.entities.has(c.entityType)) && (options.ids.size === 0 || options.ids.has(c.recordId));
-    const write = (event: string) => {
-      sink.write(event);
-      // A subscriber that does not read its stream is dropped, so that memory stays bounded.
-      if (sink.buffered() > MAX_BUFFERED) end();
-    };
     // An event whose record a row rule must judge waits for the answer; those after it wait too (order).
     let waiting = 0;
     let queue: Promise<void> = Promise.resolve();
-    const send = (change: StoredChange) => {
-      if (change.seq <= sent || !access) return;
+    const emit = (event: string) => {
+      sink.write(event);
+      // A subscriber that does not read its stream is dropped, so that memory stays bounded (a
+      // replay waits for the client instead).
+      if (!replaying && sink.buffered() > MAX_BUFFERED) end({ drop: true });
+    };
+    const write = (change: StoredChange) => {
+      if (change.seq <= sent || !access || !isOpen()) return;
       sent = change.seq;
       const event = wanted(change) ? eventOf(schema, { access, user: options.user, change }) : undefined;
       if (event === undefined) return;
       const within = options.withinRules?.(change);
       // Its failure is handled in the queue (the stream ends; the client resumes with Last-Event-ID).
       within?.catch(() => undefined);
-      if (within === undefined && waiting === 0) return write(event);
+      if (within === undefined && waiting === 0) return emit(event);
       waiting++;
       queue = queue
         .then(async () => {
-          if ((within === undefined || (await within)) && this.open.has(end)) write(event);
+          if ((within === undefined || (await within)) && isOpen()) emit(event);
         })
         .catch(() => end())
         .finally(() => void waiting--);
     };
-    const unlisten = await feed.listen((change) => (replaying ? held.push(change) : send(change)));
+    const live = (change: StoredChange) => {
+      if (!replaying) return write(change);
+      if (held.length < HELD_MAX) held.push(change);
+      else overflowed = true;
+    };
+    const unlisten = await feed.listen(live);
     sent = options.after ?? feed.highWaterMark;
     const heartbeat = setInterval(async () => {
       access = await options.access().catch(() => access);
+      if (!isOpen()) return;
       if (!access) return end();
       sink.write(': keep-alive\n\n');
     }, this.parts.heartbeatMs);
     heartbeat.unref();
-    const end = () => {
+    /** Ends the stream; a dropped one is cut off, so that what it left unread is freed at once. */
+    const end = ({ drop = false } = {}) => {
       if (!this.open.delete(end)) return;
       unlisten();
       clearInterval(heartbeat);
-      sink.end();
+      if (drop) sink.destroy();
+      else sink.end();
     };
     this.open.add(end);
     if (!access) end();
-    while (replaying && this.open.has(end)) {
+    // The replay goes at the pace the client reads (a long absence is no reason to drop it); the
+    // live changes meanwhile are held, or read from the log by one more round when too many came.
+    while (replaying && isOpen()) {
       const missed = await feed.replay(sent, REPLAY_BATCH);
-      for (const change of missed) send(change);
-      await queue;
-      if (missed.length < REPLAY_BATCH) replaying = false;
+      for (const change of missed) {
+        write(change);
+        if (waiting > 0) await queue;
+        if (sink.buffered() > REPLAY_HIGH_WATER) await sink.drained();
+      }
+      if (missed.length === REPLAY_BATCH) continue;
+      if (!overflowed) replaying = false;
+      overflowed = false;
+      if (replaying) held = [];
     }
-    for (const change of held.splice(0)) send(change);
-    await queue;
+    for (const change of held.splice(0)) live(change);
     return end;
   }
 

@@ -4,11 +4,13 @@ import { isLinkField } from '../definition/model';
 import { ApiError, assertKnownKeys, unknownKeys } from '../errors';
 import type { Generation } from '../generations';
 import { massUpdate } from '../jobs/bulk-jobs';
+import { checkedLinkIds } from '../records/link-delta';
 import type { JobService } from '../jobs/job-service';
 import { publicResult, upsertItems } from '../records/upsert/upsert';
 import type { Repository } from '../records/repository';
 import type { RepositoryLookup } from './record-routes';
 import { repositoryFor } from './record-routes';
+import { idempotent } from './idempotency';
 import { requestContext } from './request-context';
 import { toHandler } from './to-handler';
 
@@ -26,7 +28,8 @@ function linkChanges(repo: Repository, value: unknown, path: string): Record<str
   for (const [link, ids] of Object.entries(value)) {
     const field = repo.model.field.get(link);
     if (!field || field.system || !isLinkField(field)) throw unknownKeys([link], { noun: 'link', where: `of ${repo.model.name}` });
-    if (!Array.isArray(ids) || !ids.every((id) => typeof id === 'string')) throw invalid(`${path}.${link} must be a list of ids`, path);
+    if (!Array.isArray(ids)) throw invalid(`${path}.${link} must be a list of ids`, path);
+    checkedLinkIds(field, { ids, adding: path === 'addLinks', path: [path, link] });
   }
   return value as Record<string, string[]>;
 }
@@ -91,10 +94,11 @@ export function mountBulkRoutes(router: Router, { lookup, jobs, generation, maxU
     assertUpsertSize(items, maxUpsertItems);
     res.json((await upsertItems({ lookup, ctx: bulkContext(req) }, items)).map(publicResult));
   });
-  for (const { path } of generation.upsertPaths) router.post(path, upsert);
+  for (const { path } of generation.upsertPaths) router.post(path, idempotent, upsert);
 
   router.post(
     '/upsertAsync',
+    idempotent,
     toHandler(async (req, res) => {
       const items = upsertBody(req);
       res.json({ jobId: await jobs.enqueue('upsert', { items }, requestContext(req)) });
@@ -116,6 +120,6 @@ export function mountBulkRoutes(router: Router, { lookup, jobs, generation, maxU
     }
     res.json(await massUpdate(repo, ctx, { ids, ...change }));
   });
-  router.post('/entityMassUpdate', mass);
-  router.patch('/entityMassUpdate', mass);
+  router.post('/entityMassUpdate', idempotent, mass);
+  router.patch('/entityMassUpdate', idempotent, mass);
 }

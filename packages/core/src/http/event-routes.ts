@@ -44,9 +44,16 @@ function eventStream(parts: EventRouteParts) {
     const ctx = requestContext(req);
     const { user } = ctx;
     res.status(200).set({ 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache, no-transform', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' });
-    res.flushHeaders();
-    res.write(': connected\n\n');
-    const sink = { write: (chunk: string) => void res.write(chunk), buffered: () => res.writableLength, end: () => res.end() };
+    const drained = () =>
+      new Promise<void>((resolve) => {
+        if (res.closed) return resolve();
+        const done = () => {
+          res.off('drain', done).off('close', done);
+          resolve();
+        };
+        res.on('drain', done).on('close', done);
+      });
+    const sink = { write: (chunk: string) => void res.write(chunk), buffered: () => res.writableLength, drained, closed: () => res.closed, end: () => res.end(), destroy: () => res.destroy() };
     // Every heartbeat asks again who the request acts for: a revoked token ends the stream.
     const access = () => requestSession(parts.auth, { req, resolveUser: parts.resolveUser }).then((s) => parts.accessFor(s.user), () => undefined);
     const withinRules = (change: { entityType: string; recordId: string }) => {
@@ -55,8 +62,10 @@ function eventStream(parts: EventRouteParts) {
     };
     const end = await parts.subscriptions.subscribe(sink, { user, entities: listParam(query.entityName), ids: listParam(query.id), after: lastEventId(req, query), access, withinRules });
     // The client may have gone while the stream was being set up.
-    if (res.closed) end();
-    else res.on('close', end);
+    if (res.closed) return end();
+    res.on('close', () => end());
+    // Sent once the subscription listens (after any replay): every change after it reaches the client.
+    if (!res.writableEnded) res.write(': connected\n\n');
   });
 }
 

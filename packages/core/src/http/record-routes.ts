@@ -5,6 +5,7 @@ import type { Generation } from '../generations';
 import type { Repository } from '../records/repository';
 import { etagOf, matchesVersion, versionOf } from '../records/version';
 import { parseListParams, parseQueryString } from './list-params';
+import { idempotent } from './idempotency';
 import { requestContext } from './request-context';
 import { toHandler } from './to-handler';
 
@@ -102,6 +103,7 @@ export function mountRecordRoutes(router: Router, lookup: RepositoryLookup, gene
   }
   router.post(
     '/:entity',
+    idempotent,
     toHandler(async (req, res) => {
       const repository = repositoryFor(lookup, req.params.entity);
       sendVersioned(res, await repository.create(requestContext(req), bodyObject(req)));

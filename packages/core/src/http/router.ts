@@ -19,11 +19,14 @@ import { mountAttributeRoutes } from './attribute-routes';
 import { mountLinkRoutes } from './link-routes';
 import { mountEventRoutes, mountPublicEventRoutes, type EventRouteParts } from './event-routes';
 import { mountJobRoutes } from './job-routes';
+import { mountWebhookRoutes, type WebhookRouteParts } from './webhook-routes';
 import type { AttributeEndpoints } from '../attributes/endpoints';
 import { toHandler } from './to-handler';
 import { assertQueryParameterCount, parseQueryString } from './list-params';
 import type { Traffic } from './traffic';
 import { ConcurrencyLimit } from '../util/concurrency-limit';
+import type { IdempotencyKeys } from '../idempotency/idempotency-keys';
+import { provideIdempotency } from './idempotency';
 
 export interface RouterParts {
   ready: () => Promise<void>;
@@ -57,6 +60,10 @@ export interface RouterParts {
   traffic: Traffic;
   /** The change log's routes: streams, listening, server-sent events, public data. */
   events: EventRouteParts;
+  /** Redelivery of webhook deliveries. */
+  webhooks: WebhookRouteParts;
+  /** `Idempotency-Key`: the answers kept per user and key. */
+  idempotency: IdempotencyKeys;
   /** How many bodies over 1 MiB are read and handled at once, and how many more may wait. */
   largeBodies: { concurrency: number; queue: number };
   /** Paths (below the base) whose bodies another parser reads (multipart). */
@@ -79,12 +86,15 @@ function generationRouter(generation: Generation, { parts, largeBodies }: { part
   mountSessionRoutes(router, generation.sessionPaths.map((p) => p.path), parts.session);
   router.use(requireToken(parts.auth, parts.resolveUser));
   router.use(requestOptions(parts.request, generation.name));
+  router.use(provideIdempotency(parts.idempotency));
   const metadata = toHandler(async (req, res) => res.json(await parts.metadata(requestContext(req))));
   for (const { path } of generation.metadataPaths) router.get(path, metadata);
   for (const install of parts.routes) install(router, { generation: generation.name });
   mountBulkRoutes(router, { lookup: parts.repository, jobs: parts.jobs, generation, maxUpsertItems: parts.maxUpsertItems });
   mountEventRoutes(router, parts.events, generation);
   mountAttributeRoutes(router, parts.repository, parts.attributes);
+  // Before the link routes, which would take `redeliver` for a link.
+  mountWebhookRoutes(router, parts.webhooks);
   mountLinkRoutes(router, parts.repository);
   mountJobRoutes(router, { lookup: parts.repository, maxListSize: parts.maxListSize ?? 1000 });
   mountRecordRoutes(router, parts.repository, generation);

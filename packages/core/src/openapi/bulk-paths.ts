@@ -1,5 +1,6 @@
 import { MASS_UPDATE_SYNC_LIMIT } from '../http/bulk-routes';
 import { bodyResponses, errorResponses, responseRef } from './error-responses';
+import { idempotentOperation } from './idempotency';
 import { jsonBody, ok, ref, type Generation, type Operation, type OperationId, type PathItem } from './refs';
 
 const upsertItems = () => jsonBody({ type: 'array', items: ref('UpsertItem') });
@@ -7,7 +8,7 @@ const upsertItems = () => jsonBody({ type: 'array', items: ref('UpsertItem') });
 /** Create or update many records of any types; every item gets its own result. */
 export function upsertPath(op: OperationId, generation: Generation, name: string): PathItem {
   return {
-    post: {
+    post: idempotentOperation({
       operationId: op(name),
       tags: ['Records'],
       summary: 'Create or update records: each item independently, in order',
@@ -17,14 +18,14 @@ export function upsertPath(op: OperationId, generation: Generation, name: string
         ...bodyResponses(generation),
         ...errorResponses(),
       },
-    },
+    }),
   };
 }
 
 /** Upsert as a background job: the answer is the job's id, the results come with the job. */
 export function upsertAsyncPath(op: OperationId, generation: Generation): PathItem {
   return {
-    post: {
+    post: idempotentOperation({
       operationId: op('upsertAsync'),
       tags: ['Records', 'Job'],
       summary: 'Create or update records in the background; follow the job with GET /Job/{id}',
@@ -39,13 +40,13 @@ export function upsertAsyncPath(op: OperationId, generation: Generation): PathIt
         ...bodyResponses(generation),
         default: responseRef('Error'),
       },
-    },
+    }),
   };
 }
 
 /** The same values on many records: at once for a few ids, as a job for many or by `where`. */
 export function massUpdatePath(op: OperationId, generation: Generation): PathItem {
-  const operation = (id: string, note: string): Operation => ({
+  const operation = (id: string, note: string): Operation => idempotentOperation({
     operationId: op(id),
     tags: ['Records'],
     summary: `Set the same values on many records${note}`,

@@ -1,5 +1,6 @@
 import type { EntityModel } from '../definition/normalize';
 import type { RequestParameter } from '../plugin';
+import { IDEMPOTENCY_KEY_PARAMETER } from './idempotency';
 import { json, ref } from './refs';
 import { parameterComponents } from './request-parameters';
 
@@ -38,6 +39,7 @@ export function componentParameters(sizes: ListSizes, requestParameters: readonl
     FlattenAttributesNone: header('Flatten-Attributes', 'Accepted; this entity type has no attributes, so the header changes nothing.', ['true']),
     IfMatch: header('If-Match', 'Write only if the record is still at this version (its `ETag`); 412 CORE_PRECONDITION_FAILED otherwise. `*` matches any version.'),
     IfNoneMatch: header('If-None-Match', 'The `ETag` the client holds: 304 without a body while the record is still at that version.'),
+    IdempotencyKey: IDEMPOTENCY_KEY_PARAMETER,
     Permanently: header('permanently', '`true` (or `1`) removes the row instead of soft-deleting it.', ['true', '1']),
     select: query('select', 'Comma-separated field names to return (`id` is always returned).', { type: 'string' }),
     offset: query('offset', 'Records to skip; default 0.', { type: 'integer', minimum: 0 }),

@@ -6,6 +6,7 @@ import { massUpdatePath, restorePath, upsertAsyncPath, upsertPath } from './bulk
 import { changePaths, linkWritePaths, recordStreamPath } from './event-paths';
 import { addFragmentPaths } from './fragment-paths';
 import { jobResultPath } from './job-paths';
+import { redeliverPath } from './webhook-paths';
 import { metadataPath } from './metadata-path';
 import { entityPaths, linkedPaths, relationPath } from './record-paths';
 import { param, type Generation, type GenerationContext, type KindParameters, type PathItem } from './refs';
@@ -35,6 +36,7 @@ export function generationPaths(
   paths['/upsertAsync'] = upsertAsyncPath(op, generation);
   paths['/entityMassUpdate'] = massUpdatePath(op, generation);
   if (schema.entities.has('Job')) paths['/Job/{id}/result'] = jobResultPath(op);
+  if (schema.entities.has('WebhookDelivery')) paths['/WebhookDelivery/{id}/redeliver'] = redeliverPath(op);
   for (const model of schema.entities.values()) {
     Object.assign(paths, entityPaths(model, context));
     if (model.def.hasAttributes) Object.assign(paths, attributePaths(model, context));

@@ -1,5 +1,6 @@
 import { isLinkField, type EntityModel, type SchemaModel } from '../definition/model';
 import { bodyResponses, errorResponses, ETAG_HEADER, responseRef } from './error-responses';
+import { idempotentOperation } from './idempotency';
 import { LIST_PARAMS, listParams } from './parameters';
 import { jsonBody, ok, param, ref, type GenerationContext, type Operation, type PathItem } from './refs';
 
@@ -8,6 +9,14 @@ const ENTITY_NOTES: Record<string, { create?: string; update?: string; read?: st
   Job: {
     read: 'A user who is not an admin sees the jobs they started, unless a role sets rights on Job. `result` holds the outcome once the job is done; a list leaves it out unless `select` names it (page it with GET /Job/{id}/result).',
     update: 'Only `{"status": "Canceled"}` is accepted (400 for anything else), and only while the job is `Pending` (409 afterwards).',
+  },
+  Webhook: {
+    read: 'Admins only (403 for every other role, whatever it says). `secret` is never returned, nor accepted in `select` or `where`.',
+    create: 'Admins only. `url` must be an absolute http or https URL; `entityTypes` names entity types of the instance and `actions` change actions (empty: all). `secret` signs every delivery.',
+    update: 'Admins only. A `secret` sent replaces the stored one.',
+  },
+  WebhookDelivery: {
+    read: 'Admins only. Written by the server alone: one per change and matching webhook, updated with every attempt. POST /WebhookDelivery/{id}/redeliver queues one again.',
   },
 };
 
@@ -27,7 +36,7 @@ export function entityPaths(model: EntityModel, { op, generation, extra }: Gener
     parameters: [...listParams(model).map(param), ...extra('list', model)],
     responses: { '200': ok(`A page of ${name} records`, ref(`${name}List`)), ...errorResponses() },
   };
-  const create: Operation = {
+  const create: Operation = idempotentOperation({
     operationId: op(`create${name}`),
     tags,
     summary: `Create a ${name}`,
@@ -35,7 +44,7 @@ export function entityPaths(model: EntityModel, { op, generation, extra }: Gener
     parameters: extra('create', model),
     requestBody: jsonBody(ref(`${name}Create`)),
     responses: { '200': versioned(`The created ${name}`, ref(name)), '409': responseRef('Conflict'), ...bodyResponses(generation), ...errorResponses() },
-  };
+  });
   const read: Operation = {
     operationId: op(`get${name}`),
     tags,
@@ -63,8 +72,9 @@ export function entityPaths(model: EntityModel, { op, generation, extra }: Gener
   };
   return {
     // Records the server makes (jobs) have no create operation: a client's create is 403.
-    [`/${name}`]: model.def.serverCreated ? { get: list } : { get: list, post: create },
-    [`/${name}/{id}`]: { get: read, patch: update('patch'), put: update('put'), delete: remove },
+    [`/${name}`]: model.def.serverCreated || model.def.serverWritten ? { get: list } : { get: list, post: create },
+    // Records only the server writes (webhook deliveries) are read, never written, by clients.
+    [`/${name}/{id}`]: model.def.serverWritten ? { get: read } : { get: read, patch: update('patch'), put: update('put'), delete: remove },
   };
 }
 

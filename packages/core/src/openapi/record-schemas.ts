@@ -26,8 +26,8 @@ export function entitySchemas(schema: SchemaModel, read: ReadSchemaInput): Recor
   const schemas: Record<string, unknown> = {};
   for (const model of schema.entities.values()) {
     schemas[model.name] = readSchema(model, read);
-    if (!model.def.serverCreated) schemas[`${model.name}Create`] = writeSchema(model, 'create');
-    schemas[`${model.name}Update`] = writeSchema(model, 'update');
+    if (!model.def.serverCreated && !model.def.serverWritten) schemas[`${model.name}Create`] = writeSchema(model, 'create');
+    if (!model.def.serverWritten) schemas[`${model.name}Update`] = writeSchema(model, 'update');
     schemas[`${model.name}List`] = {
       type: 'object',
       description: '`total` is absent with `collectionOnly=true`, `list` with `totalOnly=true`.',

@@ -1,6 +1,7 @@
 import type { RequestContext } from '../context';
 import type { FieldModel } from '../definition/model';
 import type { ChangeAction, NewChange } from '../sql/change-store';
+import type { MovedLinks } from '../sql/link-store';
 import { nowDateTime } from '../time';
 
 /** `{field: {was, became}}`: what one write changed of one record (multiple links as id sets). */
@@ -44,4 +45,15 @@ export function changeOf(ctx: RequestContext, change: { entityType: string; reco
     ...change.owner,
     createdAt: nowDateTime(),
   };
+}
+
+/**
+ * The changes of the records a write of a one-to-many link moved (`Brand.products` sets each
+ * product's `brandId`): `Relate` for those it now points at, `Unrelate` for those it left.
+ */
+export function movedLinkChanges(ctx: RequestContext, moves: MovedLinks | undefined): NewChange[] {
+  if (!moves) return [];
+  return moves.moved.map(({ id, was, became, ownerId, assigneeId }) =>
+    changeOf(ctx, { entityType: moves.entityType, recordId: id, action: became === null ? 'Unrelate' : 'Relate', diff: { [moves.key]: { was, became } }, owner: { ownerId, assigneeId } }),
+  );
 }

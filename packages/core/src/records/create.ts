@@ -10,7 +10,7 @@ import { createdColumns, insertRow, toRow } from '../sql/record-store';
 import { sqlContext } from '../sql/sql-context';
 import { inTransaction } from '../sql/transaction';
 import { uuidv7 } from '../util/uuid';
-import { changeOf, diffOf, ownershipOf } from './changes';
+import { changeOf, diffOf, movedLinkChanges, ownershipOf } from './changes';
 import { attributeWriteRules, resolveLinkObjects, type LinkObjectWrite } from './find-or-create';
 import { assertLinks } from './link-rules';
 import { splitLinkObjects } from './link-objects';
@@ -56,7 +56,7 @@ async function insertValues(repo: Repository, write: LinkObjectWrite, record: { 
   const { row, links } = toRow(sql.dialect, record.values);
   Object.assign(row, { id: record.id, ...createdColumns(rowChange(write.ctx)) });
   await repo.translated(() => insertRow(sql, repo.model, row));
-  for (const [field, ids] of links) await writeMultipleLink(sql, field, { ownerId: record.id, ids, previous: [] });
+  for (const [field, ids] of links) await insertChanges(sql, movedLinkChanges(write.ctx, await writeMultipleLink(sql, field, { ownerId: record.id, ids, previous: [] })));
 }
 
 /**

@@ -2,12 +2,13 @@ import type { RequestContext } from '../context';
 import type { ApiRecord } from '../declarations';
 import { notFound } from '../errors';
 import { insertChanges } from '../sql/change-store';
-import { findAnyRow, modifiedColumns, purgeRow, softDeleteRow } from '../sql/record-store';
+import { findAnyRow, isLive, modifiedColumns, purgeRow, softDeleteRow } from '../sql/record-store';
 import { sqlContext } from '../sql/sql-context';
 import { inTransaction } from '../sql/transaction';
 import { changeOf, ownershipOf } from './changes';
 import { visibleRecord } from './read';
 import { assertVersion } from './update';
+import { preconditionFailed } from './version';
 import type { Repository } from './repository';
 import { rowFilter } from './row-rules';
 import { rowChange } from './write-values';
@@ -32,9 +33,10 @@ async function recordToPurge(repo: Repository, ctx: RequestContext, id: string):
  */
 export async function deleteRecord(repo: Repository, ctx: RequestContext, { id, permanently, ifMatch }: { id: string; permanently?: boolean; ifMatch?: string }): Promise<void> {
   const existing = permanently ? await recordToPurge(repo, ctx, id) : await visibleRecord(repo, ctx, { id });
-  assertVersion(repo, { existing, id, ifMatch });
   const { access } = await repo.guard.scope(ctx, 'delete');
   assertRecordLevel(repo.model, { ctx, access }, { record: existing, action: 'delete' });
+  // Preconditions are judged after the rights (RFC 9110 §13.2.1): no right is 403 whatever the version.
+  const version = assertVersion(repo, { existing, id, ifMatch });
   await repo.env.hooks.run('beforeDelete', { ctx, model: repo.model, id, existing });
   const change = changeOf(ctx, { entityType: repo.model.name, recordId: id, action: 'Delete', diff: {}, owner: ownershipOf(existing) });
   await repo.translated(() =>
@@ -43,8 +45,10 @@ export async function deleteRecord(repo: Repository, ctx: RequestContext, { id, 
       if (permanently) {
         await purgeRow(sql, repo.model, id);
         await repo.env.attributes?.onPermanentDelete(trx, repo.model, id);
-      } else if (!(await softDeleteRow(sql, repo.model, { id, row: modifiedColumns(rowChange(ctx)) }))) {
-        return; // deleted meanwhile by another request, which logged it
+      } else if (!(await softDeleteRow(sql, repo.model, { id, row: modifiedColumns(rowChange(ctx)), version }))) {
+        // Written meanwhile by another request: If-Match no longer holds. Else deleted meanwhile, and logged then.
+        if (version !== undefined && (await isLive(sql, repo.model, { id }))) throw preconditionFailed(repo.model.name, id);
+        return;
       }
       // A permanent delete of a record deleted before is logged too: the row is gone now.
       await insertChanges(sql, [change]);

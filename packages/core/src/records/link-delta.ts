@@ -1,5 +1,6 @@
 import { isLinkField, type EntityModel, type LinkField } from '../definition/model';
-import { ApiError } from '../errors';
+import { isValidId } from '../definition/validate-record';
+import { ApiError, validationFailed } from '../errors';
 import type { ChangeAction } from '../sql/change-store';
 
 /** The link field a route names (404 for a name that is no link of the entity type). */
@@ -10,6 +11,20 @@ export function linkNamed(model: EntityModel, link: string): LinkField {
   }
   return field;
 }
+
+/**
+ * The ids a link route or `addLinks`/`removeLinks` names for one link: record ids (400 otherwise,
+ * before any record is read), and at most one to add to a single link. `path` names them in the issue.
+ */
+export function checkedLinkIds(field: LinkField, { ids, adding, path }: { ids: readonly unknown[]; adding: boolean; path: readonly (string | number)[] }): string[] {
+  const bad = ids.findIndex((id) => !isValidId(id));
+  if (bad >= 0) throw validationFailed(`${path.join('.')} must be record ids`, [{ path: [...path, bad], code: 'invalid_format', message: 'ids must be record ids' }]);
+  if (adding && field.type === 'link' && ids.length > 1) throw tooManyForSingleLink(field, path);
+  return ids as string[];
+}
+
+const tooManyForSingleLink = (field: LinkField, path: readonly (string | number)[] = ['ids']) =>
+  new ApiError('CORE_VALIDATION_FAILED', `${field.name} links one record: give one id`, { details: { issues: [{ path: [...path], code: 'too_big', message: `${field.name} takes one id` }] } });
 
 /** Ids added to or removed from one link of a record (link routes, `addLinks`/`removeLinks`). */
 export interface LinkDelta {
@@ -24,7 +39,7 @@ export interface LinkDelta {
  */
 export function nextLinkValue({ field, add = [], remove = [] }: LinkDelta, current: unknown): unknown {
   if (field.type === 'link') {
-    if (add.length > 1) throw new ApiError('CORE_VALIDATION_FAILED', `${field.name} links one record: give one id`, { details: { issues: [{ path: ['ids'], code: 'too_big', message: `${field.name} takes one id` }] } });
+    if (add.length > 1) throw tooManyForSingleLink(field);
     if (add.length === 1) return add[0];
     return typeof current === 'string' && remove.includes(current) ? null : (current ?? null);
   }

@@ -1,20 +1,17 @@
 import type { RequestContext } from '../context';
-import { isValidId } from '../definition/validate-record';
+import type { LinkField } from '../definition/model';
 import { ApiError, validationFailed } from '../errors';
-import { linkNamed } from './link-delta';
+import { checkedLinkIds, linkNamed } from './link-delta';
 import type { Repository } from './repository';
 import { updateRecord } from './update';
 
 /** Tries of a link change whose record another request wrote meanwhile. */
 const LINK_ATTEMPTS = 5;
 
-/** The ids a link route names: strings of the id form (400 otherwise). */
-function checkedIds(ids: readonly unknown[]): string[] {
-  const bad = ids.findIndex((id) => !isValidId(id));
-  if (ids.length === 0 || bad >= 0) {
-    throw validationFailed('ids must be a non-empty list of record ids', [{ path: bad >= 0 ? ['ids', bad] : ['ids'], code: 'invalid_format', message: 'ids must be record ids' }]);
-  }
-  return ids as string[];
+/** The ids a link route names: a non-empty list of record ids (400 otherwise). */
+function checkedIds(field: LinkField, ids: readonly unknown[], adding: boolean): string[] {
+  if (ids.length === 0) throw validationFailed('ids must be a non-empty list of record ids', [{ path: ['ids'], code: 'invalid_format', message: 'ids must be record ids' }]);
+  return checkedLinkIds(field, { ids, adding, path: ['ids'] });
 }
 
 /**
@@ -25,7 +22,7 @@ function checkedIds(ids: readonly unknown[]): string[] {
  */
 export async function changeLinks(repo: Repository, ctx: RequestContext, { id, link, add, remove }: { id: string; link: string; add?: readonly unknown[]; remove?: readonly unknown[] }): Promise<void> {
   const field = linkNamed(repo.model, link);
-  const links = [add ? { field, add: checkedIds(add) } : { field, remove: checkedIds(remove ?? []) }];
+  const links = [add ? { field, add: checkedIds(field, add, true) } : { field, remove: checkedIds(field, remove ?? [], false) }];
   for (let attempt = 1; ; attempt++) {
     try {
       return void (await updateRecord(repo, ctx, { id, body: {}, links, answer: false }));

@@ -7,7 +7,7 @@ import type { PresentKind } from '../hooks';
 import type { PresentLink } from '../present';
 import { selectFields, sortField } from './field-selection';
 import type { QueryBuilder, SqlExpression } from '../sql/database';
-import { linkedRecords, selectRecords, sortColumn } from '../sql/read-query';
+import { linkedRecords, orderRows, pageKeys, PAGE_TOTAL, selectPage, selectRecords, sortColumn, type RowOrder } from '../sql/read-query';
 import { countRows } from '../sql/record-store';
 import { linkNamed } from './link-delta';
 import { hydrate, visibleRecord } from './read';
@@ -44,6 +44,8 @@ interface PageRead {
   filter: ListFilter;
   offset: number;
   maxSize: number;
+  /** Count all records the list matches in the page's statement (countsWithPage). */
+  withTotal?: boolean;
 }
 
 /** The page size and offset of a list; 400 when they are out of range. */
@@ -80,34 +82,55 @@ function listFilter(
   };
 }
 
-/** Orders a page by its sort field (or attribute), then by id. */
-function orderPage(repo: Repository, qb: QueryBuilder, { sort, attributes, asc }: Pick<PageRead, 'sort' | 'attributes' | 'asc'>): void {
+/** How a page is ordered: by its sort field (or attribute), then by id. */
+function pageOrder(repo: Repository, { sort, attributes, asc }: Pick<PageRead, 'sort' | 'attributes' | 'asc'>): RowOrder {
   const direction = asc === false ? 'desc' : 'asc';
   // NULL sorts as the smallest value on both databases.
   // (knex's own nulls option drops the column on SQLite; both databases know NULLS FIRST/LAST.)
   // Columns that are never NULL get no NULLS clause, so PostgreSQL can page along their index.
   const nulls = sort && NEVER_NULL.has(sort.name) ? '' : ` nulls ${direction === 'asc' ? 'first' : 'last'}`;
   const by = sort ? sortColumn(repo.sql, repo.model, sort) : (attributes?.sort as SqlExpression);
-  qb.orderByRaw(`? ${direction}${nulls}`, [by]);
-  if (sort?.name !== 'id') qb.orderBy(`${repo.model.table}.id`, direction);
+  return { by, direction, nulls, byId: sort?.name === 'id' };
 }
 
-/** The records of one page, shaped by the present stage. */
-async function readPage(repo: Repository, ctx: RequestContext, page: PageRead): Promise<ApiRecord[]> {
-  const { fields, sort } = page;
+/**
+ * The records of one page, shaped by the present stage, and with `withTotal` the number of all
+ * records the list matches, counted by the same statement (undefined when the page is empty).
+ */
+async function readPage(repo: Repository, ctx: RequestContext, page: PageRead): Promise<{ records: ApiRecord[]; total?: number }> {
+  const { fields, sort, withTotal = false } = page;
   const plan = repo.env.presenter.plan({ ctx, model: repo.model, kind: page.kind, fields });
   const extra = plan?.extra ?? [];
-  // A link sorts by its target's name, which needs its join even when not selected.
   const read = [...fields, ...extra];
-  const joined = !sort || read.includes(sort) ? read : [...read, sort];
-  const qb = selectRecords(repo.sql, repo.model, joined);
-  page.filter(qb);
-  orderPage(repo, qb, page);
-  const rows = await qb.offset(page.offset).limit(page.maxSize);
+  const order = pageOrder(repo, page);
+  let qb: QueryBuilder;
+  if (order.byId && !withTotal) {
+    // The primary key gives the rows in order: the database stops after the page, joins and all.
+    qb = selectRecords(repo.sql, repo.model, read);
+    page.filter(qb);
+    orderRows(qb, order, `${repo.model.table}.id`);
+    qb.offset(page.offset).limit(page.maxSize);
+  } else {
+    const picked = pageKeys(repo.sql, repo.model, { order, sort, withTotal });
+    page.filter(picked.keys);
+    picked.keys.offset(page.offset).limit(page.maxSize);
+    qb = selectPage(repo.sql, repo.model, { fields: read, page: picked });
+  }
+  const rows = (await qb) as Record<string, unknown>[];
+  const total = withTotal && rows.length > 0 ? Number(rows[0][PAGE_TOTAL]) : undefined;
   const records = await hydrate(repo, rows, { fields, extra });
   await repo.env.attributes?.present(ctx, { model: repo.model, records }, { mode: 'list', query: page.attributes });
   await plan?.run(records, { access: page.access, link: page.link });
-  return records;
+  return { records, total };
+}
+
+/**
+ * Whether the page's statement also counts the list: when the page is not in id order it visits
+ * every record the conditions keep, as the count does, and a second visit would test them all
+ * again. Without conditions, a count costs little, and a page in id order stops early.
+ */
+function countsWithPage(page: PageRead, conditions: boolean): boolean {
+  return conditions && page.sort?.name !== 'id';
 }
 
 /** A page for a list, a linked-record response, or `findByIds` (no size limit). */
@@ -121,13 +144,18 @@ export async function listRecords<TRecord extends ApiRecord>(repo: Repository<TR
   if (sort && !repo.guard.canRead(access, sort)) throw forbidden(`Not allowed to sort by ${repo.model.name}.${sort.name}`);
   const rows = await rowFilter(repo, ctx);
   const filter = listFilter(repo, ctx, { access, own: scope.read === 'own', rows, where: params.where ?? [], attributes, scopeTo: request.scope });
+  const page: PageRead = { kind: request.kind, link: request.link, access, fields, attributes, sort, asc: params.asc, filter, offset, maxSize };
+  const conditions = (params.where?.length ?? 0) > 0 || scope.read === 'own' || request.scope !== undefined || rows !== undefined;
   return repo.translated(async () => {
+    if (!params.collectionOnly && !params.totalOnly && maxSize > 0 && countsWithPage(page, conditions)) {
+      const { records, total } = await readPage(repo, ctx, { ...page, withTotal: true });
+      // An empty page past the first says nothing of the others.
+      const counted = total ?? (offset === 0 ? 0 : await countRows(repo.sql, repo.model, filter));
+      return { total: counted, list: records as TRecord[] };
+    }
     const result: FindResult<TRecord> = {};
     if (!params.collectionOnly) result.total = await countRows(repo.sql, repo.model, filter);
-    if (!params.totalOnly) {
-      const page: PageRead = { kind: request.kind, link: request.link, access, fields, attributes, sort, asc: params.asc, filter, offset, maxSize };
-      result.list = result.total === 0 || maxSize === 0 ? [] : ((await readPage(repo, ctx, page)) as TRecord[]);
-    }
+    if (!params.totalOnly) result.list = result.total === 0 || maxSize === 0 ? [] : ((await readPage(repo, ctx, page)).records as TRecord[]);
     return result;
   });
 }

@@ -104,6 +104,7 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
    * the caller). The record needs `createdById` (and `assignedUserId` when the entity has one).
    */
   async permits(ctx: RequestContext, action: 'read' | 'edit' | 'delete', record: ApiRecord): Promise<boolean> {
+    if (action !== 'read' && this.model.def.serverWritten && ctx.user) return false;
     const level = (await this.guard.access(ctx)).scope(this.model.name)[action];
     return level === 'all' || (level === 'own' && isOwn(ctx, record));
   }

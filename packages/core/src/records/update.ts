@@ -11,7 +11,7 @@ import { isLive, keyColumns, modifiedColumns, toRow, updateRow } from '../sql/re
 import { VERSION_COLUMN } from '../sql/schema-sync';
 import { sqlContext, type SqlContext } from '../sql/sql-context';
 import { inTransaction } from '../sql/transaction';
-import { changeOf, diffOf, ownershipOf, type Diff } from './changes';
+import { changeOf, diffOf, movedLinkChanges, ownershipOf, type Diff } from './changes';
 import { attributeWriteRules, resolveLinkObjects, type LinkObjectWrite } from './find-or-create';
 import { assertLinks } from './link-rules';
 import { addedLinks, linkAction, linkValuesAfter, type LinkDelta } from './link-delta';
@@ -112,7 +112,7 @@ async function writeChangedRow(repo: Repository, write: LinkObjectWrite, change:
   await writeRow(repo, sql, { id, expected, ctx: write.ctx, row });
   for (const [field, ids] of links) {
     const previous = await currentLinkIds(sql, field, id);
-    await writeMultipleLink(sql, field, { ownerId: id, ids, previous });
+    await insertChanges(sql, movedLinkChanges(write.ctx, await writeMultipleLink(sql, field, { ownerId: id, ids, previous })));
   }
 }
 

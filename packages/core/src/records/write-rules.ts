@@ -22,7 +22,8 @@ export interface Writer {
 
 /** 403 when the role may not do `action` to records of this entity type at all. */
 export function assertMay(model: EntityModel, access: UserAccess, action: WriteAction | 'read'): ScopeAccess {
-  if (action === 'create' && model.def.serverCreated && access.user) throw forbidden(`${model.name} records are made by the server, not created through the API`);
+  if (action === 'create' && (model.def.serverCreated || model.def.serverWritten) && access.user) throw forbidden(`${model.name} records are made by the server, not created through the API`);
+  if (action !== 'create' && action !== 'read' && model.def.serverWritten && access.user) throw forbidden(`${model.name} records are written by the server only`);
   const scope = access.scope(model.name);
   if (action === 'create' ? !scope.create : scope[action] === 'no') throw forbidden(`Not allowed to ${action} ${model.name}`);
   return scope;

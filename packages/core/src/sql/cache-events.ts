@@ -2,7 +2,7 @@ import type { Database } from './database';
 import type { Notifications } from './notifications';
 
 /** What a process tells the others sharing its database: drop what you cached of this. */
-export type CacheEvent = { kind: 'token' | 'user' | 'role'; id: string };
+export type CacheEvent = { kind: 'token' | 'user' | 'role' | 'webhook'; id: string };
 
 export interface CacheEventHandlers {
   /** Another process (or this one) changed the thing named. */
@@ -13,7 +13,7 @@ export interface CacheEventHandlers {
 
 /**
  * Spreads cache invalidations between the processes of one database, so that a token revoked,
- * a user deactivated or a role changed through one process stops counting in all of them at
+ * a user deactivated, a role or a webhook changed through one process stops counting in all of them at
  * once (the dialect's notifications: NOTIFY on PostgreSQL). SQLite has no such channel: there the
  * time-limited caches are the bound (and one process is the usual case).
  */
@@ -29,7 +29,7 @@ function parse(payload: string): CacheEvent | undefined {
   const at = payload.indexOf(':');
   if (at < 0) return undefined;
   const kind = payload.slice(0, at);
-  if (kind !== 'token' && kind !== 'user' && kind !== 'role') return undefined;
+  if (kind !== 'token' && kind !== 'user' && kind !== 'role' && kind !== 'webhook') return undefined;
   return { kind, id: payload.slice(at + 1) };
 }
 

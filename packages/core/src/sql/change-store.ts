@@ -1,9 +1,10 @@
 import type { Knex } from 'knex';
 import type { EntityModel } from '../definition/model';
 import { chunks } from '../util/chunks';
+import { insertDeliveries, type LoggedChange } from './delivery-store';
 import { prepareStatement, runPrepared } from './prepared';
 import { insertRow, updateRow, updateShape, updateValues, updateWithMarkers } from './record-store';
-import { changesWritten } from './transaction';
+import { changesWritten, transactionOn } from './transaction';
 import type { AuxiliaryTable } from './schema-sync';
 import type { SqlContext } from './sql-context';
 
@@ -93,17 +94,40 @@ const MAX_ROWS = 5000;
 export async function insertChanges(sql: SqlContext, changes: readonly NewChange[]): Promise<void> {
   if (changes.length === 0) return;
   const { db, dialect } = sql;
-  if (changes.length === 1) await insertRow(sql, { table: CHANGE_TABLE.name }, toRow(changes[0]));
-  for (const part of changes.length === 1 ? [] : chunks(changes, MAX_ROWS)) {
-    const set = dialect.recordset(part.map(toRow), { table: CHANGE_TABLE.name, columns: COLUMNS });
-    await db.raw(`insert into ${q(CHANGE_TABLE.name)} (${COLUMNS.map(q).join(', ')}) select ${COLUMNS.map(set.value).join(', ')} from ${set.from}`, [set.json]);
+  // Only when an active webhook wants one of them do the changes go anywhere else.
+  const targets = await sql.routing?.targets(db, changes);
+  if (targets && !(db as Knex.Transaction).isTransaction) return transactionOn(db as Knex, (trx) => insertChanges({ ...sql, db: trx }, changes));
+  let deliveries = 0;
+  if (targets) {
+    const logged: LoggedChange[] = [];
+    for (const part of chunks(changes, MAX_ROWS)) logged.push(...(await insertReturning(sql, part)));
+    deliveries = await insertDeliveries(sql, { changes: logged, targets });
+  } else if (changes.length === 1) {
+    await insertRow(sql, { table: CHANGE_TABLE.name }, toRow(changes[0]));
+  } else {
+    for (const part of chunks(changes, MAX_ROWS)) {
+      const set = dialect.recordset(part.map(toRow), { table: CHANGE_TABLE.name, columns: COLUMNS });
+      await db.raw(`insert into ${q(CHANGE_TABLE.name)} (${COLUMNS.map(q).join(', ')}) select ${COLUMNS.map(set.value).join(', ')} from ${set.from}`, [set.json]);
+    }
   }
   changesWritten(db);
+  sql.routing?.written(db, { changes, deliveries });
+}
+
+/** Inserts changes and answers their seq with what decides where they go. */
+async function insertReturning(sql: SqlContext, changes: readonly NewChange[]): Promise<LoggedChange[]> {
+  const set = sql.dialect.recordset(changes.map(toRow), { table: CHANGE_TABLE.name, columns: COLUMNS });
+  const result = await sql.db.raw(
+    `insert into ${q(CHANGE_TABLE.name)} (${COLUMNS.map(q).join(', ')}) select ${COLUMNS.map(set.value).join(', ')} from ${set.from} returning seq, entity_type, record_id, action`,
+    [set.json],
+  );
+  return sql.dialect.rawRows(result).map((r) => ({ seq: Number(r.seq), entityType: r.entity_type as string, recordId: r.record_id as string, action: r.action as string }));
 }
 
 /**
  * Updates one live record's row and logs its change in one atomic step: one statement where the
- * database can (PostgreSQL), else a transaction. Answers whether a row was updated (and logged).
+ * database can (PostgreSQL) and no webhook wants the change, else a transaction. Answers whether
+ * a row was updated (and logged).
  */
 export async function updateLogged(
   sql: SqlContext<Knex>,
@@ -113,15 +137,14 @@ export async function updateLogged(
   const { db, dialect } = sql;
   const update = { id, row, expected };
   const shape = updateShape(model, update);
-  if (!dialect.writableCte || !shape) {
-    const updated = await db.transaction(async (trx) => {
+  if (!dialect.writableCte || !shape || (await sql.routing?.targets(db, [change]))) {
+    return transactionOn(db, async (trx) => {
       if (!(await updateRow({ ...sql, db: trx }, model, update))) return false;
-      await insertRow({ ...sql, db: trx }, { table: CHANGE_TABLE.name }, toRow(change));
+      await insertChanges({ ...sql, db: trx }, [change]);
       return true;
     });
-    if (updated) changesWritten(db);
-    return updated;
   }
+  // One statement compiled per table and set of columns.
   const statement = sql.statements.get(`updateLogged:${shape.key}`, () =>
     prepareStatement('rows', (param) => {
       const compiled = updateWithMarkers(sql, model, { shape, param }).returning('id').toSQL();
@@ -134,6 +157,12 @@ export async function updateLogged(
   const updated = (await runPrepared<unknown[]>(sql, statement, values)).length > 0;
   if (updated) changesWritten(db);
   return updated;
+}
+
+/** The changes some deliveries carry, by seq (one the retention removed is missing). */
+export async function changesBySeq(sql: SqlContext, seqs: readonly number[]): Promise<Map<number, StoredChange>> {
+  const rows = await sql.db(CHANGE_TABLE.name).select('*').whereIn('seq', [...new Set(seqs)]);
+  return new Map(rows.map((row: Record<string, unknown>) => [Number(row.seq), fromRow(row)]));
 }
 
 /** A record's changes, newest first, and their number. */

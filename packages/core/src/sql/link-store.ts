@@ -109,28 +109,52 @@ export async function currentLinkIds(sql: SqlContext, field: MultipleLinkField, 
   return rows.map((r: { id: string }) => r.id);
 }
 
-/** Makes the multiple link `field` of the record `ownerId` hold exactly `ids` (it holds `previous`). */
+/**
+ * The records of a one-to-many link that a write moved: their own link column (`key` of
+ * `entityType`) now points at another record, or at none. Each is a change of that record too.
+ */
+export interface MovedLinks {
+  entityType: string;
+  key: string;
+  moved: { id: string; was: string | null; became: string | null; ownerId: string | null; assigneeId: string | null }[];
+}
+
+/**
+ * Makes the multiple link `field` of the record `ownerId` hold exactly `ids` (it holds `previous`);
+ * answers the records of a one-to-many link whose link column it moved (none for a join table).
+ */
 export async function writeMultipleLink(
   sql: SqlContext,
   field: MultipleLinkField,
   { ownerId, ids, previous }: { ownerId: string; ids: readonly string[]; previous: readonly string[] },
-): Promise<void> {
+): Promise<MovedLinks | undefined> {
   const { db } = sql;
   const next = new Set(ids);
   const before = new Set(previous);
   const added = [...next].filter((id) => !before.has(id));
   const removed = [...before].filter((id) => !next.has(id));
   if (field.linkKind === 'hasMany') {
+    if (!added.length && !removed.length) return undefined;
     const target = entity(sql, field.target);
     const fk = field.foreignColumn;
+    const key = target.fields.find((f) => f.type === 'link' && f.column === fk)?.key ?? fk;
+    const assigned = target.field.get('assignedUser');
+    const columns = ['id', fk, 'created_by_id', ...(assigned?.type === 'link' ? [assigned.column] : [])];
+    const rows: Record<string, string | null>[] = [];
+    for (const part of chunks([...added, ...removed], 1000)) rows.push(...(await db(target.table).select(columns).whereIn('id', part)));
     // The listed records change too: their link points elsewhere, so their version moves on.
     if (removed.length) await db(target.table).update(withNextVersion(sql, { [fk]: null })).whereIn('id', removed).andWhere(fk, ownerId);
     if (added.length) await db(target.table).update(withNextVersion(sql, { [fk]: ownerId })).whereIn('id', added);
-    return;
+    const adding = new Set(added);
+    const moved = rows
+      .filter((row) => (adding.has(row.id as string) ? row[fk] !== ownerId : row[fk] === ownerId))
+      .map((row) => ({ id: row.id as string, was: row[fk] ?? null, became: adding.has(row.id as string) ? ownerId : null, ownerId: row.created_by_id ?? null, assigneeId: assigned?.type === 'link' ? (row[assigned.column] ?? null) : null }));
+    return { entityType: target.name, key, moved };
   }
   const { join } = field;
   if (removed.length) await db(join.table).delete().where(join.ownColumn, ownerId).whereIn(join.targetColumn, removed);
   if (added.length) await db(join.table).insert(added.map((id) => ({ [join.ownColumn]: ownerId, [join.targetColumn]: id })));
+  return undefined;
 }
 
 /** After a permanent delete: no link anywhere keeps pointing at the removed record. */

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { ApiRecord } from '../declarations';
-import type { EntityModel, FieldModel, LinkField, MultipleLinkField } from '../definition/model';
+import type { EntityModel, FieldModel, LinkField, MultipleLinkField, SingleLinkField } from '../definition/model';
 import type { Dialect } from './dialects/dialect';
 import { VERSION_COLUMN } from './schema-sync';
 import type { SqlContext } from './sql-context';
@@ -22,27 +22,92 @@ export function nameSql(db: Knex | Knex.Transaction, model: EntityModel, alias: 
 /** Alias of the joined table that names a belongsTo link. */
 const linkAlias = (field: FieldModel) => `l_${field.name}`;
 
+/** Left-joins the live record a single link of `model` points at (under linkAlias) and answers the SQL of its name. */
+function joinLinkName(sql: SqlContext, qb: Knex.QueryBuilder, link: { model: EntityModel; field: SingleLinkField }): Knex.Raw {
+  const { db, schema, dialect } = sql;
+  const { model, field } = link;
+  const target = schema.entity(field.target) as EntityModel;
+  const alias = linkAlias(field);
+  qb.leftJoin({ [alias]: target.table }, (j) =>
+    j.on(`${alias}.id`, '=', `${model.table}.${field.column}`).andOn(`${alias}.deleted`, '=', db.raw('?', [dialect.live])),
+  );
+  return nameSql(db, target, alias);
+}
+
+/** The subquery a page's rows are picked by (pageKeys), and its columns. */
+const PAGE = { alias: '__page', id: '__id', sort: '__sort' } as const;
+/** The key under which a page's rows carry the number of all records the list matches (pageKeys `withTotal`). */
+export const PAGE_TOTAL = '__total';
+
+/** Selects the stored columns of `fields` aliased to their record keys, joining each single link's target for its name. */
+function selectFieldsOf(sql: SqlContext, qb: Knex.QueryBuilder, { model, fields }: { model: EntityModel; fields: readonly FieldModel[] }): Knex.QueryBuilder {
+  const columns: Record<string, string | Knex.Raw> = {};
+  for (const field of fields) {
+    if (!field.column) continue;
+    columns[field.key] = `${model.table}.${field.column}`;
+    if (field.type === 'link') columns[`${field.name}Name`] = joinLinkName(sql, qb, { model, field });
+  }
+  return qb.select(columns as Record<string, string>).where(`${model.table}.deleted`, sql.dialect.live as never);
+}
+
 /**
  * Builds the select of a list or read: stored columns aliased to their record keys, and one
  * left join per single link for its name, so that names cost no extra query.
  */
 export function selectRecords(sql: SqlContext, model: EntityModel, fields: readonly FieldModel[]): Knex.QueryBuilder {
-  const { db, schema, dialect } = sql;
-  const qb = db(model.table);
-  const columns: Record<string, string> = {};
-  for (const field of fields) {
-    if (!field.column) continue;
-    columns[field.key] = `${model.table}.${field.column}`;
-    if (field.type === 'link') {
-      const target = schema.entity(field.target) as EntityModel;
-      const alias = linkAlias(field);
-      columns[`${field.name}Name`] = nameSql(db, target, alias) as unknown as string;
-      qb.leftJoin({ [alias]: target.table }, (j) =>
-        j.on(`${alias}.id`, '=', `${model.table}.${field.column}`).andOn(`${alias}.deleted`, '=', db.raw('?', [dialect.live])),
-      );
-    }
-  }
-  return qb.select(columns).where(`${model.table}.deleted`, dialect.live as never);
+  return selectFieldsOf(sql, sql.db(model.table), { model, fields });
+}
+
+/** selectRecords of the rows `page` picked (pageKeys), in its order, with its total under PAGE_TOTAL when counted. */
+export function selectPage(sql: SqlContext, model: EntityModel, { fields, page }: { fields: readonly FieldModel[]; page: PickedPage }): Knex.QueryBuilder {
+  const { db } = sql;
+  const qb = db.from(page.keys.as(PAGE.alias)).join(model.table, `${model.table}.id`, `${PAGE.alias}.${PAGE.id}`);
+  if (page.withTotal) qb.select({ [PAGE_TOTAL]: `${PAGE.alias}.${PAGE_TOTAL}` });
+  orderRows(qb, { ...page.order, by: db.ref(`${PAGE.alias}.${PAGE.sort}`) }, `${PAGE.alias}.${PAGE.id}`);
+  return selectFieldsOf(sql, qb, { model, fields });
+}
+
+/** The order of a list: its sort value, then id. */
+export interface RowOrder {
+  /** The value rows are sorted by: a column, a link's name (sortColumn), an attribute's value. */
+  by: Knex.Raw | Knex.Ref<string, Record<string, string>>;
+  direction: 'asc' | 'desc';
+  /** Where NULL goes (` nulls first`), or empty for a value that is never NULL. */
+  nulls: string;
+  /** The sort value is the id: nothing to add. */
+  byId: boolean;
+}
+
+/** Orders a query by `order`, then by `id` (the column or reference of the id) unless the order is the id's. */
+export function orderRows(qb: Knex.QueryBuilder, order: RowOrder, id: string): void {
+  qb.orderByRaw(`? ${order.direction}${order.nulls}`, [order.by]);
+  if (!order.byId) qb.orderBy(id, order.direction);
+}
+
+/** The rows a page is made of, picked by pageKeys. */
+export interface PickedPage {
+  keys: Knex.QueryBuilder;
+  order: RowOrder;
+  withTotal: boolean;
+}
+
+/**
+ * Picks the rows of a page in a subquery of their ids and sort values that sorts and limits
+ * before anything is joined for names (selectPage with the result): a page that is not in id
+ * order has to visit every record the list matches, and the joins then cost only the page's
+ * rows. `withTotal` counts those records in the same visit (a window count under PAGE_TOTAL),
+ * instead of a second statement that would read and test them all again. The caller adds the
+ * list's conditions, offset and limit to `keys`.
+ */
+export function pageKeys(sql: SqlContext, model: EntityModel, { order, sort, withTotal }: { order: RowOrder; sort?: FieldModel; withTotal: boolean }): PickedPage {
+  const { db, dialect } = sql;
+  const keys = db(model.table).where(`${model.table}.deleted`, dialect.live as never);
+  // A link sorts by its target's name (sortColumn), which needs its join.
+  if (sort?.type === 'link') joinLinkName(sql, keys, { model, field: sort });
+  keys.select({ [PAGE.id]: `${model.table}.id` }, db.raw('? as ??', [order.by, PAGE.sort]));
+  if (withTotal) keys.select(db.raw('count(*) over () as ??', [PAGE_TOTAL]));
+  orderRows(keys, order, `${model.table}.id`);
+  return { keys, order, withTotal };
 }
 
 /** The stored columns of `fields`: a link's id without its linked record's name (no join). */

@@ -3,6 +3,7 @@ import type { EntityModel, FieldModel } from '../definition/model';
 import { detachEverywhere } from './link-store';
 import { ownedBy, withNextVersion, type Owner, type RowFilter } from './record-columns';
 import { prepareStatement, runPrepared, type Param } from './prepared';
+import { VERSION_COLUMN } from './schema-sync';
 import type { SqlContext } from './sql-context';
 
 /**
@@ -97,9 +98,13 @@ export async function rowsWithin(sql: SqlContext, model: EntityModel, { ids, wit
   return new Set(((await qb) as { id: string }[]).map((r) => r.id));
 }
 
-/** Marks a live record deleted (it keeps its row, and frees its unique values); answers whether it did. */
-export async function softDeleteRow(sql: SqlContext, model: EntityModel, { id, row }: { id: string; row: Record<string, unknown> }): Promise<boolean> {
-  return (await sql.db(model.table).update(withNextVersion(sql, { ...row, deleted: sql.dialect.toDb('bool', true) })).where({ id, deleted: sql.dialect.live })) > 0;
+/**
+ * Marks a live record deleted (it keeps its row, and frees its unique values), only while it is at
+ * `version` when one is given (`If-Match`); answers whether it did.
+ */
+export async function softDeleteRow(sql: SqlContext, model: EntityModel, { id, row, version }: { id: string; row: Record<string, unknown>; version?: number }): Promise<boolean> {
+  const where = { id, deleted: sql.dialect.live, ...(version !== undefined && { [VERSION_COLUMN]: version }) };
+  return (await sql.db(model.table).update(withNextVersion(sql, { ...row, deleted: sql.dialect.toDb('bool', true) })).where(where)) > 0;
 }
 
 /** Removes a record's row, live or deleted, and every link to it. */

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { Knex } from 'knex';
 import { isStoredField, type EntityModel, type FieldModel, type SchemaModel } from '../definition/model';
 import type { Database } from './database';
 import type { Dialect, Introspection } from './dialects/dialect';
@@ -9,6 +10,10 @@ import { sqlContext, type SqlContext } from './sql-context';
 export interface SchemaStep {
   description: string;
   sql: string;
+  /** The extension this step creates: when it cannot be created, sync warns and skips the steps that need it. */
+  extension?: string;
+  /** The extension this step needs. */
+  needs?: string;
 }
 
 /** Extra tables a part of core or a plugin owns (tokens, jobs…), given as column lists. */
@@ -20,6 +25,8 @@ export interface AuxiliaryTable {
   /** A column numbered by the database, growing with every row: the primary key (`primaryKey` is ignored). */
   sequence?: string;
   indexes?: { name: string; columns: string[]; unique?: boolean }[];
+  /** The table of an entity type (made from its definition): only the indexes listed here are added to it. */
+  ofEntity?: boolean;
 }
 
 const q = (name: string) => `"${name.replaceAll('"', '""')}"`;
@@ -90,7 +97,28 @@ function entitySteps(model: EntityModel, dialect: Dialect, current: Introspectio
     if (current.indexes.has(name)) continue;
     steps.push({ description: `index ${name}`, sql: `create index ${q(name)} on ${q(model.table)} (${q(f.column)})` });
   }
-  return steps;
+  return [...steps, ...searchSteps(model, dialect, current)];
+}
+
+/** The search index of every `searchable` field, where the database has one (dialect.searchIndex). */
+function searchSteps(model: EntityModel, dialect: Dialect, current: Introspection): SchemaStep[] {
+  const index = dialect.searchIndex;
+  if (!index) return [];
+  return model.fields
+    .filter((f) => isStoredField(f) && f.def.searchable === true)
+    .map((f) => ({ name: indexName('search', model.table, f.column as string), column: f.column as string }))
+    .filter(({ name }) => !current.indexes.has(name))
+    .map(({ name, column }) => ({
+      description: `search index ${name} on ${model.table} (${column})`,
+      sql: index.create(name, model.table, column),
+      needs: index.extension,
+    }));
+}
+
+/** The extensions the steps need that the database lacks, each created before the first step. */
+function extensionSteps(steps: readonly SchemaStep[], current: Introspection): SchemaStep[] {
+  const missing = new Set(steps.map((s) => s.needs).filter((e): e is string => e !== undefined && !current.extensions.has(e)));
+  return [...missing].map((extension) => ({ description: `extension ${extension}`, sql: `create extension if not exists ${q(extension)}`, extension }));
 }
 
 function joinSteps(schema: SchemaModel, current: Introspection): SchemaStep[] {
@@ -122,7 +150,9 @@ function auxiliarySteps(tables: readonly AuxiliaryTable[], { current, dialect }:
   const steps: SchemaStep[] = [];
   for (const t of tables) {
     const existing = current.tables.get(t.name);
-    if (!existing) {
+    if (t.ofEntity) {
+      // Its columns come from the definition (created by the entity's own steps, which run first).
+    } else if (!existing) {
       const cols = Object.entries(t.columns).map(([c, sql]) => `${q(c)} ${sql}`);
       const key = t.sequence ? [`${q(t.sequence)} ${dialect.sequenceColumn}`] : [];
       const primary = t.sequence ? '' : `, primary key (${t.primaryKey.map(q).join(', ')})`;
@@ -179,12 +209,13 @@ async function widenSteps(sql: SqlContext, current: Introspection): Promise<Sche
 export async function planSchema(sql: SqlContext, auxiliary: readonly AuxiliaryTable[] = []): Promise<SchemaStep[]> {
   const { db, schema, dialect } = sql;
   const current = await dialect.introspect(db);
-  const steps = [
+  const planned = [
     ...[...schema.entities.values()].flatMap((m) => entitySteps(m, dialect, current)),
     ...(await widenSteps(sql, current)),
     ...joinSteps(schema, current),
     ...auxiliarySteps(auxiliary, { current, dialect: sql.dialect }),
   ];
+  const steps = [...extensionSteps(planned, current), ...planned];
   // A statement planned twice (one index named by two owners) would fail the second time.
   return steps.filter((step, i) => steps.findIndex((other) => other.sql === step.sql) === i);
 }
@@ -209,12 +240,40 @@ function stepFailed(dialect: Dialect, step: SchemaStep, error: unknown): unknown
 
 const BUSY_RETRY_MS = 15_000;
 
+/** What schema sync is given besides the definitions. */
+export interface SyncOptions {
+  /** Tables of core's parts and plugins. */
+  auxiliary?: readonly AuxiliaryTable[];
+  /** An extension could not be created (the role may not): the steps that need it were skipped. */
+  warn?: (message: string, error: unknown) => void;
+}
+
+/**
+ * Runs the planned steps in order. An extension is created in a savepoint: when the database
+ * refuses it, the steps that need it are skipped with a warning and the others still run.
+ * Answers the steps that ran.
+ */
+async function runSteps(trx: Knex.Transaction, steps: readonly SchemaStep[], { dialect, warn }: { dialect: Dialect; warn: SyncOptions['warn'] }): Promise<SchemaStep[]> {
+  const done: SchemaStep[] = [];
+  const unavailable = new Set<string>();
+  for (const step of steps) {
+    if (step.needs !== undefined && unavailable.has(step.needs)) continue;
+    try {
+      await (step.extension === undefined ? trx.raw(step.sql) : trx.transaction((sp) => sp.raw(step.sql)));
+      done.push(step);
+    } catch (error) {
+      if (step.extension === undefined || isConnectionError(error) || isBusy(dialect, error)) throw stepFailed(dialect, step, error);
+      unavailable.add(step.extension);
+      const skipped = steps.filter((s) => s.needs === step.extension).map((s) => s.description);
+      const reason = error instanceof Error ? error.message : String(error);
+      warn?.(`schema: could not create the ${step.extension} extension (${reason}); skipped: ${skipped.join(', ')}`, error);
+    }
+  }
+  return done;
+}
+
 /** Brings the database in step with the definitions; safe to run from several processes at once. */
-export async function syncSchema(
-  database: Database,
-  schema: SchemaModel,
-  auxiliary: readonly AuxiliaryTable[] = [],
-): Promise<SchemaStep[]> {
+export async function syncSchema(database: Database, schema: SchemaModel, { auxiliary = [], warn }: SyncOptions = {}): Promise<SchemaStep[]> {
   const { dialect } = database;
   // Most starts have nothing to do; finding that out needs no lock. Nothing is ever dropped, so it stays true.
   if ((await planSchema(sqlContext({ database, schema }, database.knex), auxiliary)).length === 0) return [];
@@ -222,9 +281,7 @@ export async function syncSchema(
   for (let attempt = 1; ; attempt++) {
     try {
       return await dialect.withSchemaLock(database.knex, async (trx) => {
-        const steps = await planSchema(sqlContext({ database, schema }, trx), auxiliary);
-        for (const step of steps) await trx.raw(step.sql).catch((error: unknown) => Promise.reject(stepFailed(dialect, step, error)));
-        return steps;
+        return runSteps(trx, await planSchema(sqlContext({ database, schema }, trx), auxiliary), { dialect, warn });
       });
     } catch (error) {
       if (!isBusy(dialect, error) || Date.now() - started > BUSY_RETRY_MS) throw error;

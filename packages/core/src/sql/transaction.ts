@@ -17,22 +17,53 @@ export function changesWritten(db: Knex | Knex.Transaction, root?: Knex): void {
   else announcers.get(root ?? (db as Knex))?.();
 }
 
-/** Runs `fn` in a transaction of the pool: committed when it resolves, rolled back when it throws. */
-export async function inTransaction<TResult>(database: Database, fn: (trx: Transaction) => Promise<TResult>): Promise<TResult> {
+/** What to run once a transaction commits, per transaction (or savepoint). */
+const committed = new WeakMap<object, (() => void)[]>();
+
+/**
+ * Runs `fn` once what was written on `db` is committed: at once on the pool, at commit in a
+ * transaction (never when it rolls back). For work that must not see, or tell others of, a write
+ * that may still be undone: dropping a cache, waking a worker.
+ */
+export function afterCommit(db: Knex | Knex.Transaction, fn: () => void): void {
+  if (!(db as Knex.Transaction).isTransaction) return fn();
+  const list = committed.get(db) ?? [];
+  list.push(fn);
+  committed.set(db, list);
+}
+
+/** Runs `fn` in a transaction of `knex`: committed when it resolves, rolled back when it throws; then what waits for its commit. */
+export async function transactionOn<TResult>(knex: Knex, fn: (trx: Transaction) => Promise<TResult>): Promise<TResult> {
   let logged = false;
-  const result = await database.knex.transaction(async (trx) => {
+  let after: (() => void)[] = [];
+  const result = await knex.transaction(async (trx) => {
     const value = await fn(trx);
     logged = logging.has(trx);
+    after = committed.get(trx) ?? [];
     return value;
   });
-  if (logged) announcers.get(database.knex)?.();
+  if (logged) announcers.get(knex)?.();
+  for (const run of after) run();
   return result;
+}
+
+/** Runs `fn` in a transaction of the pool: committed when it resolves, rolled back when it throws. */
+export function inTransaction<TResult>(database: Database, fn: (trx: Transaction) => Promise<TResult>): Promise<TResult> {
+  return transactionOn(database.knex, fn);
 }
 
 /**
  * Runs `fn` in a savepoint of `trx`: when it throws, only its own statements are undone and the
- * transaction goes on (PostgreSQL would otherwise refuse every later statement of it).
+ * transaction goes on (PostgreSQL would otherwise refuse every later statement of it). What the
+ * savepoint logged, and what waits for its commit, passes to `trx` once it is released.
  */
-export function savepoint<TResult>(trx: Transaction, fn: (sp: Transaction) => Promise<TResult>): Promise<TResult> {
-  return trx.transaction(fn);
+export async function savepoint<TResult>(trx: Transaction, fn: (sp: Transaction) => Promise<TResult>): Promise<TResult> {
+  let inner: Transaction | undefined;
+  const result = await trx.transaction((sp) => {
+    inner = sp;
+    return fn(sp);
+  });
+  if (inner && logging.has(inner)) logging.add(trx);
+  for (const run of (inner && committed.get(inner)) ?? []) afterCommit(trx, run);
+  return result;
 }

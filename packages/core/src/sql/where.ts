@@ -58,7 +58,7 @@ function like(pattern: (v: string) => string, negate: boolean): Apply {
     if (!isFilterText(item.value)) {
       throw invalidQuery(`Operator '${item.type}' needs a text value (at most 10000 characters, no NUL)`, { field: field.name });
     }
-    const sql = `${rawCol(ctx, field)} ${negate ? 'not ' : ''}${ctx.dialect.likeOperator} ? escape '\\'`;
+    const sql = ctx.dialect.likeSql(rawCol(ctx, field), negate);
     const bound = pattern(item.value);
     if (negate) qb.where((w) => w.whereRaw(sql, [bound]).orWhereNull(col(ctx, field)));
     else qb.whereRaw(sql, [bound]);

@@ -42,7 +42,8 @@ describe.each(TEST_DBS)('queries per list page with attributes on %s', (kind) =>
     const query = 'attributes=weight,maker&sortBy=weight&where[0][type]=greaterThan&where[0][attribute]=weight&where[0][isAttribute]=true&where[0][value]=3';
     const small = await queriesFor(`/api/Product?maxSize=5&${query}`);
     expect(await queriesFor(`/api/v1/Product?maxSize=50&${query}`)).toBe(small);
-    expect(small).toBe(6);
+    // The page of a filtered list not in id order counts the matches itself: no count statement.
+    expect(small).toBe(5);
   });
 
   it('reads one record with its attributes in a constant number of queries', async () => {

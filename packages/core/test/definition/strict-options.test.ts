@@ -42,6 +42,12 @@ describe('unknown definition options are start-up errors', () => {
     expect(error.message).toBe(`CORE_DEFINITION_INVALID: entity 'Product', field 'sku': unknown option '${option}' (did you mean '${meant}'?)`);
   });
 
+  it('searchable is a field option of core, for varchar and text', () => {
+    const Doc = defineEntity({ name: 'Doc', fields: { title: { type: 'varchar', searchable: true }, body: { type: 'text', searchable: true } } });
+    expect(() => createEntityApi({ database: 'sqlite::memory:', entities: [Doc] }).close()).not.toThrow();
+    expect(bootError([product({ sku: { type: 'varchar', serchable: true } })]).message).toMatch(/unknown option 'serchable' \(did you mean 'searchable'\?\)/);
+  });
+
   it('an entity option uniqueIndex names the entity and uniqueIndexes', () => {
     const error = bootError([product({ sku: { type: 'varchar' } }, { uniqueIndex: { sku: ['sku'] } })]);
     expect(error.message).toBe("CORE_DEFINITION_INVALID: entity 'Product': unknown option 'uniqueIndex' (did you mean 'uniqueIndexes'?)");

@@ -140,6 +140,20 @@ export const RULE_CASES: RuleCase[] = [
     expect: forbidden('Not allowed to edit Product'),
   },
   {
+    rule: 'no edit right: 403, also for a write of links alone',
+    role: withRole({ scopes: { Product: { edit: 'no' } } }),
+    modes: ['update'],
+    body: (w) => ({ categoriesIds: [w.category] }),
+    expect: forbidden('Not allowed to edit Product'),
+  },
+  {
+    rule: 'a link field the role may not edit is 403',
+    role: withRole({ fields: { Product: { brand: { edit: false } } } }),
+    modes: both,
+    body: (w, mode) => named(mode, { brandId: w.brand.id }),
+    expect: forbidden('Not allowed to edit Product.brand'),
+  },
+  {
     rule: 'no create right: 403',
     role: withRole({ scopes: { Product: { create: false } } }),
     modes: ['create'],

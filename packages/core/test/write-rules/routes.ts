@@ -23,7 +23,19 @@ export interface WriteRoute {
   upsert?: boolean;
   /** The instance the route runs on: the one whose Product upserts take the single-record path. */
   singlePath?: boolean;
+  /** Only bodies this route can send (the link route: one link field); all when absent. */
+  takes?(body: Record<string, unknown>): boolean;
   run(call: WriteCall): Promise<Outcome>;
+}
+
+/** The link a body of one link field names (`brandId`, `categoriesIds`), and its ids as a link route body. */
+function linkOf(body: Record<string, unknown>): { link: string; body: { id?: unknown; ids?: unknown } } | undefined {
+  const keys = Object.keys(body);
+  if (keys.length !== 1) return undefined;
+  const [key] = keys;
+  if (key.endsWith('Ids') && Array.isArray(body[key])) return { link: key.slice(0, -3), body: { ids: body[key] } };
+  if (key.endsWith('Id') && typeof body[key] === 'string') return { link: key.slice(0, -2), body: { id: body[key] } };
+  return undefined;
 }
 
 type Answer = { status: number; body: { error?: { code: string; message: string } } & Record<string, unknown> };
@@ -71,6 +83,16 @@ export function writeRoutes(gen: 'A' | 'B', base: string): WriteRoute[] {
       run: async (call) => {
         const result = await viaJob(call, { base, path: 'upsertAsync', body: [{ entity: 'Product', payload: payloadOf(call) }] });
         return isOutcome(result) ? result : fromUpsertItem((result as unknown as { status: string }[])[0]);
+      },
+    },
+    {
+      name: `POST ${base}/Product/{id}/{link}`,
+      modes: ['update'],
+      takes: (body) => linkOf(body) !== undefined,
+      run: async ({ user, id, body }) => {
+        const { link, body: ids } = linkOf(body) as NonNullable<ReturnType<typeof linkOf>>;
+        const res = await user.post(`${base}/Product/${id}/${link}`, ids);
+        return res.status === 200 && res.body === true ? { stored: true } : fromHttp(res);
       },
     },
     {

@@ -9,7 +9,7 @@ import { insertRow } from '../../sql/record-store';
 import { sqlContext } from '../../sql/sql-context';
 import { savepoint } from '../../sql/transaction';
 import { fetchByKeys, fetchMultipleLinks, keyLookups, loadLinkIds, toStoredRow } from '../../sql/upsert-io';
-import { changeOf, ownershipOf } from '../changes';
+import { changeOf, movedLinkChanges, ownershipOf } from '../changes';
 import { linkAction, type LinkDelta } from '../link-delta';
 import type { Repository } from '../repository';
 import { applyValues, recordKeys, uniqueViolation, type Prepared, type RecordState } from './plan';
@@ -118,6 +118,8 @@ export async function writeDecided(write: DecidedWrite, decided: Prepared[]) {
   const changed = states.filter((s) => !s.isNew && s.dirty.size > 0 && !failures.has(s));
   if (changed.length) await updateChanged(write, changed);
   const ok = states.filter((s) => !failures.has(s));
+  /** Changes of the records one-to-many links moved (logged after the items' own). */
+  const moves: NewChange[] = [];
   for (const field of model.fields) {
     if (field.type !== 'linkMultiple') continue;
     const touched = ok.filter((s) => s.dirty.has(field));
@@ -126,11 +128,11 @@ export async function writeDecided(write: DecidedWrite, decided: Prepared[]) {
     else {
       for (const s of touched) {
         const previous = (await fetchMultipleLinks(sql, field, [s.id])).get(s.id) ?? [];
-        await writeMultipleLink(sql, field, { ownerId: s.id, ids: s.record[field.key] as string[], previous });
+        moves.push(...movedLinkChanges(write.ctx, await writeMultipleLink(sql, field, { ownerId: s.id, ids: s.record[field.key] as string[], previous })));
       }
     }
   }
-  await insertChanges(sql, decidedChanges(write, decided));
+  await insertChanges(sql, [...decidedChanges(write, decided), ...moves]);
 }
 
 /** One change per item that created or changed a record, in item order (logged in one statement). */

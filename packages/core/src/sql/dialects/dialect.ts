@@ -11,6 +11,19 @@ export interface TableInfo {
 export interface Introspection {
   tables: Map<string, TableInfo>;
   indexes: Set<string>;
+  /** Extensions installed in the database (PostgreSQL; empty on SQLite). */
+  extensions: Set<string>;
+}
+
+/**
+ * An index that lets the database answer the `like` family of filters (likeSql) on one column
+ * without reading every row.
+ */
+export interface SearchIndex {
+  /** The extension the index needs, created by schema sync when missing (skipped with a warning when it cannot be). */
+  extension: string;
+  /** The statement creating the index `name` on `table`.`column`. */
+  create(name: string, table: string, column: string): string;
 }
 
 /** Context a translated database error can name (entity, unique index → fields). */
@@ -99,8 +112,13 @@ export interface Dialect {
    * an update and its change log entry then cost one round trip and no transaction.
    */
   readonly writableCte: boolean;
-  /** The case-insensitive LIKE operator. */
-  readonly likeOperator: 'like' | 'ilike';
+  /**
+   * SQL matching `column` (quoted) against one bound LIKE pattern, case-insensitively, a backslash
+   * escaping the next character (`not`: the rows that do not match).
+   */
+  likeSql(column: string, not: boolean): string;
+  /** The index schema sync gives a `searchable` field, in a form likeSql can use; none when the database has none worth it. */
+  readonly searchIndex?: SearchIndex;
   /** Column type for a field type that knex has no portable builder for. */
   columnType(type: FieldType, maxLength?: number): string;
   /** Value read from the driver → API value. */
@@ -137,6 +155,13 @@ export interface Dialect {
    * never wait for each other.
    */
   readonly locksRows: boolean;
+  /** The rows a raw statement answered (a `select`, or a write with `returning`). */
+  rawRows(result: unknown): Record<string, unknown>[];
+  /**
+   * The clause a `select` of queue rows ends with so that workers of several processes each take
+   * other rows (`for update skip locked`); empty where one writer runs at a time.
+   */
+  readonly skipLocked: string;
   /** Whether an error ended the transaction to break a deadlock (running it again is safe). */
   isDeadlock(error: unknown): boolean;
   /** Driver error → ApiError, or undefined when it is not a known database condition. */

@@ -53,7 +53,6 @@ export const postgresDialect: Dialect = {
   live: false,
   sequenceColumn: 'bigserial primary key',
   writableCte: true,
-  likeOperator: 'ilike',
   typedReads: true,
   enforcesLength: true,
   defaultJobQueue: 'pg-boss',
@@ -98,6 +97,21 @@ export const postgresDialect: Dialect = {
     return value ? 'true' : 'false';
   },
 
+  // The same matches as ILIKE, which lowers both sides too (and the pattern again for every
+  // row), in the form a trigram index of lower(column) serves (searchIndex). A backslash is
+  // PostgreSQL's default LIKE escape; an ESCAPE clause would hide the pattern from the planner
+  // behind like_escape().
+  likeSql(column, not) {
+    return `lower(${column}) ${not ? 'not ' : ''}like lower(?)`;
+  },
+
+  // Trigrams serve contains, startsWith, endsWith and like patterns with three characters or
+  // more between wildcards (and any prefix); shorter ones read every row, as without the index.
+  searchIndex: {
+    extension: 'pg_trgm',
+    create: (name, table, column) => `create index ${quoteName(name)} on ${quoteName(table)} using gin (lower(${quoteName(column)}) gin_trgm_ops)`,
+  },
+
   async lock(trx, keys) {
     if (keys.length === 0) return;
     // Advisory locks take 64-bit keys: the first 8 bytes of each key's hash.
@@ -106,6 +120,12 @@ export const postgresDialect: Dialect = {
   },
 
   locksRows: true,
+
+  rawRows(result) {
+    return ((result as { rows?: Record<string, unknown>[] } | null)?.rows ?? []);
+  },
+
+  skipLocked: 'for update skip locked',
 
   isDeadlock(error) {
     return (error as { code?: unknown } | null)?.code === '40P01';
@@ -139,7 +159,7 @@ export const postgresDialect: Dialect = {
   },
 
   async introspect(db) {
-    const result: Introspection = { tables: new Map(), indexes: new Set() };
+    const result: Introspection = { tables: new Map(), indexes: new Set(), extensions: new Set() };
     const columns = await db.raw(
       'select table_name, column_name from information_schema.columns where table_schema = current_schema()',
     );
@@ -150,6 +170,8 @@ export const postgresDialect: Dialect = {
     }
     const indexes = await db.raw('select indexname from pg_indexes where schemaname = current_schema()');
     for (const row of indexes.rows as { indexname: string }[]) result.indexes.add(row.indexname);
+    const extensions = await db.raw('select extname from pg_extension');
+    for (const row of extensions.rows as { extname: string }[]) result.extensions.add(row.extname);
     return result;
   },
 

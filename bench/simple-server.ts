@@ -1,40 +1,28 @@
 /**
- * The server of the upsert bench: Brand and Product served by `createEntityApi` behind Express,
- * on a free loopback port. Started by upsert.ts with `fork`; talks to it through child-ipc.ts.
+ * Our server of the simple schema: Brand and Product (simple-entities.ts) served by
+ * `createEntityApi` behind a minimal Express app, on a free loopback port. Started with `fork` by
+ * upsert.ts and by list.ts in its simple mode; talks to them through child-ipc.ts.
  * BENCH_DATABASE_URL is a `sqlite:` path or a PostgreSQL URL.
  */
 import http from 'node:http';
 import { QueryCapture, serveHttpToBench } from './child-ipc';
+import { BRAND, PRODUCT } from './simple-entities';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const core = require('@entity-records/core') as typeof import('@entity-records/core');
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const express = require('express') as typeof import('express');
 
-const Brand = core.defineEntity({ name: 'Brand', fields: { name: { type: 'varchar', required: true, unique: true } } });
-const Product = core.defineEntity({
-  name: 'Product',
-  fields: {
-    name: { type: 'varchar', required: true },
-    sku: { type: 'varchar', unique: true },
-    price: { type: 'float' },
-    quantity: { type: 'int' },
-    isActive: { type: 'bool', default: true },
-    brand: { type: 'link', entity: 'Brand' },
-  },
-});
-
 async function main(): Promise<void> {
   const api = core.createEntityApi({
     database: process.env.BENCH_DATABASE_URL as string,
-    entities: [Brand, Product],
+    entities: [core.defineEntity(BRAND), core.defineEntity(PRODUCT)],
     admin: { userName: 'admin', password: process.env.BENCH_ADMIN_PASSWORD as string },
     logger: { info() {}, warn() {}, error: (x: unknown, m?: string) => console.error(m, x) },
   });
   await api.ready();
   const capture = new QueryCapture();
-  // Only the statement is kept: a batch's bindings (a JSON recordset of 1,000 rows) are not needed.
-  api.database.knex.on('query', (q: { sql: string }) => capture.record(q.sql, []));
+  api.database.knex.on('query', (q: { sql: string; bindings?: unknown[] }) => capture.record(q.sql, q.bindings ?? []));
   await serveHttpToBench(http.createServer(express().use(api.router)), capture, () => api.close());
 }
 

@@ -1,6 +1,6 @@
 import net from 'node:net';
 
-/** IPv4 ranges a URL download must not reach: this host, private networks, link-local, multicast, reserved. */
+/** IPv4 ranges an outgoing request (URL download, webhook) must not reach: this host, private networks, link-local, multicast, reserved. */
 const IPV4_BLOCKED: [string, number][] = [
   ['0.0.0.0', 8], // "this network", including the unspecified address
   ['10.0.0.0', 8],
@@ -66,7 +66,7 @@ function embeddedIpv4(value: bigint): number | undefined {
 }
 
 /**
- * Whether a URL download must not connect to this address: loopback, private, link-local,
+ * Whether an outgoing request (a URL download, a webhook delivery) must not connect to this address: loopback, private, link-local,
  * multicast, unspecified or reserved, in IPv4, IPv6 and IPv4-in-IPv6 forms. Anything that is not
  * an IP address at all is refused too.
  */

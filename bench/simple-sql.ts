@@ -1,0 +1,56 @@
+/**
+ * The SQL of the simple floor (simple-floor.ts), written from what each answer needs, not copied
+ * from ours: the fewest statements, each in the form the database runs cheapest (see the EXPLAIN
+ * plans in bench/README.md, "simple").
+ */
+
+/** A user's name as ours shows it: its name, else its user name, else its id. */
+const userName = (u: string) => `coalesce(nullif(${u}.name, ''), nullif(${u}.user_name, ''), ${u}.id)`;
+
+/** The keys of a Product record, in our answer's order, from the product row `p` and the joins of NAMES. */
+const RECORD =
+  'p.id, p.name, p.sku, p.price, p.quantity, p.is_active as "isActive", p.brand_id as "brandId", b.name as "brandName", ' +
+  'p.description, p.created_at as "createdAt", p.modified_at as "modifiedAt", ' +
+  `p.created_by_id as "createdById", ${userName('cu')} as "createdByName", p.modified_by_id as "modifiedById", ${userName('mu')} as "modifiedByName"`;
+
+/** The brand's and the users' names (a brand's name is required: never empty). */
+const NAMES =
+  'left join brand b on b.id = p.brand_id and not b.deleted ' +
+  'left join "user" cu on cu.id = p.created_by_id and not cu.deleted ' +
+  'left join "user" mu on mu.id = p.modified_by_id and not mu.deleted';
+
+export const GET_PRODUCT = `select ${RECORD} from product p ${NAMES} where p.id = $1 and not p.deleted`;
+
+/** The first products in id order: the primary key gives them in order, the joins cost only those rows. */
+export const LIST_PRODUCTS = `select ${RECORD} from product p ${NAMES} where not p.deleted order by p.id limit $1`;
+
+/**
+ * Products above a price whose name contains a text ($2: a LIKE pattern), in price order, with
+ * the number of all of them: one visit of the rows that match, which counts them (a window count
+ * over two narrow columns) and keeps the first ones; the names are joined for those only. No
+ * NULLS clause: the condition on the price leaves no NULL to place.
+ */
+export const LIST_PRICE_ABOVE_NAME_CONTAINS =
+  `select ${RECORD}, page.total from (select id, price, count(*) over () as total from product ` +
+  'where not deleted and price > $1 and lower(name) like lower($2) order by price, id limit $3) page ' +
+  `join product p on p.id = page.id ${NAMES} order by page.price, page.id`;
+
+/** Inserts a product when its brand (if any) is live, and answers it with the names, in one statement. */
+export const CREATE_PRODUCT =
+  'with p as (insert into product (id, name, sku, price, quantity, is_active, brand_id, description, created_at, modified_at, created_by_id, modified_by_id) ' +
+  'select $1::text, $2::text, $3::text, $4::float8, $5::int, $6::bool, $7::text, $8::text, $9::timestamp, $9::timestamp, $10::text, $10::text ' +
+  'where $7::text is null or exists (select 1 from brand where id = $7::text and not deleted) returning *) ' +
+  `select ${RECORD} from p ${NAMES}`;
+
+/** Sets a product's price when it changes, and answers it with the names, in one statement (no row: missing or unchanged). */
+export const UPDATE_PRICE =
+  'with p as (update product set price = $1::float8, modified_at = $2, modified_by_id = $3, record_version = record_version + 1 ' +
+  'where id = $4 and not deleted and price is distinct from $1::float8 returning *) ' +
+  `select ${RECORD} from p ${NAMES}`;
+
+/** Inserts the rows of a JSON recordset ($1) whose brand (if any) is live; answers the ids stored. */
+export const INSERT_PRODUCTS =
+  'insert into product (id, name, sku, price, quantity, is_active, brand_id, description, created_at, modified_at, created_by_id, modified_by_id) ' +
+  'select v.id, v.name, v.sku, v.price, v.quantity, v.is_active, v.brand_id, v.description, $2::timestamp, $2::timestamp, $3::text, $3::text ' +
+  'from json_to_recordset($1) as v (id text, name text, sku text, price float8, quantity int, is_active bool, brand_id text, description text) ' +
+  'where v.brand_id is null or exists (select 1 from brand b where b.id = v.brand_id and not b.deleted) returning id';

@@ -1,0 +1,141 @@
+import type { Response } from 'supertest';
+import { GENERATIONS, startTestApi, type TestApi } from '../../../../test/support/api';
+import { TEST_DBS } from '../../../../test/support/databases';
+import { testEntities } from '../../../../test/support/fixtures';
+import { userWithRole } from '../../../../test/support/users';
+
+/** A strong entity tag: a quoted string, never `W/`. */
+const STRONG = /^"[^"]+"$/;
+const etag = (res: Response): string => {
+  const tag = res.headers.etag as string | undefined;
+  expect(tag).toMatch(STRONG);
+  return tag as string;
+};
+
+/** Record versions: `ETag`, `If-Match`, `If-None-Match` (CONTRACT §16). */
+describe.each(TEST_DBS)('record versions on %s', (kind) => {
+  let t: TestApi;
+  let cat: string;
+
+  beforeAll(async () => {
+    t = await startTestApi(kind, { entities: testEntities });
+    cat = (await t.post('/api/Category', { name: 'V', code: 'versions' }).expect(200)).body.id;
+  });
+  afterAll(() => t.close());
+
+  describe.each(GENERATIONS)('generation %s', (_g, base) => {
+    const update = base === '/api' ? 'patch' : 'put';
+
+    it('carries a strong ETag on single reads and on create and update answers, the same for the same version', async () => {
+      const created = await t.post(`${base}/Product`, { name: 'Tagged' }).expect(200);
+      const v1 = etag(created);
+      expect(etag(await t.get(`${base}/Product/${created.body.id}`).expect(200))).toBe(v1);
+      expect(etag(await t.get(`${base}/Product/${created.body.id}?select=name`).expect(200))).toBe(v1);
+      for (const method of ['patch', 'put'] as const) {
+        const before = etag(await t.get(`${base}/Product/${created.body.id}`).expect(200));
+        const updated = await t[method](`${base}/Product/${created.body.id}`, { quantity: method === 'patch' ? 1 : 2 }).expect(200);
+        const after = etag(updated);
+        expect(after).not.toBe(before);
+        expect(etag(await t.get(`${base}/Product/${created.body.id}`).expect(200))).toBe(after);
+      }
+      // an update that changes nothing keeps the version
+      const same = etag(await t.get(`${base}/Product/${created.body.id}`).expect(200));
+      expect(etag(await t[update](`${base}/Product/${created.body.id}`, { quantity: 2 }).expect(200))).toBe(same);
+      // a list holds many versions: no strong tag of a record (the host's Express may add its own weak one)
+      expect((await t.get(`${base}/Product`).expect(200)).headers.etag ?? '').not.toMatch(STRONG);
+    });
+
+    it('changes the ETag with every write: link routes, mass updates, upserts, deletes and restores', async () => {
+      const id = (await t.post(`${base}/Product`, { name: 'Every write' }).expect(200)).body.id;
+      const tags = [etag(await t.get(`${base}/Product/${id}`).expect(200))];
+      const now = async () => etag(await t.get(`${base}/Product/${id}`).expect(200));
+      const writes = [
+        () => t.post(`${base}/Product/${id}/categories`, { id: cat }).expect(200),
+        () => t.del(`${base}/Product/${id}/categories?id=${cat}`).expect(200),
+        () => t.post(`${base}/entityMassUpdate`, { entityName: 'Product', ids: [id], values: { quantity: 5 } }).expect(200),
+        () => t.post(`${base}/entityMassUpdate`, { entityName: 'Product', ids: [id], addLinks: { categories: [cat] } }).expect(200),
+        () => t.post('/api/upsert', [{ entity: 'Product', payload: { id, quantity: 6 } }]).expect(200),
+        async () => {
+          await t.del(`${base}/Product/${id}`).expect(200);
+          await t.post(`${base}/entityRestore`, { entityName: 'Product', ids: [id] }).expect(200);
+        },
+      ];
+      for (const write of writes) {
+        await write();
+        tags.push(await now());
+      }
+      expect(new Set(tags).size).toBe(tags.length);
+    });
+
+    it('refuses PATCH, PUT and DELETE with another version in If-Match: 412, nothing written, nothing logged', async () => {
+      const created = await t.post(`${base}/Product`, { name: 'Guarded', price: 1 }).expect(200);
+      const id = created.body.id;
+      const v1 = etag(created);
+      const v2 = etag(await t[update](`${base}/Product/${id}`, { price: 2 }).expect(200));
+      const stale = [v1, `${v1}, "999999"`, 'W/' + v2, '"not-a-version"'];
+      for (const ifMatch of stale) {
+        for (const method of ['patch', 'put'] as const) {
+          const res = await t[method](`${base}/Product/${id}`, { price: 3 }).set('If-Match', ifMatch).expect(412);
+          expect(res.body.error).toMatchObject({ code: 'CORE_PRECONDITION_FAILED', message: expect.stringContaining(id) });
+        }
+        for (const permanently of ['false', 'true']) {
+          const res = await t.del(`${base}/Product/${id}`).set('If-Match', ifMatch).set('permanently', permanently).expect(412);
+          expect(res.body.error.code).toBe('CORE_PRECONDITION_FAILED');
+        }
+      }
+      const now = await t.get(`${base}/Product/${id}`).expect(200);
+      expect(now.body.price).toBe(2);
+      expect(etag(now)).toBe(v2);
+      expect((await t.get(`/api/v1/Product/${id}/stream`).expect(200)).body.total).toBe(2);
+    });
+
+    it('writes when If-Match names the current version, alone, in a list, or as *', async () => {
+      const created = await t.post(`${base}/Product`, { name: 'Matched', price: 1 }).expect(200);
+      const id = created.body.id;
+      let current = etag(created);
+      for (const [i, ifMatch] of [() => current, () => `"999999", ${current}`, () => '*'].entries()) {
+        const res = await t[i % 2 ? 'put' : 'patch'](`${base}/Product/${id}`, { price: 10 + i }).set('If-Match', ifMatch()).expect(200);
+        expect(res.body.price).toBe(10 + i);
+        expect(etag(res)).not.toBe(current);
+        current = etag(res);
+      }
+      // an update that changes nothing still checks the version
+      await t[update](`${base}/Product/${id}`, { price: 12 }).set('If-Match', current).expect(200);
+      await t.del(`${base}/Product/${id}`).set('If-Match', `"1", ${current}`).expect(200, 'true');
+      await t.get(`${base}/Product/${id}`).expect(404);
+    });
+
+    it('answers 404 before any precondition for a record that does not exist', async () => {
+      for (const ifMatch of ['*', '"1"']) {
+        expect((await t.patch(`${base}/Product/nothing-here`, { price: 1 }).set('If-Match', ifMatch).expect(404)).body.error.code).toBe('CORE_NOT_FOUND');
+        await t.del(`${base}/Product/nothing-here`).set('If-Match', ifMatch).expect(404);
+      }
+    });
+
+    it('answers a GET with a matching If-None-Match by 304 without a body, otherwise 200', async () => {
+      const created = await t.post(`${base}/Product`, { name: 'Cached' }).expect(200);
+      const id = created.body.id;
+      const v1 = etag(created);
+      for (const ifNoneMatch of [v1, `W/${v1}`, `"999999", ${v1}`, '*']) {
+        const res = await t.get(`${base}/Product/${id}`).set('If-None-Match', ifNoneMatch).expect(304);
+        expect(res.text ?? '').toBe('');
+        expect(res.headers.etag).toBe(v1);
+      }
+      await t.patch(`${base}/Product/${id}`, { name: 'Cached 2' }).expect(200);
+      const fresh = await t.get(`${base}/Product/${id}`).set('If-None-Match', v1).expect(200);
+      expect(fresh.body.name).toBe('Cached 2');
+      expect(etag(fresh)).not.toBe(v1);
+      // a hidden or missing record is 404, not 304
+      await t.get(`${base}/Product/nothing-here`).set('If-None-Match', '*').expect(404);
+    });
+
+    it('judges the caller’s rights before If-Match: no right is 403 whatever the version', async () => {
+      const reader = await userWithRole(t, { scopes: { Product: { read: 'all', edit: 'no', delete: 'no' } } });
+      const created = await t.post(`${base}/Product`, { name: 'Not yours' }).expect(200);
+      for (const ifMatch of ['"999999"', etag(created)]) {
+        expect((await reader.patch(`${base}/Product/${created.body.id}`, { name: 'x' }).set('If-Match', ifMatch).expect(403)).body.error.code).toBe('CORE_FORBIDDEN');
+        expect((await reader.del(`${base}/Product/${created.body.id}`).set('If-Match', ifMatch).expect(403)).body.error.code).toBe('CORE_FORBIDDEN');
+      }
+    });
+  });
+});
