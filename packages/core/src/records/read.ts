@@ -7,7 +7,7 @@ import { hiddenKeys } from '../present';
 import { selectFields } from './field-selection';
 import { runPrepared } from '../sql/prepared';
 import { decodeRows, loadMultipleLinks, outputKeys, selectById, shapeRecord, VERSION_KEY } from '../sql/read-query';
-import type { ReadShape } from './read-plan';
+import type { ReadPlan, ReadShape } from './read-plan';
 import { withRecordVersion } from './version';
 import type { Repository } from './repository';
 import { rowFilter, type RowFilter } from './row-rules';
@@ -21,7 +21,10 @@ interface ReadFields extends ReadShape {
 
 /** Decodes rows into records of `fields`, plus the keys of `extra` fields (read for the present stage). */
 export async function hydrate(repo: Repository, rows: Record<string, unknown>[], shape: ReadShape): Promise<ApiRecord[]> {
-  const plan = repo.readPlan(shape);
+  return hydrateWith(repo, rows, repo.readPlan(shape));
+}
+
+async function hydrateWith(repo: Repository, rows: Record<string, unknown>[], plan: ReadPlan): Promise<ApiRecord[]> {
   decodeRows(repo.env.database.dialect, plan.decoded, rows);
   await loadMultipleLinks(repo.sql, plan.read, rows as ApiRecord[]);
   return rows.map((row) => shapeRecord(plan.keys, row));
@@ -46,7 +49,7 @@ export async function findById(repo: Repository, id: string, read: ReadFields = 
     }
     if (rows.length === 0) return undefined;
     const version = Number(rows[0][VERSION_KEY]);
-    const [record] = await hydrate(repo, rows, read);
+    const [record] = await hydrateWith(repo, rows, plan);
     return withRecordVersion(record, version);
   });
 }

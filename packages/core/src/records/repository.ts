@@ -47,6 +47,7 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
   /** @internal The fields that make a record the user's own (`own` levels): createdBy, and assignedUser if defined. */
   readonly ownerFields: FieldModel[];
   private readonly readPlans = new ShapeCache<ReadPlan>();
+  private commonPlan?: ReadPlan;
   private readonly uniqueByKey: Map<string, string[]>;
 
   constructor(env: RepositoryEnvironment, model: EntityModel) {
@@ -67,7 +68,12 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
 
   /** @internal What reads of one shape need (keys, decoding, the select by id), worked out once per shape. */
   readPlan(shape: ReadShape): ReadPlan {
-    return this.readPlans.get(readShapeKey(shape), () => makeReadPlan(this.sql, this.model, shape));
+    // The most common shape (every readable field, names, nothing extra) is found without making its key.
+    const common = shape.fields === this.readable && !shape.extra?.length && shape.names !== false;
+    if (common && this.commonPlan) return this.commonPlan;
+    const plan = this.readPlans.get(readShapeKey(shape), () => makeReadPlan(this.sql, this.model, shape));
+    if (common) this.commonPlan = plan;
+    return plan;
   }
 
   /** @internal Driver errors become API errors: unique → 409, lost connection → 503. */
