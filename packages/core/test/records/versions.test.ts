@@ -45,6 +45,17 @@ describe.each(TEST_DBS)('record versions on %s', (kind) => {
       expect((await t.get(`${base}/Product`).expect(200)).headers.etag ?? '').not.toMatch(STRONG);
     });
 
+    it('carries the ETag for a user who may not read every field too (the answer is a copy without them)', async () => {
+      const u = await userWithRole(t, { scopes: { Product: { create: true, read: 'all', edit: 'all' } }, fields: { Product: { price: { read: false, edit: false } } } });
+      const created = await u.post(`${base}/Product`, { name: 'Hidden price' }).expect(200);
+      expect(created.body).not.toHaveProperty('price');
+      const v1 = etag(created);
+      expect(etag(await u.get(`${base}/Product/${created.body.id}`).expect(200))).toBe(v1);
+      const updated = await u[update](`${base}/Product/${created.body.id}`, { name: 'Hidden price 2' }).expect(200);
+      expect(etag(updated)).not.toBe(v1);
+      expect(etag(await t.get(`${base}/Product/${created.body.id}`).expect(200))).toBe(etag(updated));
+    });
+
     it('changes the ETag with every write: link routes, mass updates, upserts, deletes and restores', async () => {
       const id = (await t.post(`${base}/Product`, { name: 'Every write' }).expect(200)).body.id;
       const tags = [etag(await t.get(`${base}/Product/${id}`).expect(200))];
