@@ -9,7 +9,19 @@ export function formatDateTime(date: Date): string {
   );
 }
 
-export const nowDateTime = (): string => formatDateTime(new Date());
+/** The second `nowDateTime` last formatted, and its text: writes of one batch ask for it a thousand times. */
+let lastSecond = NaN;
+let lastText = '';
+
+export function nowDateTime(): string {
+  const now = Date.now();
+  const second = Math.floor(now / 1000);
+  if (second !== lastSecond) {
+    lastText = formatDateTime(new Date(now));
+    lastSecond = second;
+  }
+  return lastText;
+}
 
 const DATE_RE = /^(\d{4})-(\d{2})-(\d{2})$/;
 const DATETIME_RE = /^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?$/;

@@ -58,11 +58,16 @@ export interface StoredChange extends NewChange {
 
 const COLUMNS = ['entity_type', 'record_id', 'action', 'diff', 'user_id', 'actor_id', 'request_id', 'owner_id', 'assignee_id', 'created_at'];
 
-const toRow = (c: NewChange): Record<string, unknown> => ({
+/**
+ * A change as a row. Its diff goes as JSON text in a row of its own, and as the object itself in
+ * a recordset (a batch's JSON document), where the database stores its text: encoded once, not
+ * as a string inside a string.
+ */
+const toRow = (c: NewChange, { diffAsText = true } = {}): Record<string, unknown> => ({
   entity_type: c.entityType,
   record_id: c.recordId,
   action: c.action,
-  diff: JSON.stringify(c.diff),
+  diff: diffAsText ? JSON.stringify(c.diff) : c.diff,
   user_id: c.userId,
   actor_id: c.actorId,
   request_id: c.requestId,
@@ -70,6 +75,8 @@ const toRow = (c: NewChange): Record<string, unknown> => ({
   assignee_id: c.assigneeId,
   created_at: c.createdAt,
 });
+
+const inRecordset = (c: NewChange) => toRow(c, { diffAsText: false });
 
 const fromRow = (row: Record<string, unknown>): StoredChange => ({
   seq: Number(row.seq),
@@ -106,7 +113,7 @@ export async function insertChanges(sql: SqlContext, changes: readonly NewChange
     await insertRow(sql, { table: CHANGE_TABLE.name }, toRow(changes[0]));
   } else {
     for (const part of chunks(changes, MAX_ROWS)) {
-      const set = dialect.recordset(part.map(toRow), { table: CHANGE_TABLE.name, columns: COLUMNS });
+      const set = dialect.recordset(part.map(inRecordset), { table: CHANGE_TABLE.name, columns: COLUMNS });
       await db.raw(`insert into ${q(CHANGE_TABLE.name)} (${COLUMNS.map(q).join(', ')}) select ${COLUMNS.map(set.value).join(', ')} from ${set.from}`, [set.json]);
     }
   }
@@ -116,7 +123,7 @@ export async function insertChanges(sql: SqlContext, changes: readonly NewChange
 
 /** Inserts changes and answers their seq with what decides where they go. */
 async function insertReturning(sql: SqlContext, changes: readonly NewChange[]): Promise<LoggedChange[]> {
-  const set = sql.dialect.recordset(changes.map(toRow), { table: CHANGE_TABLE.name, columns: COLUMNS });
+  const set = sql.dialect.recordset(changes.map(inRecordset), { table: CHANGE_TABLE.name, columns: COLUMNS });
   const result = await sql.db.raw(
     `insert into ${q(CHANGE_TABLE.name)} (${COLUMNS.map(q).join(', ')}) select ${COLUMNS.map(set.value).join(', ')} from ${set.from} returning seq, entity_type, record_id, action`,
     [set.json],
