@@ -1,9 +1,8 @@
 import { GENERATIONS, startTestApi, type TestApi } from '../../../../test/support/api';
 import { TEST_DBS } from '../../../../test/support/databases';
 import { testEntities } from '../../../../test/support/fixtures';
+import { linkTargets, streamOf } from '../../../../test/support/link-targets';
 import { userWithRole, type UserClient } from '../../../../test/support/users';
-
-type Item = { action: string; diff: Record<string, { was: unknown; became: unknown }> };
 
 /** `POST` and `DELETE /{Entity}/{id}/{link}` (CONTRACT §16, following the rules of §15). */
 describe.each(TEST_DBS)('link routes on %s', (kind) => {
@@ -13,15 +12,11 @@ describe.each(TEST_DBS)('link routes on %s', (kind) => {
 
   beforeAll(async () => {
     t = await startTestApi(kind, { entities: testEntities });
-    cats = [];
-    for (let i = 0; i < 4; i++) cats.push((await t.post('/api/Category', { name: `L${i}`, code: `link-c${i}` }).expect(200)).body.id);
-    brands = [];
-    for (let i = 0; i < 2; i++) brands.push((await t.post('/api/Brand', { name: `Link brand ${i}` }).expect(200)).body.id);
+    ({ cats, brands } = await linkTargets(t, { prefix: 'L', categories: 4, brands: 2 }));
   });
   afterAll(() => t.close());
 
-  /** A record's changes, newest first. */
-  const changesOf = async (entity: string, id: string): Promise<Item[]> => (await t.get(`/api/v1/${entity}/${id}/stream?maxSize=200`).expect(200)).body.list;
+  const changesOf = (entity: string, id: string) => streamOf(t, entity, id);
   const product = async (body: Record<string, unknown> = {}) => (await t.post('/api/Product', { name: 'Linked', ...body }).expect(200)).body.id as string;
   const read = async (id: string) => (await t.get(`/api/Product/${id}`).expect(200)).body;
 

@@ -2,9 +2,8 @@ import request from 'supertest';
 import { GENERATIONS, startTestApi, type TestApi } from '../../../../test/support/api';
 import { TEST_DBS } from '../../../../test/support/databases';
 import { testEntities } from '../../../../test/support/fixtures';
+import { linkTargets, streamOf } from '../../../../test/support/link-targets';
 import { userWithRole } from '../../../../test/support/users';
-
-type Item = { action: string; diff: Record<string, { was: unknown; became: unknown }> };
 
 /** `entityMassUpdate` with `addLinks` and `removeLinks` (CONTRACT §16). */
 describe.each(TEST_DBS)('entityMassUpdate addLinks and removeLinks on %s', (kind) => {
@@ -14,14 +13,11 @@ describe.each(TEST_DBS)('entityMassUpdate addLinks and removeLinks on %s', (kind
 
   beforeAll(async () => {
     t = await startTestApi(kind, { entities: testEntities });
-    cats = [];
-    for (let i = 0; i < 3; i++) cats.push((await t.post('/api/Category', { name: `M${i}`, code: `mass-c${i}` }).expect(200)).body.id);
-    brands = [];
-    for (let i = 0; i < 2; i++) brands.push((await t.post('/api/Brand', { name: `Mass brand ${i}` }).expect(200)).body.id);
+    ({ cats, brands } = await linkTargets(t, { prefix: 'M', categories: 3, brands: 2 }));
   });
   afterAll(() => t.close());
 
-  const changesOf = async (id: string): Promise<Item[]> => (await t.get(`/api/v1/Product/${id}/stream?maxSize=200`).expect(200)).body.list;
+  const changesOf = (id: string) => streamOf(t, 'Product', id);
   const products = async (n: number, body: Record<string, unknown> = {}) => {
     const ids: string[] = [];
     for (let i = 0; i < n; i++) ids.push((await t.post('/api/Product', { name: `Mass ${i}`, ...body }).expect(200)).body.id);

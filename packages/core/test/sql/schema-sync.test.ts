@@ -1,9 +1,7 @@
-import fs from 'node:fs';
 import BetterSqlite3 from 'better-sqlite3';
-import os from 'node:os';
-import path from 'node:path';
 import { ApiError, createEntityApi, defineEntity, systemContext, type EntityApi, type EntityDefinition } from '@entity-records/core';
-import { createTestDatabase, TEST_DBS, type TestDatabase } from '../../../../test/support/databases';
+import { TEST_DBS } from '../../../../test/support/databases';
+import { databaseIndexes, instancesPerTest, silent } from '../../../../test/support/instances';
 
 const Maker = defineEntity({
   name: 'Maker',
@@ -36,49 +34,18 @@ const GROWN = {
 } as const;
 const V2 = [Maker, Part, gadget(GROWN)];
 
-const silent = { info() {}, warn() {}, error() {} };
 const ctx = systemContext();
 
-/** A fresh database that survives a restart: a temporary SQLite file or a new PostgreSQL database. */
-async function freshDatabase(kind: 'sqlite' | 'postgres'): Promise<TestDatabase> {
-  if (kind === 'postgres') return createTestDatabase(kind);
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'er-sync-'));
-  return { kind, url: `sqlite:${path.join(dir, 'db.sqlite')}`, drop: async () => fs.rmSync(dir, { recursive: true, force: true }) };
-}
-
-/** Index name → its SQL, read from the database's own catalogue. */
-async function indexes(api: EntityApi): Promise<Map<string, string>> {
-  const db = api.database.knex;
-  const rows: { name: string; sql: string }[] =
-    api.database.dialect.name === 'postgres'
-      ? (await db.raw('select indexname as name, indexdef as sql from pg_indexes where schemaname = current_schema()')).rows
-      : await db.raw("select name, sql from sqlite_master where type = 'index' and sql is not null");
-  return new Map(rows.map((r) => [r.name, r.sql.replace(/\s+/g, ' ')]));
-}
+const indexes = databaseIndexes;
 
 async function columns(api: EntityApi, table: string): Promise<string[]> {
   return Object.keys(await api.database.knex(table).columnInfo()).sort();
 }
 
 describe.each(TEST_DBS)('schema sync on %s', (kind) => {
-  let db: TestDatabase;
-  const open: EntityApi[] = [];
-  const start = (entities: readonly EntityDefinition[]) => {
-    const api = createEntityApi({ database: db.url, entities, logger: silent });
-    open.push(api);
-    return api;
-  };
-  const stop = async (api: EntityApi) => {
-    open.splice(open.indexOf(api), 1);
-    await api.close();
-  };
-  beforeEach(async () => {
-    db = await freshDatabase(kind);
-  });
-  afterEach(async () => {
-    for (const api of open.splice(0)) await api.close();
-    await db.drop();
-  });
+  const instances = instancesPerTest(kind);
+  const start = (entities: readonly EntityDefinition[]) => instances.track(createEntityApi({ database: instances.db.url, entities, logger: silent }));
+  const stop = (api: EntityApi) => instances.stop(api);
 
   it('creates tables, columns, join tables and indexes', async () => {
     const api = start(V1);
@@ -242,7 +209,7 @@ describe.each(TEST_DBS)('schema sync on %s', (kind) => {
   if (kind === 'sqlite') {
     it('plans again when another process wrote after its snapshot (SQLITE_BUSY_SNAPSHOT)', async () => {
       const api = start(V1);
-      const file = db.url.slice('sqlite:'.length);
+      const file = instances.db.url.slice('sqlite:'.length);
       let interfered = 0;
       let transactionOpen = false;
       // Right after the sync's first read inside its transaction, another connection commits a write.
@@ -267,8 +234,7 @@ describe.each(TEST_DBS)('schema sync on %s', (kind) => {
     // On SQLite, instances of one process share no lock: a write-first transaction waits in
     // SQLite's busy handler and blocks the event loop, so admin creation is raced on PostgreSQL only.
     const admin = kind === 'postgres' ? { userName: 'admin', password: 'same-for-all' } : undefined;
-    const apis = Array.from({ length: 4 }, () => createEntityApi({ database: db.url, entities: V2, logger: silent, admin }));
-    open.push(...apis);
+    const apis = Array.from({ length: 4 }, () => instances.track(createEntityApi({ database: instances.db.url, entities: V2, logger: silent, admin })));
     await Promise.all(apis.map((a) => a.ready()));
     for (const api of apis) expect(await api.schemaDiff()).toEqual([]);
     expect(await columns(apis[0], 'gadget')).toEqual(expect.arrayContaining(['weight', 'notes', 'gtin']));

@@ -1,10 +1,8 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import knex from 'knex';
 import { createEntityApi, defineEntity, systemContext, type EntityApi, type EntityApiOptions, type EntityDefinition } from '@entity-records/core';
-import { createTestDatabase, TEST_DBS, type TestDatabase } from '../../../../test/support/databases';
+import { TEST_DBS } from '../../../../test/support/databases';
+import { databaseIndexes, instancesPerTest, silent } from '../../../../test/support/instances';
 
 const note = (searchable: boolean): EntityDefinition =>
   defineEntity({
@@ -17,47 +15,15 @@ const note = (searchable: boolean): EntityDefinition =>
     },
   });
 
-const silent = { info() {}, warn() {}, error() {} };
-
-/** A database that survives a restart: a temporary SQLite file or a new PostgreSQL database. */
-async function freshDatabase(kind: 'sqlite' | 'postgres'): Promise<TestDatabase> {
-  if (kind === 'postgres') return createTestDatabase(kind);
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'er-search-'));
-  return { kind, url: `sqlite:${path.join(dir, 'db.sqlite')}`, drop: async () => fs.rmSync(dir, { recursive: true, force: true }) };
-}
-
-/** Index name → its SQL, read from the database's own catalogue (pg_indexes, sqlite_master). */
-async function indexes(api: EntityApi): Promise<Map<string, string>> {
-  const db = api.database.knex;
-  const rows: { name: string; sql: string }[] =
-    api.database.dialect.name === 'postgres'
-      ? (await db.raw('select indexname as name, indexdef as sql from pg_indexes where schemaname = current_schema()')).rows
-      : await db.raw("select name, sql from sqlite_master where type = 'index' and sql is not null");
-  return new Map(rows.map((r) => [r.name, r.sql.replace(/\s+/g, ' ')]));
-}
-
 const onNote = (found: Map<string, string>) => [...found].filter(([name]) => name.includes('note')).map(([name]) => name).sort();
 
 describe.each(TEST_DBS)('search indexes of searchable fields on %s', (kind) => {
-  let db: TestDatabase;
-  const open: EntityApi[] = [];
-  const start = (definitions: EntityDefinition[], logger: EntityApiOptions['logger'] = silent, url = db.url) => {
-    // pg-boss would need to create its own schema: the restricted role below may not.
-    const api = createEntityApi({ database: url, entities: definitions, logger, jobs: { queue: 'in-process' } });
-    open.push(api);
-    return api;
-  };
-  const stop = async (api: EntityApi) => {
-    open.splice(open.indexOf(api), 1);
-    await api.close();
-  };
-  beforeEach(async () => {
-    db = await freshDatabase(kind);
-  });
-  afterEach(async () => {
-    for (const api of open.splice(0)) await api.close();
-    await db.drop();
-  });
+  const instances = instancesPerTest(kind);
+  // pg-boss would need to create its own schema: the restricted role below may not.
+  const start = (definitions: EntityDefinition[], logger: EntityApiOptions['logger'] = silent, url = instances.db.url) =>
+    instances.track(createEntityApi({ database: url, entities: definitions, logger, jobs: { queue: 'in-process' } }));
+  const stop = (api: EntityApi) => instances.stop(api);
+  const indexes = databaseIndexes;
 
   it('are added to an existing database for searchable fields only, once', async () => {
     const before = start([note(false)]);
@@ -103,13 +69,13 @@ describe.each(TEST_DBS)('search indexes of searchable fields on %s', (kind) => {
   if (kind === 'postgres') {
     it('are skipped with a warning when the role may not create pg_trgm; the filters answer all the same', async () => {
       const role = `er_test_role_${randomBytes(4).toString('hex')}`;
-      const name = new URL(db.url).pathname.slice(1);
-      const admin = knex({ client: 'pg', connection: db.url, pool: { min: 0, max: 1 } });
+      const name = new URL(instances.db.url).pathname.slice(1);
+      const admin = knex({ client: 'pg', connection: instances.db.url, pool: { min: 0, max: 1 } });
       try {
         // A role that may create tables in the schema but not extensions in the database.
         await admin.raw(`create role "${role}" login`);
         await admin.raw(`grant usage, create on schema public to "${role}"`);
-        const url = new URL(db.url);
+        const url = new URL(instances.db.url);
         url.username = role;
         const warnings: string[] = [];
         const logger = { ...silent, warn: (_details: unknown, message?: string) => void warnings.push(message ?? '') };
@@ -123,8 +89,8 @@ describe.each(TEST_DBS)('search indexes of searchable fields on %s', (kind) => {
         await stop(api);
       } finally {
         await admin.destroy();
-        await db.drop();
-        const cluster = knex({ client: 'pg', connection: db.url.replace(`/${name}`, '/postgres'), pool: { min: 0, max: 1 } });
+        await instances.db.drop();
+        const cluster = knex({ client: 'pg', connection: instances.db.url.replace(`/${name}`, '/postgres'), pool: { min: 0, max: 1 } });
         await cluster.raw(`drop role if exists "${role}"`).finally(() => cluster.destroy());
       }
     });
