@@ -70,6 +70,7 @@ const Supplier = defineEntity({
 });
 const Item = defineEntity({
   name: 'Item',
+  hasAttributes: true,
   fields: {
     name: { type: 'varchar', required: true },
     sku: { type: 'varchar', unique: true },
@@ -193,6 +194,27 @@ describe.each(TEST_DBS)('row rules on %s', (kind) => {
       await a.del(`${base}/Item/${iB.id}`).set('permanently', 'true').expect(404);
       await b.post(`${base}/entityRestore`, { entityName: 'Item', ids: [iB.id] }).expect(200, { restored: 1, errors: [] });
       expect(await stored('Item', iB.id)).toMatchObject({ price: 20, tenantId: 'B' });
+    });
+
+    it("the attribute endpoints and flattened attribute writes on another tenant's record are 404 and change nothing", async () => {
+      const { iA, iB } = await world();
+      const code = `note_${kind}_${gen}_${n}`;
+      const attr = (await t.post(`${base}/Attribute`, { entityType: 'Item', name: code, code, type: 'varchar' }).expect(200)).body.id;
+      const FLAT = { 'Flatten-Attributes': 'true' };
+      const tries = (id: string) => [
+        a.get(`${base}/Item/${id}/attributeValues`),
+        a.post(`${base}/Item/${id}/addAttributes`, { attributeIds: [attr] }),
+        a.post(`${base}/Item/${id}/upsertAttributeValues`, [{ attributeId: attr, value: 'from A' }]),
+        a.del(`${base}/Item/${id}/attributeValues`).send({ attributeIds: [attr] }),
+        update(a, `${base}/Item/${id}`, { [code]: 'flat from A' }).set(FLAT),
+      ];
+      for (const res of await Promise.all(tries(iB.id))) expect(res.status).toBe(404);
+      expect((await t.get(`${base}/Item/${iB.id}/attributeValues`).expect(200)).body).toEqual([]);
+      // the same requests on the tenant's own record are served
+      for (const res of await Promise.all(tries(iA.id).slice(0, 3))) expect(res.status).toBe(200);
+      await update(a, `${base}/Item/${iA.id}`, { [code]: 'flat from A' }).set(FLAT).expect(200);
+      const own = (await t.get(`${base}/Item/${iA.id}/attributeValues`).expect(200)).body;
+      expect(own).toEqual([expect.objectContaining({ attributeId: attr, value: 'flat from A' })]);
     });
 
     it('a mass update changes only rows of the tenant, by ids and by where', async () => {
