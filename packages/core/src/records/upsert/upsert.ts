@@ -116,11 +116,6 @@ const failedWith = (error: unknown): UpsertResult => {
   throw error;
 };
 
-/**
- * Creates or updates each item, in order, with one result per item. Consecutive items of one
- * entity type run set-based in one transaction; items are independent (one failing stores the
- * others).
- */
 /** Who upserts, through which repositories, and whether items may create records. */
 export interface UpsertCall {
   lookup: (entity: string) => Repository | undefined;
@@ -131,12 +126,19 @@ export interface UpsertCall {
   links?: readonly LinkDelta[];
 }
 
+/**
+ * Creates or updates each item, in order, with one result per item. Consecutive items of one
+ * entity type run set-based in one transaction; items are independent (one failing stores the
+ * others).
+ */
 export async function upsertItems(call: UpsertCall, items: readonly unknown[]): Promise<UpsertResult[]> {
   const { lookup, ctx } = call;
   const mode = call.mode ?? 'upsert';
   const results: UpsertResult[] = new Array(items.length);
   let run: Prepared[] = [];
   let runRepo: Repository | undefined;
+  /** Whether row rules apply to the caller on the run's entity type. */
+  let ruled = false;
   const turn = eventLoopTurns();
   const flush = async () => {
     if (runRepo && run.length) await upsertRun(runRepo, ctx, { items: run, results, mode, links: call.links ?? [] });
@@ -146,11 +148,13 @@ export async function upsertItems(call: UpsertCall, items: readonly unknown[]): 
   for (const [index, item] of items.entries()) {
     try {
       const { repo, body } = itemParts(lookup, item);
-      if (repo !== runRepo) await flush();
+      if (repo !== runRepo) {
+        await flush();
+        // Resolved once per request and entity type: no work for a type without rules.
+        ruled = (await rowFilter(repo, ctx)) !== undefined;
+      }
       runRepo = repo;
       const { data, objects } = splitLinkObjects(repo.model, body);
-      // Resolved once per request and entity type: no work for a type without rules.
-      const ruled = (await rowFilter(repo, ctx)) !== undefined;
       if (needsSinglePath(repo, ctx, { body, objects: objects.size, ruled })) {
         await flush();
         results[index] = await upsertSingle(repo, { lookup, ctx, mode, links: call.links }, body).catch(failedWith);
