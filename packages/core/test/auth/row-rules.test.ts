@@ -4,6 +4,7 @@ import request from 'supertest';
 import { defineEntity, systemContext, type EntityApi, type RequestContext, type RowRule } from '@entity-records/core';
 import { GENERATIONS, startTestApi, type TestApi } from '../../../../test/support/api';
 import { TEST_DBS } from '../../../../test/support/databases';
+import { finishedJob } from '../../../../test/support/jobs';
 import { openSse } from '../../../../test/support/sse';
 import { userWithRole, type UserClient } from '../../../../test/support/users';
 
@@ -83,15 +84,6 @@ const Item = defineEntity({
 });
 
 const FULL = { create: true, read: 'all', edit: 'all', delete: 'all', stream: true };
-
-async function waitForJob(t: TestApi, base: string, client: UserClient, jobId: string) {
-  for (let i = 0; i < 120; i++) {
-    const job = (await client.get(`${base}/Job/${jobId}`).expect(200)).body;
-    if (['Success', 'Failed', 'Canceled'].includes(job.status)) return job;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`job ${jobId} did not finish`);
-}
 
 describe.each(TEST_DBS)('row rules on %s', (kind) => {
   let t: TestApi;
@@ -225,7 +217,7 @@ describe.each(TEST_DBS)('row rules on %s', (kind) => {
       expect((await stored('Item', iB.id)).price).toBe(20);
       const where = [{ type: 'startsWith', attribute: 'sku', value: prefix }];
       const { jobId } = (await a.post(`${base}/entityMassUpdate`, { entityName: 'Item', where, values: { price: 8 } }).expect(200)).body;
-      const job = await waitForJob(t, base, a, jobId);
+      const job = await finishedJob(a, { base, id: jobId });
       expect(job).toMatchObject({ status: 'Success', result: { updated: 1, errors: [] } });
       expect((await stored('Item', iA.id)).price).toBe(8);
       expect((await stored('Item', iB.id)).price).toBe(20);
@@ -255,7 +247,7 @@ describe.each(TEST_DBS)('row rules on %s', (kind) => {
       expect((await t.get(`${base}/Item?totalOnly=true&where[0][type]=equals&where[0][attribute]=sku&where[0][value]=${prefix}new-b`)).body.total).toBe(0);
       // The same items as a job: the same results.
       const { jobId } = (await a.post(`${base}/upsertAsync`, items.slice(0, 2)).expect(200)).body;
-      const job = await waitForJob(t, base, a, jobId);
+      const job = await finishedJob(a, { base, id: jobId });
       expect(job.result).toEqual(results.slice(0, 2));
       expect(await stored('Item', iB.id)).toEqual(b0);
       // The same request as a plain create: the same unique error, nothing more.

@@ -1,19 +1,10 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import request from 'supertest';
 import { GENERATIONS, startTestApi, type TestApi } from '../../../../test/support/api';
 import { createTestDatabase, TEST_DBS, type TestDatabase } from '../../../../test/support/databases';
+import { finishedJob } from '../../../../test/support/jobs';
 import { attributeEntities, createAttribute, LANGUAGES, startAttributeApi, unique } from '../attributes/support';
-
-async function waitForJob(t: TestApi, base: string, jobId: string) {
-  for (let i = 0; i < 120; i++) {
-    const job = (await request(t.app).get(`${base}/Job/${jobId}`).set('Authorization-Token', t.token).expect(200)).body;
-    if (['Success', 'Failed', 'Canceled'].includes(job.status)) return job;
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error(`job ${jobId} did not finish`);
-}
 
 const attributeItems = (gen: string) => [
   { entity: 'Attribute', payload: { name: unique(`no code ${gen} `), entityType: 'Product', type: 'varchar' } },
@@ -35,7 +26,7 @@ describe.each(TEST_DBS)('jobs run with the generation of their request on %s', (
       const sync = await t.post(`${base}/upsert`, attributeItems(gen)).expect(200);
       expect(statuses(sync.body)).toEqual(expected);
       const { jobId } = (await t.post(`${base}/upsertAsync`, attributeItems(gen)).expect(200)).body;
-      const job = await waitForJob(t, base, jobId);
+      const job = await finishedJob(t, { base, id: jobId });
       expect(job.status).toBe('Success');
       expect(statuses(job.result)).toEqual(expected);
       if (gen === 'A') expect(job.result[0].message).toMatch(/code/);
@@ -49,7 +40,7 @@ describe.each(TEST_DBS)('jobs run with the generation of their request on %s', (
         where: [{ type: 'equals', attribute: 'id', value: id }],
         values: { code: null },
       }).expect(200);
-      const job = await waitForJob(t, base, res.body.jobId);
+      const job = await finishedJob(t, { base, id: res.body.jobId });
       if (gen === 'A') {
         expect(job.result).toEqual({ updated: 0, errors: [expect.objectContaining({ id, code: 'CORE_VALIDATION_FAILED' })] });
         await t.patch(`${base}/Attribute/${id}`, { code: null }).expect(400);
@@ -84,7 +75,7 @@ describe.each(TEST_DBS)('a job stored without a generation on %s', (kind) => {
     }
     const worker = await startTestApi(kind, { entities: attributeEntities, languages: LANGUAGES }, db);
     try {
-      const [old, current] = [await waitForJob(worker, '/api', started[0]), await waitForJob(worker, '/api', started[1])];
+      const [old, current] = [await finishedJob(worker, { base: '/api', id: started[0] }), await finishedJob(worker, { base: '/api', id: started[1] })];
       expect(old.result[0]).toMatchObject({ status: 'Created', entity: { code: null } });
       expect(current.result[0].status).toBe('Failed');
     } finally {

@@ -2,15 +2,7 @@ import { ApiError, BootError, systemContext } from '@entity-records/core';
 import { GENERATIONS, startTestApi, type TestApi } from '../../../../test/support/api';
 import { TEST_DBS } from '../../../../test/support/databases';
 import { testEntities } from '../../../../test/support/fixtures';
-
-async function waitForJob(t: TestApi, base: string, jobId: string) {
-  for (let i = 0; i < 240; i++) {
-    const job = (await t.get(`${base}/Job/${jobId}`).expect(200)).body;
-    if (['Success', 'Failed', 'Canceled'].includes(job.status)) return job;
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error(`job ${jobId} did not finish`);
-}
+import { finishedJob } from '../../../../test/support/jobs';
 
 describe.each(TEST_DBS)('jobs a UI can poll on %s', (kind) => {
   let t: TestApi;
@@ -36,13 +28,13 @@ describe.each(TEST_DBS)('jobs a UI can poll on %s', (kind) => {
         { entity: 'Product', payload: { name: 'no sku', sku: 7 } },
       ];
       const { jobId } = (await t.post(`${base}/upsertAsync`, items).expect(200)).body;
-      const job = await waitForJob(t, base, jobId);
+      const job = await finishedJob(t, { base, id: jobId });
       expect(job).toMatchObject({ status: 'Success', created: 30, updated: 1, notModified: 1, failed: 2 });
     });
 
     it('leaves result out of job lists unless selected', async () => {
       const { jobId } = (await t.post(`${base}/upsertAsync`, [{ entity: 'Brand', payload: { name: `List ${gen}` } }]).expect(200)).body;
-      await waitForJob(t, base, jobId);
+      await finishedJob(t, { base, id: jobId });
       const list = (await t.get(`${base}/Job?maxSize=200`).expect(200)).body;
       const listed = list.list.find((j: { id: string }) => j.id === jobId);
       expect(listed).toMatchObject({ id: jobId, type: 'upsert', status: 'Success', created: 1, updated: 0, notModified: 0, failed: 0 });
@@ -57,7 +49,7 @@ describe.each(TEST_DBS)('jobs a UI can poll on %s', (kind) => {
     it('pages a job\'s result and filters it to failed items, each with its place in the input', async () => {
       const items = Array.from({ length: 25 }, (_, i) => ({ entity: 'Product', payload: i % 5 === 0 ? { price: 'bad' } : { sku: `PAGE-${gen}-${i}`, name: `n${i}` } }));
       const { jobId } = (await t.post(`${base}/upsertAsync`, items).expect(200)).body;
-      await waitForJob(t, base, jobId);
+      await finishedJob(t, { base, id: jobId });
       const failed = (await t.get(`${base}/Job/${jobId}/result?status=Failed&maxSize=2&offset=1`).expect(200)).body;
       expect(failed.total).toBe(5);
       expect(failed.list.map((i: { index: number }) => i.index)).toEqual([5, 10]);
@@ -76,12 +68,12 @@ describe.each(TEST_DBS)('jobs a UI can poll on %s', (kind) => {
     it('runs a job type the host defined, on the same queue, with counts and paging', async () => {
       const admin = (await t.get(`${base}/userSession`).expect(200)).body.user;
       const jobId = await t.api.jobs.start('report', { month: `2026-0${gen === 'A' ? 1 : 2}` }, { variables: {}, user: admin });
-      const job = await waitForJob(t, base, jobId);
+      const job = await finishedJob(t, { base, id: jobId });
       expect(job).toMatchObject({ type: 'report', status: 'Success', created: 2, failed: 1 });
       expect(seen).toContainEqual({ payload: { month: `2026-0${gen === 'A' ? 1 : 2}` }, user: 'admin' });
       const failed = (await t.get(`${base}/Job/${jobId}/result?status=Failed`).expect(200)).body;
       expect(failed).toEqual({ total: 1, list: [{ status: 'Failed', message: 'one row was bad', index: 1 }] });
-      const broken = await waitForJob(t, base, await t.api.jobs.start('report', { fail: true }, systemContext()));
+      const broken = await finishedJob(t, { base, id: await t.api.jobs.start('report', { fail: true }, systemContext()) });
       expect(broken).toMatchObject({ status: 'Failed', message: 'the report cannot be made now' });
     });
   });

@@ -1,17 +1,9 @@
 import request from 'supertest';
 import { definePlugin } from '@entity-records/core';
-import { GENERATIONS, startTestApi, type TestApi } from '../../../../test/support/api';
+import { GENERATIONS, requestsTo, startTestApi, type TestApi } from '../../../../test/support/api';
 import { TEST_DBS } from '../../../../test/support/databases';
 import { testEntities } from '../../../../test/support/fixtures';
-
-async function waitForJob(t: TestApi, base: string, jobId: string, token = t.token) {
-  for (let i = 0; i < 120; i++) {
-    const job = (await request(t.app).get(`${base}/Job/${jobId}`).set('Authorization-Token', token).expect(200)).body;
-    if (['Success', 'Failed', 'Canceled'].includes(job.status)) return job;
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error(`job ${jobId} did not finish`);
-}
+import { finishedJob } from '../../../../test/support/jobs';
 
 describe.each(TEST_DBS)('jobs on %s', (kind) => {
   let t: TestApi;
@@ -26,7 +18,7 @@ describe.each(TEST_DBS)('jobs on %s', (kind) => {
       items.push({ entity: 'Product', payload: { price: 'bad' } } as never);
       const { jobId } = (await t.post(`${base}/upsertAsync`, items).expect(200)).body;
       expect(typeof jobId).toBe('string');
-      const job = await waitForJob(t, base, jobId);
+      const job = await finishedJob(t, { base, id: jobId });
       expect(job).toMatchObject({ id: jobId, type: 'upsert', status: 'Success', progress: 100 });
       expect(job.startedAt).toMatch(/^\d{4}-/);
       expect(job.endedAt).toMatch(/^\d{4}-/);
@@ -61,13 +53,13 @@ describe.each(TEST_DBS)('jobs on %s', (kind) => {
         where: [{ type: 'startsWith', attribute: 'sku', value: tag }],
         values: { quantity: 7 },
       }).expect(200);
-      const job = await waitForJob(t, base, byWhere.body.jobId);
+      const job = await finishedJob(t, { base, id: byWhere.body.jobId });
       expect(job).toMatchObject({ type: 'massUpdate', status: 'Success', result: { updated: 210, errors: [] } });
       const ids = (await t.get(`${base}/Product?select=id&maxSize=300&where[0][type]=startsWith&where[0][attribute]=sku&where[0][value]=${tag}`)).body.list.map(
         (p: { id: string }) => p.id,
       );
       const many = await t.post(`${base}/entityMassUpdate`, { entityName: 'Product', ids, values: { quantity: 8 } }).expect(200);
-      expect((await waitForJob(t, base, many.body.jobId)).result.updated).toBe(210);
+      expect((await finishedJob(t, { base, id: many.body.jobId })).result.updated).toBe(210);
     });
   });
 
@@ -76,7 +68,7 @@ describe.each(TEST_DBS)('jobs on %s', (kind) => {
     await t.post('/api/User', { userName: 'jobber', password: 'pw-jobber', rolesIds: [role.id] }).expect(200);
     const token = (await request(t.app).get('/api/userSession').auth('jobber', 'pw-jobber').set('Authorization-Token-Only', 'true')).body.authorizationToken;
     const mine = (await request(t.app).post('/api/upsertAsync').set('Authorization-Token', token).send([{ entity: 'Brand', payload: { name: 'Job brand' } }]).expect(200)).body.jobId;
-    const job = await waitForJob(t, '/api', mine, token);
+    const job = await finishedJob(requestsTo(t.app, (test) => test.set('Authorization-Token', token)), { base: '/api', id: mine });
     expect(job.result[0].status).toBe('Created');
     const adminJob = (await t.post('/api/upsertAsync', [{ entity: 'Brand', payload: { name: 'Admin job brand' } }]).expect(200)).body.jobId;
     await request(t.app).get(`/api/Job/${adminJob}`).set('Authorization-Token', token).expect(404);
@@ -120,7 +112,7 @@ describe.each(TEST_DBS)('a job just started on %s', (kind) => {
     expect((await t.patch(`${base}/Job/${jobId}`, { status: 'Canceled' }).expect(200)).body.status).toBe('Canceled');
     // A job sent after it runs (jobs run in order), and the canceled one never did.
     const next = (await t.post(`${base}/upsertAsync`, [{ entity: 'Brand', payload: { name: `runs ${g}` } }]).expect(200)).body.jobId;
-    expect((await waitForJob(t, base, next)).status).toBe('Success');
+    expect((await finishedJob(t, { base, id: next })).status).toBe('Success');
     const names = (await t.get(`${base}/Brand?select=name`).expect(200)).body.list.map((b: { name: string }) => b.name);
     expect(names).toContain(`runs ${g}`);
     expect(names).not.toContain(`canceled in time ${g}`);

@@ -1,4 +1,3 @@
-import request from 'supertest';
 import { defineEntity, definePlugin } from '@entity-records/core';
 import { startTestApi, type TestApi } from '../../../../test/support/api';
 import { userWithRole, type UserClient } from '../../../../test/support/users';
@@ -90,12 +89,4 @@ export async function startWorld(kind: 'sqlite' | 'postgres', { singlePath }: { 
   return { t, brand, category, option, maker, as };
 }
 
-/** Waits for a job to end and answers it (read as the admin). */
-export async function finishedJob(t: TestApi, { base, id }: { base: string; id: string }): Promise<Record<string, unknown>> {
-  for (let i = 0; i < 200; i++) {
-    const job = (await request(t.app).get(`${base}/Job/${id}`).set('Authorization-Token', t.token).expect(200)).body;
-    if (['Success', 'Failed', 'Canceled'].includes(job.status)) return job;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`job ${id} did not finish`);
-}
+export { finishedJob } from '../../../../test/support/jobs';
