@@ -1,8 +1,6 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { startTestApi, type TestApi } from '../../../../test/support/api';
-import { createTestDatabase, TEST_DBS, type TestDatabase } from '../../../../test/support/databases';
+import { TEST_DBS, type TestDatabase } from '../../../../test/support/databases';
+import { durableDatabase } from '../../../../test/support/instances';
 import { testEntities } from '../../../../test/support/fixtures';
 
 const DAY = 24 * 60 * 60 * 1000;
@@ -13,16 +11,13 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** The change log keeps changes for `changes.retentionDays` (default 30); each instance sweeps it when it starts (CONTRACT §16). */
 describe.each(TEST_DBS)('change log retention on %s', (kind) => {
   let db: TestDatabase;
-  let dir: string;
 
   beforeAll(async () => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'er-retention-'));
     // one database for several instances in turn: a file for SQLite
-    db = kind === 'sqlite' ? { kind, url: `sqlite:${path.join(dir, 'db.sqlite')}`, drop: async () => undefined } : await createTestDatabase(kind);
+    db = await durableDatabase(kind);
   });
   afterAll(async () => {
     await db.drop();
-    fs.rmSync(dir, { recursive: true, force: true });
   });
 
   /** The seqs of a record's changes, newest first (read as the admin). */

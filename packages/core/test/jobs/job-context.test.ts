@@ -1,8 +1,6 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { GENERATIONS, startTestApi, type TestApi } from '../../../../test/support/api';
-import { createTestDatabase, TEST_DBS, type TestDatabase } from '../../../../test/support/databases';
+import { TEST_DBS, type TestDatabase } from '../../../../test/support/databases';
+import { durableDatabase } from '../../../../test/support/instances';
 import { finishedJob } from '../../../../test/support/jobs';
 import { attributeEntities, createAttribute, LANGUAGES, startAttributeApi, unique } from '../attributes/support';
 
@@ -53,14 +51,11 @@ describe.each(TEST_DBS)('jobs run with the generation of their request on %s', (
 
 describe.each(TEST_DBS)('a job stored without a generation on %s', (kind) => {
   let db: TestDatabase;
-  let dir: string;
   beforeAll(async () => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'er-job-context-'));
-    db = kind === 'sqlite' ? { kind, url: `sqlite:${path.join(dir, 'db.sqlite')}`, drop: async () => undefined } : await createTestDatabase(kind);
+    db = await durableDatabase(kind);
   });
   afterAll(async () => {
     await db.drop();
-    fs.rmSync(dir, { recursive: true, force: true });
   });
 
   it('runs as before, without one; a job stored with one keeps it after a restart', async () => {
