@@ -133,6 +133,8 @@ export function recordStreamPath(model: EntityModel, { op }: GenerationContext):
 /** Both generations: `POST` and `DELETE /{Entity}/{id}/{link}` link and unlink records; merged into generation B's `GET`. */
 export function linkWritePaths(model: EntityModel, { op }: GenerationContext): Record<string, PathItem> {
   const paths: Record<string, PathItem> = {};
+  // Records only the server writes have no link a client may change (403 for everyone).
+  if (model.def.serverWritten) return paths;
   for (const f of model.fields) {
     if (f.system || !isLinkField(f)) continue;
     const suffix = f.name.charAt(0).toUpperCase() + f.name.slice(1);

@@ -47,6 +47,9 @@ describe('OpenAPI paths of records, bulk operations and sessions', () => {
     }
     expect(doc.paths['/api/v1/Product/{id}/createdBy']).toBeUndefined();
     expect(doc.paths['/api/Product/{id}/createdBy']).toBeUndefined();
+    // records only the server writes offer their links to read, never to change
+    expect(Object.keys(doc.paths['/api/v1/WebhookDelivery/{id}/webhook'] ?? {})).toEqual(['get']);
+    expect(doc.paths['/api/WebhookDelivery/{id}/webhook']).toBeUndefined();
   });
 
   it('documents the change routes: the event stream as text/event-stream, the record stream, listening and the public routes without a token', () => {
