@@ -7,6 +7,7 @@ import type { QueryBuilder } from '../sql/database';
 import { outputKeys } from '../sql/read-query';
 import { ownedBy } from '../sql/record-store';
 import { assertMay, type WriteAction } from './write-rules';
+import { versionOf, withRecordVersion } from './version';
 
 export type Action = WriteAction | 'read';
 
@@ -62,6 +63,9 @@ export class RecordGuard {
     const access = await this.access(ctx);
     if (access.unrestricted) return record;
     const hidden = access.derived(fields, this.hiddenKeys);
-    return Object.fromEntries(Object.entries(record).filter(([k]) => !hidden.has(k))) as ApiRecord;
+    const shown = Object.fromEntries(Object.entries(record).filter(([k]) => !hidden.has(k))) as ApiRecord;
+    // The copy is the same version of the record (its `ETag`).
+    const version = versionOf(record);
+    return version === undefined ? shown : withRecordVersion(shown, version);
   }
 }

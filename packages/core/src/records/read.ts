@@ -8,7 +8,7 @@ import { selectFields } from './field-selection';
 import { runPrepared } from '../sql/prepared';
 import { decodeRows, loadMultipleLinks, outputKeys, selectById, shapeRecord, VERSION_KEY } from '../sql/read-query';
 import type { ReadPlan, ReadShape } from './read-plan';
-import { versionOf, withRecordVersion } from './version';
+import { withRecordVersion } from './version';
 import type { Repository } from './repository';
 import { rowFilter, type RowFilter } from './row-rules';
 import { isOwn } from './write-rules';
@@ -114,9 +114,6 @@ export async function answerWrite<TRecord extends ApiRecord>(repo: Repository<TR
   if (afterHook) await afterHook(shapeRecord(repo.readPlan({ fields: repo.readable }).keys, record));
   // Fields read for the present stage stay until it has run.
   const presented = await repo.guard.present(ctx, record, plan ? repo.readable.filter((f) => !plan.extra.includes(f)) : repo.readable);
-  // A copy without the unreadable fields keeps the version of the record (its `ETag`).
-  const version = versionOf(record);
-  if (presented !== record && version !== undefined) withRecordVersion(presented, version);
   await repo.env.attributes?.present(ctx, { model: repo.model, records: [presented] }, { mode: 'single' });
   await plan?.run([presented], { access });
   return presented as TRecord;
