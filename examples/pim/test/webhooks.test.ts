@@ -49,7 +49,8 @@ describe.each(TEST_DBS)('webhooks of the example on %s', (kind) => {
           expect(verifies(got, 'pim-secret')).toBe(true);
         } else {
           // The first attempt is refused before connecting; the delivery waits for its next attempt.
-          const [delivery] = await eventually(deliveries, (list) => list[0]?.attempts >= 1);
+          // (`attempts` counts an attempt from when it is claimed: its outcome is recorded a moment later.)
+          const [delivery] = await eventually(deliveries, (list) => list[0]?.attempts >= 1 && list[0]?.lastError !== null);
           expect(delivery).toMatchObject({ status: 'Pending', lastStatusCode: null, lastError: 'refused: host 127.0.0.1 is a private or reserved address' });
           expect(receiver.connections()).toBe(connections);
           expect(receiver.received.length).toBe(before);
