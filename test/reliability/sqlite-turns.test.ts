@@ -67,3 +67,24 @@ describeSqlite('long work on SQLite', () => {
     expect(longestMs).toBeLessThan(1500);
   });
 });
+
+describeSqlite('two processes writing one SQLite file', () => {
+  it('take turns: writes that read first wait for the other process instead of failing', async () => {
+    const db = await pimDatabase('sqlite', scope.dir, `writers-${Date.now()}`);
+    const storageDir = path.join(scope.dir, 'writers-files');
+    const servers = [await startPim(scope, { db, storageDir }), await startPim(scope, { db, storageDir })];
+    // Each write reads before it writes (a link object found or created, a record found by its
+    // key, a version checked): the other process commits in between all the time.
+    const writes = Array.from({ length: 40 }, (_, i) => {
+      const server = servers[i % 2];
+      return i % 4 < 2
+        ? server.call('POST', '/api/upsert', [{ entity: 'Product', payload: { name: `Turn ${i}`, sku: `turn-${i % 10}`, brand: { name: `Turn brand ${i % 3}` } } }])
+        : server.call('POST', '/api/Product', { name: `Turn ${i}`, brand: { name: `Turn brand ${i % 3}` } });
+    });
+    const answers = await Promise.all(writes);
+    expect(answers.filter((a) => a.status !== 200).map((a) => a.body)).toEqual([]);
+    expect(answers.flatMap((a) => (Array.isArray(a.body) ? a.body : [])).filter((item: { status: string }) => item.status === 'Failed')).toEqual([]);
+    const brands = await servers[0].call('GET', '/api/Brand?where[0][type]=startsWith&where[0][attribute]=name&where[0][value]=Turn%20brand');
+    expect(brands.body.total).toBe(3);
+  });
+});

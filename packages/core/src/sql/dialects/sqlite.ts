@@ -4,6 +4,7 @@ import type { FieldType } from '../../declarations';
 import { BootError } from '../../errors';
 import { LocalNotifications } from '../notifications';
 import type { Dialect, Introspection } from './dialect';
+import { sqliteClient } from './sqlite-client';
 import { runSqliteStatement } from './sqlite-statements';
 import { commonColumnType, databaseUnavailable, parseJson, uniqueViolation } from './shared';
 
@@ -26,7 +27,7 @@ export const sqliteDialect: Dialect = {
     if (!file) throw new BootError('CORE_CONFIG_INVALID', `database URL '${url}' names no file`);
     if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
     return {
-      client: 'better-sqlite3',
+      client: sqliteClient(),
       connection: { filename: file },
       useNullAsDefault: true,
       pool: {
@@ -72,7 +73,8 @@ export const sqliteDialect: Dialect = {
     return `${column} ${not ? 'not ' : ''}like ? escape '\\'`;
   },
 
-  // One connection writes at a time: a transaction already excludes every other writer.
+  // A transaction takes the write lock when it begins (sqlite-client.ts): it already excludes
+  // every other writer, of this process and of others.
   async lock() {},
 
   // One writer at a time (the pool has one connection): nothing to order.
