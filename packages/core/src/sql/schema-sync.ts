@@ -221,8 +221,8 @@ export async function planSchema(sql: SqlContext, auxiliary: readonly AuxiliaryT
 }
 
 /**
- * A write that met another writer: SQLite answers at once instead of waiting when its snapshot is
- * stale (`SQLITE_BUSY`, `SQLITE_BUSY_SNAPSHOT`); such a sync is tried again with a fresh plan.
+ * A sync that met another writer: on SQLite, another connection held the write lock longer than a
+ * transaction waits for it (`SQLITE_BUSY`); such a sync is tried again with a fresh plan.
  */
 function isBusy(dialect: Dialect, error: unknown): boolean {
   if (isConnectionError(error)) return false;

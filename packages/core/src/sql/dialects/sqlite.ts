@@ -4,7 +4,7 @@ import type { FieldType } from '../../declarations';
 import { BootError } from '../../errors';
 import { LocalNotifications } from '../notifications';
 import type { Dialect, Introspection } from './dialect';
-import { sqliteClient } from './sqlite-client';
+import { sqliteClient, STATEMENT_BUSY_MS } from './sqlite-client';
 import { runSqliteStatement } from './sqlite-statements';
 import { commonColumnType, databaseUnavailable, parseJson, uniqueViolation } from './shared';
 
@@ -36,7 +36,7 @@ export const sqliteDialect: Dialect = {
         afterCreate(conn: { pragma(sql: string): unknown }, done: (err: Error | null, conn: unknown) => void) {
           if (file !== ':memory:') conn.pragma('journal_mode = WAL');
           conn.pragma('foreign_keys = ON');
-          conn.pragma('busy_timeout = 5000');
+          conn.pragma(`busy_timeout = ${STATEMENT_BUSY_MS}`);
           conn.pragma('synchronous = NORMAL');
           done(null, conn);
         },
