@@ -5,11 +5,9 @@ import { VERSION_COLUMN } from './schema-sync';
 import type { SqlContext } from './sql-context';
 import { chunks } from '../util/chunks';
 import { storedFields } from './upsert-io';
+import { runText } from './prepared';
 
 const q = quoteName;
-
-/** Rows per statement. */
-const MAX_ROWS = 5000;
 
 const jsonColumnsOf = (model: EntityModel) => storedFields(model).filter((f) => f.type === 'multiEnum' || f.type === 'jsonObject').map((f) => f.column);
 
@@ -18,14 +16,15 @@ const jsonColumnsOf = (model: EntityModel) => storedFields(model).filter((f) => 
  * Rows whose key another request stored meanwhile are skipped: the caller replays them as updates.
  */
 export async function insertRows(sql: SqlContext<Knex.Transaction>, model: EntityModel, rows: Record<string, unknown>[]): Promise<Set<string>> {
-  const { db: trx, dialect } = sql;
+  const { dialect } = sql;
   const stored = new Set<string>();
   if (rows.length === 0) return stored;
   const columns = Object.keys(rows[0]);
-  for (const part of chunks(rows, MAX_ROWS)) {
+  for (const part of chunks(rows, dialect.recordsetRows(columns.length))) {
     const set = dialect.recordset(part, { table: model.table, columns, jsonColumns: jsonColumnsOf(model) });
-    const insert = `insert into ${q(model.table)} (${columns.map(q).join(', ')}) select ${columns.map(set.value).join(', ')} from ${set.from}`;
-    for (const id of await dialect.insertNew(trx, { sql: insert, json: set.json, ids: part.map((r) => r.id as string) })) stored.add(id);
+    const insert = () => `insert into ${q(model.table)} (${columns.map(q).join(', ')}) select ${columns.map(set.value).join(', ')} from ${set.from}`;
+    const key = `${model.table}:${columns.join(',')}:${set.key}`;
+    for (const id of await dialect.insertNew(sql, { key, sql: insert, bindings: set.bindings, ids: part.map((r) => r.id as string) })) stored.add(id);
   }
   return stored;
 }
@@ -36,12 +35,17 @@ export async function updateRows(
   model: EntityModel,
   { rows, columns }: { rows: Record<string, unknown>[]; columns: string[] },
 ): Promise<void> {
-  const { db: trx, dialect } = sql;
+  const { dialect } = sql;
   const t = q(model.table);
-  for (const part of chunks(rows, MAX_ROWS)) {
+  for (const part of chunks(rows, dialect.recordsetRows(columns.length + 1))) {
     const set = dialect.recordset(part, { table: model.table, columns: ['id', ...columns], jsonColumns: jsonColumnsOf(model) });
-    const assignments = [...columns.map((c) => `${q(c)} = ${set.value(c)}`), `${q(VERSION_COLUMN)} = t.${q(VERSION_COLUMN)} + 1`].join(', ');
-    await trx.raw(`update ${t} as t set ${assignments} from ${set.from} where t.id = ${set.value('id')} and t.deleted = ?`, [set.json, dialect.live]);
+    const assignments = () => [...columns.map((c) => `${q(c)} = ${set.value(c)}`), `${q(VERSION_COLUMN)} = t.${q(VERSION_COLUMN)} + 1`].join(', ');
+    const statement = {
+      method: 'count' as const,
+      key: `update:${model.table}:${columns.join(',')}:${set.key}`,
+      text: () => `update ${t} as t set ${assignments()} from ${set.from} where t.id = ${set.value('id')} and t.deleted = ?`,
+    };
+    await runText(sql, statement, [...set.bindings, dialect.live]);
   }
 }
 
@@ -51,8 +55,13 @@ export async function replaceJoinRows(sql: SqlContext<Knex.Transaction>, field: 
   const { table, ownColumn, targetColumn } = field.join;
   for (const part of chunks([...sets.keys()], 1000)) await trx(table).delete().whereIn(ownColumn, part);
   const pairs = [...sets].flatMap(([own, ids]) => ids.map((id) => ({ [ownColumn]: own, [targetColumn]: id })));
-  for (const part of chunks(pairs, MAX_ROWS)) {
+  for (const part of chunks(pairs, dialect.recordsetRows(2))) {
     const set = dialect.recordset(part, { table, columns: [ownColumn, targetColumn] });
-    await trx.raw(`insert into ${q(table)} (${q(ownColumn)}, ${q(targetColumn)}) select ${set.value(ownColumn)}, ${set.value(targetColumn)} from ${set.from}`, [set.json]);
+    const statement = {
+      method: 'count' as const,
+      key: `join:${table}:${set.key}`,
+      text: () => `insert into ${q(table)} (${q(ownColumn)}, ${q(targetColumn)}) select ${set.value(ownColumn)}, ${set.value(targetColumn)} from ${set.from}`,
+    };
+    await runText(sql, statement, set.bindings);
   }
 }

@@ -2,10 +2,11 @@ import type { Knex } from 'knex';
 import type { EntityModel } from '../definition/model';
 import { chunks } from '../util/chunks';
 import { insertDeliveries, type LoggedChange } from './delivery-store';
-import { prepareStatement, runPrepared } from './prepared';
+import { prepareStatement, runPrepared, runText } from './prepared';
 import { insertRow, updateRow, updateShape, updateValues, updateWithMarkers } from './record-store';
 import { changesWritten, transactionOn } from './transaction';
 import type { AuxiliaryTable } from './schema-sync';
+import type { Recordset, RowShape } from './dialects/dialect';
 import type { SqlContext } from './sql-context';
 
 /**
@@ -58,10 +59,13 @@ export interface StoredChange extends NewChange {
 
 const COLUMNS = ['entity_type', 'record_id', 'action', 'diff', 'user_id', 'actor_id', 'request_id', 'owner_id', 'assignee_id', 'created_at'];
 
+/** Changes as a recordset: the diff given as the object itself. */
+const CHANGE_ROWS: RowShape = { table: 'record_change', columns: COLUMNS, jsonColumns: ['diff'] };
+
 /**
  * A change as a row. Its diff goes as JSON text in a row of its own, and as the object itself in
- * a recordset (a batch's JSON document), where the database stores its text: encoded once, not
- * as a string inside a string.
+ * a recordset, which stores its text (on PostgreSQL the batch's JSON document holds the object:
+ * encoded once, not as a string inside a string).
  */
 const toRow = (c: NewChange, { diffAsText = true } = {}): Record<string, unknown> => ({
   entity_type: c.entityType,
@@ -94,8 +98,8 @@ const fromRow = (row: Record<string, unknown>): StoredChange => ({
 
 const q = (name: string) => `"${name.replaceAll('"', '""')}"`;
 
-/** Rows per statement: one bound JSON document each. */
-const MAX_ROWS = 5000;
+/** The insert of a recordset of changes. */
+const insertFrom = (set: Recordset) => `insert into ${q(CHANGE_TABLE.name)} (${COLUMNS.map(q).join(', ')}) select ${COLUMNS.map(set.value).join(', ')} from ${set.from}`;
 
 /** Writes changes in the caller's transaction: one statement per 5,000, whatever their number. */
 export async function insertChanges(sql: SqlContext, changes: readonly NewChange[]): Promise<void> {
@@ -107,14 +111,14 @@ export async function insertChanges(sql: SqlContext, changes: readonly NewChange
   let deliveries = 0;
   if (targets) {
     const logged: LoggedChange[] = [];
-    for (const part of chunks(changes, MAX_ROWS)) logged.push(...(await insertReturning(sql, part)));
+    for (const part of chunks(changes, dialect.recordsetRows(COLUMNS.length))) logged.push(...(await insertReturning(sql, part)));
     deliveries = await insertDeliveries(sql, { changes: logged, targets });
   } else if (changes.length === 1) {
     await insertRow(sql, { table: CHANGE_TABLE.name }, toRow(changes[0]));
   } else {
-    for (const part of chunks(changes, MAX_ROWS)) {
-      const set = dialect.recordset(part.map(inRecordset), { table: CHANGE_TABLE.name, columns: COLUMNS });
-      await db.raw(`insert into ${q(CHANGE_TABLE.name)} (${COLUMNS.map(q).join(', ')}) select ${COLUMNS.map(set.value).join(', ')} from ${set.from}`, [set.json]);
+    for (const part of chunks(changes, dialect.recordsetRows(COLUMNS.length))) {
+      const set = dialect.recordset(part.map(inRecordset), CHANGE_ROWS);
+      await runText(sql, { method: 'count', key: `changes:${set.key}`, text: () => insertFrom(set) }, set.bindings);
     }
   }
   changesWritten(db);
@@ -123,12 +127,10 @@ export async function insertChanges(sql: SqlContext, changes: readonly NewChange
 
 /** Inserts changes and answers their seq with what decides where they go. */
 async function insertReturning(sql: SqlContext, changes: readonly NewChange[]): Promise<LoggedChange[]> {
-  const set = sql.dialect.recordset(changes.map(inRecordset), { table: CHANGE_TABLE.name, columns: COLUMNS });
-  const result = await sql.db.raw(
-    `insert into ${q(CHANGE_TABLE.name)} (${COLUMNS.map(q).join(', ')}) select ${COLUMNS.map(set.value).join(', ')} from ${set.from} returning seq, entity_type, record_id, action`,
-    [set.json],
-  );
-  return sql.dialect.rawRows(result).map((r) => ({ seq: Number(r.seq), entityType: r.entity_type as string, recordId: r.record_id as string, action: r.action as string }));
+  const set = sql.dialect.recordset(changes.map(inRecordset), CHANGE_ROWS);
+  const text = () => `${insertFrom(set)} returning seq, entity_type, record_id, action`;
+  const rows = await runText<Record<string, unknown>[]>(sql, { method: 'rows', key: `changes-returning:${set.key}`, text }, set.bindings);
+  return rows.map((r) => ({ seq: Number(r.seq), entityType: r.entity_type as string, recordId: r.record_id as string, action: r.action as string }));
 }
 
 /**

@@ -79,9 +79,6 @@ export interface LoggedChange {
   action: string;
 }
 
-/** Rows per statement: one bound JSON document each. */
-const MAX_ROWS = 5000;
-
 /**
  * Writes one pending delivery per change and webhook that wants it, in the caller's transaction,
  * one `insert … select` per 5,000: a webhook that is no longer active (or was removed) by the
@@ -110,12 +107,12 @@ export async function insertDeliveries(sql: SqlContext, { changes, targets }: { 
     );
   const columns = Object.keys(rows[0] ?? {});
   const { db, dialect } = sql;
-  for (const part of chunks(rows, MAX_ROWS)) {
+  for (const part of chunks(rows, dialect.recordsetRows(columns.length))) {
     const set = dialect.recordset(part, { table: DELIVERY, columns });
     await db.raw(
       `insert into ${q(DELIVERY)} (${columns.map(q).join(', ')}) select ${columns.map(set.value).join(', ')} from ${set.from} ` +
         `join ${q(WEBHOOK)} w on w.id = ${set.value('webhook_id')} and w.is_active = ${dialect.bool(true)} and w.deleted = ${dialect.bool(false)}`,
-      [set.json],
+      set.bindings as Knex.RawBinding[],
     );
   }
   return rows.length;

@@ -84,10 +84,14 @@ function answer(method: PreparedMethod, result: PreparedResult): unknown {
  * new ones have prepared nothing.
  */
 export async function runPrepared<TResult>(sql: SqlContext, statement: PreparedStatement, values: PreparedValues): Promise<TResult> {
+  return runBound<TResult>(sql, statement, statement.slots.map((slot) => ('name' in slot ? values[slot.name] : slot.value)));
+}
+
+/** Runs a compiled statement with its bound values in order (see `runPrepared`). */
+async function runBound<TResult>(sql: SqlContext, statement: PreparedStatement, bindings: readonly unknown[]): Promise<TResult> {
   const db: Connection = sql.db;
   const inTransaction = (db as Knex.Transaction).isTransaction === true;
   if (inTransaction && (db as Knex.Transaction).isCompleted()) throw new Error('Transaction query already complete');
-  const bindings = statement.slots.map((slot) => ('name' in slot ? values[slot.name] : slot.value));
   const client = db.client as KnexClient;
   for (let attempt = 1; ; attempt += 1) {
     const connection = await client.acquireConnection();
@@ -100,4 +104,23 @@ export async function runPrepared<TResult>(sql: SqlContext, statement: PreparedS
       await client.releaseConnection(connection);
     }
   }
+}
+
+/** A statement whose SQL is written by hand, with a `?` for each bound value. */
+export interface TextStatement {
+  method: PreparedMethod;
+  /** What the text depends on: statements of one key have one text. */
+  key: string;
+  /** The text, made on the first run of the key. */
+  text: () => string;
+}
+
+/**
+ * Runs SQL text written with a `?` for each of `bindings`, compiled once per key: for statements
+ * whose text repeats while their values change (a recordset of the same shape). A text of knex's
+ * own making would be compiled by `prepareStatement` instead.
+ */
+export function runText<TResult>(sql: SqlContext, { method, key, text }: TextStatement, bindings: readonly unknown[]): Promise<TResult> {
+  const statement = sql.statements.get(`text:${method}:${key}`, () => prepareStatement(method, (mark) => sql.db.raw(text(), bindings.map((_, i) => mark(String(i))))));
+  return runBound<TResult>(sql, statement, bindings);
 }

@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import type { FieldType } from '../../declarations';
 import type { ApiError } from '../../errors';
 import type { Notifications } from '../notifications';
+import type { SqlContext } from '../sql-context';
 
 /** What is known about a table in the database. */
 export interface TableInfo {
@@ -34,19 +35,26 @@ export interface ErrorContext {
 }
 
 /**
- * Rows of one table as one JSON document bound to a single parameter, so that a statement costs
- * one parse and one plan whatever the number of rows (and no binding limit applies).
+ * Rows of one table read by one statement as a table: on PostgreSQL one JSON document bound to a
+ * single parameter (one parse and one plan whatever the number of rows); on SQLite a VALUES list
+ * with a parameter per value (the driver binds them in the process, which costs less than SQLite
+ * parsing a document; `recordsetRows` bounds the rows per statement).
  */
 export interface Recordset {
-  /** The bound JSON. */
-  json: string;
-  /** The FROM item that reads it, aliased `v`, with one `?`. */
+  /** The bound values, in order. */
+  bindings: unknown[];
+  /** The FROM item that reads them, aliased `v`, with their `?`. */
   from: string;
+  /** What of `from` depends on the rows, beside the table and columns (their number on SQLite). */
+  key: string;
   /** The SQL of one column's value in the current row. */
   value(column: string): string;
 }
 
-/** The table rows go into: its name, the columns the rows set (in that order), those of them that hold JSON. */
+/**
+ * The table rows go into: its name, the columns the rows set (in that order), those of them that
+ * hold JSON (their values given as JSON text or as the value itself).
+ */
 export interface RowShape {
   table: string;
   columns: readonly string[];
@@ -89,13 +97,15 @@ export interface Dialect {
   readonly defaultJobQueue: 'pg-boss' | 'in-process';
   /** Messages between the processes sharing the database (NOTIFY), or within this process only. */
   notifications(knex: Knex): Notifications;
-  /** `rows` (keyed by column) as one bound JSON document, read as a table. */
+  /** `rows` (keyed by column) bound as one table (see `Recordset`). */
   recordset(rows: readonly Record<string, unknown>[], shape: RowShape): Recordset;
+  /** The most rows of `columns` columns one recordset may hold. */
+  recordsetRows(columns: number): number;
   /**
    * Runs an `insert … select … from <recordset>` and answers the ids stored: rows whose unique key
    * another request stored meanwhile are skipped (the caller replays them as updates).
    */
-  insertNew(trx: Knex.Transaction, insert: { sql: string; json: string; ids: readonly string[] }): Promise<string[]>;
+  insertNew(sql: SqlContext<Knex.Transaction>, insert: { key: string; sql: () => string; bindings: readonly unknown[]; ids: readonly string[] }): Promise<string[]>;
   /** The value of the `deleted` column in live rows, as bound in SQL. */
   readonly live: boolean | number;
   /** A boolean as a SQL literal (`true`, or `1` on SQLite). */

@@ -11,37 +11,42 @@ interface Connection {
   prepare(sql: string): Statement;
 }
 
-/** Statements prepared per connection, by their text; a connection that has prepared this many starts over. */
+/** Statements prepared per connection, by their name (see prepared.ts); a connection that has prepared this many starts over. */
 const LIMIT = 500;
 const prepared = new WeakMap<Connection, Map<string, Statement>>();
 
-/** A connection's statement for `sql`, prepared on first use. */
-function statementOf(connection: Connection, sql: string): Statement {
+/** A connection's statement named `name`, prepared from `sql` on first use. */
+function statementOf(connection: Connection, { sql, name }: { sql: string; name: string }): Statement {
   let statements = prepared.get(connection);
   if (!statements) prepared.set(connection, (statements = new Map()));
-  let statement = statements.get(sql);
+  let statement = statements.get(name);
   if (!statement) {
     if (statements.size >= LIMIT) statements.clear();
     statement = connection.prepare(sql);
-    statements.set(sql, statement);
+    statements.set(name, statement);
   }
   return statement;
 }
 
-/** Values as knex binds them for better-sqlite3: dates as milliseconds, booleans as 0 and 1. */
-const toBinding = (value: unknown): unknown => (value instanceof Date ? value.valueOf() : typeof value === 'boolean' ? Number(value) : value);
+const needsConversion = (value: unknown) => typeof value === 'boolean' || value instanceof Date;
+
+/** Values as knex binds them for better-sqlite3: dates as milliseconds, booleans as 0 and 1 (a copy only when one needs it). */
+function toBindings(values: readonly unknown[]): readonly unknown[] {
+  if (!values.some(needsConversion)) return values;
+  return values.map((value) => (value instanceof Date ? value.valueOf() : typeof value === 'boolean' ? Number(value) : value));
+}
 
 /**
  * Runs a statement on a better-sqlite3 connection, prepared once per connection (SQLite parses
  * and plans a statement when it is prepared). Statements run to completion at once: one prepared
  * statement never serves two runs at the same time.
  */
-export function runSqliteStatement(connection: unknown, sql: string, bindings: readonly unknown[]): PreparedResult {
-  const statement = statementOf(connection as Connection, sql);
-  const values = bindings.map(toBinding);
-  if (statement.reader) {
-    const rows = statement.all(values);
+export function runSqliteStatement(connection: unknown, statement: { sql: string; name: string }, bindings: readonly unknown[]): PreparedResult {
+  const compiled = statementOf(connection as Connection, statement);
+  const values = toBindings(bindings) as unknown[];
+  if (compiled.reader) {
+    const rows = compiled.all(values);
     return { rows, count: rows.length };
   }
-  return { rows: [], count: statement.run(values).changes };
+  return { rows: [], count: compiled.run(values).changes };
 }
