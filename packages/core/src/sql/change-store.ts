@@ -2,11 +2,11 @@ import type { Knex } from 'knex';
 import type { EntityModel } from '../definition/model';
 import { chunks } from '../util/chunks';
 import { insertDeliveries, type LoggedChange } from './delivery-store';
-import { prepareStatement, runPrepared, runText } from './prepared';
+import { prepareStatement, runPrepared, runText, type TextStatement } from './prepared';
 import { insertRow, updateRow, updateShape, updateValues, updateWithMarkers } from './record-store';
 import { changesWritten, transactionOn } from './transaction';
 import type { AuxiliaryTable } from './schema-sync';
-import type { Recordset, RowShape } from './dialects/dialect';
+import type { Dialect, RowShape } from './dialects/dialect';
 import type { SqlContext } from './sql-context';
 
 /**
@@ -30,10 +30,9 @@ export const CHANGE_TABLE: AuxiliaryTable = {
     created_at: 'varchar(19) not null',
   },
   primaryKey: ['seq'],
-  indexes: [
-    { name: 'ix_record_change_record', columns: ['entity_type', 'record_id', 'seq'] },
-    { name: 'ix_record_change_created', columns: ['created_at'] },
-  ],
+  // No index on created_at: the retention sweep walks the oldest changes by seq (purgeChanges),
+  // and one more index would cost every logged change its upkeep.
+  indexes: [{ name: 'ix_record_change_record', columns: ['entity_type', 'record_id', 'seq'] }],
 };
 
 export type ChangeAction = 'Create' | 'Update' | 'Delete' | 'Restore' | 'Relate' | 'Unrelate';
@@ -98,8 +97,27 @@ const fromRow = (row: Record<string, unknown>): StoredChange => ({
 
 const q = (name: string) => `"${name.replaceAll('"', '""')}"`;
 
-/** The insert of a recordset of changes. */
-const insertFrom = (set: Recordset) => `insert into ${q(CHANGE_TABLE.name)} (${COLUMNS.map(q).join(', ')}) select ${COLUMNS.map(set.value).join(', ')} from ${set.from}`;
+/** Columns a batch's changes mostly share (one entity type, caller, request and time): bound once when they do. */
+const SHAREABLE = ['entity_type', 'user_id', 'actor_id', 'request_id', 'created_at'];
+
+/**
+ * The insert of many changes: the columns all of them hold the same value in are bound once, the
+ * others go in a recordset (a batch of changes of one request differs only in record, action,
+ * diff and owner).
+ */
+function changeInsert(dialect: Dialect, changes: readonly NewChange[], returning = ''): TextStatement & { bindings: unknown[] } {
+  const rows = changes.map(inRecordset);
+  const shared = SHAREABLE.filter((c) => rows.every((row) => row[c] === rows[0][c]));
+  const set = dialect.recordset(rows, { ...CHANGE_ROWS, columns: COLUMNS.filter((c) => !shared.includes(c)) });
+  const value = (c: string) => (shared.includes(c) ? '?' : set.value(c));
+  return {
+    method: returning ? 'rows' : 'count',
+    key: `changes:${shared.join(',')}:${set.key}:${returning}`,
+    text: () => `insert into ${q(CHANGE_TABLE.name)} (${COLUMNS.map(q).join(', ')}) select ${COLUMNS.map(value).join(', ')} from ${set.from}${returning}`,
+    // The shared values' markers come first, in the select list.
+    bindings: [...COLUMNS.filter((c) => shared.includes(c)).map((c) => rows[0][c]), ...set.bindings],
+  };
+}
 
 /** Writes changes in the caller's transaction: one statement per 5,000, whatever their number. */
 export async function insertChanges(sql: SqlContext, changes: readonly NewChange[]): Promise<void> {
@@ -117,8 +135,8 @@ export async function insertChanges(sql: SqlContext, changes: readonly NewChange
     await insertRow(sql, { table: CHANGE_TABLE.name }, toRow(changes[0]));
   } else {
     for (const part of chunks(changes, dialect.recordsetRows(COLUMNS.length))) {
-      const set = dialect.recordset(part.map(inRecordset), CHANGE_ROWS);
-      await runText(sql, { method: 'count', key: `changes:${set.key}`, text: () => insertFrom(set) }, set.bindings);
+      const insert = changeInsert(dialect, part);
+      await runText(sql, insert, insert.bindings);
     }
   }
   changesWritten(db);
@@ -127,9 +145,8 @@ export async function insertChanges(sql: SqlContext, changes: readonly NewChange
 
 /** Inserts changes and answers their seq with what decides where they go. */
 async function insertReturning(sql: SqlContext, changes: readonly NewChange[]): Promise<LoggedChange[]> {
-  const set = sql.dialect.recordset(changes.map(inRecordset), CHANGE_ROWS);
-  const text = () => `${insertFrom(set)} returning seq, entity_type, record_id, action`;
-  const rows = await runText<Record<string, unknown>[]>(sql, { method: 'rows', key: `changes-returning:${set.key}`, text }, set.bindings);
+  const insert = changeInsert(sql.dialect, changes, ' returning seq, entity_type, record_id, action');
+  const rows = await runText<Record<string, unknown>[]>(sql, insert, insert.bindings);
   return rows.map((r) => ({ seq: Number(r.seq), entityType: r.entity_type as string, recordId: r.record_id as string, action: r.action as string }));
 }
 
