@@ -64,9 +64,9 @@ export async function fetchByKeys(sql: SqlContext, model: EntityModel, lookups: 
     apply(qb);
     for (const row of await qb) rows.set(row.id as string, row);
   };
-  for (const ids of chunks([...lookups.ids], 1000)) await run((qb) => void qb.whereIn('id', ids));
+  for (const ids of chunks([...lookups.ids], 1000)) await run((qb) => dialect.whereAnyOf(qb, 'id', ids));
   for (const [field, values] of lookups.fields) {
-    for (const part of chunks([...values], 1000)) await run((qb) => void qb.whereIn(field.column, part.map((v) => dialect.toDb(field.type, v)) as never[]));
+    for (const part of chunks([...values], 1000)) await run((qb) => dialect.whereAnyOf(qb, field.column, part.map((v) => dialect.toDb(field.type, v))));
   }
   for (const [name, tuples] of lookups.indexes) {
     const ix = model.uniqueIndexes.find((u) => u.name === name);
@@ -74,7 +74,7 @@ export async function fetchByKeys(sql: SqlContext, model: EntityModel, lookups: 
     const fields = ix.fields.map((n) => model.field.get(n) as StoredField);
     if (fields.length === 1) {
       const [f] = fields;
-      for (const part of chunks(tuples, 1000)) await run((qb) => void qb.whereIn(f.column, part.map((t) => dialect.toDb(f.type, t[0])) as never[]));
+      for (const part of chunks(tuples, 1000)) await run((qb) => dialect.whereAnyOf(qb, f.column, part.map((t) => dialect.toDb(f.type, t[0]))));
       continue;
     }
     // OR of ANDs: SQLite limits expression depth to 1000, so keep the chains short.
@@ -100,7 +100,9 @@ export async function lockInOrder(sql: SqlContext, model: EntityModel, records: 
   const ids = records.map((r) => r.id as string).sort();
   const rows: Record<string, unknown>[] = [];
   for (const part of chunks(ids, 1000)) {
-    rows.push(...(await db(model.table).select('*').whereIn('id', part).where('deleted', dialect.live as never).orderBy('id').forUpdate()));
+    const qb = db(model.table).select('*').where('deleted', dialect.live as never).orderBy('id').forUpdate();
+    dialect.whereAnyOf(qb, 'id', part);
+    rows.push(...(await qb));
   }
   return decodeStored(model, dialect, rows);
 }
@@ -114,8 +116,9 @@ export async function lockVersions(sql: SqlContext, model: EntityModel, ids: str
   const { db, dialect } = sql;
   const found = new Map<string, number>();
   for (const part of chunks([...ids].sort(), 1000)) {
-    const rows = await db(model.table).select('id', VERSION_COLUMN).whereIn('id', part).where('deleted', dialect.live as never).orderBy('id').forUpdate();
-    for (const row of rows) found.set(row.id as string, Number(row[VERSION_COLUMN]));
+    const qb = db(model.table).select('id', VERSION_COLUMN).where('deleted', dialect.live as never).orderBy('id').forUpdate();
+    dialect.whereAnyOf(qb, 'id', part);
+    for (const row of await qb) found.set(row.id as string, Number(row[VERSION_COLUMN]));
   }
   return found;
 }

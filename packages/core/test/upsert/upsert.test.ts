@@ -35,6 +35,16 @@ describe.each(TEST_DBS)('upsert on %s', (kind) => {
       expect(brands.list[0].code).toBe('two');
     });
 
+    it('finds records by keys holding quotes, backslashes, commas, braces and spaces', async () => {
+      const skus = ['a"b', 'c\\d', 'e,f', '{g}', ' h ', 'NULL', "i'j", 'ü €'].map((s) => `${s}-${tag}`);
+      const items = skus.map((sku, i) => ({ entity: 'Product', payload: { name: `Odd ${i}`, sku } }));
+      const first = await t.post(path, items).expect(200);
+      expect(first.body.map((r: { status: string }) => r.status)).toEqual(skus.map(() => 'Created'));
+      const again = await t.post(path, items.map((item) => ({ ...item, payload: { ...item.payload, name: `${item.payload.name} again` } }))).expect(200);
+      expect(again.body.map((r: { status: string }) => r.status)).toEqual(skus.map(() => 'Updated'));
+      expect(again.body.map((r: { entity: { id: string } }) => r.entity.id)).toEqual(first.body.map((r: { entity: { id: string } }) => r.entity.id));
+    });
+
     it('looks up by id, then unique fields, then unique indexes', async () => {
       const brand = (await t.post(`${base}/Brand`, { name: `Idx-${tag}` }).expect(200)).body;
       const byIndex = await t.post(path, [

@@ -47,6 +47,10 @@ function pgTypes() {
   };
 }
 
+/** `{"a","b"}`: the text of a PostgreSQL array of these values. */
+const arrayLiteral = (values: readonly (string | number)[]): string =>
+  `{${values.map((v) => (typeof v === 'number' ? String(v) : `"${v.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`)).join(',')}}`;
+
 export const postgresDialect: Dialect = {
   name: 'postgres',
   blocksEventLoop: false,
@@ -146,6 +150,12 @@ export const postgresDialect: Dialect = {
     if (value === null || value === undefined) return null;
     if (type === 'multiEnum' || type === 'jsonObject') return JSON.stringify(value);
     return value;
+  },
+
+  whereAnyOf(qb, column, values) {
+    // An array literal without a type: PostgreSQL reads it as an array of the column's type.
+    if (values.every((v) => typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v)))) qb.whereRaw('?? = any(?)', [column, arrayLiteral(values as (string | number)[])]);
+    else qb.whereIn(column, values as never[]);
   },
 
   jsonArrayAnyOf(column, count) {

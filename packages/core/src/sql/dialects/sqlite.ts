@@ -133,6 +133,10 @@ export const sqliteDialect: Dialect = {
     return value;
   },
 
+  whereAnyOf(qb, column, values) {
+    qb.whereIn(column, values as never[]);
+  },
+
   jsonArrayAnyOf(column, count) {
     const marks = Array.from({ length: count }, () => '?').join(', ');
     return `exists (select 1 from json_each(${column}) where json_each.value in (${marks}))`;
