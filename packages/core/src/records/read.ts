@@ -27,7 +27,16 @@ export async function hydrate(repo: Repository, rows: Record<string, unknown>[],
 async function hydrateWith(repo: Repository, rows: Record<string, unknown>[], plan: ReadPlan): Promise<ApiRecord[]> {
   decodeRows(repo.env.database.dialect, plan.decoded, rows);
   await loadMultipleLinks(repo.sql, plan.read, rows as ApiRecord[]);
+  // The rows of one statement share their keys: when the first one's are the record's, in order,
+  // every row is its record as it is (no copy per row).
+  if (rows.length > 0 && hasKeysInOrder(rows[0], plan.keys)) return rows as ApiRecord[];
   return rows.map((row) => shapeRecord(plan.keys, row));
+}
+
+function hasKeysInOrder(row: Record<string, unknown>, keys: readonly string[]): boolean {
+  let i = 0;
+  for (const key in row) if (key !== keys[i++]) return false;
+  return i === keys.length;
 }
 
 /**
