@@ -91,12 +91,12 @@ const hasWriteHooks = (repo: Repository) =>
   (['beforeCreate', 'afterCreate', 'beforeUpdate', 'afterUpdate'] as const).some((h) => repo.env.hooks.has(h, repo.model.name));
 
 /**
- * Whether an item needs the single-record path: link objects (find-or-create), write hooks, row
- * rules that apply to the caller (they judge each record after its write, in its transaction),
- * values derived on create, or attribute values (`Flatten-Attributes: true`).
+ * Whether an item needs the single-record path: link objects (find-or-create), write hooks or row
+ * rules that apply to the caller (`perRecord`: the rules judge each record after its write, in its
+ * transaction), values derived on create, or attribute values (`Flatten-Attributes: true`).
  */
-function needsSinglePath(repo: Repository, ctx: RequestContext, { body, objects, ruled }: { body: Record<string, unknown>; objects: number; ruled: boolean }): boolean {
-  if (objects > 0 || ruled || hasWriteHooks(repo) || derivesCode(repo, body)) return true;
+function needsSinglePath(repo: Repository, ctx: RequestContext, { body, objects, perRecord }: { body: Record<string, unknown>; objects: number; perRecord: boolean }): boolean {
+  if (objects > 0 || perRecord || derivesCode(repo, body)) return true;
   return !!ctx.flattenAttributes && !!repo.model.def.hasAttributes && Object.keys(body).some((key) => key !== 'id' && !repo.model.byKey.has(key));
 }
 
@@ -137,8 +137,8 @@ export async function upsertItems(call: UpsertCall, items: readonly unknown[]): 
   const results: UpsertResult[] = new Array(items.length);
   let run: Prepared[] = [];
   let runRepo: Repository | undefined;
-  /** Whether row rules apply to the caller on the run's entity type. */
-  let ruled = false;
+  /** Whether row rules apply to the caller on the run's entity type, or write hooks to its records. */
+  let perRecord = false;
   const turn = eventLoopTurns();
   const flush = async () => {
     if (runRepo && run.length) await upsertRun(runRepo, ctx, { items: run, results, mode, links: call.links ?? [] });
@@ -151,11 +151,11 @@ export async function upsertItems(call: UpsertCall, items: readonly unknown[]): 
       if (repo !== runRepo) {
         await flush();
         // Resolved once per request and entity type: no work for a type without rules.
-        ruled = (await rowFilter(repo, ctx)) !== undefined;
+        perRecord = hasWriteHooks(repo) || (await rowFilter(repo, ctx)) !== undefined;
       }
       runRepo = repo;
       const { data, objects } = splitLinkObjects(repo.model, body);
-      if (needsSinglePath(repo, ctx, { body, objects: objects.size, ruled })) {
+      if (needsSinglePath(repo, ctx, { body, objects: objects.size, perRecord })) {
         await flush();
         results[index] = await upsertSingle(repo, { lookup, ctx, mode, links: call.links }, body).catch(failedWith);
         await turn();
