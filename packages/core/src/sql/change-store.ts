@@ -97,13 +97,16 @@ const fromRow = (row: Record<string, unknown>): StoredChange => ({
 
 const q = (name: string) => `"${name.replaceAll('"', '""')}"`;
 
-/** Columns a batch's changes mostly share (one entity type, caller, request and time): bound once when they do. */
-const SHAREABLE = ['entity_type', 'user_id', 'actor_id', 'request_id', 'created_at'];
+/**
+ * Columns a batch's changes often share: one entity type, caller, request and time, mostly one
+ * action and owner. Bound once when all changes of the statement hold the same value.
+ */
+const SHAREABLE = COLUMNS.filter((c) => c !== 'record_id' && c !== 'diff');
 
 /**
  * The insert of many changes: the columns all of them hold the same value in are bound once, the
- * others go in a recordset (a batch of changes of one request differs only in record, action,
- * diff and owner).
+ * others go in a recordset (the changes of one upsert of new records differ only in record and
+ * diff).
  */
 function changeInsert(dialect: Dialect, changes: readonly NewChange[], returning = ''): TextStatement & { bindings: unknown[] } {
   const rows = changes.map(inRecordset);

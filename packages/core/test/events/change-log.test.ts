@@ -93,6 +93,29 @@ describe.each(TEST_DBS)('the change log on %s', (kind) => {
     expect(one[2].diff).toEqual({ categoriesIds: { was: [cats[2]], became: [] } });
   });
 
+  it('logs a batch whose changes differ in action and owner with each change its own', async () => {
+    const u = await userWithRole(t, { scopes: { Product: { read: 'all', create: true, edit: 'all' } } });
+    const theirs = (await u.post('/api/Product', { name: 'Theirs', sku: 'log-mixed-theirs' }).expect(200)).body.id;
+    const answer = (
+      await t
+        .post('/api/upsert', [
+          { entity: 'Product', payload: { sku: 'log-mixed-theirs', name: 'Theirs, changed' } },
+          { entity: 'Product', payload: { sku: 'log-mixed-mine', name: 'Mine' } },
+        ])
+        .expect(200)
+    ).body;
+    expect(answer.map((r: { status: string }) => r.status)).toEqual(['Updated', 'Created']);
+    const mine = answer[1].entity.id;
+    expect((await changesOf('Product', theirs)).map((c) => c.action)).toEqual(['Create', 'Update']);
+    expect((await changesOf('Product', mine)).map((c) => c.action)).toEqual(['Create']);
+    const owners = await t.api.database.knex('record_change').select('record_id', 'action', 'owner_id', 'user_id').whereIn('record_id', [theirs, mine]).orderBy('seq');
+    expect(owners).toEqual([
+      { record_id: theirs, action: 'Create', owner_id: u.user.id, user_id: u.user.id },
+      { record_id: theirs, action: 'Update', owner_id: u.user.id, user_id: adminId },
+      { record_id: mine, action: 'Create', owner_id: adminId, user_id: adminId },
+    ]);
+  });
+
   it('names the admin as actor in a delegated session, and the user as the one who changed', async () => {
     const u = await userWithRole(t, { scopes: { Product: { read: 'all', create: true, edit: 'all', stream: true } } });
     const delegated = clientFor(t, await delegatedToken(t, ADMIN.userName, ADMIN.password, u.user.userName), u.user);
