@@ -63,7 +63,8 @@ export const sqliteDialect: Dialect = {
 
   recordset(rows, { columns, jsonColumns = [] }) {
     // Bound value by value: better-sqlite3 binds in the process, for less than SQLite's JSON
-    // functions take to parse a document and take it apart again (bench/README.md, "Upsert").
+    // functions take to parse a document and take it apart again (bench/README.md, "2026-11-26,
+    // later").
     // A JSON column's value given as an object is stored as its text.
     const json = columns.map((c) => jsonColumns.includes(c));
     const bindings = new Array<unknown>(rows.length * columns.length);
