@@ -122,7 +122,10 @@ function changeInsert(dialect: Dialect, changes: readonly NewChange[], returning
   };
 }
 
-/** Writes changes in the caller's transaction: one statement per 5,000, whatever their number. */
+/**
+ * Writes changes in the caller's transaction, set-based: one statement per recordset (5,000
+ * changes; on SQLite as many as its limit of parameters allows), whatever their number.
+ */
 export async function insertChanges(sql: SqlContext, changes: readonly NewChange[]): Promise<void> {
   if (changes.length === 0) return;
   const { db, dialect } = sql;

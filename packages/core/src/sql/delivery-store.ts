@@ -81,7 +81,7 @@ export interface LoggedChange {
 
 /**
  * Writes one pending delivery per change and webhook that wants it, in the caller's transaction,
- * one `insert … select` per 5,000: a webhook that is no longer active (or was removed) by the
+ * one `insert … select` per recordset: a webhook that is no longer active (or was removed) by the
  * time the transaction writes gets none. Answers how many rows it offered.
  */
 export async function insertDeliveries(sql: SqlContext, { changes, targets }: { changes: readonly LoggedChange[]; targets: WebhookTargets }): Promise<number> {

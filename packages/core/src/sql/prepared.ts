@@ -3,6 +3,7 @@ import type { Knex } from 'knex';
 import type { Connection } from './database';
 import type { PreparedResult } from './dialects/dialect';
 import type { SqlContext } from './sql-context';
+import { ShapeCache } from '../util/shape-cache';
 
 /**
  * Statements compiled once. knex builds a query once, with markers where the values of a request
@@ -121,6 +122,19 @@ export interface TextStatement {
  * own making would be compiled by `prepareStatement` instead.
  */
 export function runText<TResult>(sql: SqlContext, { method, key, text }: TextStatement, bindings: readonly unknown[]): Promise<TResult> {
-  const statement = sql.statements.get(`text:${method}:${key}`, () => prepareStatement(method, (mark) => sql.db.raw(text(), bindings.map((_, i) => mark(String(i))))));
+  let texts = textStatements.get(sql.statements);
+  if (!texts) textStatements.set(sql.statements, (texts = new ShapeCache(MAX_TEXT_STATEMENTS)));
+  const statement = texts.get(`${method}:${key}`, () => {
+    const compiled = prepareStatement(method, (mark) => sql.db.raw(text(), bindings.map((_, i) => mark(String(i)))));
+    // Run with the bindings in order: no slots to keep (a recordset's are thousands).
+    return { ...compiled, slots: [] };
+  });
   return runBound<TResult>(sql, statement, bindings);
 }
+
+/**
+ * Statements of `runText`, per database, apart from the others: a recordset's text grows with its
+ * rows on SQLite, and batches of many sizes would otherwise fill the cache with long texts.
+ */
+const textStatements = new WeakMap<object, ShapeCache<PreparedStatement>>();
+const MAX_TEXT_STATEMENTS = 64;

@@ -16,6 +16,16 @@ const JSON_TYPES: ReadonlySet<FieldType> = new Set(['multiEnum', 'jsonObject']);
 const MAX_BINDINGS = 32_766;
 const MAX_RECORDSET_ROWS = 5000;
 
+/** The most rows of `columns` columns (and the marker) one VALUES list holds. */
+const recordsetRows = (columns: number) => Math.min(MAX_RECORDSET_ROWS, Math.floor(MAX_BINDINGS / (columns + 1)));
+
+/**
+ * The rows a VALUES list of `rows` rows is padded to: as many up to 16, else the next power of
+ * two. Each size is a statement to prepare and keep; few sizes serve every batch size, each
+ * still in one statement.
+ */
+const paddedRows = (rows: number, max: number) => (rows <= 16 ? rows : Math.min(max, 2 ** Math.ceil(Math.log2(rows))));
+
 /** `(?, ?), (?, ?)`: `rows` rows of `columns` parameters, made once per size. */
 const valuesLists = new ShapeCache<string>(200);
 const valuesList = (columns: number, rows: number): string =>
@@ -64,22 +74,30 @@ export const sqliteDialect: Dialect = {
   recordset(rows, { columns, jsonColumns = [] }) {
     // Bound value by value: better-sqlite3 binds in the process, for less than SQLite's JSON
     // functions take to parse a document and take it apart again (bench/README.md, "2026-11-26,
-    // later").
-    // A JSON column's value given as an object is stored as its text.
+    // later"). Each row starts with a marker, 1; the rows that pad the list to its size are NULL
+    // throughout and left out. A JSON column's value given as an object is stored as its text.
     const json = columns.map((c) => jsonColumns.includes(c));
-    const bindings = new Array<unknown>(rows.length * columns.length);
+    const width = columns.length + 1;
+    const size = paddedRows(rows.length, recordsetRows(columns.length));
+    const bindings = new Array<unknown>(size * width).fill(null, rows.length * width);
     let at = 0;
     for (const row of rows) {
+      bindings[at++] = 1;
       for (let i = 0; i < columns.length; i++) {
         const value = row[columns[i]];
         bindings[at++] = json[i] && value !== null && typeof value === 'object' ? JSON.stringify(value) : value;
       }
     }
-    const position = new Map(columns.map((c, i) => [c, i + 1]));
-    return { bindings, from: `(values ${valuesList(columns.length, rows.length)}) as v`, key: String(rows.length), value: (c) => `v.column${position.get(c) as number}` };
+    const position = new Map(columns.map((c, i) => [c, i + 2]));
+    return {
+      bindings,
+      from: `(select * from (values ${valuesList(width, size)}) where column1 is not null) as v`,
+      key: String(size),
+      value: (c) => `v.column${position.get(c) as number}`,
+    };
   },
 
-  recordsetRows: (columns) => Math.min(MAX_RECORDSET_ROWS, Math.floor(MAX_BINDINGS / columns)),
+  recordsetRows,
 
   // One writer at a time: skipping taken keys in the same statement costs nothing. `where true`
   // tells SQLite's parser that ON CONFLICT belongs to the insert, not to a join.
