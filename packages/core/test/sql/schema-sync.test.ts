@@ -1,4 +1,5 @@
 import BetterSqlite3 from 'better-sqlite3';
+import { holdWriteLock } from '../../../../test/support/sqlite-lock';
 import { ApiError, createEntityApi, defineEntity, systemContext, type EntityApi, type EntityDefinition } from '@entity-records/core';
 import { TEST_DBS } from '../../../../test/support/databases';
 import { databaseIndexes, instancesPerTest, silent } from '../../../../test/support/instances';
@@ -213,27 +214,18 @@ describe.each(TEST_DBS)('schema sync on %s', (kind) => {
       await stop(first);
       const file = instances.db.url.slice('sqlite:'.length);
       const other = new BetterSqlite3(file);
-      other.exec('BEGIN IMMEDIATE');
-      other.exec('create table other_process (a int)');
-      let turns = 0;
-      const ticker = setInterval(() => turns++, 10);
-      let released = false;
-      const release = setTimeout(() => {
-        other.exec('COMMIT');
-        released = true;
-      }, 300);
+      const lock = holdWriteLock(other, { ms: 300, write: (db) => db.exec('create table other_process (a int)') });
       try {
         const api = start(V2);
         await api.ready();
         // It finished after the other connection let go, and the process went on meanwhile: the
         // driver's own busy wait would have frozen it (no timer would have fired).
-        expect(released).toBe(true);
-        expect(turns).toBeGreaterThan(3);
+        expect(lock.released()).toBe(true);
+        expect(lock.turns()).toBeGreaterThan(3);
         expect(await api.schemaDiff()).toEqual([]);
         expect(await api.database.knex.schema.hasTable('other_process')).toBe(true);
       } finally {
-        clearInterval(ticker);
-        clearTimeout(release);
+        lock.stop();
         other.close();
       }
     });

@@ -3,6 +3,7 @@ import { defineEntity } from '@entity-records/core';
 import { startTestApi, type TestApi } from '../../../../test/support/api';
 import { TEST_DBS } from '../../../../test/support/databases';
 import { durableDatabase } from '../../../../test/support/instances';
+import { holdWriteLock } from '../../../../test/support/sqlite-lock';
 import type { TestDatabase } from '../../../../test/support/databases';
 
 /**
@@ -32,26 +33,17 @@ describeSqlite('a write on SQLite while another connection holds the write lock'
   });
 
   it('waits for it in turns of the event loop, then finds what the other connection stored', async () => {
-    other.exec('BEGIN IMMEDIATE');
-    other.prepare("insert into brand (id, name, deleted) values ('b-other', 'Made elsewhere', 0)").run();
-    let turns = 0;
-    const ticker = setInterval(() => turns++, 10);
-    let released = false;
-    const release = setTimeout(() => {
-      other.exec('COMMIT');
-      released = true;
-    }, 300);
+    const lock = holdWriteLock(other, { ms: 300, write: (db) => db.prepare("insert into brand (id, name, deleted) values ('b-other', 'Made elsewhere', 0)").run() });
     try {
       // Finds the brand by name (a read), then writes: the read must see the other's row.
       const res = await t.post('/api/Product', { name: 'Waited', brand: { name: 'Made elsewhere' } });
       expect(res.status).toBe(200);
       expect(res.body.brandId).toBe('b-other');
-      expect(released).toBe(true);
+      expect(lock.released()).toBe(true);
       // The process went on while it waited (the driver's own busy wait fires no timer).
-      expect(turns).toBeGreaterThan(3);
+      expect(lock.turns()).toBeGreaterThan(3);
     } finally {
-      clearInterval(ticker);
-      clearTimeout(release);
+      lock.stop();
     }
     expect((await t.get('/api/Brand?totalOnly=true')).body.total).toBe(1);
   });
