@@ -15,7 +15,7 @@ interface SqliteTransactionClass {
 }
 
 /** How long a transaction waits for another connection's write lock before it answers 503. */
-export const WRITE_LOCK_WAIT_MS = 5000;
+const WRITE_LOCK_WAIT_MS = 5000;
 
 /** The busy timeout of single statements outside a transaction (waited synchronously by the driver). */
 export const STATEMENT_BUSY_MS = 5000;
