@@ -12,21 +12,30 @@ const q = quoteName;
 const jsonColumnsOf = (model: EntityModel) => storedFields(model).filter((f) => f.type === 'multiEnum' || f.type === 'jsonObject').map((f) => f.column);
 
 /**
- * Inserts new records (rows keyed by column, all with the same columns); answers the ids stored.
- * Rows whose key another request stored meanwhile are skipped: the caller replays them as updates.
+ * Starts inserting new records (rows keyed by column, all with the same columns); `stored` answers
+ * the ids stored. Rows whose key another request stored meanwhile are skipped: the caller replays
+ * them as updates. Answers once the database has the first statement: the caller may work while
+ * it inserts, and awaits `stored` before its next statement.
  */
-export async function insertRows(sql: SqlContext<Knex.Transaction>, model: EntityModel, rows: Record<string, unknown>[]): Promise<Set<string>> {
+export async function startInsertRows(sql: SqlContext<Knex.Transaction>, model: EntityModel, rows: Record<string, unknown>[]): Promise<{ stored: Promise<Set<string>> }> {
   const { dialect } = sql;
-  const stored = new Set<string>();
-  if (rows.length === 0) return stored;
+  if (rows.length === 0) return { stored: Promise.resolve(new Set()) };
   const columns = Object.keys(rows[0]);
-  for (const part of chunks(rows, dialect.recordsetRows(columns.length))) {
+  const insert = (part: Record<string, unknown>[]) => {
     const set = dialect.recordset(part, { table: model.table, columns, jsonColumns: jsonColumnsOf(model) });
-    const insert = () => `insert into ${q(model.table)} (${columns.map(q).join(', ')}) select ${columns.map(set.value).join(', ')} from ${set.from}`;
-    const key = `${model.table}:${columns.join(',')}:${set.key}`;
-    for (const id of await dialect.insertNew(sql, { key, sql: insert, bindings: set.bindings, ids: part.map((r) => r.id as string) })) stored.add(id);
-  }
-  return stored;
+    const text = () => `insert into ${q(model.table)} (${columns.map(q).join(', ')}) select ${columns.map(set.value).join(', ')} from ${set.from}`;
+    return dialect.insertNew(sql, { key: `${model.table}:${columns.join(',')}:${set.key}`, sql: text, bindings: set.bindings, ids: part.map((r) => r.id as string) });
+  };
+  const [first, ...rest] = chunks(rows, dialect.recordsetRows(columns.length));
+  const started = await insert(first);
+  const stored = (async () => {
+    const ids = new Set(await started.stored);
+    for (const part of rest) for (const id of await (await insert(part)).stored) ids.add(id);
+    return ids;
+  })();
+  // The caller awaits it after its own work; a failure before that is not unhandled.
+  stored.catch(() => undefined);
+  return { stored };
 }
 
 /** Sets `columns` of many live records, each row to its own values (rows keyed by column, with `id`). */

@@ -122,11 +122,26 @@ function changeInsert(dialect: Dialect, changes: readonly NewChange[], returning
   };
 }
 
+/** Changes with the statements that insert them made: built while the caller waits for the database. */
+export interface ReadyChanges {
+  readonly changes: readonly NewChange[];
+  readonly inserts: readonly (TextStatement & { bindings: unknown[] })[];
+}
+
+/** Makes the statements that insert `changes` (one per recordset); a single change goes as a row of its own. */
+export function readyChanges(dialect: Dialect, changes: readonly NewChange[]): ReadyChanges {
+  const inserts = changes.length > 1 ? chunks(changes, dialect.recordsetRows(COLUMNS.length)).map((part) => changeInsert(dialect, part)) : [];
+  return { changes, inserts };
+}
+
 /**
  * Writes changes in the caller's transaction, set-based: one statement per recordset (5,000
- * changes; on SQLite as many as its limit of parameters allows), whatever their number.
+ * changes; on SQLite as many as its limit of parameters allows), whatever their number. Takes the
+ * changes, or the changes made ready beforehand (`readyChanges`).
  */
-export async function insertChanges(sql: SqlContext, changes: readonly NewChange[]): Promise<void> {
+export async function insertChanges(sql: SqlContext, given: readonly NewChange[] | ReadyChanges): Promise<void> {
+  const ready = 'inserts' in given ? given : undefined;
+  const changes = ready?.changes ?? (given as readonly NewChange[]);
   if (changes.length === 0) return;
   const { db, dialect } = sql;
   // Only when an active webhook wants one of them do the changes go anywhere else.
@@ -140,10 +155,7 @@ export async function insertChanges(sql: SqlContext, changes: readonly NewChange
   } else if (changes.length === 1) {
     await insertRow(sql, { table: CHANGE_TABLE.name }, toRow(changes[0]));
   } else {
-    for (const part of chunks(changes, dialect.recordsetRows(COLUMNS.length))) {
-      const insert = changeInsert(dialect, part);
-      await runText(sql, insert, insert.bindings);
-    }
+    for (const insert of (ready ?? readyChanges(dialect, changes)).inserts) await runText(sql, insert, insert.bindings);
   }
   changesWritten(db);
   sql.routing?.written(db, { changes, deliveries });

@@ -1,10 +1,10 @@
 import type { RequestContext } from '../../context';
 import { isStoredField, type EntityModel } from '../../definition/model';
 import { ApiError } from '../../errors';
-import { insertRows, replaceJoinRows, updateRows } from '../../sql/bulk-writes';
+import { replaceJoinRows, startInsertRows, updateRows } from '../../sql/bulk-writes';
 import type { Transaction } from '../../sql/database';
 import { writeMultipleLink } from '../../sql/link-store';
-import { insertChanges, type NewChange } from '../../sql/change-store';
+import { insertChanges, readyChanges, type NewChange } from '../../sql/change-store';
 import { insertRow } from '../../sql/record-store';
 import { sqlContext } from '../../sql/sql-context';
 import { savepoint } from '../../sql/transaction';
@@ -106,9 +106,14 @@ export async function writeDecided(write: DecidedWrite, decided: Prepared[]) {
   const sql = sqlContext(repo.env, write.trx);
   let states = [...new Set(decided.map((p) => p.state as RecordState))];
   const fresh = states.filter((s) => s.isNew);
-  const stored = await insertRows(sql, model, fresh.map((s) => storedRow(repo, s)));
+  const inserting = await startInsertRows(sql, model, fresh.map((s) => storedRow(repo, s)));
+  // While the database inserts, the changes are made ready: they hold unless an insert is lost,
+  // a write fails or links move below.
+  const ready = readyChanges(sql.dialect, decidedChanges(write, decided));
+  const stored = await inserting.stored;
   const changing = new Set(states.filter((s) => !s.isNew).map((s) => s.id));
-  for (const lost of fresh.filter((x) => !stored.has(x.id))) {
+  const lostInserts = fresh.filter((x) => !stored.has(x.id));
+  for (const lost of lostInserts) {
     const next = await recoverLostInsert({ ...write, changing }, lost, decided.filter((p) => p.state === lost));
     if (next && next !== lost) {
       changing.add(next.id);
@@ -132,7 +137,8 @@ export async function writeDecided(write: DecidedWrite, decided: Prepared[]) {
       }
     }
   }
-  await insertChanges(sql, [...decidedChanges(write, decided), ...moves]);
+  const asReady = lostInserts.length === 0 && failures.size === 0 && moves.length === 0;
+  await insertChanges(sql, asReady ? ready : [...decidedChanges(write, decided), ...moves]);
 }
 
 /** One change per item that created or changed a record, in item order (logged in one statement). */

@@ -80,6 +80,11 @@ export interface ConnectOptions {
  * Everything that differs between databases, in one object per dialect. Nothing else sniffs the
  * client name.
  */
+/** An insert under way: `stored` answers the ids it stored once it is done. */
+export interface InsertStarted {
+  readonly stored: Promise<string[]>;
+}
+
 export interface Dialect {
   readonly name: 'sqlite' | 'postgres';
   /** The driver runs statements in this process's thread (better-sqlite3): long work yields between batches. */
@@ -102,10 +107,11 @@ export interface Dialect {
   /** The most rows of `columns` columns one recordset may hold. */
   recordsetRows(columns: number): number;
   /**
-   * Runs an `insert … select … from <recordset>` and answers the ids stored: rows whose unique key
-   * another request stored meanwhile are skipped (the caller replays them as updates).
+   * Starts an `insert … select … from <recordset>`; `stored` answers the ids stored: rows whose
+   * unique key another request stored meanwhile are skipped (the caller replays them as updates).
+   * Answers as soon as the database has the insert: the caller may work while it inserts.
    */
-  insertNew(sql: SqlContext<Knex.Transaction>, insert: { key: string; sql: () => string; bindings: readonly unknown[]; ids: readonly string[] }): Promise<string[]>;
+  insertNew(sql: SqlContext<Knex.Transaction>, insert: { key: string; sql: () => string; bindings: readonly unknown[]; ids: readonly string[] }): Promise<InsertStarted>;
   /** The value of the `deleted` column in live rows, as bound in SQL. */
   readonly live: boolean | number;
   /** A boolean as a SQL literal (`true`, or `1` on SQLite). */

@@ -46,3 +46,26 @@ export async function runPostgresStatement(connection: unknown, { sql, name }: {
     throw error;
   }
 }
+
+/** The parts of knex's client that statements sent past knex go through. */
+interface TransactionClient {
+  acquireConnection(): Promise<PgClient & { __knexUid?: string; __knexTxId?: string }>;
+  emit(event: 'query', query: object): boolean;
+}
+
+/** Sends one statement of a transaction (with `$1` … markers for `values`); answers its result. */
+export type Send = (text: string, values?: readonly unknown[]) => Promise<{ rows: Record<string, unknown>[]; rowCount: number | null }>;
+
+/**
+ * Sends statements on the connection of a transaction, past knex: pg queues them and sends each
+ * as the one before it answers, without waiting for the caller's code. They are announced as
+ * knex announces its own (the `query` event), for statement logs and counts.
+ */
+export async function sendOn(trx: { client: unknown }): Promise<Send> {
+  const client = trx.client as TransactionClient;
+  const connection = await client.acquireConnection();
+  return (text, values = []) => {
+    client.emit('query', { __knexUid: connection.__knexUid, __knexTxId: connection.__knexTxId, method: 'raw', sql: text, bindings: values });
+    return connection.query({ text, values: values as unknown[] });
+  };
+}

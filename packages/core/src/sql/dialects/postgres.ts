@@ -3,11 +3,14 @@ import type { FieldType } from '../../declarations';
 import type { Knex } from 'knex';
 import type { Dialect, Introspection } from './dialect';
 import { PostgresNotifications } from './postgres-notifications';
-import { isStalePostgresStatement, runPostgresStatement } from './postgres-statements';
+import { isStalePostgresStatement, runPostgresStatement, sendOn } from './postgres-statements';
 import { commonColumnType, databaseUnavailable, quoteName, statementTimedOut, uniqueViolation } from './shared';
 
 /** An arbitrary fixed key for the advisory lock taken while the schema is synced. */
 const SCHEMA_LOCK_KEY = 482_113_907;
+
+/** The savepoint an insert of new rows runs in (see insertNew). */
+const NEW_ROWS_SAVEPOINT = 'er_new_rows';
 
 /** query_canceled: the statement timeout (`statementTimeoutMs`) ran out. */
 const STATEMENT_TIMEOUT_STATE = '57014';
@@ -89,15 +92,33 @@ export const postgresDialect: Dialect = {
   // A plain insert costs about a third less than ON CONFLICT DO NOTHING, which inserts every row
   // speculatively, and a conflict is rare (another request stored one of the keys since they were
   // looked up): the plain insert is tried first, in a savepoint, and only after a unique violation
-  // are the rows inserted again skipping those whose key is taken.
+  // are the rows inserted again skipping those whose key is taken. The savepoint and the insert
+  // are queued together: pg sends the insert as soon as the savepoint is taken, and the caller
+  // goes on while the database inserts.
   async insertNew({ db: trx }, { sql, bindings, ids }) {
-    try {
-      await trx.transaction((sp) => sp.raw(sql(), bindings as Knex.RawBinding[]));
-      return [...ids];
-    } catch (error) {
-      if (postgresDialect.translateError(error, {})?.code !== 'CORE_UNIQUE_VIOLATION') throw error;
-      return ((await trx.raw(`${sql()} on conflict do nothing returning id`, bindings as Knex.RawBinding[])).rows as { id: string }[]).map((r) => r.id);
-    }
+    const send = await sendOn(trx);
+    const insert = trx.raw(sql(), bindings as Knex.RawBinding[]).toSQL().toNative();
+    const taken = send(`savepoint ${NEW_ROWS_SAVEPOINT}`);
+    const inserted = send(insert.sql, insert.bindings);
+    // Handled below, once the savepoint answers: a failure meanwhile is not left unhandled.
+    inserted.catch(() => undefined);
+    await taken;
+    const stored = inserted.then(
+      async () => {
+        await send(`release savepoint ${NEW_ROWS_SAVEPOINT}`);
+        return [...ids];
+      },
+      async (error: unknown) => {
+        if (postgresDialect.translateError(error, {})?.code !== 'CORE_UNIQUE_VIOLATION') throw error;
+        await send(`rollback to savepoint ${NEW_ROWS_SAVEPOINT}`);
+        const { rows } = await send(`${insert.sql} on conflict do nothing returning id`, insert.bindings);
+        await send(`release savepoint ${NEW_ROWS_SAVEPOINT}`);
+        return rows.map((r) => r.id as string);
+      },
+    );
+    // The caller awaits it after its own work; a failure before that is not unhandled.
+    stored.catch(() => undefined);
+    return { stored };
   },
 
   bool(value) {

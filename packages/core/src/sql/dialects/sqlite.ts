@@ -103,7 +103,9 @@ export const sqliteDialect: Dialect = {
   // tells SQLite's parser that ON CONFLICT belongs to the insert, not to a join.
   async insertNew(sql, { key, sql: insert, bindings }) {
     const statement = { method: 'rows' as const, key: `new:${key}`, text: () => `${insert()} where true on conflict do nothing returning "id"` };
-    return (await runText<{ id: string }[]>(sql, statement, bindings)).map((r) => r.id);
+    // The driver is synchronous: the insert is done when it answers.
+    const stored = (await runText<{ id: string }[]>(sql, statement, bindings)).map((r) => r.id);
+    return { stored: Promise.resolve(stored) };
   },
 
   bool(value) {
