@@ -1,6 +1,6 @@
 import type { RequestContext } from '../context';
 import type { ApiRecord } from '../declarations';
-import { notFound } from '../errors';
+import { ApiError, notFound } from '../errors';
 import { insertChanges } from '../sql/change-store';
 import { findAnyRow, isLive, modifiedColumns, purgeRow, softDeleteRow } from '../sql/record-store';
 import { sqlContext } from '../sql/sql-context';
@@ -24,7 +24,23 @@ async function recordToPurge(repo: Repository, ctx: RequestContext, id: string):
   const within = await rowFilter(repo, ctx);
   const row = await repo.translated(() => findAnyRow(repo.sql, repo.model, { id, fields: [...repo.ownerFields], within }));
   if (!row || (scope.read === 'own' && !isOwn(ctx, row))) throw notFound(repo.model.name, id);
-  return row.deleted ? ({ ...row, id } as ApiRecord) : visibleRecord(repo, ctx, { id });
+  if (!row.deleted) return visibleRecord(repo, ctx, { id });
+  // No read shows a soft-deleted record: only who may remove it learns that it exists.
+  const record = { ...row, id } as ApiRecord;
+  if (!(await mayDelete(repo, ctx, record))) throw notFound(repo.model.name, id);
+  return record;
+}
+
+/** Whether the caller may delete this record (the rules `deleteRecord` applies, without their 403). */
+async function mayDelete(repo: Repository, ctx: RequestContext, record: ApiRecord): Promise<boolean> {
+  try {
+    const { access } = await repo.guard.scope(ctx, 'delete');
+    assertRecordLevel(repo.model, { ctx, access }, { record, action: 'delete' });
+    return true;
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 403) return false;
+    throw error;
+  }
 }
 
 /**

@@ -177,6 +177,20 @@ export const RULE_CASES: RuleCase[] = [
     expect: refused(409, 'CORE_UNIQUE_VIOLATION', 'Product with the same sku already exists'),
   },
   {
+    rule: 'a create that collides with a record the caller cannot see is judged by its rules first: a field it may not edit is 403',
+    role: withRole({ scopes: { Product: { read: 'own', edit: 'own' } }, fields: { Product: { price: { edit: false } } } }),
+    modes: ['create'],
+    body: () => ({ sku: 'TARGET-SKU', name: 'Guess', price: 1 }),
+    expect: forbidden('Not allowed to edit Product.price'),
+  },
+  {
+    rule: 'a create that collides with a record the caller cannot see is judged by its rules first: a link it may not read is 400',
+    role: withRole({ scopes: { Product: { read: 'own', edit: 'own' }, Brand: { read: 'own' } } }),
+    modes: ['create'],
+    body: (w) => ({ sku: 'TARGET-SKU', name: 'Guess', brandId: w.brand.id }),
+    expect: invalidLink((w) => `Brand '${w.brand.id}' not found (brandId)`),
+  },
+  {
     rule: 'a write within the rules is stored, with a readable link and an option of the list',
     modes: both,
     body: (w, mode) => named(mode, { price: 7, brandId: w.brand.id, statusId: w.option.active, tagsIds: [w.option.sale] }),

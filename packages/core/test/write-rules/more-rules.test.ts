@@ -70,11 +70,15 @@ describe.each(TEST_DBS)('write rules on %s', (kind) => {
       expect(((await finishedJob(w.t, { base, id: job.jobId })).result as { entity: { code: string } }[])[0].entity.code).toBe('dark_blue_4');
     });
 
-    it('removes a record that is already soft-deleted when asked permanently, within the delete rights', async () => {
+    it('removes a record that is already soft-deleted when asked permanently, within the delete rights (to others it is not found)', async () => {
       const id = (await w.t.post(`${base}/Product`, { name: 'Twice deleted' }).expect(200)).body.id;
       await w.t.del(`${base}/Product/${id}`).expect(200);
+      // Who may not remove it learns nothing of it: a soft-deleted record is not found, as one that never was.
       const owner = await w.as(withRole({ scopes: { Product: { delete: 'own' } } }));
-      await owner.del(`${base}/Product/${id}`).set('permanently', 'true').expect(403);
+      const hidden = await owner.del(`${base}/Product/${id}`).set('permanently', 'true').expect(404);
+      const never = await owner.del(`${base}/Product/never-${id}`).set('permanently', 'true').expect(404);
+      expect(hidden.body.error.message.replace(id, '?')).toBe(never.body.error.message.replace(`never-${id}`, '?'));
+      expect(hidden.body.error.code).toBe(never.body.error.code);
       const blind = await w.as(withRole({ scopes: { Product: { read: 'own', delete: 'own' } } }));
       await blind.del(`${base}/Product/${id}`).set('permanently', 'true').expect(404);
       await w.t.del(`${base}/Product/${id}`).expect(404);

@@ -17,13 +17,26 @@ export function assertLookup(model: EntityModel, access: UserAccess, item: { id?
 }
 
 /**
- * The record an item found, as the caller may change it: 403 without the right to read or edit
- * it. A record the caller cannot see (`own`) is not found: the item collides with it, as a create
- * with the same key would (in update mode, a mass update: 404, as an update of it would be).
+ * Whether the caller can see the record an item found: a record outside its read level (`own`) is
+ * not found. The item is then judged as the create it would be, whose rules come first, and
+ * collides with the hidden record as a create with the same key would (in update mode, a mass
+ * update: 404, as an update of it would be). No answer tells more than a create would.
  */
-export function assertMayChange(model: EntityModel, writer: Writer, { hit, mode }: { hit: Hit; mode: UpsertMode }): void {
+export function seesHit(model: EntityModel, writer: Writer, hit: Hit): boolean {
   const scope = assertMay(model, writer.access, 'read');
-  if (scope.read === 'own' && !isOwn(writer.ctx, hit.state.record)) throw mode === 'update' ? notFound(model.name, hit.state.id) : uniqueViolation(model, hit.key);
+  return scope.read !== 'own' || isOwn(writer.ctx, hit.state.record);
+}
+
+/** 404 for a mass update's item naming a record the caller cannot see; else nothing (the item is judged as a create). */
+export function assertHiddenHit(model: EntityModel, { hit, mode }: { hit: Hit; mode: UpsertMode }): void {
+  if (mode === 'update') throw notFound(model.name, hit.state.id);
+}
+
+/** The record an item found and sees, as the caller may change it: 403 without the right to edit it. */
+export function assertMayChange(model: EntityModel, writer: Writer, hit: Hit): void {
   assertMay(model, writer.access, 'edit');
   assertRecordLevel(model, writer, { record: hit.state.record, action: 'edit' });
 }
+
+/** The collision of a create with a record the caller cannot see (after the create's own rules). */
+export const hiddenCollision = (model: EntityModel, hit: Hit): ApiError => uniqueViolation(model, hit.key);

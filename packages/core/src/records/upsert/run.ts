@@ -18,7 +18,7 @@ import type { Repository } from '../repository';
 import { prepareRowRules, rowRulesOf } from '../row-rules';
 import { assertMay, checkFields } from '../write-rules';
 import type { LinkWriter } from '../link-rules';
-import { ambiguousLookup, assertLookup, assertMayChange } from './item-rules';
+import { ambiguousLookup, assertHiddenHit, assertLookup, assertMayChange, hiddenCollision, seesHit } from './item-rules';
 import { applyValues, BatchIndex, failed, type UpsertMode, lookupOf, recordKeys, SegmentHazards, settle, uniqueViolation, type Hit, type Prepared, type RecordState, type UpsertResult } from './plan';
 import { failureOf, writeDecided } from './write';
 
@@ -88,7 +88,7 @@ function mustWait(run: Run, state: RecordState | undefined, { p, keys }: { p: Pr
 function applyToExisting(run: Run, p: Prepared, hit: Hit): Placement {
   const { repo, writer } = run;
   const found = hit.state;
-  assertMayChange(repo.model, writer, { hit, mode: run.mode });
+  assertMayChange(repo.model, writer, hit);
   const values = withDeltas(run, p, found.record);
   checkFields(repo.model, writer.access, { values, sent: [...values.keys()], existing: found.record });
   assertItemLinks(run, p);
@@ -108,14 +108,21 @@ function applyToExisting(run: Run, p: Prepared, hit: Hit): Placement {
   return wait ? 'last' : 'in';
 }
 
-/** An item that names no record of the batch creates one. */
-function createNew(run: Run, p: Prepared): Placement {
+/** The rules of an item that creates a record, in the order of every create; answers its values with the defaults. */
+function assertCreate(run: Run, p: Prepared): Map<FieldModel, unknown> {
   const { repo, writer } = run;
   assertMay(repo.model, writer.access, 'create');
   const values = completeForCreate(repo.model, p.values);
   // The right to edit is needed for the fields the item sent, not for the defaults.
   checkFields(repo.model, writer.access, { values, sent: [...p.values.keys()] });
   assertItemLinks(run, p);
+  return values;
+}
+
+/** An item that names no record of the batch creates one. */
+function createNew(run: Run, p: Prepared): Placement {
+  const { repo } = run;
+  const values = assertCreate(run, p);
   // A copy of one object shape is cheaper than adding the keys one by one.
   const record: Record<string, unknown> = { ...run.blank, id: p.id ?? uuidv7() };
   for (const key of run.listKeys) record[key] = [];
@@ -141,6 +148,11 @@ function decide(run: Run, p: Prepared): Placement {
   assertLookup(run.repo.model, run.writer.access, p);
   const hit = run.index.find(lookupOf(run.repo.model, p.id, p.values));
   if (hit === 'ambiguous') throw ambiguousLookup();
+  if (hit && !seesHit(run.repo.model, run.writer, hit)) {
+    assertHiddenHit(run.repo.model, { hit, mode: run.mode });
+    assertCreate(run, p);
+    throw hiddenCollision(run.repo.model, hit);
+  }
   if (hit) return applyToExisting(run, p, hit);
   if (run.mode === 'update') throw notFound(run.repo.model.name, p.id ?? '');
   return createNew(run, p);

@@ -12,8 +12,8 @@ import { derivesCode } from '../option-codes';
 import type { LinkDelta } from '../link-delta';
 import type { Repository } from '../repository';
 import { prepareRowRules, rowFilter } from '../row-rules';
-import { ambiguousLookup, assertLookup, assertMayChange } from './item-rules';
-import { BatchIndex, failed, lookupOf, uniqueViolation, type Hit, type Prepared, type UpsertMode, type UpsertResult } from './plan';
+import { ambiguousLookup, assertHiddenHit, assertLookup, assertMayChange, hiddenCollision, seesHit } from './item-rules';
+import { BatchIndex, failed, lookupOf, type Hit, type Prepared, type UpsertMode, type UpsertResult } from './plan';
 import { entityOf, shownKeys, upsertRun } from './run';
 
 export { publicResult } from './plan';
@@ -35,7 +35,7 @@ const SINGLE_ATTEMPTS = 3;
  * links (`brand: {name}` is `brandId` in a unique index). A record outside the caller's row rules
  * is treated as one hidden by `own`: the item collides with it (in update mode: not found).
  */
-async function lookUpSingle(repo: Repository, { ctx, mode }: { ctx: RequestContext; mode: UpsertMode }, payload: Record<string, unknown>): Promise<Hit | undefined> {
+async function lookUpSingle(repo: Repository, { ctx, mode }: { ctx: RequestContext; mode: UpsertMode }, payload: Record<string, unknown>): Promise<Hit | { hidden: Hit } | undefined> {
   const within = await prepareRowRules(repo, ctx);
   // Attribute values (`Flatten-Attributes: true`) are no lookup keys.
   const own = (await repo.env.attributes?.prepareWrite(ctx, repo.model, payload))?.body ?? payload;
@@ -50,11 +50,16 @@ async function lookUpSingle(repo: Repository, { ctx, mode }: { ctx: RequestConte
     const sql = sqlContext(repo.env, trx);
     for (const record of await fetchByKeys(sql, repo.model, keyLookups(repo.model, [{ id, values }]))) index.add({ id: record.id as string, record, isNew: false, dirty: new Set() });
     const found = index.find(lookupOf(repo.model, id, values));
-    return found && found !== 'ambiguous' && within && !(await isLive(sql, repo.model, { id: found.state.id, within })) ? { hidden: found } : found;
+    if (!found || found === 'ambiguous') return found;
+    const seen = seesHit(repo.model, { ctx, access }, found) && (!within || (await isLive(sql, repo.model, { id: found.state.id, within })));
+    return seen ? found : { hidden: found };
   });
   if (hit === 'ambiguous') throw ambiguousLookup();
-  if (hit && 'hidden' in hit) throw mode === 'update' ? notFound(repo.model.name, hit.hidden.state.id) : uniqueViolation(repo.model, hit.hidden.key);
-  if (hit) assertMayChange(repo.model, { ctx, access }, { hit, mode });
+  if (hit && 'hidden' in hit) {
+    assertHiddenHit(repo.model, { hit: hit.hidden, mode });
+    return hit;
+  }
+  if (hit) assertMayChange(repo.model, { ctx, access }, hit);
   return hit;
 }
 
@@ -71,6 +76,11 @@ async function upsertSingle(repo: Repository, call: UpsertCall, payload: Record<
   for (let attempt = 1; ; attempt++) {
     const hit = await lookUpSingle(repo, { ctx, mode: call.mode ?? 'upsert' }, payload);
     if (!hit && call.mode === 'update') throw notFound(repo.model.name, String(payload.id ?? ''));
+    if (hit && 'hidden' in hit) {
+      // Judged as the create it would be: its rules first, then the collision with the record the caller cannot see.
+      const created = await repo.create(ctx, payload).catch((error: unknown) => Promise.reject(isUniqueViolation(error) ? hiddenCollision(repo.model, hit.hidden) : error));
+      return { status: 'Created', stored: true, entity: entityOf(shown, created) };
+    }
     if (!hit) {
       const created = await repo.create(ctx, payload).catch((error: unknown) => {
         if (attempt < SINGLE_ATTEMPTS && isUniqueViolation(error)) return undefined;
