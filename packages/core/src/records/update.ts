@@ -41,7 +41,18 @@ interface RecordChange {
   linkValues: Map<FieldModel, unknown>;
   /** The action the change is logged as. */
   action: ChangeAction;
+  /** Whether the version the write expects is the client's (`If-Match`: 412), or the one read (read again). */
+  ifMatch: boolean;
 }
+
+/** Another request wrote the record since it was read: the update is judged again on what is stored now. */
+class WrittenMeanwhile extends Error {}
+
+/**
+ * Reads of a record an update makes at most while other requests keep writing it first; then
+ * 409, as for a hook's `expect`.
+ */
+const UPDATE_ATTEMPTS = 10;
 
 /**
  * What an update reads of the stored record: everything readable when record hooks get it as
@@ -83,9 +94,9 @@ function assertSameId(input: Record<string, unknown>, id: string): void {
  * The error of an update that matched no row: the row changed meanwhile under `If-Match` (412) or
  * a hook's `expect` (409), or is gone (404).
  */
-async function unmatchedUpdate(repo: Repository, sql: SqlContext, { id, expected }: Pick<RecordChange, 'id' | 'expected'>): Promise<ApiError> {
+async function unmatchedUpdate(repo: Repository, sql: SqlContext, { id, expected, ifMatch }: Pick<RecordChange, 'id' | 'expected' | 'ifMatch'>): Promise<Error> {
   if (Object.keys(expected).length === 0 || !(await isLive(sql, repo.model, { id }))) return notFound(repo.model.name, id);
-  if (VERSION_COLUMN in expected) return preconditionFailed(repo.model.name, id);
+  if (VERSION_COLUMN in expected) return ifMatch ? preconditionFailed(repo.model.name, id) : new WrittenMeanwhile();
   return new ApiError('CORE_CONFLICT', `${repo.model.name} '${id}' was changed by another request; read it again`, { details: { entity: repo.model.name, id } });
 }
 
@@ -98,18 +109,18 @@ export function assertVersion(repo: Repository, { existing, id, ifMatch }: { exi
 }
 
 /** Writes the changed columns of a record's row (and who changed it, and when). */
-async function writeRow(repo: Repository, sql: SqlContext, change: Pick<RecordChange, 'id' | 'expected'> & { ctx: RequestContext; row: Record<string, unknown> }): Promise<void> {
+async function writeRow(repo: Repository, sql: SqlContext, change: Pick<RecordChange, 'id' | 'expected' | 'ifMatch'> & { ctx: RequestContext; row: Record<string, unknown> }): Promise<void> {
   const { id, expected, ctx, row } = change;
   Object.assign(row, modifiedColumns(rowChange(ctx)));
   if (!(await updateRow(sql, repo.model, { id, row, expected }))) throw await unmatchedUpdate(repo, sql, change);
 }
 
 /** Writes the changed columns and links of a record, inside its transaction. */
-async function writeChangedRow(repo: Repository, write: LinkObjectWrite, change: Pick<RecordChange, 'id' | 'expected'> & { changed: Map<FieldModel, unknown> }): Promise<void> {
-  const { id, changed, expected } = change;
+async function writeChangedRow(repo: Repository, write: LinkObjectWrite, change: Pick<RecordChange, 'id' | 'expected' | 'ifMatch'> & { changed: Map<FieldModel, unknown> }): Promise<void> {
+  const { id, changed, expected, ifMatch } = change;
   const sql = sqlContext(repo.env, write.trx);
   const { row, links } = toRow(sql.dialect, changed);
-  await writeRow(repo, sql, { id, expected, ctx: write.ctx, row });
+  await writeRow(repo, sql, { id, expected, ifMatch, ctx: write.ctx, row });
   for (const [field, ids] of links) {
     const previous = await currentLinkIds(sql, field, id);
     await insertChanges(sql, movedLinkChanges(write.ctx, await writeMultipleLink(sql, field, { ownerId: id, ids, previous })));
@@ -135,7 +146,7 @@ async function writeChange(repo: Repository, write: LinkObjectWrite, change: Rec
   const changed = changedValues(change);
   const attributes = await change.attributes?.apply?.(trx, change.id, attributeWriteRules(repo, ctx, after));
   if (changed.size === 0 && !attributes?.changed) return false;
-  await writeChangedRow(repo, write, { id: change.id, changed, expected: change.expected });
+  await writeChangedRow(repo, write, { id: change.id, changed, expected: change.expected, ifMatch: change.ifMatch });
   await assertWithinRules(repo, { sql, ctx }, change.id);
   await insertChanges(sql, [updateChange(repo, ctx, { change, diff: { ...diffOf(changed, change.existing), ...attributes?.diff } })]);
   return true;
@@ -197,13 +208,28 @@ export interface RecordUpdate {
 export async function updateRecord<TRecord extends ApiRecord>(repo: Repository<TRecord>, ctx: RequestContext, update: RecordUpdate & { answer?: undefined }): Promise<{ record: TRecord; written: boolean }>;
 export async function updateRecord<TRecord extends ApiRecord>(repo: Repository<TRecord>, ctx: RequestContext, update: RecordUpdate): Promise<{ record?: TRecord; written: boolean }>;
 export async function updateRecord<TRecord extends ApiRecord>(repo: Repository<TRecord>, ctx: RequestContext, update: RecordUpdate): Promise<{ record?: TRecord; written: boolean }> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await updateOnce(repo, ctx, update);
+    } catch (error) {
+      if (!(error instanceof WrittenMeanwhile)) throw error;
+      if (attempt >= UPDATE_ATTEMPTS) {
+        throw new ApiError('CORE_CONFLICT', `${repo.model.name} '${update.id}' was changed by another request; read it again`, { details: { entity: repo.model.name, id: update.id } });
+      }
+    }
+  }
+}
+
+/**
+ * One attempt of an update, on the record as read now. The write holds only while the record is
+ * still at the version read: the values it compares, its diff and the links it changes by delta
+ * are those of that version (`WrittenMeanwhile` otherwise).
+ */
+async function updateOnce<TRecord extends ApiRecord>(repo: Repository<TRecord>, ctx: RequestContext, update: RecordUpdate): Promise<{ record?: TRecord; written: boolean }> {
   const { id, links = [] } = update;
   const ruled = (await prepareRowRules(repo, ctx)) !== undefined;
   const linkKeys = Object.fromEntries(links.map((d) => [d.field.key, true]));
   const { existing, access } = await editableRecord(repo, ctx, { id, ...storedFieldsToCompare(repo, { ...update.body, ...linkKeys }) });
-  const version = assertVersion(repo, { existing, id, ifMatch: update.ifMatch });
-  // Links changed by delta are computed from the record as read: the write holds only while it is still at that version.
-  const guard = version ?? (links.length ? versionOf(existing) : undefined);
   const body = links.length ? { ...update.body, ...linkValuesAfter(links, existing) } : update.body;
   const attributes = update.attributes ?? (await repo.env.attributes?.prepareWrite(ctx, repo.model, body));
   const input = { ...(attributes?.body ?? body) };
@@ -212,17 +238,18 @@ export async function updateRecord<TRecord extends ApiRecord>(repo: Repository<T
   const sent = { ...input };
   const event: RecordHookEvent = { ctx, model: repo.model, id, data: input, existing };
   await repo.env.hooks.run('beforeUpdate', event);
-  // The write holds only while the record is still at the version checked (another request may write it meanwhile).
-  const expected = { ...expectedColumns(repo, event.expect), ...(guard !== undefined && { [VERSION_COLUMN]: guard }) };
   const { data, objects } = splitLinkObjects(repo.model, input);
   const values = repo.validate(data, 'update');
   const named = sentFields(values, { sent, objects: objects.keys() });
   checkFields(repo.model, access, { values, sent: named, existing, fromHooks: keysSetByHooks(sent, input) });
+  // Preconditions are judged after the rights (RFC 9110 §13.2.1): no right is 403 whatever the version.
+  const guard = assertVersion(repo, { existing, id, ifMatch: update.ifMatch }) ?? versionOf(existing);
+  const expected = { ...expectedColumns(repo, event.expect), ...(guard !== undefined && { [VERSION_COLUMN]: guard }) };
   const after: AfterCommit = [];
   const delta = new Set<FieldModel>(links.map((d) => d.field));
   const linkValues = new Map<FieldModel, unknown>([...named.filter((f) => !delta.has(f)).map((f): [FieldModel, unknown] => [f, values.get(f)]), ...addedLinks(links)]);
   const action: ChangeAction = linkAction(links, { otherValues: named.some((f) => !delta.has(f)) });
-  const change: RecordChange = { id, existing, access, values, named, objects, expected, attributes, linkValues, action };
+  const change: RecordChange = { id, existing, access, values, named, objects, expected, attributes, linkValues, action, ifMatch: update.ifMatch !== undefined };
   const written = await repo.translated(() =>
     isOneStatement(change, ruled) ? writeColumns(repo, ctx, change) : inTransaction(repo.env.database, (trx) => writeChange(repo, { trx, ctx, after }, change)),
   );

@@ -148,5 +148,28 @@ describe.each(TEST_DBS)('record versions on %s', (kind) => {
         expect((await reader.del(`${base}/Product/${created.body.id}`).set('If-Match', ifMatch).expect(403)).body.error.code).toBe('CORE_FORBIDDEN');
       }
     });
+
+    it('judges a field the caller may not edit before If-Match: 403 whatever the version', async () => {
+      const editor = await userWithRole(t, { scopes: { Product: { read: 'all', edit: 'all' } }, fields: { Product: { price: { edit: false } } } });
+      const created = await t.post(`${base}/Product`, { name: 'Locked price' }).expect(200);
+      for (const ifMatch of ['"999999"', etag(created)]) {
+        const res = await editor[update](`${base}/Product/${created.body.id}`, { price: 2 }).set('If-Match', ifMatch).expect(403);
+        expect(res.body.error.message).toBe('Not allowed to edit Product.price');
+      }
+    });
+
+    it('logs concurrent updates of one record as a chain: each diff starts where the one before ended, and an update that changes nothing logs nothing', async () => {
+      const { id } = (await t.post(`${base}/Product`, { name: 'Raced' }).expect(200)).body;
+      await Promise.all(Array.from({ length: 6 }, () => t[update](`${base}/Product/${id}`, { quantity: 7 }).expect(200)));
+      await Promise.all(Array.from({ length: 6 }, (_, i) => t[update](`${base}/Product/${id}`, { price: i + 1 }).expect(200)));
+      const changes = (await t.get(`/api/v1/Product/${id}/stream?maxSize=50`).expect(200)).body.list.reverse();
+      const updates = changes.filter((c: { action: string }) => c.action === 'Update');
+      expect(updates.filter((c: { diff: Record<string, unknown> }) => 'quantity' in c.diff)).toEqual([expect.objectContaining({ diff: { quantity: { was: null, became: 7 } } })]);
+      const prices = updates.filter((c: { diff: Record<string, unknown> }) => 'price' in c.diff).map((c: { diff: { price: { was: unknown; became: unknown } } }) => c.diff.price);
+      expect(prices.length).toBeGreaterThan(0);
+      for (const [i, step] of prices.entries()) expect(step.was).toBe(i === 0 ? null : prices[i - 1].became);
+      // One version per change that was logged (the create's, then one per update).
+      expect(etag(await t.get(`${base}/Product/${id}`).expect(200))).toBe(`"${1 + updates.length}"`);
+    });
   });
 });
