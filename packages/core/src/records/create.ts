@@ -12,7 +12,7 @@ import { inTransaction } from '../sql/transaction';
 import { uuidv7 } from '../util/uuid';
 import { changeOf, diffOf, movedLinkChanges, ownershipOf } from './changes';
 import { attributeWriteRules, resolveLinkObjects, type LinkObjectWrite } from './find-or-create';
-import { assertLinks } from './link-rules';
+import { assertLinks, assertOtherSide } from './link-rules';
 import { splitLinkObjects } from './link-objects';
 import { deriveOptionCode } from './option-codes';
 import { answerWrite, findById } from './read';
@@ -56,7 +56,11 @@ async function insertValues(repo: Repository, write: LinkObjectWrite, record: { 
   const { row, links } = toRow(sql.dialect, record.values);
   Object.assign(row, { id: record.id, ...createdColumns(rowChange(write.ctx)) });
   await repo.translated(() => insertRow(sql, repo.model, row));
-  for (const [field, ids] of links) await insertChanges(sql, movedLinkChanges(write.ctx, await writeMultipleLink(sql, field, { ownerId: record.id, ids, previous: [] })));
+  const writer = { ctx: write.ctx, access: await repo.guard.access(write.ctx), rows: rowRulesOf(repo, write.ctx) };
+  for (const [field, ids] of links) {
+    await assertOtherSide(sql, writer, { field, added: ids, removed: [] });
+    await insertChanges(sql, movedLinkChanges(write.ctx, await writeMultipleLink(sql, field, { ownerId: record.id, ids, previous: [] })));
+  }
 }
 
 /**

@@ -13,7 +13,7 @@ import { sqlContext, type SqlContext } from '../sql/sql-context';
 import { inTransaction } from '../sql/transaction';
 import { changeOf, diffOf, movedLinkChanges, ownershipOf, type Diff } from './changes';
 import { attributeWriteRules, resolveLinkObjects, type LinkObjectWrite } from './find-or-create';
-import { assertLinks } from './link-rules';
+import { assertLinks, assertOtherSide } from './link-rules';
 import { addedLinks, linkAction, linkValuesAfter, type LinkDelta } from './link-delta';
 import { splitLinkObjects, type LinkObjects } from './link-objects';
 import { answerWrite, visibleRecord } from './read';
@@ -116,13 +116,15 @@ async function writeRow(repo: Repository, sql: SqlContext, change: Pick<RecordCh
 }
 
 /** Writes the changed columns and links of a record, inside its transaction. */
-async function writeChangedRow(repo: Repository, write: LinkObjectWrite, change: Pick<RecordChange, 'id' | 'expected' | 'ifMatch'> & { changed: Map<FieldModel, unknown> }): Promise<void> {
+async function writeChangedRow(repo: Repository, write: LinkObjectWrite, change: Pick<RecordChange, 'id' | 'expected' | 'ifMatch' | 'access'> & { changed: Map<FieldModel, unknown> }): Promise<void> {
   const { id, changed, expected, ifMatch } = change;
   const sql = sqlContext(repo.env, write.trx);
   const { row, links } = toRow(sql.dialect, changed);
   await writeRow(repo, sql, { id, expected, ifMatch, ctx: write.ctx, row });
+  const writer = { ctx: write.ctx, access: change.access, rows: rowRulesOf(repo, write.ctx) };
   for (const [field, ids] of links) {
     const previous = await currentLinkIds(sql, field, id);
+    await assertOtherSide(sql, writer, { field, added: ids.filter((x) => !previous.includes(x)), removed: previous.filter((x) => !ids.includes(x)) });
     await insertChanges(sql, movedLinkChanges(write.ctx, await writeMultipleLink(sql, field, { ownerId: id, ids, previous })));
   }
 }
@@ -146,7 +148,7 @@ async function writeChange(repo: Repository, write: LinkObjectWrite, change: Rec
   const changed = changedValues(change);
   const attributes = await change.attributes?.apply?.(trx, change.id, attributeWriteRules(repo, ctx, after));
   if (changed.size === 0 && !attributes?.changed) return false;
-  await writeChangedRow(repo, write, { id: change.id, changed, expected: change.expected, ifMatch: change.ifMatch });
+  await writeChangedRow(repo, write, { id: change.id, changed, expected: change.expected, ifMatch: change.ifMatch, access: change.access });
   await assertWithinRules(repo, { sql, ctx }, change.id);
   await insertChanges(sql, [updateChange(repo, ctx, { change, diff: { ...diffOf(changed, change.existing), ...attributes?.diff } })]);
   return true;

@@ -11,7 +11,8 @@ import { splitLinkObjects } from '../link-objects';
 import { derivesCode } from '../option-codes';
 import type { LinkDelta } from '../link-delta';
 import type { Repository } from '../repository';
-import { prepareRowRules, rowFilter } from '../row-rules';
+import { judgedOnOtherSide } from '../link-rules';
+import { prepareRowRules, rowFilter, rowRulesOf } from '../row-rules';
 import { ambiguousLookup, assertHiddenHit, assertLookup, assertMayChange, hiddenCollision, seesHit } from './item-rules';
 import { BatchIndex, failed, lookupOf, type Hit, type Prepared, type UpsertMode, type UpsertResult } from './plan';
 import { entityOf, shownKeys, upsertRun } from './run';
@@ -110,6 +111,19 @@ function needsSinglePath(repo: Repository, ctx: RequestContext, { body, objects,
   return !!ctx.flattenAttributes && !!repo.model.def.hasAttributes && Object.keys(body).some((key) => key !== 'id' && !repo.model.byKey.has(key));
 }
 
+/**
+ * Keys of the entity type's multiple links whose writes are judged on their other side (see
+ * `assertOtherSide`): an item that writes one takes the single-record path, which judges them.
+ */
+async function otherSideKeys(repo: Repository, ctx: RequestContext): Promise<Set<string>> {
+  const writer = { ctx, access: await repo.guard.access(ctx), rows: rowRulesOf(repo, ctx) };
+  const keys = new Set<string>();
+  for (const field of repo.model.fields) {
+    if (field.type === 'linkMultiple' && (await judgedOnOtherSide(writer, field))) keys.add(field.key).add(field.name);
+  }
+  return keys;
+}
+
 /** An item's entity type and payload, checked (400 text for a Failed item otherwise). */
 function itemParts(lookup: (entity: string) => Repository | undefined, item: unknown): { repo: Repository; body: Record<string, unknown> } {
   const { entity, payload } = (item ?? {}) as { entity?: unknown; payload?: unknown };
@@ -149,6 +163,9 @@ export async function upsertItems(call: UpsertCall, items: readonly unknown[]): 
   let runRepo: Repository | undefined;
   /** Whether row rules apply to the caller on the run's entity type, or write hooks to its records. */
   let perRecord = false;
+  /** Multiple links of the run's entity type judged on their other side, and whether the mass update's deltas write one. */
+  let otherSide = new Set<string>();
+  let deltasOnOtherSide = false;
   const turn = eventLoopTurns();
   const flush = async () => {
     if (runRepo && run.length) await upsertRun(runRepo, ctx, { items: run, results, mode, links: call.links ?? [] });
@@ -162,10 +179,13 @@ export async function upsertItems(call: UpsertCall, items: readonly unknown[]): 
         await flush();
         // Resolved once per request and entity type: no work for a type without rules.
         perRecord = hasWriteHooks(repo) || (await rowFilter(repo, ctx)) !== undefined;
+        otherSide = await otherSideKeys(repo, ctx);
+        deltasOnOtherSide = (call.links ?? []).some((d) => otherSide.has(d.field.key));
       }
       runRepo = repo;
       const { data, objects } = splitLinkObjects(repo.model, body);
-      if (needsSinglePath(repo, ctx, { body, objects: objects.size, perRecord })) {
+      const onOtherSide = deltasOnOtherSide || (otherSide.size > 0 && Object.keys(body).some((key) => otherSide.has(key)));
+      if (needsSinglePath(repo, ctx, { body, objects: objects.size, perRecord: perRecord || onOtherSide })) {
         await flush();
         results[index] = await upsertSingle(repo, { lookup, ctx, mode, links: call.links }, body).catch(failedWith);
         await turn();

@@ -1,0 +1,136 @@
+import { GENERATIONS, startTestApi, type TestApi } from '../../../../test/support/api';
+import { TEST_DBS } from '../../../../test/support/databases';
+import { testEntities } from '../../../../test/support/fixtures';
+import { userWithRole, type UserClient } from '../../../../test/support/users';
+
+/**
+ * CONTRACT §15 on the other side of a multiple link: `Brand.products` is held by each product's
+ * `brand`, and `Category.products` shares its pairs with `Product.categories`. A write of the
+ * link from the brand or the category changes the products it adds and removes, so it must obey
+ * what a write of those products would: the same refusal on every route, and nothing stored.
+ */
+
+/** How a route answered: stored, or refused with a status (where the route tells one), code and message. */
+type Outcome = { stored: true } | { stored: false; status?: number; code?: string; message: string };
+
+type Answer = { status: number; body: any };
+
+const fromHttp = (res: Answer): Outcome => (res.status === 200 ? { stored: true } : { stored: false, status: res.status, code: res.body.error?.code, message: res.body.error?.message ?? '' });
+
+/** A write of the link `link` of the record `owner` (of `entity`): add `id`, or remove it. */
+interface LinkCall {
+  user: UserClient;
+  entity: 'Brand' | 'Category';
+  owner: string;
+  id: string;
+  /** The ids the owner holds before (a set replacement sends them with `id` added or left out). */
+  before: string[];
+}
+
+type Route = { name: string; run: (call: LinkCall, change: 'add' | 'remove') => Promise<Outcome> };
+
+function routes(gen: 'A' | 'B', base: string): Route[] {
+  const update = gen === 'A' ? 'patch' : 'put';
+  const upsertPath = gen === 'A' ? `${base}/upsert` : `${base}/MassActions/action/upsert`;
+  const after = ({ before, id }: LinkCall, change: 'add' | 'remove') => (change === 'add' ? [...before, id] : before.filter((x) => x !== id));
+  return [
+    { name: `${update.toUpperCase()} ${base}/{Entity}/{id}`, run: async (c, change) => fromHttp(await c.user[update](`${base}/${c.entity}/${c.owner}`, { productsIds: after(c, change) })) },
+    {
+      name: `link route ${base}/{Entity}/{id}/products`,
+      run: async (c, change) => fromHttp(change === 'add' ? await c.user.post(`${base}/${c.entity}/${c.owner}/products`, { id: c.id }) : await c.user.del(`${base}/${c.entity}/${c.owner}/products?id=${c.id}`)),
+    },
+    {
+      name: `${upsertPath}`,
+      run: async (c, change) => {
+        const res = await c.user.post(upsertPath, [{ entity: c.entity, payload: { id: c.owner, productsIds: after(c, change) } }]);
+        if (res.status !== 200) return fromHttp(res);
+        const [item] = res.body as { status: string; message?: string }[];
+        return item.status === 'Failed' ? { stored: false, message: item.message ?? '' } : { stored: true };
+      },
+    },
+    {
+      name: `${base}/entityMassUpdate (addLinks, removeLinks)`,
+      run: async (c, change) => {
+        const links = { [change === 'add' ? 'addLinks' : 'removeLinks']: { products: [c.id] } };
+        const res = await c.user.post(`${base}/entityMassUpdate`, { entityName: c.entity, ids: [c.owner], values: {}, ...links });
+        if (res.status !== 200) return fromHttp(res);
+        const { errors = [] } = res.body as { errors?: { code: string; message: string }[] };
+        return errors.length ? { stored: false, code: errors[0].code, message: errors[0].message } : { stored: true };
+      },
+    },
+  ];
+}
+
+describe.each(TEST_DBS)('the other side of multiple links on %s', (kind) => {
+  let t: TestApi;
+  beforeAll(async () => {
+    t = await startTestApi(kind, { entities: testEntities });
+  });
+  afterAll(() => t.close());
+
+  const product = async (name: string, client: { post: TestApi['post'] } = t) => (await client.post('/api/Product', { name }).expect(200)).body.id as string;
+  const productOf = async (id: string) => (await t.get(`/api/Product/${id}`).expect(200)).body;
+
+  describe.each(GENERATIONS)('generation %s', (gen, base) => {
+    it('refuses to move a product onto or off a brand when the caller may not edit Product.brand: 403 on every route, nothing stored', async () => {
+      const user = await userWithRole(t, {
+        scopes: { Product: { read: 'all', edit: 'all', create: true }, Brand: { read: 'all', edit: 'all', create: true } },
+        fields: { Product: { brand: { edit: false } } },
+      });
+      const brand = (await user.post(`${base}/Brand`, { name: `Locked brand ${gen} ${kind}` }).expect(200)).body.id;
+      for (const route of routes(gen, base)) {
+        const p = await product(`Free ${route.name}`);
+        expect([route.name, await route.run({ user, entity: 'Brand', owner: brand, id: p, before: [] }, 'add')]).toEqual([
+          route.name,
+          expect.objectContaining({ stored: false, message: 'Not allowed to edit Product.brand' }),
+        ]);
+        expect((await productOf(p)).brandId).toBeNull();
+      }
+      // A create naming the products is the same write.
+      const p = await product('Free for a new brand');
+      const created = await user.post(`${base}/Brand`, { name: `New locked brand ${gen} ${kind}`, productsIds: [p] }).expect(403);
+      expect(created.body.error.message).toBe('Not allowed to edit Product.brand');
+      expect((await productOf(p)).brandId).toBeNull();
+    });
+
+    it("refuses to move another user's product onto a brand when the caller edits only its own products: 403, and its own product moves", async () => {
+      const user = await userWithRole(t, { scopes: { Product: { read: 'all', edit: 'own', create: true }, Brand: { read: 'all', edit: 'all', create: true } } });
+      const brand = (await user.post(`${base}/Brand`, { name: `Own-edit brand ${gen} ${kind}` }).expect(200)).body.id;
+      for (const route of routes(gen, base)) {
+        const theirs = await product(`Admin's ${route.name}`);
+        expect([route.name, await route.run({ user, entity: 'Brand', owner: brand, id: theirs, before: [] }, 'add')]).toEqual([
+          route.name,
+          expect.objectContaining({ stored: false, message: 'Not allowed to edit this Product' }),
+        ]);
+        expect((await productOf(theirs)).brandId).toBeNull();
+      }
+      const mine = await product('Mine', user);
+      expect(await routes(gen, base)[1].run({ user, entity: 'Brand', owner: brand, id: mine, before: [] }, 'add')).toEqual({ stored: true });
+      expect((await productOf(mine)).brandId).toBe(brand);
+    });
+
+    it.each(['Brand', 'Category'] as const)('refuses to unlink from a %s a product the caller cannot read: the 400 of a missing link, nothing stored', async (entity) => {
+      const user = await userWithRole(t, {
+        scopes: { Product: { read: 'own', edit: 'own', create: true }, Brand: { read: 'all', edit: 'all', create: true }, Category: { read: 'all', edit: 'all', create: true } },
+      });
+      const body = entity === 'Brand' ? { name: `Shared brand ${entity} ${gen} ${kind}` } : { name: `Shared category ${gen} ${kind}`, code: `shared-${gen}-${kind}` };
+      const owner = (await user.post(`${base}/${entity}`, body).expect(200)).body.id;
+      for (const route of routes(gen, base)) {
+        const hidden = await product(`Hidden ${route.name}`);
+        await t.post(`/api/${entity}/${owner}/products`, { id: hidden }).expect(200);
+        expect([route.name, await route.run({ user, entity, owner, id: hidden, before: [hidden] }, 'remove')]).toEqual([
+          route.name,
+          expect.objectContaining({ stored: false, message: `Product '${hidden}' not found (productsIds)` }),
+        ]);
+        const stored = await productOf(hidden);
+        if (entity === 'Brand') expect(stored.brandId).toBe(owner);
+        else expect(stored.categoriesIds).toEqual([owner]);
+        await t.del(`/api/${entity}/${owner}/products?id=${hidden}`).expect(200);
+      }
+      // The caller's own products it unlinks freely.
+      const mine = await product(`Mine ${entity}`, user);
+      await user.post(`${base}/${entity}/${owner}/products`, { id: mine }).expect(200);
+      await user.del(`${base}/${entity}/${owner}/products?id=${mine}`).expect(200);
+    });
+  });
+});
