@@ -126,8 +126,9 @@ export class AuthService {
       userId: user.id,
       createdAt: now,
       lastUsedAt: now,
-      expiresAt: lifetime > 0 ? now + lifetime * 3_600_000 : null,
-      idleMs: idle > 0 ? idle * 3_600_000 : null,
+      // Whole milliseconds (stored as integers), at least one: a fraction of an hour is a limit, not none.
+      expiresAt: lifetime > 0 ? now + Math.ceil(lifetime * 3_600_000) : null,
+      idleMs: idle > 0 ? Math.ceil(idle * 3_600_000) : null,
       actorId: actor?.id ?? null,
     });
     return token;

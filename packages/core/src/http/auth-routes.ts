@@ -38,13 +38,16 @@ function basicCredentials(req: Request): Credentials | undefined {
   return { userName: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
 }
 
+/** The longest token time a header may ask for: 100 years (a time past it is no longer a time in milliseconds the database keeps). */
+const MAX_TOKEN_HOURS = 876_000;
+
 function hours(req: Request, name: string): number | undefined {
   const value = req.get(name);
   if (value === undefined) return undefined;
   const n = Number(value);
-  if (value.trim() === '' || !Number.isFinite(n) || n < 0) {
-    throw new ApiError('CORE_VALIDATION_FAILED', `${name} must be a number of hours (0 = no limit)`, {
-      details: { issues: [{ path: [name], code: 'invalid_type', message: `${name} must be a non-negative number` }] },
+  if (value.trim() === '' || !Number.isFinite(n) || n < 0 || n > MAX_TOKEN_HOURS) {
+    throw new ApiError('CORE_VALIDATION_FAILED', `${name} must be a number of hours from 0 to ${MAX_TOKEN_HOURS} (0 = no limit)`, {
+      details: { issues: [{ path: [name], code: 'invalid_type', message: `${name} must be a number from 0 to ${MAX_TOKEN_HOURS}` }] },
     });
   }
   return n;
