@@ -38,31 +38,40 @@ export class LoginThrottle {
     return [user, `ip:${address}`];
   }
 
-  /** Runs a sign-in attempt unless blocked; records its failure (401) when it fails. */
+  /**
+   * Runs a sign-in attempt unless blocked; records its failure (401) when it fails. The attempt
+   * counts as a failure before the password is checked, and is taken back when it does not fail:
+   * attempts sent at once are counted together, so that no more than the limit of them are tried
+   * before the others are refused.
+   */
   async attempt<TResult>(userName: string, address: string, fn: () => Promise<TResult>): Promise<TResult> {
     const keys = this.keys(userName, address);
     const now = Date.now();
     const until = await this.store.blockedUntil(keys, now);
-    if (until !== undefined) {
-      const seconds = Math.max(1, Math.ceil((until - now) / 1000));
-      throw new ApiError('CORE_TOO_MANY_REQUESTS', `Too many failed sign-ins; try again in ${seconds} s`, {
-        headers: { 'Retry-After': String(seconds) },
-      });
+    if (until !== undefined) throw tooMany(until - now);
+    const pending = keys.map((key, i) => ({ key, id: uuidv7(), limit: i === 0 ? this.perUser : this.perAddress, count: 0 }));
+    for (const p of pending) p.count = await this.store.addFailure(p.key, { id: p.id, now, since: now - this.windowMs });
+    const takeBack = () => this.store.removeFailures(pending.map((p) => p.id));
+    const over = pending.filter((p) => p.count > p.limit);
+    if (over.length) {
+      await takeBack();
+      for (const p of over) await this.store.block(p.key, now + this.windowMs);
+      throw tooMany(this.windowMs);
     }
     try {
-      return await fn();
+      const result = await fn();
+      await takeBack();
+      return result;
     } catch (error) {
-      if (error instanceof ApiError && error.code === 'CORE_UNAUTHORIZED') await this.fail(keys);
+      if (!(error instanceof ApiError && error.code === 'CORE_UNAUTHORIZED')) await takeBack();
+      else for (const p of pending) if (p.count >= p.limit) await this.store.block(p.key, now + this.windowMs);
       throw error;
     }
   }
+}
 
-  private async fail([userKey, addressKey]: [string, string]): Promise<void> {
-    const now = Date.now();
-    const since = now - this.windowMs;
-    for (const [key, limit] of [[userKey, this.perUser], [addressKey, this.perAddress]] as const) {
-      const count = await this.store.addFailure(key, { id: uuidv7(), now, since });
-      if (count >= limit) await this.store.block(key, now + this.windowMs);
-    }
-  }
+/** 429 for a sign-in refused for `ms` more milliseconds. */
+function tooMany(ms: number): ApiError {
+  const seconds = Math.max(1, Math.ceil(ms / 1000));
+  return new ApiError('CORE_TOO_MANY_REQUESTS', `Too many failed sign-ins; try again in ${seconds} s`, { headers: { 'Retry-After': String(seconds) } });
 }

@@ -36,6 +36,11 @@ export class ThrottleStore {
     return Number(row?.n ?? 0);
   }
 
+  /** Takes back failures recorded for attempts that did not fail after all. */
+  async removeFailures(ids: readonly string[]): Promise<void> {
+    await this.database.knex('login_failure').delete().whereIn('id', ids);
+  }
+
   async block(key: string, until: number): Promise<void> {
     await this.database.knex('login_block').insert({ throttle_key: key, until_at: until }).onConflict('throttle_key').merge();
   }

@@ -92,6 +92,16 @@ describe.each(TEST_DBS)('login throttling on %s', (kind) => {
     await attempt('victim', 'right-pw').expect(200);
   });
 
+  it('counts attempts sent at once together: of 20 parallel wrong passwords at most 10 are tried, the others are 429', async () => {
+    await t.post('/api/User', { userName: 'flooded', password: 'right-pw' }).expect(200);
+    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => attempt('flooded', `wrong-${i}`)));
+    const statuses = answers.map((r) => r.status);
+    expect(statuses.filter((s) => s !== 401 && s !== 429)).toEqual([]);
+    expect(statuses.filter((s) => s === 401).length).toBeLessThanOrEqual(10);
+    expect(statuses.filter((s) => s === 429).length).toBeGreaterThanOrEqual(10);
+    await attempt('flooded', 'right-pw').expect(429);
+  });
+
   it('throttles an address after too many failures across user names', async () => {
     const a = await startTestApi(kind, { entities: testEntities, auth: { throttle: { maxFailuresPerAddress: 25 } } });
     try {
