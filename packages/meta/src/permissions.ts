@@ -13,14 +13,21 @@ export const PERMISSIONS_SCHEMA = {
 /**
  * Whether the caller may take a listed record off the link the response follows: unlinking
  * (`DELETE /{Entity}/{id}/{link}`) is an update of that link of the record it starts from, so that
- * record must be editable by the caller, and its link field too (of every kind of link alike).
+ * record must be editable by the caller, and its link field too (of every kind of link alike). A
+ * `hasMany` link is held by the listed record's own single link (`Product.brand` of
+ * `Brand.products`): unlinking writes the listed record too, which must be editable with that field.
  */
 async function unlinkRule(event: PresentEvent): Promise<(record: ApiRecord) => Promise<boolean>> {
-  const { ctx, access, link, repository } = event;
+  const { ctx, access, link, repository, model } = event;
   if (!link) return async () => false;
   const source = repository(link.model.name);
   const allowed = access.field(link.model.name, link.field.name).edit && (await source.permits(ctx, 'edit', link.record));
-  return async () => allowed;
+  const field = link.field;
+  if (!allowed || field.type !== 'linkMultiple' || field.linkKind !== 'hasMany') return async () => allowed;
+  const holding = model.fields.find((f) => f.type === 'link' && f.column === field.foreignColumn);
+  if (holding && !access.field(model.name, holding.name).edit) return async () => false;
+  const listed = repository(model.name);
+  return (record) => listed.permits(ctx, 'edit', record);
 }
 
 /**

@@ -128,48 +128,38 @@ function holdingLink(target: EntityModel, field: MultipleLinkField): FieldModel 
 
 /**
  * Whether a write of this multiple link is judged on its other side too (`assertOtherSide`): a
- * `hasMany` link always (it writes the other records' rows); a many-to-many link when the caller
- * may not see every record of the target, so that a removal could touch one it cannot read.
+ * `hasMany` link, which writes the rows of the records it adds and removes. A many-to-many link
+ * writes pairs only: a write of it is judged on the record written and its targets, as from
+ * either side.
  */
-export async function judgedOnOtherSide(writer: LinkWriter, field: MultipleLinkField): Promise<boolean> {
-  if (field.linkKind === 'hasMany') return true;
-  if (optionList(field)) return false;
-  return writer.access.scope(field.target).read !== 'all' || (await writer.rows(field.target)) !== undefined;
-}
+export const judgedOnOtherSide = (field: MultipleLinkField): boolean => field.linkKind === 'hasMany';
 
 /**
- * The rules on the other side of a multiple link (CONTRACT §15): a write that changes
- * `Brand.products` or `Category.products` changes the products it adds and removes too, and no
- * route may change a record that another route would refuse to change.
- *
- * - A record it removes must be one the caller may read: else the same 400 as a link to a
- *   missing record (a record it adds is judged as a link target already).
- * - Where the other side holds the link in its own row (`Product.brand`), the write is a write of
- *   those records: the caller must be allowed to edit that field (403) and each record it adds or
- *   removes, at the role's level (403).
+ * The rules on the other side of a `hasMany` link (CONTRACT §15): a write that changes
+ * `Brand.products` writes the `brand` of the products it adds and removes, and no route may
+ * change a record that another route would refuse to change. The caller must be allowed to edit
+ * that field (403) and each record it adds or removes, at the role's level (403); a record it
+ * removes must be one the caller may read, else the same 400 as a link to a missing record (a
+ * record it adds is judged as a link target already).
  */
 export async function assertOtherSide(sql: SqlContext, writer: LinkWriter, { field, added, removed }: { field: MultipleLinkField; added: readonly string[]; removed: readonly string[] }): Promise<void> {
-  if (optionList(field) || (added.length === 0 && removed.length === 0)) return;
+  if (!judgedOnOtherSide(field) || (added.length === 0 && removed.length === 0)) return;
   const target = sql.schema.entity(field.target) as EntityModel;
   const holding = holdingLink(target, field);
-  if (holding) {
-    assertFieldsEditable(target, writer.access, [holding]);
-    assertMay(target, writer.access, 'edit');
-  }
+  if (holding) assertFieldsEditable(target, writer.access, [holding]);
+  const level = assertMay(target, writer.access, 'edit');
   const within = await writer.rows(field.target);
-  const level = writer.access.scope(field.target);
+  const changed = [...added, ...removed];
+  // A link to a record deleted since is no record's: nothing to judge.
+  const live = level.read !== 'all' || level.edit === 'own' || within ? await liveIdsOf(sql, field.target, { ids: changed }) : new Set<string>();
   if (removed.length && (level.read !== 'all' || within)) {
-    const owner = level.read === 'own' && writer.ctx.user ? { userId: writer.ctx.user.id } : undefined;
+    const owner = level.read === 'own' ? { userId: writer.ctx.user?.id ?? '' } : undefined;
     const visible = level.read === 'no' ? new Set<string>() : await liveIdsOf(sql, field.target, { ids: removed, owner, within });
-    const live = await liveIdsOf(sql, field.target, { ids: removed });
-    // A removed link to a record deleted since is no record's: nothing to judge.
     const hidden = removed.find((id) => live.has(id) && !visible.has(id));
     if (hidden !== undefined) throw invalidLink(field, hidden);
   }
-  if (holding && level.edit === 'own') {
-    const changed = [...added, ...removed];
+  if (level.edit === 'own') {
     const editable = await liveIdsOf(sql, field.target, { ids: changed, owner: { userId: writer.ctx.user?.id ?? '' }, within });
-    const live = await liveIdsOf(sql, field.target, { ids: changed });
     if (changed.some((id) => live.has(id) && !editable.has(id))) throw forbidden(`Not allowed to edit this ${target.name}`);
   }
 }

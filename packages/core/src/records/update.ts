@@ -50,9 +50,13 @@ class WrittenMeanwhile extends Error {}
 
 /**
  * Reads of a record an update makes at most while other requests keep writing it first; then
- * 409, as for a hook's `expect`.
+ * 409, as for a hook's `expect`. Each round lets one writer through: this many serve as many
+ * writers of one record at once, and they spread out by a short random wait between rounds.
  */
-const UPDATE_ATTEMPTS = 10;
+const UPDATE_ATTEMPTS = 100;
+
+/** A wait of up to `attempt` milliseconds (10 at most), at random: writers that collided try again apart. */
+const spreadOut = (attempt: number) => new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(attempt, 10)));
 
 /**
  * What an update reads of the stored record: everything readable when record hooks get it as
@@ -218,6 +222,7 @@ export async function updateRecord<TRecord extends ApiRecord>(repo: Repository<T
       if (attempt >= UPDATE_ATTEMPTS) {
         throw new ApiError('CORE_CONFLICT', `${repo.model.name} '${update.id}' was changed by another request; read it again`, { details: { entity: repo.model.name, id: update.id } });
       }
+      await spreadOut(attempt);
     }
   }
 }

@@ -233,7 +233,8 @@ describe.each(TEST_DBS)('row rules on %s', (kind) => {
       const b0 = await stored('Item', iB.id);
       const items = [
         { entity: 'Item', payload: { sku: iB.sku, name: 'Taken', price: 1 } },
-        { entity: 'Item', payload: { id: iB.id, price: 1 } },
+        // Judged as the create it would be (a name is required), then colliding with the row it cannot see.
+        { entity: 'Item', payload: { id: iB.id, name: 'Taken by id', price: 1 } },
         { entity: 'Item', payload: { sku: `${prefix}new`, name: 'New A' } },
         { entity: 'Item', payload: { sku: `${prefix}new-b`, name: 'New in B', tenantId: 'B' } },
       ];

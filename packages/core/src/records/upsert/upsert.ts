@@ -12,7 +12,7 @@ import { derivesCode } from '../option-codes';
 import type { LinkDelta } from '../link-delta';
 import type { Repository } from '../repository';
 import { judgedOnOtherSide } from '../link-rules';
-import { prepareRowRules, rowFilter, rowRulesOf } from '../row-rules';
+import { prepareRowRules, rowFilter } from '../row-rules';
 import { ambiguousLookup, assertHiddenHit, assertLookup, assertMayChange, hiddenCollision, seesHit } from './item-rules';
 import { BatchIndex, failed, lookupOf, type Hit, type Prepared, type UpsertMode, type UpsertResult } from './plan';
 import { entityOf, shownKeys, upsertRun } from './run';
@@ -115,12 +115,9 @@ function needsSinglePath(repo: Repository, ctx: RequestContext, { body, objects,
  * Keys of the entity type's multiple links whose writes are judged on their other side (see
  * `assertOtherSide`): an item that writes one takes the single-record path, which judges them.
  */
-async function otherSideKeys(repo: Repository, ctx: RequestContext): Promise<Set<string>> {
-  const writer = { ctx, access: await repo.guard.access(ctx), rows: rowRulesOf(repo, ctx) };
+function otherSideKeys(repo: Repository): Set<string> {
   const keys = new Set<string>();
-  for (const field of repo.model.fields) {
-    if (field.type === 'linkMultiple' && (await judgedOnOtherSide(writer, field))) keys.add(field.key).add(field.name);
-  }
+  for (const field of repo.model.fields) if (field.type === 'linkMultiple' && judgedOnOtherSide(field)) keys.add(field.key).add(field.name);
   return keys;
 }
 
@@ -179,7 +176,7 @@ export async function upsertItems(call: UpsertCall, items: readonly unknown[]): 
         await flush();
         // Resolved once per request and entity type: no work for a type without rules.
         perRecord = hasWriteHooks(repo) || (await rowFilter(repo, ctx)) !== undefined;
-        otherSide = await otherSideKeys(repo, ctx);
+        otherSide = otherSideKeys(repo);
         deltasOnOtherSide = (call.links ?? []).some((d) => otherSide.has(d.field.key));
       }
       runRepo = repo;
