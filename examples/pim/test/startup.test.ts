@@ -120,6 +120,13 @@ describe('examples/pim start-up', () => {
     expect(huge.status).toBe(431);
     expect(huge.headers.get('x-status-reason')).toBe('The URL and headers are larger than the server accepts');
     expect(await huge.json()).toEqual({ error: { code: 'CORE_HEADERS_TOO_LARGE', message: 'The URL and headers are larger than the server accepts', details: {} } });
+    // not HTTP that the parser takes: 400 with the JSON body too
+    for (const raw of ['FOO /api/Product HTTP/1.1\r\nHost: x\r\n\r\n', 'POST /api/Brand HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n']) {
+      const answer = await rawRequest(server.url, raw);
+      expect(answer).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+      expect(answer).toContain('X-Status-Reason: The request is not well-formed HTTP');
+      expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toEqual({ error: { code: 'CORE_MALFORMED_REQUEST', message: 'The request is not well-formed HTTP', details: {} } });
+    }
     await scope.stop(server);
   });
 
@@ -137,3 +144,16 @@ describe('examples/pim start-up', () => {
     expect(await listens(port)).toBe(false);
   });
 });
+
+/** What the server answers to bytes sent as they are on one connection (it closes it). */
+function rawRequest(url: string, raw: string): Promise<string> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(Number(port), hostname, () => socket.end(raw));
+    const chunks: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.on('error', reject);
+    socket.on('close', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    socket.setTimeout(10_000, () => socket.destroy(new Error('no answer within 10 s')));
+  });
+}
