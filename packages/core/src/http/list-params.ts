@@ -25,6 +25,24 @@ export function assertQueryParameterCount(url: string): void {
   }
 }
 
+/** Names the parser would drop to keep objects' prototypes intact: refused, never silently left out. */
+const PROTOTYPE_KEYS = new Set(Object.getOwnPropertyNames(Object.prototype).concat('prototype'));
+
+/** 400 for a parameter whose name, or a bracket part of it, is a name of `Object.prototype` (`where[0][__proto__]`). */
+function assertNoPrototypeKeys(query: string): void {
+  for (const pair of query.split('&')) {
+    const eq = pair.indexOf('=');
+    let key: string;
+    try {
+      key = decodeURIComponent((eq < 0 ? pair : pair.slice(0, eq)).replaceAll('+', ' '));
+    } catch {
+      continue;
+    }
+    const part = key.split(/[[\]]+/).find((p) => PROTOTYPE_KEYS.has(p));
+    if (part !== undefined) throw bad(`The query parameter ${key} uses the name '${part}', which no parameter may use`);
+  }
+}
+
 /**
  * Parses a raw query string with bracket notation (`where[0][type]=equals`), which Express 5's
  * default parser does not read.
@@ -33,6 +51,7 @@ export function parseQueryString(url: string): Record<string, unknown> {
   const at = url.indexOf('?');
   if (at < 0) return {};
   assertQueryParameterCount(url);
+  assertNoPrototypeKeys(url.slice(at + 1));
   try {
     return qs.parse(url.slice(at + 1), { depth: WHERE_NESTING, strictDepth: true, arrayLimit: 1000, parameterLimit: MAX_QUERY_PARAMETERS, allowPrototypes: false });
   } catch (error) {

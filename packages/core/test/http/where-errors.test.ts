@@ -96,6 +96,17 @@ describe.each(TEST_DBS)('where errors on %s', (kind) => {
       },
     );
 
+    it.each([
+      ['where[0][__proto__][type]=equals&where[0][__proto__][attribute]=name&where[0][__proto__][value]=x', '__proto__'],
+      ['maxSize[__proto__]=5', '__proto__'],
+      ['where[constructor][type]=equals', 'constructor'],
+      ['where[0][type]=equals&where[0][attribute]=name&where[0][value][hasOwnProperty]=x', 'hasOwnProperty'],
+    ])('refuses a parameter named after a property of every object (%s) instead of dropping it', async (query, name) => {
+      const res = await t.get(`${base}/Product?${query}`);
+      expectQueryError(res);
+      expect(res.body.error.message).toContain(`'${name}'`);
+    });
+
     it('answers an unknown field with 400 naming it', async () => {
       const res = await t.get(`${base}/Product?${jsonWhere([cond('equals', 'nope', 'x')])}`);
       expectQueryError(res);
