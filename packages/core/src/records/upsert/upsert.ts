@@ -33,8 +33,9 @@ const SINGLE_ATTEMPTS = 3;
 /**
  * The stored record an item names, by the lookup of the spec, as the caller may change it (the
  * rules of `item-rules.ts`). The records its single-link objects name count as the ids of those
- * links (`brand: {name}` is `brandId` in a unique index). A record outside the caller's row rules
- * is treated as one hidden by `own`: the item collides with it (in update mode: not found).
+ * links (`brand: {name}` is `brandId` in a unique index). A record the caller cannot see (outside
+ * its `own` level or its row rules) comes back as `hidden`: the item is then judged as the create
+ * it would be, and collides with it (in update mode: not found).
  */
 async function lookUpSingle(repo: Repository, { ctx, mode }: { ctx: RequestContext; mode: UpsertMode }, payload: Record<string, unknown>): Promise<Hit | { hidden: Hit } | undefined> {
   const within = await prepareRowRules(repo, ctx);
