@@ -38,37 +38,92 @@ export class LoginThrottle {
     return [user, `ip:${address}`];
   }
 
+  /** Attempts under way in this process, by throttle key, and what waits for one of them to end. */
+  private readonly running = new Map<string, { count: number; ended: (() => void)[] }>();
+  /** The admission of the attempt before: admissions run one at a time. */
+  private admissions: Promise<void> = Promise.resolve();
+
   /**
-   * Runs a sign-in attempt unless blocked; records its failure (401) when it fails. The attempt
-   * counts as a failure before the password is checked, and is taken back when it does not fail:
-   * attempts sent at once are counted together, so that no more than the limit of them are tried
-   * before the others are refused.
+   * Runs a sign-in attempt unless blocked; records its failure (401) when it fails. Attempts under
+   * way count against the limit too: while the failures of a key and its attempts under way reach
+   * the limit, a further attempt waits for one of them to end, and is refused once they have
+   * failed. So attempts sent at once are never more than the limit of guesses, and right
+   * passwords sent at once all get through.
    */
   async attempt<TResult>(userName: string, address: string, fn: () => Promise<TResult>): Promise<TResult> {
     const keys = this.keys(userName, address);
-    const now = Date.now();
-    const until = await this.store.blockedUntil(keys, now);
-    if (until !== undefined) throw tooMany(until - now);
-    const pending = keys.map((key, i) => ({ key, id: uuidv7(), limit: i === 0 ? this.perUser : this.perAddress, count: 0 }));
-    for (const p of pending) p.count = await this.store.addFailure(p.key, { id: p.id, now, since: now - this.windowMs });
-    const takeBack = () => this.store.removeFailures(pending.map((p) => p.id));
-    const over = pending.filter((p) => p.count > p.limit);
-    if (over.length) {
-      await takeBack();
-      for (const p of over) await this.store.block(p.key, now + this.windowMs);
-      throw tooMany(this.windowMs);
+    for (;;) {
+      const full = await this.admit(keys);
+      if (full === undefined) break;
+      // Woken when an attempt on the key ends; checked again at the latest after a short while.
+      await Promise.race([new Promise<void>((resolve) => this.slot(full).ended.push(resolve)), new Promise((resolve) => setTimeout(resolve, RECHECK_MS))]);
+      if (this.running.get(full)?.count === 0) this.running.delete(full);
     }
     try {
-      const result = await fn();
-      await takeBack();
-      return result;
+      return await fn();
     } catch (error) {
-      if (!(error instanceof ApiError && error.code === 'CORE_UNAUTHORIZED')) await takeBack();
-      else for (const p of pending) if (p.count >= p.limit) await this.store.block(p.key, now + this.windowMs);
+      if (error instanceof ApiError && error.code === 'CORE_UNAUTHORIZED') await this.fail(keys);
       throw error;
+    } finally {
+      for (const key of keys) this.release(key);
+    }
+  }
+
+  /**
+   * Admits an attempt (counted as under way) unless blocked (429); answers the key it must wait
+   * for instead, if any. One admission at a time, so that two cannot both take the last place.
+   */
+  private admit(keys: [string, string]): Promise<string | undefined> {
+    const admitted = this.admissions.then(async () => {
+      const now = Date.now();
+      const until = await this.store.blockedUntil(keys, now);
+      if (until !== undefined) throw tooMany(until - now);
+      const full = await this.firstFull(keys, [this.perUser, this.perAddress], now - this.windowMs);
+      if (full === undefined) for (const key of keys) this.slot(key).count += 1;
+      return full;
+    });
+    this.admissions = admitted.then(
+      () => undefined,
+      () => undefined,
+    );
+    return admitted;
+  }
+
+  /** The first key whose failures and attempts under way reach its limit, if any. */
+  private async firstFull(keys: readonly string[], limits: readonly number[], since: number): Promise<string | undefined> {
+    for (const [i, key] of keys.entries()) {
+      const running = this.running.get(key)?.count ?? 0;
+      if (running > 0 && running + (await this.store.failures(key, since)) >= limits[i]) return key;
+    }
+    return undefined;
+  }
+
+  private slot(key: string): { count: number; ended: (() => void)[] } {
+    let slot = this.running.get(key);
+    if (!slot) this.running.set(key, (slot = { count: 0, ended: [] }));
+    return slot;
+  }
+
+  private release(key: string): void {
+    const slot = this.slot(key);
+    slot.count -= 1;
+    const waiting = slot.ended.splice(0);
+    if (slot.count === 0 && waiting.length === 0) this.running.delete(key);
+    for (const wake of waiting) wake();
+  }
+
+  private async fail([userKey, addressKey]: [string, string]): Promise<void> {
+    const now = Date.now();
+    const since = now - this.windowMs;
+    for (const [key, limit] of [[userKey, this.perUser], [addressKey, this.perAddress]] as const) {
+      const count = await this.store.addFailure(key, { id: uuidv7(), now, since });
+      if (count >= limit) await this.store.block(key, now + this.windowMs);
     }
   }
 }
+
+/** How long an attempt waiting for a place looks again at the latest (in case no attempt ending woke it). */
+const RECHECK_MS = 50;
 
 /** 429 for a sign-in refused for `ms` more milliseconds. */
 function tooMany(ms: number): ApiError {

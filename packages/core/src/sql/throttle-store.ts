@@ -36,9 +36,10 @@ export class ThrottleStore {
     return Number(row?.n ?? 0);
   }
 
-  /** Takes back failures recorded for attempts that did not fail after all. */
-  async removeFailures(ids: readonly string[]): Promise<void> {
-    await this.database.knex('login_failure').delete().whereIn('id', ids);
+  /** How many failures the key has since `since`. */
+  async failures(key: string, since: number): Promise<number> {
+    const row = await this.database.knex('login_failure').count({ n: '*' }).where('throttle_key', key).andWhere('at', '>=', since).first();
+    return Number(row?.n ?? 0);
   }
 
   async block(key: string, until: number): Promise<void> {
