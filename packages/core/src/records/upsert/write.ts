@@ -11,6 +11,8 @@ import { savepoint } from '../../sql/transaction';
 import { fetchByKeys, fetchMultipleLinks, keyLookups, loadLinkIds, toStoredRow } from '../../sql/upsert-io';
 import { changeOf, movedLinkChanges, ownershipOf } from '../changes';
 import { linkAction, type LinkDelta } from '../link-delta';
+import { assertOtherSide } from '../link-rules';
+import { rowRulesOf } from '../row-rules';
 import type { Repository } from '../repository';
 import { applyValues, recordKeys, uniqueViolation, type Prepared, type RecordState } from './plan';
 
@@ -131,8 +133,12 @@ export async function writeDecided(write: DecidedWrite, decided: Prepared[]) {
     if (!touched.length) continue;
     if (field.linkKind === 'manyToMany') await replaceJoinRows(sql, field, new Map(touched.map((s) => [s.id, s.record[field.key] as string[]])));
     else {
+      // Items writing such a link take the single-record path (upsert.ts); judged here too, so that no path writes one unjudged.
+      const writer = { ctx: write.ctx, access: await repo.guard.access(write.ctx), rows: rowRulesOf(repo, write.ctx) };
       for (const s of touched) {
         const previous = (await fetchMultipleLinks(sql, field, [s.id])).get(s.id) ?? [];
+        const ids = s.record[field.key] as string[];
+        await assertOtherSide(sql, writer, { field, added: ids.filter((x) => !previous.includes(x)), removed: previous.filter((x) => !ids.includes(x)) });
         moves.push(...movedLinkChanges(write.ctx, await writeMultipleLink(sql, field, { ownerId: s.id, ids: s.record[field.key] as string[], previous })));
       }
     }
