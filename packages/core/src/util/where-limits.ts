@@ -9,6 +9,9 @@ export const MAX_WHERE_DEPTH = 20;
 const MAX_WHERE_VALUES = 10_000;
 const MAX_WHERE_CONDITIONS = 500;
 
+/** Keys of a condition that name what it does, not values it compares with. */
+const CONDITION_NAMES = new Set(['type', 'attribute', 'dateTime', 'timeZone']);
+
 const tooLarge = (message: string) => new ApiError('CORE_INVALID_QUERY', message);
 
 /**
@@ -19,10 +22,11 @@ const tooLarge = (message: string) => new ApiError('CORE_INVALID_QUERY', message
 export function assertWhereSize(items: readonly unknown[]): void {
   let values = 0;
   let conditions = 0;
-  const visit = (value: unknown, depth: number): void => {
+  const visit = (value: unknown, depth: number, isValue = true): void => {
     // An item, its list of children, a child item…: two levels of JSON per level of groups.
     if (depth > 2 * MAX_WHERE_DEPTH + 2) throw tooLarge(`where must not nest deeper than ${MAX_WHERE_DEPTH} levels`);
     if (value === null || typeof value !== 'object') {
+      if (!isValue) return;
       values += 1;
       if (values > MAX_WHERE_VALUES) throw tooLarge(`where must not hold more than ${MAX_WHERE_VALUES} values`);
       return;
@@ -30,7 +34,8 @@ export function assertWhereSize(items: readonly unknown[]): void {
     if (!Array.isArray(value) && 'type' in value && ++conditions > MAX_WHERE_CONDITIONS) {
       throw tooLarge(`where must not hold more than ${MAX_WHERE_CONDITIONS} conditions`);
     }
-    for (const child of Object.values(value)) visit(child, depth + 1);
+    // What a condition names (its operator, field, time zone) is no value of it.
+    for (const [key, child] of Object.entries(value)) visit(child, depth + 1, Array.isArray(value) || !CONDITION_NAMES.has(key));
   };
   for (const item of items) visit(item, 0);
 }

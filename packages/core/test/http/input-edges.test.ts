@@ -105,6 +105,13 @@ describe.each(TEST_DBS)('input at the edges on %s', (kind) => {
     expect(deep.body.error).toMatchObject({ code: 'CORE_INVALID_QUERY', message: 'where must not nest deeper than 20 levels' });
     for (let depth = 6; depth < 25; depth++) item = { type: 'and', value: [item] };
     expect((await t.get(`${base}/Product?${where([item])}&totalOnly=true`).expect(400)).body.error.message).toBe('where must not nest deeper than 20 levels');
+    // Exactly the limit: the operator and field names are no values.
+    const limit = await t.post(`${base}/entityMassUpdate`, {
+      entityName: 'Product',
+      where: [{ type: 'in', attribute: 'id', value: Array.from({ length: 10_000 }, (_, i) => `none${i}`) }],
+      values: { mpn: 'x' },
+    });
+    expect([limit.status, limit.body.error]).toEqual([200, undefined]);
     const many = await t.post(`${base}/entityMassUpdate`, {
       entityName: 'Product',
       where: [{ type: 'in', attribute: 'id', value: Array.from({ length: 10_001 }, (_, i) => `id${i}`) }],
