@@ -1,10 +1,10 @@
+import { forbidden } from '../auth/access-control';
 import type { EntityModel, FieldModel, LinkEnd, MultipleLinkField } from '../definition/model';
 import { ApiError } from '../errors';
 import { liveIdsOf, OPTION_ENTITY, optionIdsInList, optionListId } from '../sql/link-store';
 import type { SqlContext } from '../sql/sql-context';
 import type { RowRules } from './row-rules';
 import { assertFieldsEditable, assertMay, type Writer } from './write-rules';
-import { forbidden } from '../auth/access-control';
 
 /** The caller of a write whose links are judged: its rights, and the row rules of the link targets. */
 export interface LinkWriter extends Writer {
@@ -149,17 +149,21 @@ export async function assertOtherSide(sql: SqlContext, writer: LinkWriter, { fie
   if (holding) assertFieldsEditable(target, writer.access, [holding]);
   const level = assertMay(target, writer.access, 'edit');
   const within = await writer.rows(field.target);
-  const changed = [...added, ...removed];
-  // A link to a record deleted since is no record's: nothing to judge.
-  const live = level.read !== 'all' || level.edit === 'own' || within ? await liveIdsOf(sql, field.target, { ids: changed }) : new Set<string>();
+  const owner = { userId: writer.ctx.user?.id ?? '' };
+  /** The first of `ids` that `allowed` lacks and is live (a link to a record deleted since is no record's: nothing to judge). */
+  const firstOutside = async (ids: readonly string[], allowed: ReadonlySet<string>) => {
+    const missing = ids.filter((id) => !allowed.has(id));
+    const live = missing.length ? await liveIdsOf(sql, field.target, { ids: missing }) : new Set<string>();
+    return missing.find((id) => live.has(id));
+  };
   if (removed.length && (level.read !== 'all' || within)) {
-    const owner = level.read === 'own' ? { userId: writer.ctx.user?.id ?? '' } : undefined;
-    const visible = level.read === 'no' ? new Set<string>() : await liveIdsOf(sql, field.target, { ids: removed, owner, within });
-    const hidden = removed.find((id) => live.has(id) && !visible.has(id));
+    const visible = level.read === 'no' ? new Set<string>() : await liveIdsOf(sql, field.target, { ids: removed, owner: level.read === 'own' ? owner : undefined, within });
+    const hidden = await firstOutside(removed, visible);
     if (hidden !== undefined) throw invalidLink(field, hidden);
   }
   if (level.edit === 'own') {
-    const editable = await liveIdsOf(sql, field.target, { ids: changed, owner: { userId: writer.ctx.user?.id ?? '' }, within });
-    if (changed.some((id) => live.has(id) && !editable.has(id))) throw forbidden(`Not allowed to edit this ${target.name}`);
+    const changed = [...added, ...removed];
+    const editable = await liveIdsOf(sql, field.target, { ids: changed, owner, within });
+    if ((await firstOutside(changed, editable)) !== undefined) throw forbidden(`Not allowed to edit this ${target.name}`);
   }
 }

@@ -75,13 +75,16 @@ describe.each(TEST_DBS)('authentication on %s', (kind) => {
   });
 
   it('takes fractions of an hour in whole milliseconds, and refuses times past 100 years with 400 (never a 500)', async () => {
-    for (const header of ['Authorization-Token-Lifetime', 'Authorization-Token-Idletime']) {
-      for (const value of ['1.1', '1.00000001', '0.0000001', '1e-300', '876000']) {
-        const token = (await login('/api/userSession', { [header]: value }).expect(200)).body.authorizationToken;
-        if (Number(value) >= 1) await http().get('/api/Brand').set('Authorization-Token', token).expect(200);
-      }
-      for (const value of ['876001', '1e15', '1e308', '99999999999999999']) {
-        expect((await login('/api/userSession', { [header]: value }).expect(400)).body.error.code).toBe('CORE_VALIDATION_FAILED');
+    // Every sign-in route of both generations.
+    for (const path of ['/api/userSession', '/api/v1/userSession', '/api/v1/App/user']) {
+      for (const header of ['Authorization-Token-Lifetime', 'Authorization-Token-Idletime']) {
+        for (const value of ['1.1', '1.00000001', '0.0000001', '1e-300', '876000']) {
+          const token = (await login(path, { [header]: value }).expect(200)).body.authorizationToken;
+          if (Number(value) >= 1) await http().get('/api/Brand').set('Authorization-Token', token).expect(200);
+        }
+        for (const value of ['876001', '1e15', '1e308', '99999999999999999']) {
+          expect((await login(path, { [header]: value }).expect(400)).body.error.code).toBe('CORE_VALIDATION_FAILED');
+        }
       }
     }
   });
