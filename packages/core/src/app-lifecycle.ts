@@ -34,11 +34,13 @@ async function startInstance({ options, registry, schema, database, repositories
       if (event.kind === 'role') accessService.forgetRole(event.id);
       else if (event.kind === 'webhook') services.webhooks.directory.forget();
       else auth.forget(event);
+      if (event.kind !== 'webhook') services.events.subscriptions.recheckAll();
     },
     onReset: () => {
       auth.forgetAll();
       accessService.forgetAll();
       services.webhooks.directory.forget();
+      services.events.subscriptions.recheckAll();
     },
   });
   await services.events.start();

@@ -68,7 +68,8 @@ export function eventOf(schema: SchemaModel, { access, user, change }: { access:
 
 /** The server-sent event streams of this process, fed by the change feed. */
 export class Subscriptions {
-  private readonly open = new Set<(how?: { drop?: boolean }) => void>();
+  /** Each open stream: how to end it, how to make it ask again what its subscriber may see. */
+  private readonly open = new Map<(how?: { drop?: boolean }) => void, () => void>();
 
   constructor(private readonly parts: { feed: ChangeFeed; schema: SchemaModel; heartbeatMs: number }) {}
 
@@ -100,23 +101,40 @@ export class Subscriptions {
       // replay waits for the client instead).
       if (!replaying && sink.buffered() > MAX_BUFFERED) end({ drop: true });
     };
-    const write = (change: StoredChange) => {
-      if (change.seq <= sent || !access || !isOpen()) return;
-      sent = change.seq;
-      const event = wanted(change) ? eventOf(schema, { access, user: options.user, change }) : undefined;
-      if (event === undefined) return;
-      const within = options.withinRules?.(change);
-      // Its failure is handled in the queue (the stream ends; the client resumes with Last-Event-ID).
-      within?.catch(() => undefined);
-      if (within === undefined && waiting === 0) return emit(event);
+    /** Sends a change once it is judged (row rules may need a query; a recheck of the rights may be under way). */
+    const deliver = async (change: StoredChange) => {
+      const event = access && isOpen() ? eventOf(schema, { access, user: options.user, change }) : undefined;
+      if (event !== undefined && ((await options.withinRules?.(change)) ?? true) && isOpen()) emit(event);
+    };
+    /** Runs `step` after every step queued before it; writes wait while any step is queued. */
+    const enqueue = (step: () => Promise<void>) => {
       waiting++;
       queue = queue
-        .then(async () => {
-          if ((within === undefined || (await within)) && isOpen()) emit(event);
-        })
+        .then(step)
+        // A failed step ends the stream (the client resumes with Last-Event-ID).
         .catch(() => end())
         .finally(() => void waiting--);
     };
+    const write = (change: StoredChange) => {
+      if (change.seq <= sent || !access || !isOpen()) return;
+      sent = change.seq;
+      if (!wanted(change)) return;
+      if (waiting > 0) return enqueue(() => deliver(change));
+      const event = eventOf(schema, { access, user: options.user, change });
+      if (event === undefined) return;
+      const within = options.withinRules?.(change);
+      if (within === undefined) return emit(event);
+      within.catch(() => undefined);
+      enqueue(async () => {
+        if ((await within) && isOpen()) emit(event);
+      });
+    };
+    /** Asks again what the subscriber may see (a token, user or role changed); the changes meanwhile wait for the answer. */
+    const recheck = () =>
+      enqueue(async () => {
+        access = await options.access().catch(() => access);
+        if (!access) end();
+      });
     const live = (change: StoredChange) => {
       if (!replaying) return write(change);
       if (held.length < HELD_MAX) held.push(change);
@@ -124,11 +142,12 @@ export class Subscriptions {
     };
     const unlisten = await feed.listen(live);
     sent = options.after ?? feed.highWaterMark;
-    const heartbeat = setInterval(async () => {
-      access = await options.access().catch(() => access);
-      if (!isOpen()) return;
-      if (!access) return end();
-      sink.write(': keep-alive\n\n');
+    // Each heartbeat also asks again (a process that missed a cache event learns of it here).
+    const heartbeat = setInterval(() => {
+      recheck();
+      enqueue(async () => {
+        if (isOpen()) sink.write(': keep-alive\n\n');
+      });
     }, this.parts.heartbeatMs);
     heartbeat.unref();
     /** Ends the stream; a dropped one is cut off, so that what it left unread is freed at once. */
@@ -139,7 +158,7 @@ export class Subscriptions {
       if (drop) sink.destroy();
       else sink.end();
     };
-    this.open.add(end);
+    this.open.set(end, recheck);
     if (!access) end();
     // The replay goes at the pace the client reads (a long absence is no reason to drop it); the
     // live changes meanwhile are held, or read from the log by one more round when too many came.
@@ -161,6 +180,16 @@ export class Subscriptions {
 
   /** Ends every stream (the instance closes: the clients reconnect elsewhere, with Last-Event-ID). */
   closeAll(): void {
-    for (const end of [...this.open]) end();
+    for (const end of [...this.open.keys()]) end();
+  }
+
+  /**
+   * Makes every stream ask again what its subscriber may see, before it sends anything more: a
+   * token was revoked, a user or a role changed, in this process or another one (cache events).
+   * The changes that come meanwhile wait for the answer, so none reaches a subscriber that lost
+   * the right to it; a stream whose session ended is ended.
+   */
+  recheckAll(): void {
+    for (const recheck of this.open.values()) recheck();
   }
 }

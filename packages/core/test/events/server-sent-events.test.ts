@@ -235,3 +235,73 @@ describe.each(TEST_DBS)('server-sent event heartbeats on %s', (kind) => {
     }
   });
 });
+
+/** Streams ask again what their subscriber may see as soon as a token, user or role changes, not only at the heartbeat. */
+describe.each(TEST_DBS)('server-sent events after a change of rights on %s', (kind) => {
+  let s: Awaited<ReturnType<typeof served>>;
+  const clients: SseClient[] = [];
+  beforeAll(async () => {
+    s = await served(kind, { entities: testEntities });
+  });
+  afterEach(() => {
+    for (const c of clients.splice(0)) c.close();
+  });
+  afterAll(() => s.close());
+
+  const open = async (token: string, base = '/api') => {
+    const client = await openSse(`${s.url}${base}/events`, { 'Authorization-Token': token });
+    clients.push(client);
+    return client;
+  };
+  const endsWithin = async (es: SseClient, ms: number) => {
+    for (let waited = 0; waited < ms && !es.ended(); waited += 25) await sleep(25);
+    return es.ended();
+  };
+
+  it.each(GENERATIONS)('a revoked token ends its stream within a second, long before the heartbeat (generation %s)', async (_g, base) => {
+    const user = await userWithRole(s.t, { scopes: { Brand: { read: 'all', stream: true } } });
+    const es = await open(user.token, base);
+    await s.t.post('/api/Brand', { name: `Seen ${base}` }).expect(200);
+    await es.next((e) => e.event === 'Create');
+    await request(s.t.app).delete(`${base === '/api' ? '/api/userSession' : '/api/v1/App/user'}`).set('Authorization-Token', user.token).expect(200);
+    expect(await endsWithin(es, 1000)).toBe(true);
+  });
+
+  it('a deactivated user, or one whose password changed, loses its streams at once', async () => {
+    const first = await userWithRole(s.t, { scopes: { Brand: { read: 'all', stream: true } } });
+    const second = await userWithRole(s.t, { scopes: { Brand: { read: 'all', stream: true } } });
+    const [a, b] = [await open(first.token), await open(second.token)];
+    await s.t.patch(`/api/User/${first.user.id}`, { isActive: false }).expect(200);
+    await s.t.patch(`/api/User/${second.user.id}`, { password: 'another-pw-123' }).expect(200);
+    expect(await endsWithin(a, 1000)).toBe(true);
+    expect(await endsWithin(b, 1000)).toBe(true);
+  });
+
+  it('a role that loses the stream right stops the events of that entity type with the next change, the others go on', async () => {
+    const user = await userWithRole(s.t, { scopes: { Brand: { read: 'all', stream: true }, Category: { read: 'all', stream: true } } });
+    const roleId = (await s.t.get(`/api/User/${user.user.id}`).expect(200)).body.rolesIds[0] as string;
+    const es = await open(user.token);
+    const before = (await s.t.post('/api/Brand', { name: 'Before the role changed' }).expect(200)).body.id;
+    await es.next((e) => e.event === 'Create' && data(e).recordId === before);
+    await s.t.patch(`/api/Role/${roleId}`, { scopes: { Brand: { read: 'all', stream: false }, Category: { read: 'all', stream: true } } }).expect(200);
+    const hidden = (await s.t.post('/api/Brand', { name: 'After the role changed' }).expect(200)).body.id;
+    const marker = (await s.t.post('/api/Category', { name: 'marker', code: 'marker' }).expect(200)).body.id;
+    await es.next((e) => data(e).recordId === marker);
+    expect(es.events.some((e) => data(e).recordId === hidden)).toBe(false);
+    expect(es.ended()).toBe(false);
+  });
+
+  if (kind === 'postgres') {
+    it('a token revoked through another process sharing the database ends the stream within a second', async () => {
+      const other = await startTestApi(kind, { entities: testEntities }, s.t.db);
+      try {
+        const user = await userWithRole(s.t, { scopes: { Brand: { read: 'all', stream: true } } });
+        const es = await open(user.token);
+        await request(other.app).delete('/api/userSession').set('Authorization-Token', user.token).expect(200);
+        expect(await endsWithin(es, 1000)).toBe(true);
+      } finally {
+        await other.close();
+      }
+    });
+  }
+});
