@@ -68,6 +68,35 @@ describeSqlite('long work on SQLite', () => {
   });
 });
 
+describeSqlite('webhook deliveries on SQLite', () => {
+  it('leave GET /health answering while a backlog of failing deliveries is worked off', async () => {
+    const db = await pimDatabase('sqlite', scope.dir, `deliveries-${Date.now()}`);
+    const server = await startPim(scope, { db, storageDir: path.join(scope.dir, 'deliveries-files') });
+    // Loopback targets the address guard refuses: every attempt fails at once, before any I/O, so
+    // nothing but the worker itself gives the event loop a turn.
+    for (const port of [9, 10]) {
+      expect((await server.call('POST', '/api/Webhook', { name: `refused ${port}`, url: `http://127.0.0.1:${port}/hook`, secret: 'a-secret-of-16-chars', entityTypes: ['Brand'] })).status).toBe(200);
+    }
+    const upsert = server.call('POST', '/api/upsert', Array.from({ length: 6000 }, (_, i) => ({ entity: 'Brand', payload: { name: `Hooked ${i}` } })));
+    // The worker starts on the deliveries as soon as the upsert commits, before its answer is out.
+    let answeredAt: number | undefined;
+    void upsert.then(() => (answeredAt = Date.now()));
+    const waits: number[] = [];
+    while (answeredAt === undefined || Date.now() < answeredAt + 2000) {
+      const started = Date.now();
+      expect((await fetch(`${server.url}/health`)).status).toBe(200);
+      waits.push(Date.now() - started);
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    expect((await upsert).status).toBe(200);
+    const attempted = await server.call('GET', '/api/WebhookDelivery?maxSize=1&where[0][type]=isNotNull&where[0][attribute]=lastError');
+    expect(attempted.body.total).toBeGreaterThan(1000);
+    // The first poll waits for the upsert's own parsing. Before, the worker then held the event
+    // loop for about 200 ms at a time, again and again (the upsert's answer waited for it too).
+    expect(waits.slice(1).filter((ms) => ms > 150).length).toBeLessThanOrEqual(1);
+  });
+});
+
 describeSqlite('two processes writing one SQLite file', () => {
   it('take turns: writes that read first wait for the other process instead of failing', async () => {
     const db = await pimDatabase('sqlite', scope.dir, `writers-${Date.now()}`);

@@ -11,6 +11,7 @@ import {
   type WebhookTarget,
 } from '../sql/delivery-store';
 import type { SqlContext } from '../sql/sql-context';
+import { eventLoopTurns } from '../util/event-loop';
 import { uuidv7 } from '../util/uuid';
 import { sendOnce, type SendOptions } from './webhook-sender';
 
@@ -93,10 +94,14 @@ export class WebhookDispatcher {
 
   private async work(): Promise<void> {
     const { leaseMs, concurrency } = this.options;
+    // Attempts that fail before any I/O (an address the guard refuses) never return to the event
+    // loop by themselves; on SQLite a long backlog would hold every request until it is worked off.
+    const turn = eventLoopTurns();
     while (!this.stopped) {
       const claimed = await claimDeliveries(this.sql(), { lease: this.lease, leaseMs, limit: concurrency });
       if (claimed.length === 0) break;
       await this.attemptAll(claimed);
+      await turn();
     }
     if (!this.stopped) this.schedule(await nextDue(this.sql()));
   }
