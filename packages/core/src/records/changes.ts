@@ -48,12 +48,14 @@ export function changeOf(ctx: RequestContext, change: { entityType: string; reco
 }
 
 /**
- * The changes of the records a write of a one-to-many link moved (`Brand.products` sets each
- * product's `brandId`): `Relate` for those it now points at, `Unrelate` for those it left.
+ * The changes of the other records a write of a link changed: those a one-to-many link moved
+ * (`Brand.products` sets each product's `brandId`: `Relate` for those it now points at, `Unrelate`
+ * for those it left), and those of the other side of a many-to-many link (`Product.categories`
+ * changes each category's `productsIds`).
  */
 export function movedLinkChanges(ctx: RequestContext, moves: MovedLinks | undefined): NewChange[] {
   if (!moves) return [];
-  return moves.moved.map(({ id, was, became, ownerId, assigneeId }) =>
-    changeOf(ctx, { entityType: moves.entityType, recordId: id, action: became === null ? 'Unrelate' : 'Relate', diff: { [moves.key]: { was, became } }, owner: { ownerId, assigneeId } }),
+  return moves.moved.map(({ id, was, became, action, ownerId, assigneeId }) =>
+    changeOf(ctx, { entityType: moves.entityType, recordId: id, action: action ?? (became === null ? 'Unrelate' : 'Relate'), diff: { [moves.key]: { was, became } }, owner: { ownerId, assigneeId } }),
   );
 }

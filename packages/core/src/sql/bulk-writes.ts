@@ -6,6 +6,8 @@ import type { SqlContext } from './sql-context';
 import { chunks } from '../util/chunks';
 import { storedFields } from './upsert-io';
 import { runText } from './prepared';
+import { otherSideOf, relinkOtherSide } from './join-other-side';
+import type { MovedLinks } from './link-store';
 
 const q = quoteName;
 
@@ -58,11 +60,18 @@ export async function updateRows(
   }
 }
 
-/** Replaces the join rows of many owners at once: one delete and one insert per chunk. */
-export async function replaceJoinRows(sql: SqlContext<Knex.Transaction>, field: ManyToManyField, sets: Map<string, string[]>): Promise<void> {
+/**
+ * Replaces the join rows of many owners at once: one delete and one insert per chunk. Answers the
+ * records of the other side whose list changed (their pairs are read first, when there is one).
+ */
+export async function replaceJoinRows(sql: SqlContext<Knex.Transaction>, field: ManyToManyField, sets: Map<string, string[]>): Promise<MovedLinks | undefined> {
   const { db: trx, dialect } = sql;
   const { table, ownColumn, targetColumn } = field.join;
-  for (const part of chunks([...sets.keys()], 1000)) await trx(table).delete().whereIn(ownColumn, part);
+  const before = otherSideOf(sql, field) ? new Set<string>() : undefined;
+  for (const part of chunks([...sets.keys()], 1000)) {
+    if (before) for (const r of (await trx(table).select({ o: ownColumn, id: targetColumn }).whereIn(ownColumn, part)) as { o: string; id: string }[]) before.add(JSON.stringify([r.o, r.id]));
+    await trx(table).delete().whereIn(ownColumn, part);
+  }
   const pairs = [...sets].flatMap(([own, ids]) => ids.map((id) => ({ [ownColumn]: own, [targetColumn]: id })));
   for (const part of chunks(pairs, dialect.recordsetRows(2))) {
     const set = dialect.recordset(part, { table, columns: [ownColumn, targetColumn] });
@@ -73,4 +82,8 @@ export async function replaceJoinRows(sql: SqlContext<Knex.Transaction>, field: 
     };
     await runText(sql, statement, set.bindings);
   }
+  if (!before) return undefined;
+  const after = new Set(pairs.map((p) => JSON.stringify([p[ownColumn], p[targetColumn]])));
+  const pairsIn = (keys: Set<string>, without: Set<string>) => [...keys].filter((k) => !without.has(k)).map((k) => JSON.parse(k) as [string, string]);
+  return relinkOtherSide(sql, field, { added: pairsIn(after, before), removed: pairsIn(before, after), skip: new Set(sets.keys()) });
 }

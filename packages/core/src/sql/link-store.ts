@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import { isLinkField, isStoredField, type EntityModel, type FieldModel, type MultipleLinkField } from '../definition/model';
 import { chunks } from '../util/chunks';
 import { ownedBy, withNextVersion, type Owner, type RowFilter } from './record-columns';
+import { relinkOtherSide } from './join-other-side';
 import { prepareStatement, runPrepared } from './prepared';
 import type { SqlContext } from './sql-context';
 
@@ -110,18 +111,21 @@ export async function currentLinkIds(sql: SqlContext, field: MultipleLinkField, 
 }
 
 /**
- * The records of a one-to-many link that a write moved: their own link column (`key` of
- * `entityType`) now points at another record, or at none. Each is a change of that record too.
+ * The other records a write of a link changed: those of a one-to-many link whose own link column
+ * (`key` of `entityType`) now points at another record or at none, or those of the other side of
+ * a many-to-many link whose list (`key`) gained or lost the record written. Each is a change of
+ * that record too (`action` when it is not `Relate`/`Unrelate` by whether it points anywhere now).
  */
 export interface MovedLinks {
   entityType: string;
   key: string;
-  moved: { id: string; was: string | null; became: string | null; ownerId: string | null; assigneeId: string | null }[];
+  moved: { id: string; was: unknown; became: unknown; action?: 'Relate' | 'Unrelate' | 'Update'; ownerId: string | null; assigneeId: string | null }[];
 }
 
 /**
  * Makes the multiple link `field` of the record `ownerId` hold exactly `ids` (it holds `previous`);
- * answers the records of a one-to-many link whose link column it moved (none for a join table).
+ * answers the other records it changed: of a one-to-many link, those whose link column it moved; of
+ * a many-to-many link, those of the other side whose list changed.
  */
 export async function writeMultipleLink(
   sql: SqlContext,
@@ -154,7 +158,8 @@ export async function writeMultipleLink(
   const { join } = field;
   if (removed.length) await db(join.table).delete().where(join.ownColumn, ownerId).whereIn(join.targetColumn, removed);
   if (added.length) await db(join.table).insert(added.map((id) => ({ [join.ownColumn]: ownerId, [join.targetColumn]: id })));
-  return undefined;
+  const pairs = (ids: string[]) => ids.map((id) => [ownerId, id] as const);
+  return relinkOtherSide(sql, field, { added: pairs(added), removed: pairs(removed), skip: new Set([ownerId]) });
 }
 
 /** After a permanent delete: no link anywhere keeps pointing at the removed record. */

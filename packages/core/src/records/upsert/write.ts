@@ -125,13 +125,13 @@ export async function writeDecided(write: DecidedWrite, decided: Prepared[]) {
   const changed = states.filter((s) => !s.isNew && s.dirty.size > 0 && !failures.has(s));
   if (changed.length) await updateChanged(write, changed);
   const ok = states.filter((s) => !failures.has(s));
-  /** Changes of the records one-to-many links moved (logged after the items' own). */
+  /** Changes of the other records the links changed (logged after the items' own). */
   const moves: NewChange[] = [];
   for (const field of model.fields) {
     if (field.type !== 'linkMultiple') continue;
     const touched = ok.filter((s) => s.dirty.has(field));
     if (!touched.length) continue;
-    if (field.linkKind === 'manyToMany') await replaceJoinRows(sql, field, new Map(touched.map((s) => [s.id, s.record[field.key] as string[]])));
+    if (field.linkKind === 'manyToMany') moves.push(...movedLinkChanges(write.ctx, await replaceJoinRows(sql, field, new Map(touched.map((s) => [s.id, s.record[field.key] as string[]])))));
     else {
       // Items writing such a link take the single-record path (upsert.ts); judged here too, so that no path writes one unjudged.
       const writer = { ctx: write.ctx, access: await repo.guard.access(write.ctx), rows: rowRulesOf(repo, write.ctx) };
