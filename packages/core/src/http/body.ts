@@ -61,6 +61,7 @@ export function jsonBody(options: JsonBodyOptions): RequestHandler[] {
     type: () => true,
     verify: (_req, res, raw) => {
       if (escapesNul(raw)) (res as Response).locals.bodyHasNul = true;
+      if (escapesLoneSurrogate(raw)) (res as Response).locals.bodyHasLoneSurrogate = true;
     },
   });
   const parseUnlessExempt: RequestHandler = (req, res, next) => {
@@ -79,12 +80,19 @@ export function jsonBody(options: JsonBodyOptions): RequestHandler[] {
       details: { issues: [{ path: [], code: 'nul_character', message: 'Text must not contain the NUL character' }] },
     }));
   };
+  // Half of a UTF-16 pair is no character: each database would store another replacement of it.
+  const refuseLoneSurrogate: RequestHandler = (_req, res, next) => {
+    if (!res.locals.bodyHasLoneSurrogate) return next();
+    next(new ApiError('CORE_VALIDATION_FAILED', 'Text in the body must be well-formed Unicode: an escape \\uD800-\\uDFFF must be one half of a surrogate pair', {
+      details: { issues: [{ path: [], code: 'lone_surrogate', message: 'Text must not contain a lone surrogate' }] },
+    }));
+  };
   // Deeper JSON than any record or upsert needs would overflow the stack of later steps (500).
   const refuseDeep: RequestHandler = (req, _res, next) => {
     if (!nestsDeeper(req.body, MAX_JSON_DEPTH)) return next();
     next(new ApiError('CORE_INVALID_JSON', `The body must not nest objects and arrays deeper than ${MAX_JSON_DEPTH} levels`, { details: { maxDepth: MAX_JSON_DEPTH } }));
   };
-  const common = [admitLarge(options.largeBodies, options.exempt), parseUnlessExempt, refuseNul, refuseDeep];
+  const common = [admitLarge(options.largeBodies, options.exempt), parseUnlessExempt, refuseNul, refuseLoneSurrogate, refuseDeep];
   return options.generation.jsonOnly ? [strictType, ...common] : common;
 }
 
@@ -101,4 +109,29 @@ function escapesNul(raw: Buffer): boolean {
     if (slashes % 2 === 1) return true;
   }
   return false;
+}
+
+const UNICODE_ESCAPE = Buffer.from('\\u');
+const HEX = /^[0-9a-fA-F]{4}$/;
+
+/**
+ * Whether a JSON text escapes half of a UTF-16 surrogate pair alone: `\uD800`-`\uDBFF` not
+ * followed by `\uDC00`-`\uDFFF`, or the latter without the former. (Raw bytes cannot encode one:
+ * invalid UTF-8 is read as U+FFFD.) Only escapes after an even run of backslashes before them count.
+ */
+function escapesLoneSurrogate(raw: Buffer): boolean {
+  let pendingHighEnd = -1;
+  for (let at = raw.indexOf(UNICODE_ESCAPE); at >= 0; at = raw.indexOf(UNICODE_ESCAPE, at + 2)) {
+    let slashes = 1;
+    while (at - slashes >= 0 && raw[at - slashes] === 0x5c) slashes += 1;
+    if (slashes % 2 === 0) continue;
+    const hex = raw.toString('latin1', at + 2, at + 6);
+    if (!HEX.test(hex)) continue;
+    const unit = parseInt(hex, 16);
+    const isLow = unit >= 0xdc00 && unit <= 0xdfff;
+    if (pendingHighEnd >= 0 && !(isLow && at === pendingHighEnd)) return true;
+    if (pendingHighEnd < 0 && isLow) return true;
+    pendingHighEnd = unit >= 0xd800 && unit <= 0xdbff ? at + 6 : -1;
+  }
+  return pendingHighEnd >= 0;
 }

@@ -40,6 +40,23 @@ describe.each(TEST_DBS)('input at the edges on %s', (kind) => {
       expect(text).toBe(`back\\u0000slash ${base}`);
     });
 
+    it('refuses half a surrogate pair in any text of a body (400), alike on both databases, and stores nothing', async () => {
+      const brands = await total(`${base}/Brand`);
+      const halves = ['\ud800', 'a\udc00b', '\ud83d x', 'x \ude00', '\ude00\ud83d'];
+      for (const half of halves) {
+        // JSON.stringify writes each half as an escape (`\ud800`), as any client would.
+        for (const res of [await t.post(`${base}/Brand`, { name: half }), await t.post(`${base}/upsert`, [{ entity: 'Brand', payload: { name: half } }])]) {
+          expect(res.status).toBe(400);
+          expect(res.body.error).toMatchObject({ code: 'CORE_VALIDATION_FAILED', details: { issues: [{ code: 'lone_surrogate' }] } });
+        }
+      }
+      expect(await total(`${base}/Brand`)).toBe(brands);
+      // A whole pair, escaped, is one character (an emoji); a backslash before the text `ud800` is no escape.
+      const raw = (text: string) => t.post(`${base}/Brand`).set('Content-Type', 'application/json').send(`{"name": "${text} ${base}"}`);
+      expect((await raw('pair \\ud83d\\ude00').expect(200)).body.name).toBe(`pair 😀 ${base}`);
+      expect((await raw('back\\\\ud800slash').expect(200)).body.name).toBe(`back\\ud800slash ${base}`);
+    });
+
     it('answers a path that is not valid percent-encoding with 400', async () => {
       const paths = [`${base}/Product/%FF`, `${base}/%FF`, `${base}/Product/%E0%A4%A`];
       for (const path of paths) {
