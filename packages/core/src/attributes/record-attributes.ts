@@ -11,8 +11,10 @@ export interface AttributeCondition {
   field: FieldModel;
   /** The alias the value is joined under. */
   table: string;
-  /** The operator to apply (link operators of a multiple link become array operators). */
+  /** The operator to apply. */
   operator: string;
+  /** The entity type a multiple-link attribute links to: its link operators count live records of it only. */
+  linkTarget?: string;
 }
 
 /** What a list query needs to know about the attributes it names. */

@@ -9,13 +9,8 @@ import { invalidQuery } from './where-values';
 /** Types a list may sort by. */
 const SORTABLE = new Set(['varchar', 'text', 'int', 'float', 'bool', 'date', 'datetime', 'enum']);
 
-/** A multiple-link attribute is a JSON array of ids: link operators become array operators. */
-const LINK_MULTIPLE_OPERATORS: Record<string, string> = {
-  linkedWith: 'arrayAnyOf',
-  notLinkedWith: 'arrayNoneOf',
-  isLinked: 'isNotNull',
-  isNotLinked: 'isNull',
-};
+/** Operators a multiple link does not take (as for a `linkMultiple` field): it is linked or not. */
+const NOT_FOR_LINK_MULTIPLE = new Set(['isNull', 'isNotNull']);
 
 const isTrue = (v: unknown) => v === true || v === 'true' || v === '1';
 
@@ -77,8 +72,9 @@ export async function buildListQuery({ store, db }: AttributeSource, model: Enti
   const condition = (name: unknown, operator: string): AttributeCondition | undefined => {
     const a = typeof name === 'string' ? find(name) : undefined;
     if (!a || !joined.includes(a)) return undefined;
-    const mapped = a.type === 'linkMultiple' ? (LINK_MULTIPLE_OPERATORS[operator] ?? operator) : operator;
-    return { field: valueField(a), table: alias(a), operator: mapped };
+    if (a.type !== 'linkMultiple') return { field: valueField(a), table: alias(a), operator };
+    if (NOT_FOR_LINK_MULTIPLE.has(operator)) throw invalidQuery(`Operator '${operator}' does not apply to attribute '${name}' (linkMultiple): use isLinked or isNotLinked`, { attribute: name });
+    return { field: valueField(a), table: alias(a), operator, linkTarget: a.linkEntity ?? '' };
   };
   return {
     shown: params.allAttributes ? 'all' : shownList.length ? shownList : undefined,

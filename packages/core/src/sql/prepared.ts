@@ -51,9 +51,11 @@ export function prepareStatement(method: PreparedMethod, build: (param: Param) =
   const native = build(param).toSQL().toNative();
   if (native.sql.includes(MARK)) throw new Error(`a value of a prepared statement is not bound: ${native.sql}`);
   const slots = native.bindings.map((value): Slot => (typeof value === 'string' && value.startsWith(MARK) ? { name: value.slice(MARK.length, -1) } : { value }));
-  const name = `er_${createHash('sha1').update(native.sql).digest('base64url').slice(0, 24)}`;
-  return { sql: native.sql, name, method, slots };
+  return { sql: native.sql, name: statementName(native.sql), method, slots };
 }
+
+/** A name that only this text has (PostgreSQL prepares a statement under it once per connection). */
+const statementName = (text: string) => `er_${createHash('sha1').update(text).digest('base64url').slice(0, 24)}`;
 
 /** The parts of knex's client a prepared statement runs through: its connections and its `query` event. */
 interface KnexClient {
@@ -138,3 +140,14 @@ export function runText<TResult>(sql: SqlContext, { method, key, text }: TextSta
  */
 const textStatements = new WeakMap<object, ShapeCache<PreparedStatement>>();
 const MAX_TEXT_STATEMENTS = 64;
+
+/**
+ * Runs SQL already in the driver's form (`$1` … on PostgreSQL, `?` on SQLite) with its bindings in
+ * order: a statement put together from parts compiled already (a page's select around the
+ * subquery knex compiled for the list's conditions). PostgreSQL plans it for each run's values (an
+ * unnamed statement): a plan made once for every value of a list's conditions (a generic plan of
+ * a named one) chose worse for filters whose cost depends on the values (`contains`, ranges).
+ */
+export function runNative<TResult>(sql: SqlContext, { method, text }: { method: PreparedMethod; text: string }, bindings: readonly unknown[]): Promise<TResult> {
+  return runBound<TResult>(sql, { sql: text, name: '', method, slots: [] }, bindings);
+}

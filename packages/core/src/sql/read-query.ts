@@ -4,7 +4,9 @@ import type { EntityModel, FieldModel, LinkField, MultipleLinkField, SingleLinkF
 import type { Dialect } from './dialects/dialect';
 import { VERSION_COLUMN } from './schema-sync';
 import type { SqlContext } from './sql-context';
-import { prepareStatement, runPrepared, type PreparedStatement } from './prepared';
+import { quoteName as q } from './dialects/shared';
+import { prepareStatement, runNative, runPrepared, type PreparedStatement } from './prepared';
+import { ShapeCache } from '../util/shape-cache';
 
 /** The columns whose first non-empty value names a record in `<link>Name`: name, code, userName, id. */
 export function nameColumns(model: EntityModel): string[] {
@@ -58,13 +60,60 @@ export function selectRecords(sql: SqlContext, model: EntityModel, fields: reado
   return selectFieldsOf(sql, sql.db(model.table), { model, fields });
 }
 
-/** selectRecords of the rows `page` picked (pageKeys), in its order, with its total under PAGE_TOTAL when counted. */
-export function selectPage(sql: SqlContext, model: EntityModel, { fields, page }: { fields: readonly FieldModel[]; page: PickedPage }): Knex.QueryBuilder {
-  const { db } = sql;
-  const qb = db.from(page.keys.as(PAGE.alias)).join(model.table, `${model.table}.id`, `${PAGE.alias}.${PAGE.id}`);
-  if (page.withTotal) qb.select({ [PAGE_TOTAL]: `${PAGE.alias}.${PAGE_TOTAL}` });
-  orderRows(qb, { ...page.order, by: db.ref(`${PAGE.alias}.${PAGE.sort}`) }, `${PAGE.alias}.${PAGE.id}`);
-  return selectFieldsOf(sql, qb, { model, fields });
+/**
+ * What a page's select holds around the subquery of its rows: the columns of `fields` aliased to
+ * their record keys and one left join per single link for its name (as `selectRecords`), the
+ * total, the order. It depends on the fields and the order only, and is written as text once per
+ * shape, its few constants as literals, so that no request builds or compiles it.
+ */
+interface PageFrame {
+  head: string;
+  tail: string;
+}
+
+const pageFrames = new WeakMap<EntityModel, ShapeCache<PageFrame>>();
+
+function pageFrame(sql: SqlContext, model: EntityModel, { fields, page }: { fields: readonly FieldModel[]; page: PickedPage }): PageFrame {
+  const { order, withTotal } = page;
+  let key = `${withTotal ? 'total' : ''}:${order.direction}${order.nulls}:${order.byId ? 'id' : ''}:`;
+  for (const f of fields) key += `${f.key},`;
+  let frames = pageFrames.get(model);
+  if (!frames) pageFrames.set(model, (frames = new ShapeCache(200)));
+  return frames.get(key, () => {
+    const live = sql.dialect.bool(false);
+    const t = q(model.table);
+    const columns = withTotal ? [`${q(PAGE.alias)}.${q(PAGE_TOTAL)} as ${q(PAGE_TOTAL)}`] : [];
+    const joins: string[] = [];
+    for (const field of fields) {
+      if (!field.column) continue;
+      columns.push(`${t}.${q(field.column)} as ${q(field.key)}`);
+      if (field.type !== 'link') continue;
+      const target = sql.schema.entity(field.target) as EntityModel;
+      const alias = q(linkAlias(field));
+      columns.push(`coalesce(${nameColumns(target).map((c) => `nullif(${alias}.${q(c)}, '')`).join(', ')}) as ${q(`${field.name}Name`)}`);
+      joins.push(` left join ${q(target.table)} as ${alias} on ${alias}.${q('id')} = ${t}.${q(field.column)} and ${alias}.${q('deleted')} = ${live}`);
+    }
+    const by = `${order.direction}${order.nulls}`;
+    const then = order.byId ? '' : `, ${q(PAGE.alias)}.${q(PAGE.id)} ${order.direction}`;
+    return {
+      head: `select ${columns.join(', ')} from (`,
+      tail:
+        `) as ${q(PAGE.alias)} inner join ${t} on ${t}.${q('id')} = ${q(PAGE.alias)}.${q(PAGE.id)}${joins.join('')} ` +
+        `where ${t}.${q('deleted')} = ${live} order by ${q(PAGE.alias)}.${q(PAGE.sort)} ${by}${then}`,
+    };
+  });
+}
+
+/**
+ * The rows `page` picked (pageKeys) with the columns of `fields` and the names of single links
+ * (as `selectRecords`), in its order, with its total under PAGE_TOTAL when counted. Only the
+ * subquery of the rows is compiled for the request; the select around it is text made once per
+ * shape, and the statement is prepared once per text.
+ */
+export function readPageRows(sql: SqlContext, model: EntityModel, { fields, page }: { fields: readonly FieldModel[]; page: PickedPage }): Promise<Record<string, unknown>[]> {
+  const frame = pageFrame(sql, model, { fields, page });
+  const keys = page.keys.toSQL().toNative();
+  return runNative(sql, { method: 'rows', text: `${frame.head}${keys.sql}${frame.tail}` }, keys.bindings);
 }
 
 /** The order of a list: its sort value, then id. */

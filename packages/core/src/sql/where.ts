@@ -153,6 +153,27 @@ function linkOp(kind: 'linkedWith' | 'notLinkedWith' | 'isLinked' | 'isNotLinked
   };
 }
 
+/**
+ * A link operator on a multiple-link attribute (a JSON array of ids in its value column): only
+ * live records of `target` count as linked, as for link fields.
+ */
+function jsonLinkOp(kind: string, target: string): Apply {
+  return ({ qb, field, item, ctx }) => {
+    const withIds = kind === 'linkedWith' || kind === 'notLinkedWith';
+    const ids = withIds ? asList(item.value).map((v) => coerceScalar({ ...field, type: 'varchar' }, v)) : undefined;
+    const negate = kind === 'notLinkedWith' || kind === 'isNotLinked';
+    if (ids && ids.length === 0) {
+      if (!negate) qb.whereRaw('1 = 0');
+      return;
+    }
+    const model = ctx.schema.entity(target) as EntityModel | undefined;
+    // A list of ids of a type that is gone links nothing.
+    const sql = model ? ctx.dialect.jsonArrayLinksLive(rawCol(ctx, field), `"${model.table}"`, ids?.length) : '1 = 0';
+    const bindings = (model ? (ids ?? []) : []) as string[];
+    qb.whereRaw(negate ? `not (${sql})` : sql, bindings);
+  };
+}
+
 function arrayOp(negate: boolean): Apply {
   return ({ qb, field, item, ctx }) => {
     if (field.type !== 'multiEnum') throw invalidQuery(`Operator '${item.type}' applies to multiEnum fields only`);
@@ -268,7 +289,8 @@ function applyAttributeItem(qb: Builder, w: WhereItem, ctx: WhereContext): void 
   if (typeof w.attribute !== 'string' || w.attribute === '') throw invalidQuery(`Operator '${w.type}' needs an attribute`);
   const target = ctx.attribute?.(w.attribute, w.type);
   if (!target) throw invalidQuery(`${ctx.model.name} has no attribute '${w.attribute}'`, { attribute: w.attribute });
-  const op = Object.hasOwn(OPERATORS, target.operator) ? OPERATORS[target.operator] : undefined;
+  const linkOp = target.linkTarget !== undefined && LINK_OPERATORS.has(target.operator) ? jsonLinkOp(target.operator, target.linkTarget) : undefined;
+  const op = linkOp ?? (Object.hasOwn(OPERATORS, target.operator) ? OPERATORS[target.operator] : undefined);
   if (!op) throw invalidQuery(`Unknown operator '${w.type}'`, { operator: w.type });
   op({ qb, field: target.field, item: w, ctx: { ...ctx, model: { ...ctx.model, table: target.table } } });
 }

@@ -72,6 +72,32 @@ describe.each(TEST_DBS)('filtering and sorting by attributes on %s', (kind) => {
       expect(await find([cond('sellers', 'isLinked')])).toEqual(['heavy', 'light']);
     });
 
+    it('counts only live records as linked by a multiple-link attribute, as for link fields; isNull does not apply to it (400)', async () => {
+      const gone = (await t.post('/api/Brand', { name: `Gone ${base}` }).expect(200)).body.id as string;
+      const id = (await t.post('/api/Product', { name: `linked to gone ${base}` }).expect(200)).body.id as string;
+      await t.patch(`/api/Product/${id}`, { sellersIds: [gone], makerId: gone }).set(FLAT).expect(200);
+      const named = async (items: unknown[]) => (await find(items)).includes(undefined);
+      expect(await named([cond('sellers', 'linkedWith', [gone])])).toBe(true);
+      expect(await named([cond('sellers', 'isLinked')])).toBe(true);
+      await t.del(`/api/Brand/${gone}`).expect(200);
+      try {
+        for (const field of ['sellers', 'maker']) {
+          expect(await named([cond(field, 'linkedWith', [gone])])).toBe(false);
+          expect(await named([cond(field, 'isLinked')])).toBe(false);
+          expect(await named([cond(field, 'isNotLinked')])).toBe(true);
+          expect(await named([cond(field, 'notLinkedWith', [gone])])).toBe(true);
+        }
+        // the records linked to live brands are found as before
+        expect(await find([cond('sellers', 'linkedWith', [brands[1], gone])])).toEqual(['heavy', 'light']);
+        for (const type of ['isNull', 'isNotNull']) {
+          const res = await t.get(`${base}/Product?${where([cond('sellers', type)])}`).expect(400);
+          expect(res.body.error.code).toBe('CORE_INVALID_QUERY');
+        }
+      } finally {
+        await t.del(`/api/Product/${id}`).expect(200);
+      }
+    });
+
     it('combines attribute conditions with fields, groups and paging, and counts in SQL', async () => {
       expect(await find([{ type: 'or', value: [cond('pieces', 'equals', 1), cond('weight', 'greaterThan', 5)] }])).toEqual(['heavy', 'light']);
       // as for fields, `not` keeps a record without a value: it does not meet the comparison

@@ -150,6 +150,11 @@ export interface Dialect {
   /** SQL that is true when the JSON array column holds any of the bound values (one `?` each). */
   jsonArrayAnyOf(column: string, count: number): string;
   /**
+   * SQL that is true when the JSON array of ids in `column` names a live record of the table
+   * `targetTable` (quoted): any one, or with `count` one of that many bound ids (one `?` each).
+   */
+  jsonArrayLinksLive(column: string, targetTable: string, count?: number): string;
+  /**
    * An aggregate turning the rows of a query into one JSON text, an array of `count`-value arrays
    * ordered by the last of `count + 1` `?` (values or references); an empty array or NULL without
    * rows. One string instead of many rows is much less work for the driver.

@@ -12,8 +12,9 @@ interface PgClient {
 const NAMED_PER_CONNECTION = 500;
 const namedStatements = new WeakMap<PgClient, Set<string>>();
 
-/** The name to run a statement under on this connection, or undefined (unnamed) once it holds the most it may. */
+/** The name to run a statement under on this connection, or undefined (unnamed): for a statement without a name, or once the connection holds the most it may. */
 function namedOn(connection: PgClient, name: string): string | undefined {
+  if (name === '') return undefined;
   let names = namedStatements.get(connection);
   if (!names) namedStatements.set(connection, (names = new Set()));
   if (names.has(name)) return name;

@@ -184,6 +184,11 @@ export const postgresDialect: Dialect = {
     return `${column} \\?| array[${marks}]::text[]`;
   },
 
+  jsonArrayLinksLive(column, targetTable, count) {
+    const ids = count ? ` and e.id in (${Array.from({ length: count }, () => '?').join(', ')})` : '';
+    return `exists (select 1 from jsonb_array_elements_text(${column}) as e(id) join ${targetTable} as t on t.id = e.id where t.deleted = false${ids})`;
+  },
+
   runPrepared: runPostgresStatement,
   isStalePrepared: isStalePostgresStatement,
 

@@ -26,11 +26,13 @@ function statementOf(connection: Connection, { sql, name }: { sql: string; name:
   let kept = prepared.get(connection);
   if (!kept) prepared.set(connection, (kept = { short: new Map(), long: new Map() }));
   const [statements, limit] = sql.length > LONG_SQL ? [kept.long, LONG_LIMIT] : [kept.short, LIMIT];
-  let statement = statements.get(name);
+  // A statement without a name (planned for each run on PostgreSQL) is kept by its text here.
+  const key = name || sql;
+  let statement = statements.get(key);
   if (!statement) {
     if (statements.size >= limit) statements.clear();
     statement = connection.prepare(sql);
-    statements.set(name, statement);
+    statements.set(key, statement);
   }
   return statement;
 }

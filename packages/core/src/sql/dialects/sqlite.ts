@@ -163,6 +163,11 @@ export const sqliteDialect: Dialect = {
     return `exists (select 1 from json_each(${column}) where json_each.value in (${marks}))`;
   },
 
+  jsonArrayLinksLive(column, targetTable, count) {
+    const ids = count ? ` and e.value in (${Array.from({ length: count }, () => '?').join(', ')})` : '';
+    return `exists (select 1 from json_each(${column}) as e join ${targetTable} as t on t.id = e.value where t.deleted = 0${ids})`;
+  },
+
   async runPrepared(connection, statement, bindings) {
     return runSqliteStatement(connection, statement, bindings);
   },
