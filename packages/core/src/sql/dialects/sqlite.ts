@@ -10,6 +10,15 @@ import { sqliteClient, STATEMENT_BUSY_MS } from './sqlite-client';
 import { runSqliteStatement } from './sqlite-statements';
 import { commonColumnType, databaseUnavailable, parseJson, uniqueViolation } from './shared';
 
+/** What of a better-sqlite3 connection is set up when it opens. */
+interface SqliteConnection {
+  pragma(sql: string): unknown;
+  function(name: string, options: { deterministic: boolean }, fn: (value: unknown) => unknown): unknown;
+}
+
+/** A function of every connection: lower case of all of Unicode (SQLite's lower() knows ASCII only). */
+const UNICODE_LOWER = 'er_lower';
+
 const JSON_TYPES: ReadonlySet<FieldType> = new Set(['multiEnum', 'jsonObject']);
 
 /** SQLite's limit on the parameters of one statement (SQLITE_MAX_VARIABLE_NUMBER). */
@@ -57,8 +66,9 @@ export const sqliteDialect: Dialect = {
       pool: {
         min: 1,
         max: 1,
-        afterCreate(conn: { pragma(sql: string): unknown }, done: (err: Error | null, conn: unknown) => void) {
+        afterCreate(conn: SqliteConnection, done: (err: Error | null, conn: unknown) => void) {
           if (file !== ':memory:') conn.pragma('journal_mode = WAL');
+          conn.function(UNICODE_LOWER, { deterministic: true }, (text) => (typeof text === 'string' ? text.toLowerCase() : text));
           conn.pragma('foreign_keys = ON');
           conn.pragma(`busy_timeout = ${STATEMENT_BUSY_MS}`);
           conn.pragma('synchronous = NORMAL');
@@ -112,10 +122,12 @@ export const sqliteDialect: Dialect = {
     return value ? '1' : '0';
   },
 
-  // SQLite's LIKE ignores the case of ASCII letters (only). No searchIndex: reading the rows
-  // costs far more than matching them (bench/README.md, "Text search").
+  // SQLite's own LIKE and lower() ignore the case of ASCII letters only: both sides are lowered as
+  // JavaScript does (as PostgreSQL's lower() does), so that "Ärmel" contains "ärm" on both
+  // databases. No searchIndex: reading the rows costs far more than matching them (bench/README.md,
+  // "Text search").
   likeSql(column, not) {
-    return `${column} ${not ? 'not ' : ''}like ? escape '\\'`;
+    return `${UNICODE_LOWER}(${column}) ${not ? 'not ' : ''}like ${UNICODE_LOWER}(?) escape '\\'`;
   },
 
   // A transaction takes the write lock when it begins (sqlite-client.ts): it already excludes
