@@ -21,9 +21,17 @@ function checkNumber(a: AttributeDef, value: unknown): ValueCheck {
   return ok(value);
 }
 
+/** Characters of a text as fields count them (code points: an emoji is one, not two UTF-16 units). */
+function characters(text: string): number {
+  let count = 0;
+  for (const _ of text) count += 1;
+  return count;
+}
+
 function checkText(value: unknown, max: number): ValueCheck {
   if (typeof value !== 'string') return fail('invalid_type', 'must be a string');
-  if (value.length > max) return fail('too_long', `must be at most ${max} characters`);
+  // A text no longer than `max` UTF-16 units has at most `max` characters: counted only past it.
+  if (value.length > max && characters(value) > max) return fail('too_long', `must be at most ${max} characters`);
   return ok(value);
 }
 

@@ -73,6 +73,7 @@ describe.each(TEST_DBS)('writing attributes with records on %s', (kind) => {
         [{ makerId: 'not a valid id!' }, 'invalid_format'],
         [{ sellersIds: 'x' }, 'invalid_type'],
         [{ shade: 'x'.repeat(256) }, 'too_long'],
+        [{ shade: '😀'.repeat(256) }, 'too_long'],
         [{ weightUnitId: other.kg }, 'invalid_unit'],
         [{ pieces: 2, weightUnitId: 'nope' }, 'invalid_unit'],
         [{ needed: '' }, 'required'],
@@ -81,6 +82,9 @@ describe.each(TEST_DBS)('writing attributes with records on %s', (kind) => {
         const res = await t.patch(`${base}/Product/${id}`, { mpn: 'after', ...change }).set(FLAT);
         expect({ change, status: res.status, codes: res.body.error?.details?.issues?.map((i: { code: string }) => i.code) }).toEqual({ change, status: 400, codes: [code] });
       }
+      // Characters are counted as for fields: 255 emoji (510 UTF-16 units) fit.
+      const emoji = '😀'.repeat(255);
+      expect((await t.post(`${base}/Product`, { name: emoji, shade: emoji }).set(FLAT).expect(200)).body).toMatchObject({ name: emoji, shade: emoji });
       const missing = await t.patch(`${base}/Product/${id}`, { mpn: 'after', makerId: 'no-such-brand' }).set(FLAT).expect(400);
       expect(missing.body.error).toMatchObject({ code: 'CORE_INVALID_LINK', details: { entity: 'Brand', field: 'makerId' } });
       expect(await valuesOf(id)).toMatchObject({ mpn: 'before', pieces: 1 });
