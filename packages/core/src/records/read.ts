@@ -123,7 +123,10 @@ export async function answerWrite<TRecord extends ApiRecord>(repo: Repository<TR
   if (afterHook) await afterHook(shapeRecord(repo.readPlan({ fields: repo.readable }).keys, record));
   // Fields read for the present stage stay until it has run.
   const presented = await repo.guard.present(ctx, record, plan ? repo.readable.filter((f) => !plan.extra.includes(f)) : repo.readable);
-  await repo.env.attributes?.present(ctx, { model: repo.model, records: [presented] }, { mode: 'single' });
+  // As its fields, a write's answer keeps every language variant of its attributes: a `language`
+  // header localizes reads only (a client that writes the answer back must not move a German
+  // value into the main one).
+  await repo.env.attributes?.present({ ...ctx, language: undefined }, { model: repo.model, records: [presented] }, { mode: 'single' });
   await plan?.run([presented], { access });
   return presented as TRecord;
 }

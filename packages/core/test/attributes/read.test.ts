@@ -130,6 +130,16 @@ describe.each(TEST_DBS)('reading attributes on %s', (kind) => {
       expect(bad.body.error.code).toBe('CORE_INVALID_LANGUAGE');
     });
 
+    it('keeps every variant in the answers of writes, whatever the language header (as for fields)', async () => {
+      const p = (await t.post(`${base}/Product`, { name: unique('Answered'), material: 'oak', materialDeDE: 'Eiche' }).set(FLAT).set('language', 'de_DE').expect(200)).body;
+      expect(p).toMatchObject({ material: 'oak', materialDeDE: 'Eiche' });
+      const updated = (await t.patch(`${base}/Product/${p.id}`, { materialDeDE: 'Holz' }).set(FLAT).set('language', 'de_DE').expect(200)).body;
+      expect(updated).toMatchObject({ material: 'oak', materialDeDE: 'Holz' });
+      expect(updated.attributesDefs.materialDeDE).toMatchObject({ language: 'de_DE' });
+      // A read with the header is localized.
+      expect((await t.get(`${base}/Product/${p.id}`).set(FLAT).set('language', 'de_DE').expect(200)).body.material).toBe('Holz');
+    });
+
     it('leaves the variants out with language main or the main code too, the main field carrying the main value', async () => {
       for (const language of ['main', 'en_US']) {
         const one = (await t.get(`${base}/Product/${product}`).set(FLAT).set('language', language).expect(200)).body;
