@@ -1,5 +1,5 @@
 import type { Request, Response, Router } from 'express';
-import { ApiError, claimIdempotency, ConcurrencyLimit, idempotencyKeyOf, idempotent, requestContext, toHandler, type ApiRecord, type EntityApi, type RequestContext } from '@entity-records/core';
+import { ApiError, claimIdempotency, ConcurrencyLimit, idempotencyKeyOf, idempotent, requestContext, sendRecord, toHandler, type ApiRecord, type EntityApi, type RequestContext } from '@entity-records/core';
 import { decodeDataUrl } from './base64';
 import { requestedRange } from './byte-range';
 import { parseChunk } from './chunk-input';
@@ -161,9 +161,9 @@ export function fileRoutes(parts: FileRoutesParts): (router: Router) => void {
       const ctx = requestContext(req);
       const body = bodyObject(req);
       const chunked = CHUNK_KEYS.some((k) => body[k] !== undefined);
-      res.json(chunked ? await receiveChunk(ctx, body) : await createFromJson(ctx, body));
+      sendRecord(res, chunked ? await receiveChunk(ctx, body) : await createFromJson(ctx, body));
     }));
-    router.post('/File/createChunk', idempotent, toHandler(async (req, res) => res.json(await receiveChunk(requestContext(req), bodyObject(req)))));
+    router.post('/File/createChunk', idempotent, toHandler(async (req, res) => sendRecord(res, await receiveChunk(requestContext(req), bodyObject(req)))));
     router.post('/File/upload', toHandler(async (req, res) => {
       if (!req.is('multipart/form-data')) throw new ApiError('CORE_UNSUPPORTED_MEDIA_TYPE', "POST /File/upload takes a multipart/form-data body with the file in the field 'file'");
       const ctx = requestContext(req);
@@ -181,7 +181,7 @@ export function fileRoutes(parts: FileRoutesParts): (router: Router) => void {
       const declared = upload.stored.mimeType;
       const stored = declared === 'application/octet-stream' ? { ...upload.stored, mimeType: mimeTypeOf(String(fields.name)) } : upload.stored;
       try {
-        res.json(await files.createRecord(ctx, recordFields(fields), stored));
+        sendRecord(res, await files.createRecord(ctx, recordFields(fields), stored));
       } catch (error) {
         await files.discard(upload.stored.storageKey);
         throw error;

@@ -71,7 +71,7 @@ describe.each(TEST_DBS)('permissions of files and sharings on %s', (kind) => {
     it('lets a user share only files they may read, with the create right on Sharing', async () => {
       const file = (await t.post(`${base}/File`, { name: 'private.txt', fileContents: dataUrl('private') }).expect(200)).body;
       const sharer = await userWith({ Sharing: { create: true, read: 'own' }, File: { create: true, read: 'own' } });
-      expect((await sharer.post(`${base}/Sharing`, { fileId: file.id }).expect(404)).body.error.code).toBe('CORE_NOT_FOUND');
+      expect((await sharer.post(`${base}/Sharing`, { fileId: file.id }).expect(400)).body.error.code).toBe('CORE_INVALID_LINK');
       const own = (await sharer.post(`${base}/File`, { name: 'own.txt', fileContents: dataUrl('own') }).expect(200)).body;
       const shared = (await sharer.post(`${base}/Sharing`, { fileId: own.id }).expect(200)).body;
       expect(shared).toMatchObject({ fileId: own.id, active: true });

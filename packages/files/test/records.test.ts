@@ -27,6 +27,14 @@ describe.each(TEST_DBS)('File records on %s', (kind) => {
       expect((await create({ id: 'not valid!', name: 'b.txt', fileContents: dataUrl('b') }).expect(400)).body.error.code).toBe('CORE_INVALID_ID');
     });
 
+    it('answers an upload with the version of the File as a strong ETag, as every create', async () => {
+      const res = await create({ name: 'versioned.txt', fileContents: dataUrl('v') }).expect(200);
+      expect(res.headers.etag).toBe('"1"');
+      expect((await t.get(`${base}/File/${res.body.id}`).expect(200)).headers.etag).toBe('"1"');
+      const multipart = await t.post(`${base}/File/upload`).field('name', 'versioned-part.txt').attach('file', Buffer.from('part'), 'part.txt').expect(200);
+      expect(multipart.headers.etag).toBe('"1"');
+    });
+
     it('refuses a body without contents, or with fields the upload sets', async () => {
       expect((await create({ name: 'a.txt' }).expect(400)).body.error.code).toBe('FILES_CONTENT_REQUIRED');
       expect((await create({ name: 'a.txt', fileContents: dataUrl('a'), url: 'http://example.invalid/' }).expect(400)).body.error.code).toBe('FILES_CONTENT_INVALID');
@@ -40,7 +48,7 @@ describe.each(TEST_DBS)('File records on %s', (kind) => {
     });
 
     it('decodes base64 strictly and records the data URL mime type', async () => {
-      const bad = ['data:text/plain;base64,aGVsbG8=\n', 'data:text/plain;base64,aGVs bG8=', 'data:text/plain;base64,aGVsbG9=', 'data:text/plain;base64,a-_b', 'data:text/plain;base64,aG=Vs', 'data:text/plain;base64,aG==aGVs', 'data:text/plain;base64,YR==', 'data:text/plain;base64,aGVsbG8\u00e9', 'data:text/plain;base64,aGVsbG8===', 'aGVsbG8=', 'data:text/plain,hello'];
+      const bad = ['data:text/plain;base64,aGVsbG8=\n', 'data:text/plain;base64,aGVs bG8=', 'data:text/plain;base64,aGVsbG9=', 'data:text/plain;base64,a-_b', 'data:text/plain;base64,aG=Vs', 'data:text/plain;base64,aG==aGVs', 'data:text/plain;base64,YR==', 'data:text/plain;base64,aGVsbG8\u00e9', 'data:text/plain;base64,aGVsbG8===', 'data:text/plain;base64,aGVsbG8', 'data:text/plain;base64,aGVsbA', 'aGVsbG8=', 'data:text/plain,hello'];
       for (const fileContents of bad) {
         const res = await create({ name: 'a.txt', fileContents }).expect(400);
         expect({ fileContents, code: res.body.error.code }).toEqual({ fileContents, code: 'FILES_CONTENT_INVALID' });

@@ -34,12 +34,21 @@ export class SharingService {
     private readonly links: PresentHook,
   ) {}
 
-  /** The file, as the caller may read it (404 when not, so a sharing never leaks a file). */
+  /**
+   * The file, as the caller may read it. A file that does not exist and one the caller may not
+   * read are the same 400 `CORE_INVALID_LINK` of any link (CONTRACT §15): a sharing never tells
+   * which, and never leaks a file.
+   */
   private async readableFile(ctx: RequestContext, fileId: unknown): Promise<ApiRecord> {
     if (typeof fileId !== 'string' || fileId === '') {
       throw new ApiError('CORE_VALIDATION_FAILED', 'fileId is required', { details: { issues: [{ path: ['fileId'], code: 'required', message: 'fileId is required' }] } });
     }
-    return this.instance().repository('File').get(ctx, fileId);
+    try {
+      return await this.instance().repository('File').get(ctx, fileId);
+    } catch (error) {
+      if (!(error instanceof ApiError) || error.code !== 'CORE_NOT_FOUND') throw error;
+      throw new ApiError('CORE_INVALID_LINK', `File '${fileId}' not found (fileId)`, { details: { entity: 'File', field: 'fileId', ids: [fileId] } });
+    }
   }
 
   private async hashInBody(data: Record<string, unknown>): Promise<void> {

@@ -214,7 +214,7 @@ describe.each(TEST_DBS)('Sharing changes and limits on %s', (kind) => {
       const s = (await t.post(`${base}/Sharing`, { fileId: f.id }).expect(200)).body;
       await t.del(`${base}/File/${f.id}`).expect(200);
       await request(t.app).get(new URL(s.link).pathname).expect(404);
-      expect((await t.post(`${base}/Sharing`, { fileId: 'nope' }).expect(404)).body.error.code).toBe('CORE_NOT_FOUND');
+      expect((await t.post(`${base}/Sharing`, { fileId: 'nope' }).expect(400)).body.error).toMatchObject({ code: 'CORE_INVALID_LINK', details: { entity: 'File', field: 'fileId', ids: ['nope'] } });
       expect((await t.post(`${base}/Sharing`, {}).expect(400)).body.error.code).toBe('CORE_VALIDATION_FAILED');
       expect((await t.post(`${base}/Sharing`, [{ fileId: f.id }]).expect(400)).body.error.code).toBe('CORE_VALIDATION_FAILED');
     });

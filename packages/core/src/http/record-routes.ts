@@ -34,8 +34,12 @@ const bodyObject = (req: Request): Record<string, unknown> => {
   return body as Record<string, unknown>;
 };
 
-/** A record as the answer, with its version as a strong `ETag` (single reads, creates, updates). */
-function sendVersioned(res: Response, record: ApiRecord): void {
+/**
+ * Sends a record read or written through a repository as the answer, with its version as a strong
+ * `ETag` (CONTRACT §16: single reads, creates, updates), never a hash of the body. Plugins answer
+ * the records their routes create with it too (another answer goes as it is).
+ */
+export function sendRecord(res: Response, record: object): void {
   const version = versionOf(record);
   if (version !== undefined) res.set('ETag', etagOf(version));
   res.json(record);
@@ -88,7 +92,7 @@ export function mountRecordRoutes(router: Router, lookup: RepositoryLookup, gene
         res.status(304).set('ETag', etagOf(version)).end();
         return;
       }
-      sendVersioned(res, record);
+      sendRecord(res, record);
     }),
   );
   if (generation.linkRoutes) {
@@ -106,12 +110,12 @@ export function mountRecordRoutes(router: Router, lookup: RepositoryLookup, gene
     idempotent,
     toHandler(async (req, res) => {
       const repository = repositoryFor(lookup, req.params.entity);
-      sendVersioned(res, await repository.create(requestContext(req), bodyObject(req)));
+      sendRecord(res, await repository.create(requestContext(req), bodyObject(req)));
     }),
   );
   const update = toHandler(async (req, res) => {
     const repository = repositoryFor(lookup, req.params.entity);
-    sendVersioned(res, await repository.updateIf(requestContext(req), { id: req.params.id as string, body: bodyObject(req), ifMatch: req.get('if-match') }));
+    sendRecord(res, await repository.updateIf(requestContext(req), { id: req.params.id as string, body: bodyObject(req), ifMatch: req.get('if-match') }));
   });
   router.patch('/:entity/:id', update);
   router.put('/:entity/:id', update);

@@ -1,6 +1,7 @@
 import type { Router } from 'express';
 import type { RequestContext } from '../context';
 import type { ApiRecord } from '../declarations';
+import { sendRecord } from './record-routes';
 import { requestContext } from './request-context';
 import { toHandler } from './to-handler';
 
@@ -15,7 +16,7 @@ export function mountWebhookRoutes(router: Router, parts: WebhookRouteParts): vo
   router.post(
     '/WebhookDelivery/:id/redeliver',
     toHandler(async (req, res) => {
-      res.json(await parts.redeliver(requestContext(req), req.params.id as string));
+      sendRecord(res, await parts.redeliver(requestContext(req), req.params.id as string));
     }),
   );
 }

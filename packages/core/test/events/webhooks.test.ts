@@ -199,8 +199,11 @@ describe.each(TEST_DBS)('webhooks on %s', (kind) => {
       receiver.answer = () => 204;
       for (const [, base] of GENERATIONS) {
         const before = receiver.received.length;
-        const queued = (await t.post(`${base}/WebhookDelivery/${failed.id}/redeliver`).expect(200)).body;
+        const answer = await t.post(`${base}/WebhookDelivery/${failed.id}/redeliver`).expect(200);
+        const queued = answer.body;
         expect(queued).toMatchObject({ id: failed.id, status: 'Pending', attempts: 0 });
+        // The answer carries the delivery's version, as a read of it does.
+        expect(answer.headers.etag).toMatch(/^"\d+"$/);
         const [done] = await eventually(() => deliveriesOf(id), (l) => l[0]?.status === 'Delivered');
         expect(done).toMatchObject({ attempts: 1, lastStatusCode: 204, lastError: null });
         expect(receiver.received.length).toBe(before + 1);
