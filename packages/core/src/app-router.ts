@@ -18,6 +18,7 @@ import type { IdempotencyKeys } from './idempotency/idempotency-keys';
 import { buildOpenApi } from './openapi/build-document';
 import type { OpenApiFragment } from './plugin';
 import { translateOutage } from './sql/dialects/shared';
+import { mayReadField } from './records/guard';
 
 /** The services the router of an instance serves. */
 interface RouterServices {
@@ -78,7 +79,7 @@ function metadataFor({ registry, schema }: InstanceBase, accessService: AccessSe
     const metadata = buildMetadata(schema, {
       languages: registry.languages.codes,
       visible: (m) => access.scope(m.name).read !== 'no',
-      visibleField: (m, f) => f.system || access.field(m.name, f.name).read,
+      visibleField: (m, f) => mayReadField(access, { schema, model: m, field: f }),
     });
     return { ...metadata, app: { ...metadata.app, ...registry.appMetadata } };
   };

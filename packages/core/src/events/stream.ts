@@ -1,7 +1,8 @@
 import type { UserAccess } from '../auth/access-control';
 import { forbidden } from '../auth/access-control';
 import { systemContext, type RequestContext } from '../context';
-import type { EntityModel } from '../definition/model';
+import type { EntityModel, SchemaModel } from '../definition/model';
+import { mayReadField } from '../records/guard';
 import { recordChanges, type StoredChange } from '../sql/change-store';
 import { asNonNegativeInt } from '../sql/where-values';
 import type { Diff } from '../records/changes';
@@ -27,12 +28,12 @@ export interface StreamItem {
  * The diff as this reader may see it: the keys of fields the reader may not read are left out
  * (attribute values, which no field right covers, stay).
  */
-export function readableDiff(model: EntityModel, { access, diff }: { access: UserAccess; diff: Diff }): Diff {
+export function readableDiff(schema: SchemaModel, model: EntityModel, { access, diff }: { access: UserAccess; diff: Diff }): Diff {
   if (access.unrestricted) return diff;
   const shown: Diff = {};
   for (const [key, value] of Object.entries(diff)) {
     const field = model.byKey.get(key) ?? model.field.get(key);
-    if (!field || field.system || access.field(model.name, field.name).read) shown[key] = value;
+    if (!field || mayReadField(access, { schema, model, field })) shown[key] = value;
   }
   return shown;
 }
@@ -69,7 +70,7 @@ export async function recordStream(repo: Repository, ctx: RequestContext, { id, 
     list: list.map((c) => ({
       id: String(c.seq),
       action: c.action,
-      diff: readableDiff(repo.model, { access, diff: c.diff }),
+      diff: readableDiff(repo.env.schema, repo.model, { access, diff: c.diff }),
       userId: c.userId,
       userName: c.userId ? (names.get(c.userId) ?? null) : null,
       ...(c.actorId && { actor: { id: c.actorId, name: names.get(c.actorId) ?? null } }),

@@ -59,7 +59,7 @@ export function eventOf(schema: SchemaModel, { access, user, change }: { access:
     entityType: change.entityType,
     recordId: change.recordId,
     action: change.action,
-    diff: readableDiff(model, { access, diff: change.diff }),
+    diff: readableDiff(schema, model, { access, diff: change.diff }),
     userId: change.userId,
     createdAt: change.createdAt,
   };

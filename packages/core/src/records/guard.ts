@@ -2,7 +2,8 @@ import type { Derive, Rights, ScopeAccess, UserAccess } from '../auth/access-con
 import { forbidden } from '../auth/access-control';
 import type { RequestContext } from '../context';
 import type { ApiRecord } from '../declarations';
-import type { EntityModel, FieldModel } from '../definition/normalize';
+import type { EntityModel, FieldModel, SchemaModel } from '../definition/normalize';
+import { isLinkField } from '../definition/model';
 import type { QueryBuilder } from '../sql/database';
 import { outputKeys } from '../sql/read-query';
 import { ownedBy } from '../sql/record-store';
@@ -18,13 +19,17 @@ export class RecordGuard {
   /** The output keys of the fields of a list the rights do not let read. */
   private readonly hiddenKeys: Derive<readonly FieldModel[], ReadonlySet<string>>;
 
+  /** Whether the rights let read a field (see `mayReadField`). */
+  private readonly readRight: (rights: Rights, field: FieldModel) => boolean;
+
   constructor(
     private readonly model: EntityModel,
     private readonly accessFor: (user: RequestContext['user']) => Promise<UserAccess>,
+    schema: SchemaModel,
   ) {
-    const canRead = (rights: Rights, field: FieldModel) => field.system || rights.field(model.name, field.name).read;
-    this.readableFields = (fields, rights) => fields.filter((f) => canRead(rights, f));
-    this.hiddenKeys = (fields, rights) => new Set(outputKeys(fields.filter((f) => !canRead(rights, f))));
+    this.readRight = (rights, field) => mayReadField(rights, { schema, model, field });
+    this.readableFields = (fields, rights) => fields.filter((f) => this.readRight(rights, f));
+    this.hiddenKeys = (fields, rights) => new Set(outputKeys(fields.filter((f) => !this.readRight(rights, f))));
   }
 
   /** The caller's rights, resolved once per context. */
@@ -38,8 +43,13 @@ export class RecordGuard {
     return { access, scope: assertMay(this.model, access, action) };
   }
 
+  /**
+   * Whether the caller may read a field. A link and the link of the other side state one relation
+   * (`Product.brand` and `Brand.products`): a role that may not read one may not read the other,
+   * or the hidden relation would show from the other side.
+   */
   canRead(access: UserAccess, field: FieldModel): boolean {
-    return field.system || access.field(this.model.name, field.name).read;
+    return field.system || this.readRight(access, field);
   }
 
   /** Restricts a query to the user's own records. */
@@ -68,4 +78,47 @@ export class RecordGuard {
     const version = versionOf(record);
     return version === undefined ? shown : withRecordVersion(shown, version);
   }
+}
+
+/**
+ * Whether rights let read a field of `model`: system fields always; others by the role's field
+ * right, and a link also by the right on the field of the other side that states the same
+ * relation (`Product.brand` and `Brand.products`): a role that may not read one may not read the
+ * other, or the hidden relation would show from the other side. Every read of a field (answers,
+ * filters, sorting, diffs of the change log, metadata) asks this.
+ */
+export function mayReadField(rights: Rights, { schema, model, field }: { schema: SchemaModel; model: EntityModel; field: FieldModel }): boolean {
+  if (field.system) return true;
+  if (!rights.field(model.name, field.name).read) return false;
+  const other = counterpartsOf(schema, model).get(field);
+  return !other || rights.field(other.entity, other.field).read;
+}
+
+const counterparts = new WeakMap<EntityModel, Map<FieldModel, { entity: string; field: string }>>();
+
+function counterpartsOf(schema: SchemaModel, model: EntityModel): Map<FieldModel, { entity: string; field: string }> {
+  let found = counterparts.get(model);
+  if (!found) counterparts.set(model, (found = linkCounterparts(model, schema)));
+  return found;
+}
+
+/**
+ * For each link of `model`, the field of its target that states the same relation: the single link
+ * a one-to-many list mirrors (`Brand.products` ↔ `Product.brand`), the list mirroring a single link,
+ * the other side of a many-to-many join table.
+ */
+function linkCounterparts(model: EntityModel, schema: SchemaModel): Map<FieldModel, { entity: string; field: string }> {
+  const found = new Map<FieldModel, { entity: string; field: string }>();
+  for (const field of model.fields) {
+    if (field.system || !isLinkField(field)) continue;
+    const target = schema.entity(field.target);
+    const other = target?.fields.find((f): boolean => {
+      if (f.system || !isLinkField(f) || f.target !== model.name || f === field) return false;
+      if (field.linkKind === 'belongsTo') return f.linkKind === 'hasMany' && f.foreignColumn === field.column;
+      if (field.linkKind === 'hasMany') return f.linkKind === 'belongsTo' && f.column === field.foreignColumn;
+      return f.linkKind === 'manyToMany' && f.join.table === field.join.table && f.join.ownColumn === field.join.targetColumn;
+    });
+    if (target && other) found.set(field, { entity: target.name, field: other.name });
+  }
+  return found;
 }

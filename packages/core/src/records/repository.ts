@@ -54,7 +54,7 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
     this.env = env;
     this.model = model;
     this.validate = compileRecordValidator(model);
-    this.guard = new RecordGuard(model, env.accessFor);
+    this.guard = new RecordGuard(model, env.accessFor, env.schema);
     this.readable = model.fields.filter((f) => !f.def.writeOnly);
     this.sql = sqlContext(env, env.database.knex);
     this.ownerFields = this.readable.filter((f) => f.name === 'createdBy' || f.name === 'assignedUser');

@@ -177,7 +177,7 @@ async function loadNamed(trx: Transaction, run: Run, { items, lock }: { items: r
 
 /** The keys of a stored record an upsert result shows: stored fields the caller may read (no link names, no attributes). */
 export function shownKeys(repo: Repository, access: UserAccess): string[] {
-  return repo.readable.filter((f) => f.system || access.field(repo.model.name, f.name).read).map((f) => f.key);
+  return repo.readable.filter((f) => repo.guard.canRead(access, f)).map((f) => f.key);
 }
 
 export function entityOf(keys: readonly string[], record: Record<string, unknown>): ApiRecord {

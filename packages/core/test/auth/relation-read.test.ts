@@ -1,0 +1,70 @@
+import { GENERATIONS, startTestApi, type TestApi } from '../../../../test/support/api';
+import { TEST_DBS } from '../../../../test/support/databases';
+import { testEntities } from '../../../../test/support/fixtures';
+import { userWithRole, type UserClient } from '../../../../test/support/users';
+
+const where = (items: unknown[]) => `where=${encodeURIComponent(JSON.stringify(items))}`;
+
+/**
+ * A link and the link of the other side state one relation (`Product.brand` and `Brand.products`,
+ * `Product.categories` and `Category.products`): a field hidden on one side is hidden on the
+ * other, in answers, `select`, filters, linked-record lists and change diffs.
+ */
+describe.each(TEST_DBS)('a hidden relation seen from the other side on %s', (kind) => {
+  let t: TestApi;
+  let user: UserClient;
+  let brand: string;
+  let category: string;
+  let product: string;
+
+  beforeAll(async () => {
+    t = await startTestApi(kind, { entities: testEntities });
+    brand = (await t.post('/api/Brand', { name: 'Hidden relation' }).expect(200)).body.id;
+    category = (await t.post('/api/Category', { name: 'Hidden', code: 'hidden-relation' }).expect(200)).body.id;
+    product = (await t.post('/api/Product', { name: 'Related', brandId: brand, categoriesIds: [category] }).expect(200)).body.id;
+    const second = (await t.post('/api/Product', { name: 'Related too' }).expect(200)).body.id;
+    // A change of the brand whose diff holds its list of products.
+    await t.patch(`/api/Brand/${brand}`, { productsIds: [product, second] }).expect(200);
+    await t.patch(`/api/Brand/${brand}`, { productsIds: [product] }).expect(200);
+    const all = { read: 'all', stream: true };
+    user = await userWithRole(t, {
+      scopes: { Product: all, Brand: all, Category: all },
+      fields: { Product: { brand: { read: false, edit: false }, categories: { read: false, edit: false } } },
+    });
+  });
+  afterAll(() => t.close());
+
+  describe.each(GENERATIONS)('generation %s', (_g, base) => {
+    it('leaves the list of the other side out of answers, and refuses to select or filter by it (403)', async () => {
+      const seen = (await user.get(`${base}/Brand/${brand}`).expect(200)).body;
+      expect(seen.name).toBe('Hidden relation');
+      expect(seen).not.toHaveProperty('productsIds');
+      expect(seen).not.toHaveProperty('productsNames');
+      expect((await user.get(`${base}/Category/${category}`).expect(200)).body).not.toHaveProperty('productsIds');
+      const listed = (await user.get(`${base}/Brand?${where([{ type: 'equals', attribute: 'id', value: brand }])}`).expect(200)).body.list;
+      expect(listed[0]).not.toHaveProperty('productsIds');
+      await user.get(`${base}/Brand/${brand}?select=products`).expect(403);
+      await user.get(`${base}/Brand?${where([{ type: 'linkedWith', attribute: 'products', value: [product] }])}`).expect(403);
+      await user.get(`${base}/Category?${where([{ type: 'isLinked', attribute: 'products' }])}`).expect(403);
+      // The product itself shows neither.
+      const p = (await user.get(`${base}/Product/${product}`).expect(200)).body;
+      expect(p).not.toHaveProperty('brandId');
+      expect(p).not.toHaveProperty('categoriesIds');
+    });
+
+    it('refuses the linked-record list of the other side, and leaves the list out of its change diffs', async () => {
+      const linked = base === '/api' ? `/api/entityRelation?entityName=Brand&id=${brand}&link=products` : `/api/v1/Brand/${brand}/products`;
+      await user.get(linked).expect(403);
+      const stream = (await user.get(`/api/v1/Brand/${brand}/stream`).expect(200)).body.list as { diff: Record<string, unknown> }[];
+      expect(stream.length).toBeGreaterThan(0);
+      for (const change of stream) expect(change.diff).not.toHaveProperty('productsIds');
+      const all = (await t.get(`/api/v1/Brand/${brand}/stream`).expect(200)).body.list as { diff: Record<string, unknown> }[];
+      expect(all.filter((c) => 'productsIds' in c.diff)).toHaveLength(2);
+    });
+  });
+
+  it('an admin sees both sides', async () => {
+    expect((await t.get(`/api/Brand/${brand}`).expect(200)).body.productsIds).toEqual([product]);
+    expect((await t.get(`/api/Product/${product}`).expect(200)).body.brandId).toBe(brand);
+  });
+});
