@@ -52,12 +52,20 @@ interface CachedToken extends Session {
   tokenId: string;
   expiresAt: number | null;
   idleMs: number | null;
+  /** The last request with the token this process knows of (or the stored time, if later). */
   lastUsedAt: number;
+  /** The time last written to the token's row (what other processes judge the idle time by). */
+  storedAt: number;
   checkedAt: number;
 }
 
-/** last_used_at is written at most this often per token, so a request does not cost a write. */
+/**
+ * last_used_at is written at most this often per token, so a request does not cost a write; for
+ * an idle time shorter than ten times this, every tenth of the idle time, so that a token in use
+ * never looks idle to another process.
+ */
 const TOUCH_INTERVAL_MS = 60_000;
+const touchInterval = (idleMs: number | null) => (idleMs === null ? TOUCH_INTERVAL_MS : Math.min(TOUCH_INTERVAL_MS, idleMs / 10));
 
 export const hashToken = (token: string): string => createHash('sha256').update(token).digest('hex');
 
@@ -140,12 +148,16 @@ export class AuthService {
     const now = Date.now();
     let entry = this.cache.get(hash);
     if (!entry || now - entry.checkedAt > this.cacheMs) {
+      const known = entry?.lastUsedAt ?? 0;
       entry = await this.load(hash, now);
+      // This process may know of a later use than the one stored.
+      entry.lastUsedAt = Math.max(entry.lastUsedAt, known);
     }
     if (entry.expiresAt !== null && now >= entry.expiresAt) throw this.drop(hash, 'Token expired');
     if (entry.idleMs !== null && now - entry.lastUsedAt >= entry.idleMs) throw this.drop(hash, 'Token expired');
-    if (now - entry.lastUsedAt >= Math.min(TOUCH_INTERVAL_MS, entry.idleMs ?? TOUCH_INTERVAL_MS)) {
-      entry.lastUsedAt = now;
+    entry.lastUsedAt = now;
+    if (now - entry.storedAt >= touchInterval(entry.idleMs)) {
+      entry.storedAt = now;
       await this.store.touchToken(entry.tokenId, now);
     }
     return { user: entry.user, ...(entry.actor && { actor: entry.actor }) };
@@ -166,6 +178,7 @@ export class AuthService {
       expiresAt: row.expiresAt,
       idleMs: row.idleMs,
       lastUsedAt: row.lastUsedAt,
+      storedAt: row.lastUsedAt,
       checkedAt: now,
     };
     if (this.cache.size > 10_000) this.cache.clear();

@@ -74,6 +74,26 @@ describe.each(TEST_DBS)('authentication on %s', (kind) => {
     await login('/api/userSession', { 'Authorization-Token-Idletime': 'soon' }).expect(400);
   });
 
+  it('keeps a token in use alive however short its idle time, in every process of the database, and refuses it once idle', async () => {
+    const token = (await login('/api/userSession', { 'Authorization-Token-Idletime': String(1.2 / 3600) }).expect(200)).body.authorizationToken;
+    // A second instance on the same database (an in-memory SQLite database is one process's own).
+    const other = t.db.url.includes(':memory:') ? undefined : await startTestApi(t.db.kind, { entities: testEntities }, t.db);
+    try {
+      // Used every 300 ms for three idle times: never idle.
+      for (const started = Date.now(); Date.now() - started < 3600; ) {
+        await http().get('/api/Brand').set('Authorization-Token', token).expect(200);
+        await sleep(300);
+      }
+      // Another process judges it by the use this one stored.
+      if (other) await request(other.app).get('/api/Brand').set('Authorization-Token', token).expect(200);
+      await sleep(1500);
+      await http().get('/api/Brand').set('Authorization-Token', token).expect(401);
+      if (other) await request(other.app).get('/api/Brand').set('Authorization-Token', token).expect(401);
+    } finally {
+      await other?.close();
+    }
+  });
+
   it('takes fractions of an hour in whole milliseconds, and refuses times past 100 years with 400 (never a 500)', async () => {
     // Every sign-in route of both generations.
     for (const path of ['/api/userSession', '/api/v1/userSession', '/api/v1/App/user']) {
