@@ -77,7 +77,7 @@ export function createEntityApi<const TEntities extends readonly EntityDefinitio
   const throttle = new LoginThrottle(new ThrottleStore(database), options.auth?.throttle);
   const jobs = createJobs(base);
   installJobHooks(registry);
-  installRoleHooks(registry, accessService, announce);
+  installRoleHooks(registry, { accessService, schema }, announce);
 
   const openapi = openApiText(base, hostRoutes);
   const traffic = new Traffic();

@@ -2,6 +2,7 @@ import type { AccessService } from './auth/access-service';
 import type { AuthService } from './auth/auth-service';
 import { hashPassword } from './auth/password';
 import { assertRoleShape } from './auth/role-validation';
+import type { SchemaModel } from './definition/model';
 import { ApiError } from './errors';
 import type { Registry } from './registry';
 import type { CacheEvent } from './sql/cache-events';
@@ -49,8 +50,8 @@ export function installUserHooks(registry: Registry, auth: () => AuthService, pa
 }
 
 /** Role writes are checked for shape; a changed or deleted role leaves every process's cache. */
-export function installRoleHooks(registry: Registry, accessService: AccessService, announce: (event: CacheEvent) => Promise<unknown>): void {
-  const checkRole = ({ data }: { data?: Record<string, unknown> }) => assertRoleShape(data ?? {});
+export function installRoleHooks(registry: Registry, { accessService, schema }: { accessService: AccessService; schema: SchemaModel }, announce: (event: CacheEvent) => Promise<unknown>): void {
+  const checkRole = ({ data }: { data?: Record<string, unknown> }) => assertRoleShape(data ?? {}, schema);
   registry.onRecord('beforeCreate', 'Role', checkRole);
   registry.onRecord('beforeUpdate', 'Role', checkRole);
   for (const hook of ['afterUpdate', 'afterDelete'] as const) {

@@ -47,7 +47,7 @@ describe.each(TEST_DBS)('permissions of files and sharings on %s', (kind) => {
       await owner.get(`${base}/File/${mine.id}/download`).expect(200);
       expect((await owner.get(`${base}/File/${admins.id}/download`).expect(404)).body.error.code).toBe('CORE_NOT_FOUND');
       await owner.get(`${base}/File/${admins.id}/thumbnail/small`).expect(404);
-      const stranger = await userWith({ Product: { read: 'all' } });
+      const stranger = await userWith({ Job: { read: 'own' } });
       expect((await stranger.get(`${base}/File/${mine.id}/download`).expect(403)).body.error.code).toBe('CORE_FORBIDDEN');
       await stranger.get(`${base}/File/${admins.id}/thumbnail/small`).expect(403);
       await request(t.app).get(`${base}/File/${mine.id}/download`).expect(401);

@@ -91,7 +91,9 @@ export function mayReadField(rights: Rights, { schema, model, field }: { schema:
   if (field.system) return true;
   if (!rights.field(model.name, field.name).read) return false;
   const other = counterpartsOf(schema, model).get(field);
-  return !other || rights.field(other.entity, other.field).read;
+  // Hidden by a field right of a type the role reads; a type it does not read at all hides no
+  // link to it (its links show as stored, as under `own`).
+  return !other || rights.field(other.entity, other.field).read || rights.scope(other.entity).read === 'no';
 }
 
 const counterparts = new WeakMap<EntityModel, Map<FieldModel, { entity: string; field: string }>>();

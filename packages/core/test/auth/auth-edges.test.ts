@@ -53,13 +53,15 @@ describe.each(TEST_DBS)('authentication at the edges on %s', (kind) => {
       `/api/entityRelation?entityName=Product&id=${product}&link=brand`,
       `/api/v1/entityRelation?entityName=Product&id=${product}&link=categories`,
       `/api/v1/Brand/${brand}/products`,
+      // The other side of a hidden link is hidden too: the same relation.
+      `/api/v1/Category/${category}/products`,
     ];
     for (const path of refused) {
       const res = await reader.get(path).expect(403);
       expect(res.body.error.code).toBe('CORE_FORBIDDEN');
     }
-    // A readable link still lists: the category's products.
-    await reader.get(`/api/v1/Category/${category}/products`).expect(200);
+    // A readable link still lists: the category's parent.
+    await reader.get(`/api/v1/Category/${category}/parent`).expect(200);
     // The metadata names no unreadable field, neither as a field nor in a unique index.
     const meta = (await reader.get('/api/metadata').expect(200)).body.entityDefs.Product;
     expect(meta.fields.brand).toBeUndefined();

@@ -136,6 +136,16 @@ describe.each(TEST_DBS)('roles and permissions on %s', (kind) => {
       const bad = await t.post(`${base}/Role`, { name: `bad ${base}`, scopes: { Category: { read: 'some' } } }).expect(400);
       expect(bad.body.error.code).toBe('CORE_VALIDATION_FAILED');
       await t.post(`${base}/Role`, { name: `bad2 ${base}`, fields: { Product: { price: { read: 'yes' } } } }).expect(400);
+      // A misspelt entity type or field would grant or hide nothing: 400, naming it.
+      const typos = await t.post(`${base}/Role`, { name: `typos ${base}`, scopes: { Prodcut: { read: 'all' } }, fields: { Product: { prcie: { read: false } }, Brnad: {} } }).expect(400);
+      expect(typos.body.error.details.issues).toEqual([
+        expect.objectContaining({ path: ['scopes', 'Prodcut'], code: 'unknown_entity' }),
+        expect.objectContaining({ path: ['fields', 'Product', 'prcie'], code: 'unknown_field' }),
+        expect.objectContaining({ path: ['fields', 'Brnad'], code: 'unknown_entity' }),
+      ]);
+      const role = u.rolesIds[0];
+      await t.patch(`${base}/Role/${role}`, { fields: { Category: { nmae: { read: false } } } }).expect(400);
+      expect((await t.get(`${base}/Role/${role}`).expect(200)).body.fields).toEqual({});
     });
   });
 });
