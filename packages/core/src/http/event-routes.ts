@@ -43,6 +43,9 @@ function eventStream(parts: EventRouteParts) {
     const query = parseQueryString(req.originalUrl);
     const ctx = requestContext(req);
     const { user } = ctx;
+    const entities = listParam(query.entityName);
+    // An entity type the instance does not have is 404, as on every route (before the stream opens).
+    for (const name of entities) repositoryFor(parts.lookup, name);
     res.status(200).set({ 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache, no-transform', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' });
     const drained = () =>
       new Promise<void>((resolve) => {
@@ -60,7 +63,7 @@ function eventStream(parts: EventRouteParts) {
       const repo = parts.lookup(change.entityType);
       return repo && recordWithinRules(repo, ctx, change.recordId);
     };
-    const end = await parts.subscriptions.subscribe(sink, { user, entities: listParam(query.entityName), ids: listParam(query.id), after: lastEventId(req, query), access, withinRules });
+    const end = await parts.subscriptions.subscribe(sink, { user, entities, ids: listParam(query.id), after: lastEventId(req, query), access, withinRules });
     // The client may have gone while the stream was being set up.
     if (res.closed) return end();
     res.on('close', () => end());

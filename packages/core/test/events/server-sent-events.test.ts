@@ -78,6 +78,11 @@ describe.each(TEST_DBS)('server-sent events on %s', (kind) => {
       expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
     });
 
+    it('answers 404 for an entity type the instance does not have, before the stream opens', async () => {
+      const res = await t.get(`${base}/events?entityName=Brand,Nope`).expect(404);
+      expect(res.body.error).toMatchObject({ code: 'CORE_NOT_FOUND', details: { entity: 'Nope' } });
+    });
+
     it('filters by entityName and id, each a comma list', async () => {
       const [b1, b2, b3] = [await brand(), await brand(), await brand()];
       const byType = await open(`${base}/events?entityName=Category,Brand`);
