@@ -57,6 +57,18 @@ describe.each(TEST_DBS)('Sharing on %s', (kind) => {
       expect(documented.deleted).toMatchObject({ type: 'boolean', readOnly: true });
     });
 
+    it('takes `available` sent back unchanged (as read), never set to another value', async () => {
+      const f = await upload(base, 'roundtrip.txt', 'x');
+      const s = (await t.post(`${base}/Sharing`, { fileId: f.id }).expect(200)).body;
+      expect((await t.patch(`${base}/Sharing/${s.id}`, { available: true, name: 'renamed' }).expect(200)).body).toMatchObject({ name: 'renamed', available: true });
+      const refused = await t.patch(`${base}/Sharing/${s.id}`, { available: false }).expect(400);
+      expect(refused.body.error.code).toBe('CORE_READ_ONLY_FIELD');
+      await t.patch(`${base}/Sharing/${s.id}`, { active: false }).expect(200);
+      // Now it reads false: false is what may come back.
+      await t.patch(`${base}/Sharing/${s.id}`, { available: false, name: 'off' }).expect(200);
+      await t.patch(`${base}/Sharing/${s.id}`, { available: true }).expect(400);
+    });
+
     it('serves byte ranges of a link; a download counts once, but on a link with a limit every request does', async () => {
       const file = await upload(base, 'range.txt', '0123456789abcdef');
       const get = (path: string, range?: string) => {

@@ -16,7 +16,7 @@ import { attributeWriteRules, resolveLinkObjects, type LinkObjectWrite } from '.
 import { assertLinks, assertOtherSide } from './link-rules';
 import { addedLinks, linkAction, linkValuesAfter, type LinkDelta } from './link-delta';
 import { splitLinkObjects, type LinkObjects } from './link-objects';
-import { answerWrite, visibleRecord } from './read';
+import { answerWrite, getRecord, visibleRecord } from './read';
 import type { Repository } from './repository';
 import type { AfterCommit } from './repository-types';
 import { assertWithinRules, prepareRowRules, rowRulesOf } from './row-rules';
@@ -228,6 +228,18 @@ export async function updateRecord<TRecord extends ApiRecord>(repo: Repository<T
 }
 
 /**
+ * The stored record, with the values its computed fields show now when the body sends some back
+ * (a `Sharing`'s `available`): a client may send back what it read, and such a field is read-only
+ * like any other. Read as a single read shows it, only then.
+ */
+async function withComputed(repo: Repository, ctx: RequestContext, { id, existing, values }: { id: string; existing: ApiRecord; values: ReadonlyMap<FieldModel, unknown> }): Promise<ApiRecord> {
+  const computed = [...values.keys()].filter((f) => f.def.computed);
+  if (computed.length === 0) return existing;
+  const shown = (await getRecord(repo, ctx, { id })) as Record<string, unknown>;
+  return { ...existing, ...Object.fromEntries(computed.map((f) => [f.key, shown[f.key]])) };
+}
+
+/**
  * One attempt of an update, on the record as read now. The write holds only while the record is
  * still at the version read: the values it compares, its diff and the links it changes by delta
  * are those of that version (`WrittenMeanwhile` otherwise).
@@ -248,7 +260,7 @@ async function updateOnce<TRecord extends ApiRecord>(repo: Repository<TRecord>, 
   const { data, objects } = splitLinkObjects(repo.model, input);
   const values = repo.validate(data, 'update');
   const named = sentFields(values, { sent, objects: objects.keys() });
-  checkFields(repo.model, access, { values, sent: named, existing, fromHooks: keysSetByHooks(sent, input) });
+  checkFields(repo.model, access, { values, sent: named, existing: await withComputed(repo, ctx, { id, existing, values }), fromHooks: keysSetByHooks(sent, input) });
   // Preconditions are judged after the rights (RFC 9110 §13.2.1): no right is 403 whatever the version.
   const guard = assertVersion(repo, { existing, id, ifMatch: update.ifMatch }) ?? versionOf(existing);
   const expected = { ...expectedColumns(repo, event.expect), ...(guard !== undefined && { [VERSION_COLUMN]: guard }) };
