@@ -67,6 +67,10 @@ describe.each(TEST_DBS)('Sharing on %s', (kind) => {
       // Now it reads false: false is what may come back.
       await t.patch(`${base}/Sharing/${s.id}`, { available: false, name: 'off' }).expect(200);
       await t.patch(`${base}/Sharing/${s.id}`, { available: true }).expect(400);
+      // The same through an upsert item (CONTRACT §15: one outcome on every route).
+      const [same, other] = (await t.post(`${base}/upsert`, [{ entity: 'Sharing', payload: { id: s.id, available: false, name: 'upserted' } }, { entity: 'Sharing', payload: { id: s.id, available: true } }]).expect(200)).body;
+      expect(same).toMatchObject({ status: 'Updated', entity: { name: 'upserted' } });
+      expect(other).toMatchObject({ status: 'Failed', stored: false });
     });
 
     it('serves byte ranges of a link; a download counts once, but on a link with a limit every request does', async () => {

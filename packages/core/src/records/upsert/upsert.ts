@@ -113,12 +113,15 @@ function needsSinglePath(repo: Repository, ctx: RequestContext, { body, objects,
 }
 
 /**
- * Keys of the entity type's multiple links whose writes are judged on their other side (see
- * `assertOtherSide`): an item that writes one takes the single-record path, which judges them.
+ * Keys an item may send that only the single-record path judges, so an item sending one takes
+ * it: multiple links whose writes are judged on their other side (see `assertOtherSide`), and
+ * computed fields, which may come back as a read shows them (see `withComputed` in update.ts).
  */
 function otherSideKeys(repo: Repository): Set<string> {
   const keys = new Set<string>();
-  for (const field of repo.model.fields) if (field.type === 'linkMultiple' && judgedOnOtherSide(field)) keys.add(field.key).add(field.name);
+  for (const field of repo.model.fields) {
+    if ((field.type === 'linkMultiple' && judgedOnOtherSide(field)) || field.def.computed) keys.add(field.key).add(field.name);
+  }
   return keys;
 }
 
