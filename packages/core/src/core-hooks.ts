@@ -2,6 +2,9 @@ import type { AccessService } from './auth/access-service';
 import type { AuthService } from './auth/auth-service';
 import { hashPassword } from './auth/password';
 import { assertRoleShape } from './auth/role-validation';
+import type { UserAccess } from './auth/access-control';
+import type { RequestContext } from './context';
+import type { ApiRecord } from './declarations';
 import type { SchemaModel } from './definition/model';
 import { ApiError } from './errors';
 import type { Registry } from './registry';
@@ -24,6 +27,22 @@ export function installJobHooks(registry: Registry): void {
     // A worker may take the job between this check and the write: the write checks again.
     if (keys.includes('status')) event.expect = { ...event.expect, status: 'Pending' };
   });
+  registry.onPresent('Job', {
+    applies: ({ fields }) => fields.some((f) => f.name === 'result'),
+    load: () => ['createdBy'],
+    present({ ctx, records, access }) {
+      for (const job of records) if (!mayReadJobResult(ctx, access, job)) job.result = null;
+    },
+  });
+}
+
+/**
+ * Whether the caller may read a job's result: the records it wrote, as its creator saw them. Only
+ * the creator (and admins) may: a role that reads every job follows their progress, not the
+ * records of types it may not read.
+ */
+export function mayReadJobResult(ctx: RequestContext, access: UserAccess, job: ApiRecord): boolean {
+  return access.unrestricted || (ctx.user !== undefined && job.createdById === ctx.user.id);
 }
 
 /** Password writes on User are hashed; a changed password revokes the user's tokens. */

@@ -1,4 +1,6 @@
 import type { Router } from 'express';
+import { forbidden } from '../auth/access-control';
+import { mayReadJobResult } from '../core-hooks';
 import { ApiError } from '../errors';
 import { resultPage } from '../jobs/job-result';
 import { parseListParams, parseQueryString } from './list-params';
@@ -34,7 +36,9 @@ export function mountJobRoutes(router: Router, { lookup, maxListSize }: { lookup
       if (maxSize > maxListSize) throw new ApiError('CORE_INVALID_QUERY', `maxSize must not exceed ${maxListSize}`);
       const statuses = typeof query.status === 'string' ? query.status.split(',').map((s) => s.trim()).filter(Boolean) : [];
       if (query.status !== undefined && typeof query.status !== 'string') throw new ApiError('CORE_INVALID_QUERY', 'status must be a comma-separated list');
-      const job = await repository.get(requestContext(req), req.params.id as string, { select: ['result'] });
+      const ctx = requestContext(req);
+      const job = await repository.get(ctx, req.params.id as string, { select: ['result', 'createdBy'] });
+      if (!mayReadJobResult(ctx, await repository.guard.access(ctx), job)) throw forbidden(`Only the user who started job '${job.id}' may read its result`);
       res.json(resultPage(job.result, { offset, maxSize, statuses }));
     }),
   );

@@ -75,6 +75,24 @@ describe.each(TEST_DBS)('jobs on %s', (kind) => {
     await request(t.app).post('/api/entityMassUpdate').set('Authorization-Token', token).send({ entityName: 'Brand', ids: [], values: {} }).expect(403);
     await request(t.app).post('/api/Job').set('Authorization-Token', token).send({ type: 'x' }).expect(403);
   });
+
+  it.each(GENERATIONS)('shows a role that reads every job their progress, but a result only to the user who started the job (generation %s)', async (_g, base) => {
+    const role = (await t.post('/api/Role', { name: `job watcher ${base}`, scopes: { Job: { read: 'all' } } }).expect(200)).body;
+    const userName = `watcher${base.replace(/\W/g, '')}`;
+    await t.post('/api/User', { userName, password: 'pw-watcher', rolesIds: [role.id] }).expect(200);
+    const token = (await request(t.app).get('/api/userSession').auth(userName, 'pw-watcher').set('Authorization-Token-Only', 'true')).body.authorizationToken;
+    const watcher = requestsTo(t.app, (test) => test.set('Authorization-Token', token));
+    const jobId = (await t.post(`${base}/upsertAsync`, [{ entity: 'Product', payload: { name: `Watched ${base}`, price: 9 } }]).expect(200)).body.jobId;
+    const done = await finishedJob(t, { base, id: jobId });
+    expect(done.result[0]).toMatchObject({ status: 'Created', entity: { price: 9 } });
+    const seen = (await watcher.get(`${base}/Job/${jobId}`).expect(200)).body;
+    expect(seen).toMatchObject({ id: jobId, status: 'Success', progress: 100, result: null });
+    expect((await watcher.get(`${base}/Job/${jobId}?select=result`).expect(200)).body.result).toBeNull();
+    expect((await watcher.get(`${base}/Job/${jobId}/result`).expect(403)).body.error.code).toBe('CORE_FORBIDDEN');
+    const listed = (await watcher.get(`${base}/Job?select=result&maxSize=200`).expect(200)).body.list as { id: string; result: unknown }[];
+    expect(listed.find((j) => j.id === jobId)?.result).toBeNull();
+    expect((await t.get(`${base}/Job/${jobId}/result`).expect(200)).body.total).toBe(1);
+  });
 });
 
 describe.each(TEST_DBS)('canceling jobs on %s', (kind) => {
