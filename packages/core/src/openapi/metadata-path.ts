@@ -27,7 +27,12 @@ export function metadataPath(op: OperationId, suffix: string): PathItem {
       operationId: op(`metadata${suffix}`),
       tags: ['Metadata'],
       summary: 'The instance metadata',
-      responses: { '200': ok('Metadata', ref('Metadata')), '401': responseRef('Unauthorized'), default: responseRef('Error') },
+      responses: {
+        '200': ok('Metadata', ref('Metadata')),
+        '400': { ...responseRef('BadRequest'), description: 'A `language` header naming no language of the instance (CORE_INVALID_LANGUAGE)' },
+        '401': responseRef('Unauthorized'),
+        default: responseRef('Error'),
+      },
     },
   };
 }

@@ -28,6 +28,8 @@ describe('OpenAPI paths of records, bulk operations and sessions', () => {
     for (const base of BASES) {
       expect(doc.paths[`${base}/userSession`]).toBeDefined();
       expect(doc.paths[`${base}/metadata`]).toBeDefined();
+      // A `language` header naming no language of the instance is 400 there too.
+      expect(Object.keys(doc.paths[`${base}/metadata`]?.get?.responses ?? {}).sort()).toEqual(['200', '400', '401', 'default']);
       expect(doc.paths[`${base}/entityRestore`]).toBeDefined();
     }
     expect(doc.paths['/api/App/user']).toBeUndefined();
