@@ -7,7 +7,7 @@ import type { PresentKind } from '../hooks';
 import type { PresentLink } from '../present';
 import { selectFields, sortField } from './field-selection';
 import type { QueryBuilder, SqlExpression } from '../sql/database';
-import { linkedRecords, pageKeys, PAGE_TOTAL, readPageRows, sortColumn, type RowOrder } from '../sql/read-query';
+import { linkedRecords, orderRows, pageKeys, PAGE_TOTAL, readPageRows, selectRecords, sortColumn, type RowOrder } from '../sql/read-query';
 import { countRows } from '../sql/record-store';
 import { linkNamed } from './link-delta';
 import { hydrate, visibleRecord } from './read';
@@ -103,11 +103,19 @@ async function readPage(repo: Repository, ctx: RequestContext, page: PageRead): 
   const extra = plan?.extra ?? [];
   const read = [...fields, ...extra];
   const order = pageOrder(repo, page);
-  // In id order the primary key gives the rows in order, and the subquery stops after the page.
-  const picked = pageKeys(repo.sql, repo.model, { order, sort, withTotal });
-  page.filter(picked.keys);
-  picked.keys.offset(page.offset).limit(page.maxSize);
-  const rows = await readPageRows(repo.sql, repo.model, { fields: read, page: picked });
+  let rows: Record<string, unknown>[];
+  if (order.byId && !withTotal) {
+    // The primary key gives the rows in order: the database stops after the page, joins and all.
+    const qb = selectRecords(repo.sql, repo.model, read);
+    page.filter(qb);
+    orderRows(qb, order, `${repo.model.table}.id`);
+    rows = (await qb.offset(page.offset).limit(page.maxSize)) as Record<string, unknown>[];
+  } else {
+    const picked = pageKeys(repo.sql, repo.model, { order, sort, withTotal });
+    page.filter(picked.keys);
+    picked.keys.offset(page.offset).limit(page.maxSize);
+    rows = await readPageRows(repo.sql, repo.model, { fields: read, page: picked });
+  }
   const total = withTotal && rows.length > 0 ? Number(rows[0][PAGE_TOTAL]) : undefined;
   const records = await hydrate(repo, rows, { fields, extra });
   await repo.env.attributes?.present(ctx, { model: repo.model, records }, { mode: 'list', query: page.attributes });
