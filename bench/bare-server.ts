@@ -86,7 +86,7 @@ async function listProducts(params: URLSearchParams): Promise<unknown> {
     const above = Number(params.get('where[0][value]'));
     if (!Number.isFinite(above)) throw new HttpError(400, 'CORE_INVALID_QUERY', 'bad value');
     if (maxSize === 0) throw new HttpError(400, 'CORE_INVALID_QUERY', 'The floor serves only the bench requests');
-    const rows = await query<Row>(pool, LIST_PRICE_ABOVE, [false, above, maxSize, ...NOT_DELETED]);
+    const rows = await query<Row>(pool, LIST_PRICE_ABOVE, [false, above, maxSize]);
     return { total: rows.length ? rows[0].__total : 0, list: await shape(rows) };
   }
   throw new HttpError(400, 'CORE_INVALID_QUERY', 'The floor serves only the bench requests');

@@ -21,13 +21,14 @@ export const SELECT_PRODUCT = selectProduct(P, (n) => `$${n}`);
 export const GET_PRODUCT = `${selectProduct(P, (n) => `$${n}`, `, ${P}."record_version" as "__version"`)} and ${P}."id" = $7`;
 /**
  * A page of products above a price, in price order, with the number of all of them: the ids are
- * picked, sorted and counted in a subquery before the names are joined (list.ts of core).
+ * picked, sorted and counted in a subquery before the names are joined (list.ts of core; the
+ * select around the subquery writes "not deleted" as a literal).
  */
 export const LIST_PRICE_ABOVE =
   selectProduct(
     `(select ${P}."id" as "__id", ${P}."price" as "__sort", count(*) over () as "__total" from ${P} where ${P}."deleted" = $1 and ${P}."price" > $2 ` +
       `order by ${P}."price" asc nulls first, ${P}."id" asc limit $3) as "__page" inner join ${P} on ${P}."id" = "__page"."__id"`,
-    (n) => `$${n + 3}`,
+    () => 'false',
   ).replace(/^select /, 'select "__page"."__total" as "__total", ') + ' order by "__page"."__sort" asc nulls first, "__page"."__id" asc';
 export const LIST_WITH_BRAND =
   `select ${P}."id" as "id", ${P}."name" as "name", ${P}."sku" as "sku", ${P}."price" as "price", ` +
