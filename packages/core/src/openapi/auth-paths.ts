@@ -42,19 +42,15 @@ export function sessionPath(op: OperationId, suffix: string): PathItem {
     get: {
       operationId: op(`signIn${suffix}`),
       tags: ['Auth'],
-      summary: 'Obtain a token with Basic credentials (or read the session of a token or a session cookie)',
-      description: 'With a token or the session cookie instead of Basic credentials, it answers the session (`user`, `acl`) without a new token.',
-      security: [{ basicAuth: [] }, { tokenAuth: [] }, { cookieAuth: [] }],
+      summary: 'Obtain a token with Basic credentials (or read the session of a token)',
+      security: [{ basicAuth: [] }, { tokenAuth: [] }],
       parameters: [
         { name: 'Authorization-Token-Only', in: 'header', schema: { type: 'string', enum: ['true'] }, description: 'Answer `{authorizationToken}` only.' },
         hoursHeader('Authorization-Token-Lifetime'),
         hoursHeader('Authorization-Token-Idletime'),
         { name: 'Authorization-Delegate', in: 'header', schema: { type: 'string' }, description: 'Admins only: the user name of the user the new token acts for.' },
       ],
-      responses: {
-        '200': ok('The token (and the user with its rights); read by a token or the cookie, the session without a new token', { anyOf: [ref('Session'), ref('CookieSession')] }),
-        ...signInResponses(),
-      },
+      responses: { '200': ok('The token (and the user with its rights)', ref('Session')), ...signInResponses() },
     },
     delete: {
       operationId: op(`signOut${suffix}`),
