@@ -29,7 +29,7 @@ describe('OpenAPI paths of records, bulk operations and sessions', () => {
       expect(doc.paths[`${base}/userSession`]).toBeDefined();
       expect(doc.paths[`${base}/metadata`]).toBeDefined();
       // A `language` header naming no language of the instance is 400 there too.
-      expect(Object.keys(doc.paths[`${base}/metadata`]?.get?.responses ?? {}).sort()).toEqual(['200', '400', '401', 'default']);
+      expect(Object.keys((doc.paths[`${base}/metadata`]?.get as Operation | undefined)?.responses ?? {}).sort()).toEqual(['200', '400', '401', 'default']);
       expect(doc.paths[`${base}/entityRestore`]).toBeDefined();
     }
     expect(doc.paths['/api/App/user']).toBeUndefined();
