@@ -108,7 +108,7 @@ function pageFrame(sql: SqlContext, model: EntityModel, { fields, page }: { fiel
  * The rows `page` picked (pageKeys) with the columns of `fields` and the names of single links
  * (as `selectRecords`), in its order, with its total under PAGE_TOTAL when counted. Only the
  * subquery of the rows is compiled for the request; the select around it is text made once per
- * shape, and the statement is prepared once per text.
+ * shape (see `runNative` for how the statement runs).
  */
 export function readPageRows(sql: SqlContext, model: EntityModel, { fields, page }: { fields: readonly FieldModel[]; page: PickedPage }): Promise<Record<string, unknown>[]> {
   const frame = pageFrame(sql, model, { fields, page });
