@@ -32,7 +32,7 @@ export function mountLinkRoutes(router: Router, lookup: RepositoryLookup): void 
     '/:entity/:id/:link',
     toHandler(async (req, res) => {
       const target = { id: req.params.id as string, link: req.params.link as string };
-      await repositoryFor(lookup, req.params.entity).changeLinks(requestContext(req), { ...target, add: linkIds(req, { query: false }) });
+      await repositoryFor(lookup, req.params.entity).changeLinks(requestContext(req), { ...target, add: linkIds(req, { query: false }), ifMatch: req.get('if-match') });
       res.json(true);
     }),
   );
@@ -40,7 +40,7 @@ export function mountLinkRoutes(router: Router, lookup: RepositoryLookup): void 
     '/:entity/:id/:link',
     toHandler(async (req, res) => {
       const target = { id: req.params.id as string, link: req.params.link as string };
-      await repositoryFor(lookup, req.params.entity).changeLinks(requestContext(req), { ...target, remove: linkIds(req, { query: true }) });
+      await repositoryFor(lookup, req.params.entity).changeLinks(requestContext(req), { ...target, remove: linkIds(req, { query: true }), ifMatch: req.get('if-match') });
       res.json(true);
     }),
   );

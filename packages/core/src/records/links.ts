@@ -20,15 +20,26 @@ function checkedIds(field: LinkField, ids: readonly unknown[], adding: boolean):
  * targets that exist and that the caller may read), logged as `Relate` or `Unrelate`. Adding an id
  * already linked, or removing one not linked, changes nothing.
  */
-export async function changeLinks(repo: Repository, ctx: RequestContext, { id, link, add, remove }: { id: string; link: string; add?: readonly unknown[]; remove?: readonly unknown[] }): Promise<void> {
+export async function changeLinks(repo: Repository, ctx: RequestContext, change: LinkChange): Promise<void> {
+  const { id, link, add, remove, ifMatch } = change;
   const field = linkNamed(repo.model, link);
   const links = [add ? { field, add: checkedIds(field, add, true) } : { field, remove: checkedIds(field, remove ?? [], false) }];
   for (let attempt = 1; ; attempt++) {
     try {
-      return void (await updateRecord(repo, ctx, { id, body: {}, links, answer: false }));
+      return void (await updateRecord(repo, ctx, { id, body: {}, links, answer: false, ifMatch }));
     } catch (error) {
-      // Another request wrote the record between the read and the write: read it again.
-      if (attempt >= LINK_ATTEMPTS || !(error instanceof ApiError) || error.code !== 'CORE_PRECONDITION_FAILED') throw error;
+      // Another request wrote the record between the read and the write: read it again (unless
+      // the client named the version it must be at: then that is its answer, 412).
+      if (ifMatch !== undefined || attempt >= LINK_ATTEMPTS || !(error instanceof ApiError) || error.code !== 'CORE_PRECONDITION_FAILED') throw error;
     }
   }
+}
+
+/** One link route's change of one record: ids to link or to unlink, and the client's `If-Match`. */
+export interface LinkChange {
+  id: string;
+  link: string;
+  add?: readonly unknown[];
+  remove?: readonly unknown[];
+  ifMatch?: string;
 }

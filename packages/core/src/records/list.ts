@@ -7,7 +7,8 @@ import type { PresentKind } from '../hooks';
 import type { PresentLink } from '../present';
 import { selectFields, sortField } from './field-selection';
 import type { QueryBuilder, SqlExpression } from '../sql/database';
-import { linkedRecords, orderRows, pageKeys, PAGE_TOTAL, readPageRows, selectRecords, sortColumn, type RowOrder } from '../sql/read-query';
+import { bareCountStatement, bareIdPageStatement, linkedRecords, orderRows, pageKeys, PAGE_TOTAL, readPageRows, selectRecords, sortColumn, type RowOrder } from '../sql/read-query';
+import { runPrepared } from '../sql/prepared';
 import { countRows } from '../sql/record-store';
 import { linkNamed } from './link-delta';
 import { hydrate, visibleRecord } from './read';
@@ -34,6 +35,8 @@ type ListFilter = (qb: QueryBuilder) => void;
 
 /** What reading one page needs, once the request is checked. */
 interface PageRead {
+  /** The list has no conditions at all (no where, own scope, row rule, link scope or attribute): its statements are compiled once. */
+  bare?: boolean;
   kind: PresentKind;
   link?: PresentLink;
   access: UserAccess;
@@ -104,7 +107,10 @@ async function readPage(repo: Repository, ctx: RequestContext, page: PageRead): 
   const read = [...fields, ...extra];
   const order = pageOrder(repo, page);
   let rows: Record<string, unknown>[];
-  if (order.byId && !withTotal) {
+  if (order.byId && !withTotal && page.bare) {
+    const statement = bareIdPageStatement(repo.sql, repo.model, { fields: read, direction: order.direction });
+    rows = await runPrepared(repo.sql, statement, { limit: page.maxSize, offset: page.offset });
+  } else if (order.byId && !withTotal) {
     // The primary key gives the rows in order: the database stops after the page, joins and all.
     const qb = selectRecords(repo.sql, repo.model, read);
     page.filter(qb);
@@ -143,20 +149,28 @@ export async function listRecords<TRecord extends ApiRecord>(repo: Repository<TR
   if (sort && !repo.guard.canRead(access, sort)) throw forbidden(`Not allowed to sort by ${repo.model.name}.${sort.name}`);
   const rows = await rowFilter(repo, ctx);
   const filter = listFilter(repo, ctx, { access, own: scope.read === 'own', rows, where: params.where ?? [], attributes, scopeTo: request.scope });
-  const page: PageRead = { kind: request.kind, link: request.link, access, fields, attributes, sort, asc: params.asc, filter, offset, maxSize };
   const conditions = (params.where?.length ?? 0) > 0 || scope.read === 'own' || request.scope !== undefined || rows !== undefined;
+  const bare = !conditions && attributes === undefined;
+  const page: PageRead = { kind: request.kind, link: request.link, access, fields, attributes, sort, asc: params.asc, filter, offset, maxSize, bare };
+  const count = () => (bare ? countAll(repo) : countRows(repo.sql, repo.model, filter));
   return repo.translated(async () => {
     if (!params.collectionOnly && !params.totalOnly && maxSize > 0 && countsWithPage(page, conditions)) {
       const { records, total } = await readPage(repo, ctx, { ...page, withTotal: true });
       // An empty page past the first says nothing of the others.
-      const counted = total ?? (offset === 0 ? 0 : await countRows(repo.sql, repo.model, filter));
+      const counted = total ?? (offset === 0 ? 0 : await count());
       return { total: counted, list: records as TRecord[] };
     }
     const result: FindResult<TRecord> = {};
-    if (!params.collectionOnly) result.total = await countRows(repo.sql, repo.model, filter);
+    if (!params.collectionOnly) result.total = await count();
     if (!params.totalOnly) result.list = result.total === 0 || maxSize === 0 ? [] : ((await readPage(repo, ctx, page)).records as TRecord[]);
     return result;
   });
+}
+
+/** The number of every live record of the type, by a statement compiled once. */
+async function countAll(repo: Repository): Promise<number> {
+  const row = await runPrepared<{ total: unknown } | undefined>(repo.sql, bareCountStatement(repo.sql, repo.model), { live: repo.env.database.dialect.live });
+  return Number(row?.total ?? 0);
 }
 
 /**

@@ -15,7 +15,7 @@ import { deleteRecord } from './delete';
 import type { LinkObjectWrite } from './find-or-create';
 import { RecordGuard } from './guard';
 import type { LinkDelta } from './link-delta';
-import { changeLinks } from './links';
+import { changeLinks, type LinkChange } from './links';
 import { findLinkedRecords, findRecordsByIds, listRecords } from './list';
 import { getRecord, visibleRecord } from './read';
 import { makeReadPlan, readShapeKey, type ReadPlan, type ReadShape } from './read-plan';
@@ -202,7 +202,7 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
    * Links (`add`) or unlinks (`remove`) records through one link of a record: an update of that
    * link alone, with every rule of an update, logged as `Relate` or `Unrelate`.
    */
-  async changeLinks(ctx: RequestContext, change: { id: string; link: string; add?: readonly unknown[]; remove?: readonly unknown[] }): Promise<void> {
+  async changeLinks(ctx: RequestContext, change: LinkChange): Promise<void> {
     return changeLinks(this, ctx, change);
   }
 

@@ -105,6 +105,30 @@ function pageFrame(sql: SqlContext, model: EntityModel, { fields, page }: { fiel
 }
 
 /**
+ * The select of a page in id order of every live record (a list without conditions): the columns
+ * of `fields` and the names of single links, `limit` and `offset` bound. It depends on the fields
+ * and the direction only: compiled once, run as a prepared statement.
+ */
+export function bareIdPageStatement(sql: SqlContext, model: EntityModel, { fields, direction }: { fields: readonly FieldModel[]; direction: 'asc' | 'desc' }): PreparedStatement {
+  let key = `bareIdPage:${model.table}:${direction}:`;
+  for (const f of fields) key += `${f.key},`;
+  return sql.statements.get(key, () =>
+    prepareStatement('rows', (param) => {
+      // knex takes numbers only for limit and offset: they are bound around its text.
+      const select = selectRecords(sql, model, fields).orderBy(`${model.table}.id`, direction).toSQL();
+      return sql.db.raw(`${select.sql} limit ? offset ?`, [...select.bindings, param('limit'), param('offset')] as Knex.RawBinding[]);
+    }),
+  );
+}
+
+/** The count of every live record (a list without conditions), compiled once. */
+export function bareCountStatement(sql: SqlContext, model: EntityModel): PreparedStatement {
+  return sql.statements.get(`bareCount:${model.table}`, () =>
+    prepareStatement('first', (param) => sql.db(model.table).where(`${model.table}.deleted`, param('live')).count({ total: '*' })),
+  );
+}
+
+/**
  * The rows `page` picked (pageKeys) with the columns of `fields` and the names of single links
  * (as `selectRecords`), in its order, with its total under PAGE_TOTAL when counted. Only the
  * subquery of the rows is compiled for the request; the select around it is text made once per

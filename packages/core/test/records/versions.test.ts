@@ -100,6 +100,22 @@ describe.each(TEST_DBS)('record versions on %s', (kind) => {
       expect((await t.get(`/api/v1/Product/${id}/stream`).expect(200)).body.total).toBe(2);
     });
 
+    it('holds link routes to If-Match as well: 412 for another version, nothing written; the current one links', async () => {
+      const created = await t.post(`${base}/Product`, { name: 'Guarded links' }).expect(200);
+      const id = created.body.id;
+      const v1 = etag(created);
+      const category = (await t.post(`${base}/Category`, { name: 'Guard', code: `guard-${base.length}` }).expect(200)).body.id;
+      const v2 = etag(await t[update](`${base}/Product/${id}`, { price: 2 }).expect(200));
+      const link = `${base}/Product/${id}/categories`;
+      expect((await t.post(link, { id: category }).set('If-Match', v1).expect(412)).body.error.code).toBe('CORE_PRECONDITION_FAILED');
+      expect((await t.get(`${base}/Product/${id}`).expect(200)).body.categoriesIds).toEqual([]);
+      await t.post(link, { id: category }).set('If-Match', v2).expect(200);
+      await t.del(`${link}?id=${category}`).set('If-Match', v2).expect(412);
+      expect((await t.get(`${base}/Product/${id}`).expect(200)).body.categoriesIds).toEqual([category]);
+      await t.del(`${link}?id=${category}`).set('If-Match', '*').expect(200);
+      expect((await t.get(`${base}/Product/${id}`).expect(200)).body.categoriesIds).toEqual([]);
+    });
+
     it('writes when If-Match names the current version, alone, in a list, or as *', async () => {
       const created = await t.post(`${base}/Product`, { name: 'Matched', price: 1 }).expect(200);
       const id = created.body.id;
