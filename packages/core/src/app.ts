@@ -74,7 +74,7 @@ export function createEntityApi<const TEntities extends readonly EntityDefinitio
   const cacheEvents = openCacheEvents(database);
   const announce = (event: CacheEvent) => cacheEvents.publish(event).catch(() => undefined);
   const auth = new AuthService(new AuthStore(database, schema.entity('User') as EntityModel, schema.entity('Role') as EntityModel), options.auth, announce);
-  const throttle = new LoginThrottle(new ThrottleStore(database), options.auth?.throttle);
+  const throttle = new LoginThrottle(new ThrottleStore(database), options.auth?.throttle, options.auth?.passwordHashQueue);
   const jobs = createJobs(base);
   installJobHooks(registry);
   installRoleHooks(registry, { accessService, schema }, announce);

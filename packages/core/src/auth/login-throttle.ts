@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { ApiError } from '../errors';
+import { DEFAULT_PASSWORD_HASH_QUEUE } from './password';
 import type { ThrottleStore } from '../sql/throttle-store';
 import { uuidv7 } from '../util/uuid';
 
@@ -25,6 +26,8 @@ export class LoginThrottle {
   constructor(
     private readonly store: ThrottleStore,
     options: ThrottleOptions = {},
+    /** Attempts that may wait for a place at once (as the password hashes that may wait); past them 503. */
+    private readonly maxWaiting = DEFAULT_PASSWORD_HASH_QUEUE,
   ) {
     this.perUser = options.maxFailuresPerUser ?? 10;
     this.perAddress = options.maxFailuresPerAddress ?? 100;
@@ -40,6 +43,8 @@ export class LoginThrottle {
 
   /** Attempts under way in this process, by throttle key, and what waits for one of them to end. */
   private readonly running = new Map<string, { count: number; ended: (() => void)[] }>();
+  /** Attempts of this process waiting for a place. */
+  private waiting = 0;
   /** The admission of the attempt before: admissions run one at a time. */
   private admissions: Promise<void> = Promise.resolve();
 
@@ -52,12 +57,23 @@ export class LoginThrottle {
    */
   async attempt<TResult>(userName: string, address: string, fn: () => Promise<TResult>): Promise<TResult> {
     const keys = this.keys(userName, address);
-    for (;;) {
-      const full = await this.admit(keys);
-      if (full === undefined) break;
-      // Woken when an attempt on the key ends; checked again at the latest after a short while.
-      await Promise.race([new Promise<void>((resolve) => this.slot(full).ended.push(resolve)), new Promise((resolve) => setTimeout(resolve, RECHECK_MS))]);
-      if (this.running.get(full)?.count === 0) this.running.delete(full);
+    let waited = false;
+    try {
+      for (;;) {
+        const full = await this.admit(keys);
+        if (full === undefined) break;
+        if (!waited) {
+          // The waiting room is bounded as the hash queue is: past it, 503 (with Retry-After).
+          if (this.waiting >= this.maxWaiting) throw new ApiError('CORE_BUSY', 'Too many sign-ins at once; try again shortly');
+          this.waiting += 1;
+          waited = true;
+        }
+        // Woken when an attempt on the key ends; checked again at the latest after a short while.
+        await Promise.race([new Promise<void>((resolve) => this.slot(full).ended.push(resolve)), new Promise((resolve) => setTimeout(resolve, RECHECK_MS))]);
+        if (this.running.get(full)?.count === 0) this.running.delete(full);
+      }
+    } finally {
+      if (waited) this.waiting -= 1;
     }
     try {
       return await fn();

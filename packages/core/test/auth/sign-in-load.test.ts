@@ -56,3 +56,24 @@ describe.each(TEST_DBS)('sign-ins under load on %s', (kind) => {
     expect(unknowns.filter((res) => res.status === 401)).toHaveLength(CPUS + 1);
   });
 });
+
+describe.each(TEST_DBS)('sign-ins of one user under load on %s', (kind) => {
+  it('bounds the attempts that wait behind the throttle as the hash queue: past them 503 with Retry-After, never an endless wait', async () => {
+    // The default queue (64); the throttle admits 10 attempts of one user name at a time.
+    const t = await startTestApi(kind, { entities: testEntities });
+    try {
+      const answers = await Promise.all(
+        Array.from({ length: 100 }, () => request(t.app).get('/api/userSession').auth(ADMIN.userName, ADMIN.password).set('Authorization-Token-Only', 'true')),
+      );
+      const statuses = answers.map((res) => res.status);
+      expect(statuses.filter((s) => s !== 200 && s !== 503)).toEqual([]);
+      const busy = answers.filter((res) => res.status === 503);
+      // 10 admitted and 64 waiting at most: the others are refused at once.
+      expect(busy.length).toBeGreaterThanOrEqual(100 - 10 - 64);
+      for (const res of busy) expect([res.body.error.code, res.headers['retry-after']]).toEqual(['CORE_BUSY', '1']);
+      await request(t.app).get('/api/userSession').auth(ADMIN.userName, ADMIN.password).expect(200);
+    } finally {
+      await t.close();
+    }
+  });
+});
