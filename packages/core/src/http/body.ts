@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import express, { type RequestHandler, type Response } from 'express';
 import { ApiError } from '../errors';
 import type { Generation } from '../generations';
@@ -59,7 +60,10 @@ export function jsonBody(options: JsonBodyOptions): RequestHandler[] {
     limit: options.limit,
     strict: true,
     type: () => true,
-    verify: (_req, res, raw) => {
+    // body-parser's four arguments (request, response, bytes, charset), taken as one list.
+    verify: (...[, res, raw, encoding]: [unknown, unknown, Buffer, string]) => {
+      // JSON is UTF-8 (RFC 8259): bytes that are not would be read as U+FFFD, silently.
+      if (/^utf-?8$/i.test(encoding) && !isUtf8(raw)) throw new ApiError('CORE_INVALID_JSON', 'The body is not valid UTF-8');
       if (escapesNul(raw)) (res as Response).locals.bodyHasNul = true;
       if (escapesLoneSurrogate(raw)) (res as Response).locals.bodyHasLoneSurrogate = true;
     },

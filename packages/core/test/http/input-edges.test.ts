@@ -57,6 +57,17 @@ describe.each(TEST_DBS)('input at the edges on %s', (kind) => {
       expect((await raw('back\\\\ud800slash').expect(200)).body.name).toBe(`back\\ud800slash ${base}`);
     });
 
+    it('refuses a body whose bytes are not UTF-8 (400 CORE_INVALID_JSON), instead of storing U+FFFD', async () => {
+      const brands = await total(`${base}/Brand`);
+      for (const bytes of [Buffer.from('{"name": "\xff"}', 'latin1'), Buffer.from([...Buffer.from('{"name": "'), 0xc0, 0xaf, 0xed, 0xa0, 0x80, ...Buffer.from('"}')])]) {
+        const res = await request(t.app).post(`${base}/Brand`).set('Authorization-Token', t.token).set('Content-Type', 'application/json').serialize((raw: Buffer) => raw as never).send(bytes).expect(400);
+        expect(res.body.error.code).toBe('CORE_INVALID_JSON');
+      }
+      expect(await total(`${base}/Brand`)).toBe(brands);
+      const fine = await request(t.app).post(`${base}/Brand`).set('Authorization-Token', t.token).set('Content-Type', 'application/json; charset=utf-8').serialize((raw: Buffer) => raw as never).send(Buffer.from(`{"name": "Grüße ${base}"}`)).expect(200);
+      expect(fine.body.name).toBe(`Grüße ${base}`);
+    });
+
     it('answers a path that is not valid percent-encoding with 400', async () => {
       const paths = [`${base}/Product/%FF`, `${base}/%FF`, `${base}/Product/%E0%A4%A`];
       for (const path of paths) {
