@@ -17,7 +17,8 @@ function deleteBody(req: Request): unknown {
 
 /** The four simple attribute endpoints of the spec, the same in both generations. */
 export function mountAttributeRoutes(router: Router, lookup: RepositoryLookup, endpoints: AttributeEndpoints): void {
-  const target = (req: Request) => ({ ctx: requestContext(req), repo: repositoryFor(lookup, req.params.entity), id: req.params.id as string });
+  // Writes honour If-Match as an update does (CONTRACT §16), whichever route they take.
+  const target = (req: Request) => ({ ctx: requestContext(req), repo: repositoryFor(lookup, req.params.entity), id: req.params.id as string, ifMatch: req.get('if-match') });
   router.get(
     '/:entity/:id/attributeValues',
     toHandler(async (req, res) => {

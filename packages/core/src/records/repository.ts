@@ -176,8 +176,8 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
    * @internal Writes attribute values planned by the attribute endpoints, as an update of the
    * record (its rules, its transaction, its modification time); true when something changed.
    */
-  async writeAttributes(ctx: RequestContext, { id, attributes }: { id: string; attributes: PreparedAttributeWrite }): Promise<boolean> {
-    return (await updateRecord(this, ctx, { id, body: {}, attributes, answer: false })).written;
+  async writeAttributes(ctx: RequestContext, { id, attributes, ifMatch }: { id: string; attributes: PreparedAttributeWrite; ifMatch?: string }): Promise<boolean> {
+    return (await updateRecord(this, ctx, { id, body: {}, attributes, answer: false, ifMatch })).written;
   }
 
   /** @internal 400 for a body no update could take (see `assertUpdateBody`): mass updates check it before they start. */

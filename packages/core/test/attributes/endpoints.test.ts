@@ -107,6 +107,26 @@ describe.each(TEST_DBS)('simple attribute endpoints on %s', (kind) => {
       await t.del(`${base}/Product/${id}/attributeValues`).send({ attributeIds: 'x' }).expect(400);
     });
 
+    it('holds every attribute write to If-Match as an update: another version is 412 and writes nothing', async () => {
+      const id = await newProduct(base);
+      const stale = (await t.get(`${base}/Product/${id}`).expect(200)).headers.etag as string;
+      await t.post(`${base}/Product/${id}/addAttributes`, { attributeIds: [a.size] }).expect(200);
+      const etag = async () => (await t.get(`${base}/Product/${id}`).expect(200)).headers.etag as string;
+      const current = await etag();
+      const refused = [
+        await t.post(`${base}/Product/${id}/addAttributes`, { attributeIds: [a.title] }).set('If-Match', stale),
+        await t.post(`${base}/Product/${id}/upsertAttributeValues`, [{ attributeId: a.size, value: 'M' }]).set('If-Match', stale),
+        await t.del(`${base}/Product/${id}/attributeValues`).send({ attributeIds: [a.size] }).set('If-Match', stale),
+        // removing an attribute the record does not have still checks the version
+        await t.del(`${base}/Product/${id}/attributeValues`).send({ attributeIds: [a.title] }).set('If-Match', stale),
+      ];
+      for (const res of refused) expect([res.status, res.body.error?.code]).toEqual([412, 'CORE_PRECONDITION_FAILED']);
+      expect(await etag()).toBe(current);
+      expect((await t.get(`${base}/Product/${id}/attributeValues`).expect(200)).body).toEqual([expect.objectContaining({ attributeId: a.size, value: null })]);
+      await t.del(`${base}/Product/${id}/attributeValues`).send({ attributeIds: [a.size] }).set('If-Match', current).expect(200);
+      expect((await t.get(`${base}/Product/${id}/attributeValues`).expect(200)).body).toEqual([]);
+    });
+
     it('lets concurrent writes of one value end with one value, not a conflict', async () => {
       const id = await newProduct(base);
       const writes = Array.from({ length: 8 }, (_, i) => t.post(`${base}/Product/${id}/upsertAttributeValues`, [{ attributeId: a.title, value: `v${i}`, valueDeDE: `d${i}` }]));
