@@ -4,6 +4,7 @@ import type { RequestContext } from '../context';
 import type { ApiRecord } from '../declarations';
 import type { EntityModel, FieldModel, SchemaModel } from '../definition/normalize';
 import { isLinkField } from '../definition/model';
+import { otherSideOf } from '../sql/join-other-side';
 import type { QueryBuilder } from '../sql/database';
 import { outputKeys } from '../sql/read-query';
 import { ownedBy } from '../sql/record-store';
@@ -114,12 +115,14 @@ function linkCounterparts(model: EntityModel, schema: SchemaModel): Map<FieldMod
   for (const field of model.fields) {
     if (field.system || !isLinkField(field)) continue;
     const target = schema.entity(field.target);
-    const other = target?.fields.find((f): boolean => {
-      if (f.system || !isLinkField(f) || f.target !== model.name || f === field) return false;
-      if (field.linkKind === 'belongsTo') return f.linkKind === 'hasMany' && f.foreignColumn === field.column;
-      if (field.linkKind === 'hasMany') return f.linkKind === 'belongsTo' && f.column === field.foreignColumn;
-      return f.linkKind === 'manyToMany' && f.join.table === field.join.table && f.join.ownColumn === field.join.targetColumn;
-    });
+    const other =
+      field.linkKind === 'manyToMany'
+        ? otherSideOf(schema, field)
+        : target?.fields.find((f): boolean => {
+            if (f.system || !isLinkField(f) || f.target !== model.name) return false;
+            if (field.linkKind === 'belongsTo') return f.linkKind === 'hasMany' && f.foreignColumn === field.column;
+            return f.linkKind === 'belongsTo' && f.column === field.foreignColumn;
+          });
     if (target && other) found.set(field, { entity: target.name, field: other.name });
   }
   return found;

@@ -67,7 +67,7 @@ export async function updateRows(
 export async function replaceJoinRows(sql: SqlContext<Knex.Transaction>, field: ManyToManyField, sets: Map<string, string[]>): Promise<MovedLinks | undefined> {
   const { db: trx, dialect } = sql;
   const { table, ownColumn, targetColumn } = field.join;
-  const before = otherSideOf(sql, field) ? new Set<string>() : undefined;
+  const before = otherSideOf(sql.schema, field) ? new Set<string>() : undefined;
   for (const part of chunks([...sets.keys()], 1000)) {
     if (before) for (const r of (await trx(table).select({ o: ownColumn, id: targetColumn }).whereIn(ownColumn, part)) as { o: string; id: string }[]) before.add(JSON.stringify([r.o, r.id]));
     await trx(table).delete().whereIn(ownColumn, part);

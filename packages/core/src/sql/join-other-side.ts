@@ -1,4 +1,4 @@
-import type { EntityModel, ManyToManyField } from '../definition/model';
+import type { EntityModel, ManyToManyField, SchemaModel } from '../definition/model';
 import { chunks } from '../util/chunks';
 import type { MovedLinks } from './link-store';
 import { withNextVersion } from './record-columns';
@@ -11,8 +11,8 @@ export interface JoinDelta {
 }
 
 /** The field of the other side of a many-to-many link (its join table seen from the target), when the target declares one. */
-export function otherSideOf(sql: SqlContext, field: ManyToManyField): ManyToManyField | undefined {
-  const target = sql.schema.entity(field.target) as EntityModel | undefined;
+export function otherSideOf(schema: SchemaModel, field: ManyToManyField): ManyToManyField | undefined {
+  const target = schema.entity(field.target);
   return target?.fields.find(
     (f): f is ManyToManyField => f !== field && f.type === 'linkMultiple' && f.linkKind === 'manyToMany' && f.join.table === field.join.table && f.join.ownColumn === field.join.targetColumn,
   );
@@ -33,7 +33,7 @@ function byTarget(pairs: JoinDelta['added']): Map<string, string[]> {
  * to itself). Nothing is read when the target declares no other side.
  */
 export async function relinkOtherSide(sql: SqlContext, field: ManyToManyField, { skip, ...delta }: JoinDelta & { skip: ReadonlySet<string> }): Promise<MovedLinks | undefined> {
-  const other = otherSideOf(sql, field);
+  const other = otherSideOf(sql.schema, field);
   if (!other) return undefined;
   const gained = byTarget(delta.added);
   const lost = byTarget(delta.removed);

@@ -123,18 +123,29 @@ function linkSubquery(ctx: WhereContext, field: MultipleLinkField, ids: unknown[
   return `select j."${join.ownColumn}" from "${join.table}" j join "${target.table}" t on t.id = j."${join.targetColumn}" where t.deleted = ${ctx.dialect.bool(false)}${ids ? ` and j."${join.targetColumn}" in (${ids.map(() => '?').join(', ')})` : ''}`;
 }
 
-function linkOp(kind: 'linkedWith' | 'notLinkedWith' | 'isLinked' | 'isNotLinked'): Apply {
+type LinkOperator = 'linkedWith' | 'notLinkedWith' | 'isLinked' | 'isNotLinked';
+
+/**
+ * What a link operator asks: the ids it names (none for isLinked / isNotLinked) and whether it
+ * negates. Undefined when an empty list of ids decides alone (matches nothing, or everything
+ * negated): the condition is applied to `qb` then.
+ */
+function linkTerms(kind: LinkOperator, { qb, field, item }: Pick<Parameters<Apply>[0], 'qb' | 'field' | 'item'>): { ids?: unknown[]; negate: boolean } | undefined {
+  const ids = kind === 'linkedWith' || kind === 'notLinkedWith' ? asList(item.value).map((v) => coerceScalar({ ...field, type: 'varchar' }, v)) : undefined;
+  const negate = kind === 'notLinkedWith' || kind === 'isNotLinked';
+  if (ids?.length !== 0) return { ids, negate };
+  if (!negate) qb.whereRaw('1 = 0');
+  return undefined;
+}
+
+function linkOp(kind: LinkOperator): Apply {
   return ({ qb, field, item, ctx }) => {
     if (field.type !== 'link' && field.type !== 'linkMultiple') {
       throw invalidQuery(`Operator '${item.type}' does not apply to field '${field.name}' (${field.type})`);
     }
-    const withIds = kind === 'linkedWith' || kind === 'notLinkedWith';
-    const ids = withIds ? asList(item.value).map((v) => coerceScalar({ ...field, type: 'varchar' }, v)) : null;
-    const negate = kind === 'notLinkedWith' || kind === 'isNotLinked';
-    if (ids && ids.length === 0) {
-      if (!negate) qb.whereRaw('1 = 0');
-      return;
-    }
+    const terms = linkTerms(kind, { qb, field, item });
+    if (!terms) return;
+    const { ids, negate } = terms;
     if (field.linkKind === 'belongsTo') {
       // Linked means: pointing at a live record (a soft-deleted target is no link, as for the
       // other link kinds).
@@ -148,7 +159,7 @@ function linkOp(kind: 'linkedWith' | 'notLinkedWith' | 'isLinked' | 'isNotLinked
       else qb.where((w) => w.whereNull(c).orWhereNotIn(c, liveTargets));
       return;
     }
-    const sub = linkSubquery(ctx, field, ids);
+    const sub = linkSubquery(ctx, field, ids ?? null);
     qb.whereRaw(`"${ctx.model.table}".id ${negate ? 'not in' : 'in'} (${sub})`, (ids ?? []) as string[]);
   };
 }
@@ -157,15 +168,11 @@ function linkOp(kind: 'linkedWith' | 'notLinkedWith' | 'isLinked' | 'isNotLinked
  * A link operator on a multiple-link attribute (a JSON array of ids in its value column): only
  * live records of `target` count as linked, as for link fields.
  */
-function jsonLinkOp(kind: string, target: string): Apply {
+function jsonLinkOp(kind: LinkOperator, target: string): Apply {
   return ({ qb, field, item, ctx }) => {
-    const withIds = kind === 'linkedWith' || kind === 'notLinkedWith';
-    const ids = withIds ? asList(item.value).map((v) => coerceScalar({ ...field, type: 'varchar' }, v)) : undefined;
-    const negate = kind === 'notLinkedWith' || kind === 'isNotLinked';
-    if (ids && ids.length === 0) {
-      if (!negate) qb.whereRaw('1 = 0');
-      return;
-    }
+    const terms = linkTerms(kind, { qb, field, item });
+    if (!terms) return;
+    const { ids, negate } = terms;
     const model = ctx.schema.entity(target) as EntityModel | undefined;
     // A list of ids of a type that is gone links nothing.
     const sql = model ? ctx.dialect.jsonArrayLinksLive(rawCol(ctx, field), `"${model.table}"`, ids?.length) : '1 = 0';
@@ -229,7 +236,7 @@ const OPERATORS: Readonly<Record<string, Apply>> = {
 };
 
 const GROUPS = new Set(['and', 'or', 'not']);
-const LINK_OPERATORS = new Set(['linkedWith', 'notLinkedWith', 'isLinked', 'isNotLinked']);
+const LINK_OPERATORS: ReadonlySet<string> = new Set<LinkOperator>(['linkedWith', 'notLinkedWith', 'isLinked', 'isNotLinked']);
 
 /** Every operator name the compiler knows, for docs and OpenAPI. */
 export const WHERE_OPERATORS = [...GROUPS, ...Object.keys(OPERATORS)];
@@ -289,7 +296,7 @@ function applyAttributeItem(qb: Builder, w: WhereItem, ctx: WhereContext): void 
   if (typeof w.attribute !== 'string' || w.attribute === '') throw invalidQuery(`Operator '${w.type}' needs an attribute`);
   const target = ctx.attribute?.(w.attribute, w.type);
   if (!target) throw invalidQuery(`${ctx.model.name} has no attribute '${w.attribute}'`, { attribute: w.attribute });
-  const linkOp = target.linkTarget !== undefined && LINK_OPERATORS.has(target.operator) ? jsonLinkOp(target.operator, target.linkTarget) : undefined;
+  const linkOp = target.linkTarget !== undefined && LINK_OPERATORS.has(target.operator) ? jsonLinkOp(target.operator as LinkOperator, target.linkTarget) : undefined;
   const op = linkOp ?? (Object.hasOwn(OPERATORS, target.operator) ? OPERATORS[target.operator] : undefined);
   if (!op) throw invalidQuery(`Unknown operator '${w.type}'`, { operator: w.type });
   op({ qb, field: target.field, item: w, ctx: { ...ctx, model: { ...ctx.model, table: target.table } } });
