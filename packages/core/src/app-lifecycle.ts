@@ -34,7 +34,7 @@ async function startInstance({ options, registry, schema, database, repositories
       if (event.kind === 'role') accessService.forgetRole(event.id);
       else if (event.kind === 'webhook') services.webhooks.directory.forget();
       else auth.forget(event);
-      if (event.kind !== 'webhook') services.events.subscriptions.recheckAll();
+      if (event.kind !== 'webhook') services.events.subscriptions.recheckAll(event);
     },
     onReset: () => {
       auth.forgetAll();

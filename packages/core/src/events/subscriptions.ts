@@ -1,5 +1,6 @@
 import type { UserAccess } from '../auth/access-control';
 import type { ContextUser } from '../context';
+import type { CacheEvent } from '../sql/cache-events';
 import type { SchemaModel } from '../definition/model';
 import type { StoredChange } from '../sql/change-store';
 import type { ChangeFeed } from './change-feed';
@@ -45,6 +46,8 @@ export interface SubscriptionOptions {
    * to its entity type (no query), else the answer of one.
    */
   withinRules?: (change: StoredChange) => Promise<boolean> | undefined;
+  /** Whether a cache event may change what the subscriber sees (its token, its user, any role); all when absent. */
+  concerns?: (event: CacheEvent) => boolean;
 }
 
 /** The event of a change as a subscriber may see it (CONTRACT §16), or undefined. */
@@ -68,8 +71,8 @@ export function eventOf(schema: SchemaModel, { access, user, change }: { access:
 
 /** The server-sent event streams of this process, fed by the change feed. */
 export class Subscriptions {
-  /** Each open stream: how to end it, how to make it ask again what its subscriber may see. */
-  private readonly open = new Map<(how?: { drop?: boolean }) => void, () => void>();
+  /** Each open stream: how to end it, how to make it ask again what its subscriber may see, and which cache events concern it. */
+  private readonly open = new Map<(how?: { drop?: boolean }) => void, { recheck: () => void; concerns?: (event: CacheEvent) => boolean }>();
 
   constructor(private readonly parts: { feed: ChangeFeed; schema: SchemaModel; heartbeatMs: number }) {}
 
@@ -158,7 +161,7 @@ export class Subscriptions {
       if (drop) sink.destroy();
       else sink.end();
     };
-    this.open.set(end, recheck);
+    this.open.set(end, { recheck, concerns: options.concerns });
     if (!access) end();
     // The replay goes at the pace the client reads (a long absence is no reason to drop it); the
     // live changes meanwhile are held, or read from the log by one more round when too many came.
@@ -187,9 +190,10 @@ export class Subscriptions {
    * Makes every stream ask again what its subscriber may see, before it sends anything more: a
    * token was revoked, a user or a role changed, in this process or another one (cache events).
    * The changes that come meanwhile wait for the answer, so none reaches a subscriber that lost
-   * the right to it; a stream whose session ended is ended.
+   * the right to it; a stream whose session ended is ended. With the event, only the streams it
+   * concerns (a sign-out elsewhere costs the others nothing); without, all (events were missed).
    */
-  recheckAll(): void {
-    for (const recheck of this.open.values()) recheck();
+  recheckAll(event?: CacheEvent): void {
+    for (const { recheck, concerns } of this.open.values()) if (!event || !concerns || concerns(event)) recheck();
   }
 }

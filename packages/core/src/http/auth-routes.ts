@@ -119,6 +119,9 @@ export async function requestSession(auth: AuthService, { req, resolveUser }: { 
   throw unauthorized(req.get('authorization') ? 'Use Authorization-Token; Basic credentials only obtain a token' : 'Authentication required');
 }
 
+/** The token a request authenticates with (header first, then the session cookie), if any. */
+export const requestToken = (req: Request): string | undefined => headerToken(req) ?? cookieToken(req);
+
 async function sessionBody(parts: SessionParts, session: Session, token?: string) {
   const { id, userName, name, isAdmin, rolesIds } = session.user;
   return {

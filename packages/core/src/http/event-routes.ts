@@ -4,10 +4,11 @@ import type { AuthOptions, AuthService } from '../auth/auth-service';
 import type { ContextUser } from '../context';
 import { listen, listeningTimestamp } from '../events/listening';
 import { recordStream } from '../events/stream';
-import type { Subscriptions } from '../events/subscriptions';
+import type { SubscriptionOptions, Subscriptions } from '../events/subscriptions';
 import { ApiError, assertKnownKeys } from '../errors';
 import type { Generation } from '../generations';
-import { requestSession } from './auth-routes';
+import { requestSession, requestToken } from './auth-routes';
+import { hashToken } from '../auth/auth-service';
 import { parseQueryString } from './list-params';
 import { repositoryFor, type RepositoryLookup } from './record-routes';
 import { requestContext } from './request-context';
@@ -63,7 +64,13 @@ function eventStream(parts: EventRouteParts) {
       const repo = parts.lookup(change.entityType);
       return repo && recordWithinRules(repo, ctx, change.recordId);
     };
-    const end = await parts.subscriptions.subscribe(sink, { user, entities, ids: listParam(query.id), after: lastEventId(req, query), access, withinRules });
+    // The cache events that may change what this subscriber sees: its token's, its user's (or the
+    // acting admin's), any role's.
+    const token = requestToken(req);
+    const tokenHash = token === undefined ? undefined : hashToken(token);
+    const concerns: SubscriptionOptions['concerns'] = (event) =>
+      event.kind === 'role' || (event.kind === 'token' ? tokenHash === undefined || event.id === tokenHash : event.id === user?.id || event.id === ctx.actor?.id);
+    const end = await parts.subscriptions.subscribe(sink, { user, concerns, entities, ids: listParam(query.id), after: lastEventId(req, query), access, withinRules });
     // The client may have gone while the stream was being set up.
     if (res.closed) return end();
     res.on('close', () => end());
