@@ -40,24 +40,33 @@ export async function startInsertRows(sql: SqlContext<Knex.Transaction>, model: 
   return { stored };
 }
 
-/** Sets `columns` of many live records, each row to its own values (rows keyed by column, with `id`). */
+/**
+ * Sets `columns` of many live records, each row to its own values (rows keyed by column, with `id`
+ * and the `record_version` each was read at), and counts each record's version up. A row whose
+ * record another request changed or deleted since it was read is left as it is: the answer is
+ * the number of rows written, fewer than given when that happened. Once written, a row stays
+ * locked until the transaction ends (where the database locks rows).
+ */
 export async function updateRows(
   sql: SqlContext<Knex.Transaction>,
   model: EntityModel,
   { rows, columns }: { rows: Record<string, unknown>[]; columns: string[] },
-): Promise<void> {
+): Promise<number> {
   const { dialect } = sql;
   const t = q(model.table);
-  for (const part of chunks(rows, dialect.recordsetRows(columns.length + 1))) {
-    const set = dialect.recordset(part, { table: model.table, columns: ['id', ...columns], jsonColumns: jsonColumnsOf(model) });
-    const assignments = () => [...columns.map((c) => `${q(c)} = ${set.value(c)}`), `${q(VERSION_COLUMN)} = t.${q(VERSION_COLUMN)} + 1`].join(', ');
+  const version = q(VERSION_COLUMN);
+  let written = 0;
+  for (const part of chunks(rows, dialect.recordsetRows(columns.length + 2))) {
+    const set = dialect.recordset(part, { table: model.table, columns: ['id', ...columns, VERSION_COLUMN], jsonColumns: jsonColumnsOf(model) });
+    const assignments = () => [...columns.map((c) => `${q(c)} = ${set.value(c)}`), `${version} = t.${version} + 1`].join(', ');
     const statement = {
       method: 'count' as const,
       key: `update:${model.table}:${columns.join(',')}:${set.key}`,
-      text: () => `update ${t} as t set ${assignments()} from ${set.from} where t.id = ${set.value('id')} and t.deleted = ?`,
+      text: () => `update ${t} as t set ${assignments()} from ${set.from} where t.id = ${set.value('id')} and t.deleted = ? and t.${version} = ${set.value(VERSION_COLUMN)}`,
     };
-    await runText(sql, statement, [...set.bindings, dialect.live]);
+    written += await runText<number>(sql, statement, [...set.bindings, dialect.live]);
   }
+  return written;
 }
 
 /**

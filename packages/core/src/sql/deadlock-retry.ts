@@ -5,9 +5,10 @@ const DEADLOCK_ATTEMPTS = 5;
 
 /**
  * Runs a transaction's work again when the database broke a deadlock by ending it (nothing of it
- * is stored, so it can be decided afresh), after a short random pause. An upsert locks the rows
- * it updates in id order, but two of them inserting the same new keys in opposite orders can
- * still wait for each other.
+ * is stored, so it can be decided afresh), after a short random pause. Upserts of the same
+ * records in opposite orders can wait for each other: the rows an update statement writes are
+ * locked in the order its plan visits them, and inserts of the same new keys wait on each other's
+ * keys. The caller's next try may lock what it reads in id order.
  */
 export async function againAfterDeadlock<TResult>(dialect: Dialect, work: () => Promise<TResult>): Promise<TResult> {
   for (let attempt = 1; ; attempt++) {

@@ -107,22 +107,6 @@ export async function lockInOrder(sql: SqlContext, model: EntityModel, records: 
   return decodeStored(model, dialect, rows);
 }
 
-/**
- * Locks live records in id order for the rest of the transaction (where the database locks rows)
- * and answers their versions now: the records an upsert read without locks and is about to
- * update, to find out whether another request changed one meanwhile.
- */
-export async function lockVersions(sql: SqlContext, model: EntityModel, ids: string[]): Promise<Map<string, number>> {
-  const { db, dialect } = sql;
-  const found = new Map<string, number>();
-  for (const part of chunks([...ids].sort(), 1000)) {
-    const qb = db(model.table).select('id', VERSION_COLUMN).where('deleted', dialect.live as never).orderBy('id').forUpdate();
-    dialect.whereAnyOf(qb, 'id', part);
-    for (const row of await qb) found.set(row.id as string, Number(row[VERSION_COLUMN]));
-  }
-  return found;
-}
-
 /** Current ids of a multiple link for many owners, one query per field. */
 export async function fetchMultipleLinks(sql: SqlContext, field: MultipleLinkField, ownerIds: string[]): Promise<Map<string, string[]>> {
   const out = new Map(ownerIds.map((id) => [id, [] as string[]]));

@@ -81,6 +81,12 @@ export function recordKeys(model: EntityModel, record: Record<string, unknown>, 
   return keys;
 }
 
+/**
+ * A record a segment read without locks was changed or deleted by another request before the
+ * segment wrote it: the segment's transaction ends, and it is decided again on locked records.
+ */
+export class ChangedMeanwhile extends Error {}
+
 /** The error of a unique key another record holds (the text of a 409). */
 export function uniqueViolation(model: EntityModel, key: string): ApiError {
   const [kind, name] = key.split(':');

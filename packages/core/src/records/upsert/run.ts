@@ -8,7 +8,7 @@ import type { Transaction } from '../../sql/database';
 import { sqlContext } from '../../sql/sql-context';
 import { inTransaction } from '../../sql/transaction';
 import { againAfterDeadlock } from '../../sql/deadlock-retry';
-import { fetchByKeys, keyLookups, loadLinkIds, lockInOrder, lockVersions, storedFields, storedVersion } from '../../sql/upsert-io';
+import { fetchByKeys, keyLookups, loadLinkIds, lockInOrder, storedFields } from '../../sql/upsert-io';
 import { nowDateTime } from '../../time';
 import { uuidv7 } from '../../util/uuid';
 import { diffOf } from '../changes';
@@ -19,7 +19,7 @@ import { prepareRowRules, rowRulesOf } from '../row-rules';
 import { assertMay, checkFields } from '../write-rules';
 import type { LinkWriter } from '../link-rules';
 import { ambiguousLookup, assertHiddenHit, assertLookup, assertMayChange, hiddenCollision, seesHit } from './item-rules';
-import { applyValues, BatchIndex, failed, type UpsertMode, lookupOf, recordKeys, SegmentHazards, settle, uniqueViolation, type Hit, type Prepared, type RecordState, type UpsertResult } from './plan';
+import { applyValues, BatchIndex, ChangedMeanwhile, failed, type UpsertMode, lookupOf, recordKeys, SegmentHazards, settle, uniqueViolation, type Hit, type Prepared, type RecordState, type UpsertResult } from './plan';
 import { failureOf, writeDecided } from './write';
 
 /** What the items of one segment of a run share: the caller, their rights, the batch so far, the time. */
@@ -244,7 +244,6 @@ async function upsertSegment(repo: Repository, call: RunCall, { items, lock }: {
         run.decided = decided.length;
         if (placement === 'last') break;
       }
-      if (!lock) await lockChanged(trx, repo, decided);
       await writeDecided({ trx, repo, ctx, failures, deltas: run.deltas }, decided);
     }),
   );
@@ -255,24 +254,6 @@ async function upsertSegment(repo: Repository, call: RunCall, { items, lock }: {
     results[p.index] = failure ? failed(failure) : { status: p.status as UpsertResult['status'], stored: true, entity: entityOf(keys, p.snapshot ?? state.record) };
   }
   return count;
-}
-
-/** A record the segment read without locks was changed by another request before it was locked. */
-class ChangedMeanwhile extends Error {}
-
-/**
- * Where the database locks rows, locks the stored records the segment updates, in id order, and
- * checks that none changed since it read them without locks (reading unlocked keeps a batch that
- * changes nothing from writing a row lock into every row it names). A changed one: the segment is
- * decided again with every named record locked as it is read.
- */
-async function lockChanged(trx: Transaction, repo: Repository, decided: readonly Prepared[]): Promise<void> {
-  const sql = sqlContext(repo.env, trx);
-  if (!sql.dialect.locksRows) return;
-  const states = [...new Set(decided.map((p) => p.state as RecordState))].filter((s) => !s.isNew && s.dirty.size > 0);
-  if (!states.length) return;
-  const now = await lockVersions(sql, repo.model, states.map((s) => s.id));
-  if (states.some((s) => now.get(s.id) !== storedVersion(s.record))) throw new ChangedMeanwhile();
 }
 
 /** Items a segment after a cut looks up at least: the next one is loaded for twice the items the last one decided. */
@@ -290,12 +271,18 @@ export async function upsertRun(repo: Repository, ctx: RequestContext, { items, 
   let size = items.length;
   for (let start = 0; start < items.length; ) {
     const segment = items.slice(start, start + size);
-    const count = await againAfterDeadlock(repo.env.database.dialect, () =>
-      upsertSegment(repo, call, { items: segment, lock: false }).catch((error) => {
-        if (error instanceof ChangedMeanwhile) return upsertSegment(repo, call, { items: segment, lock: true });
+    // Read without locks first; after a record changed meanwhile or a deadlock, with every named
+    // record locked in id order as it is read.
+    let lock = false;
+    const count = await againAfterDeadlock(repo.env.database.dialect, async () => {
+      try {
+        return await upsertSegment(repo, call, { items: segment, lock });
+      } catch (error) {
+        lock = true;
+        if (error instanceof ChangedMeanwhile) return upsertSegment(repo, call, { items: segment, lock });
         throw error;
-      }),
-    );
+      }
+    });
     start += count;
     size = count < segment.length ? Math.max(MIN_SEGMENT, 2 * count) : 2 * size;
   }

@@ -8,13 +8,14 @@ import { insertChanges, readyChanges, type NewChange } from '../../sql/change-st
 import { insertRow } from '../../sql/record-store';
 import { sqlContext } from '../../sql/sql-context';
 import { savepoint } from '../../sql/transaction';
-import { fetchByKeys, fetchMultipleLinks, keyLookups, loadLinkIds, toStoredRow } from '../../sql/upsert-io';
+import { fetchByKeys, fetchMultipleLinks, keyLookups, loadLinkIds, storedVersion, toStoredRow } from '../../sql/upsert-io';
+import { VERSION_COLUMN } from '../../sql/schema-sync';
 import { changeOf, movedLinkChanges, ownershipOf } from '../changes';
 import { linkAction, type LinkDelta } from '../link-delta';
 import { assertOtherSide } from '../link-rules';
 import { rowRulesOf } from '../row-rules';
 import type { Repository } from '../repository';
-import { applyValues, recordKeys, uniqueViolation, type Prepared, type RecordState } from './plan';
+import { applyValues, ChangedMeanwhile, recordKeys, uniqueViolation, type Prepared, type RecordState } from './plan';
 
 /** The row a record of the batch is stored as. */
 const storedRow = (repo: Repository, state: RecordState) => toStoredRow(repo.env.database.dialect, { model: repo.model, record: state.record });
@@ -80,21 +81,34 @@ async function recoverLostInsert(write: DecidedWrite, state: RecordState, items:
   }
 }
 
-/** Updates the changed records in one statement; when that fails, record by record to find the failing ones. */
-async function updateChanged(write: DecidedWrite, changed: RecordState[]) {
+/**
+ * Updates the changed records in one statement; when that fails, record by record to find the
+ * failing ones. Each row is written only if its record is still at the version it was read at:
+ * one that another request changed or deleted meanwhile ends the transaction (`ChangedMeanwhile`),
+ * as a deadlock does (both are decided again, on locked records). Rows go in id order, the order
+ * in which the database locks them when it visits them in the order given.
+ */
+async function updateChanged(write: DecidedWrite, states: RecordState[]) {
   const { trx, repo, ctx, failures } = write;
+  const { dialect } = repo.env.database;
+  const changed = [...states].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const isFinal = (error: unknown) => error instanceof ChangedMeanwhile || dialect.isDeadlock(error);
   const columns = [...new Set(changed.flatMap((s) => [...s.dirty].filter(isStoredField).map((f) => f.column)))];
   const actor = ctx.actor?.id ?? null;
-  const rows = changed.map((s) => Object.assign(storedRow(repo, s), { modified_by_actor_id: actor }));
+  const rows = changed.map((s) => Object.assign(storedRow(repo, s), { modified_by_actor_id: actor, [VERSION_COLUMN]: storedVersion(s.record) }));
   const all = [...columns, 'modified_at', 'modified_by_id', 'modified_by_actor_id'];
-  const writeRows = (db: Transaction, part: Record<string, unknown>[]) => updateRows(sqlContext(repo.env, db), repo.model, { rows: part, columns: all });
+  const writeRows = async (db: Transaction, part: Record<string, unknown>[]) => {
+    if ((await updateRows(sqlContext(repo.env, db), repo.model, { rows: part, columns: all })) < part.length) throw new ChangedMeanwhile();
+  };
   // Only multiple links changed: the record's own row just records who changed it and when.
   if (columns.length === 0) return writeRows(trx, rows);
   try {
     await savepoint(trx, (sp) => writeRows(sp, rows));
-  } catch {
+  } catch (error) {
+    if (isFinal(error)) throw error;
     for (const [i, s] of changed.entries()) {
       await savepoint(trx, (sp) => writeRows(sp, [rows[i]])).catch(async (error) => {
+        if (isFinal(error)) throw error;
         failures.set(s, failureOf(await repo.translated(() => Promise.reject(error)).catch((e) => e)));
       });
     }
