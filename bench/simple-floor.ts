@@ -4,7 +4,7 @@
  * written from what each answer needs (simple-sql.ts), not copied from ours.
  */
 import { checkProductBody, HttpError, isId, now, pool, query, readBody, serveFloor, uuidv7, type FloorRequest, type Row } from './bare-http';
-import { CREATE_PRODUCT, GET_PRODUCT, INSERT_PRODUCTS, LIST_PRICE_ABOVE_NAME_CONTAINS, LIST_PRODUCTS, UPDATE_PRICE } from './simple-sql';
+import { CREATE_PRODUCT, GET_PRODUCT, INSERT_PRODUCTS, INSERT_PRODUCTS_LOGGED, LIST_PRICE_ABOVE_NAME_CONTAINS, LIST_PRODUCTS, UPDATE_PRICE } from './simple-sql';
 
 const FIELDS = ['name', 'sku', 'price', 'quantity', 'isActive', 'brandId', 'description'];
 const notFound = () => new HttpError(404, 'CORE_NOT_FOUND', 'Product not found');
@@ -74,8 +74,11 @@ async function updateProduct(id: string, body: Row, userId: string): Promise<Row
   return record ?? getProduct(id);
 }
 
-/** New products in one insert, answered as ours answers an upsert of new records (the bench sends no others). */
-async function createProducts(items: Row[], userId: string): Promise<unknown[]> {
+/**
+ * New products in one insert, answered as ours answers an upsert of new records (the bench sends
+ * no others); with `logged`, the same statement logs a change of each, as ours does.
+ */
+async function createProducts(items: Row[], userId: string, { logged }: { logged: boolean }): Promise<unknown[]> {
   const at = now();
   const rows = items.map((item) => {
     if (item.entity !== 'Product' || !item.payload || typeof item.payload !== 'object' || 'id' in item.payload) throw onlyBench();
@@ -84,7 +87,7 @@ async function createProducts(items: Row[], userId: string): Promise<unknown[]> 
     const v = values(payload);
     return { id: uuidv7(), name: v.name, sku: v.sku, price: v.price, quantity: v.quantity, is_active: v.isActive, brand_id: v.brandId, description: v.description };
   });
-  const stored = await query<{ id: string }>(pool, INSERT_PRODUCTS, [JSON.stringify(rows), at, userId]).catch((error: unknown) => Promise.reject(duplicate(error)));
+  const stored = await query<{ id: string }>(pool, logged ? INSERT_PRODUCTS_LOGGED : INSERT_PRODUCTS, [JSON.stringify(rows), at, userId]).catch((error: unknown) => Promise.reject(duplicate(error)));
   const ids = new Set(stored.map((r) => r.id));
   return rows.map((r) => {
     if (!ids.has(r.id)) return { status: 'Failed', stored: false, message: `Brand '${String(r.brand_id)}' not found` };
@@ -99,7 +102,7 @@ async function route({ req, method, pathname, params, session }: FloorRequest): 
   if (method === 'GET' && id !== undefined) return getProduct(id);
   if (method === 'POST' && pathname === '/api/Product') return createProduct(await readBody(req), session.userId);
   if (method === 'PATCH' && id !== undefined) return updateProduct(id, await readBody(req), session.userId);
-  if (method === 'POST' && pathname === '/api/upsert') return createProducts(await readBody<Row[]>(req, true), session.userId);
+  if (method === 'POST' && pathname === '/api/upsert') return createProducts(await readBody<Row[]>(req, true), session.userId, { logged: params.get('changes') === 'logged' });
   throw new HttpError(404, 'CORE_ROUTE_NOT_FOUND', `No route ${method} ${pathname}`);
 }
 

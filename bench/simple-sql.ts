@@ -48,9 +48,35 @@ export const UPDATE_PRICE =
   'where id = $4 and not deleted and price is distinct from $1::float8 returning *) ' +
   `select ${RECORD} from p ${NAMES}`;
 
-/** Inserts the rows of a JSON recordset ($1) whose brand (if any) is live; answers the ids stored. */
-export const INSERT_PRODUCTS =
+const INSERT_PRODUCT_ROWS =
   'insert into product (id, name, sku, price, quantity, is_active, brand_id, description, created_at, modified_at, created_by_id, modified_by_id) ' +
   'select v.id, v.name, v.sku, v.price, v.quantity, v.is_active, v.brand_id, v.description, $2::timestamp, $2::timestamp, $3::text, $3::text ' +
   'from json_to_recordset($1) as v (id text, name text, sku text, price float8, quantity int, is_active bool, brand_id text, description text) ' +
-  'where v.brand_id is null or exists (select 1 from brand b where b.id = v.brand_id and not b.deleted) returning id';
+  'where v.brand_id is null or exists (select 1 from brand b where b.id = v.brand_id and not b.deleted)';
+
+/** Inserts the rows of a JSON recordset ($1) whose brand (if any) is live; answers the ids stored. */
+export const INSERT_PRODUCTS = `${INSERT_PRODUCT_ROWS} returning id`;
+
+/** `{"field": {"was": null, "became": value}}` of a new product `p`, made by the database. */
+const CREATE_DIFF = `json_build_object(${[
+  ['name', 'name'],
+  ['sku', 'sku'],
+  ['price', 'price'],
+  ['quantity', 'quantity'],
+  ['isActive', 'is_active'],
+  ['brandId', 'brand_id'],
+  ['description', 'description'],
+]
+  .map(([key, column]) => `'${key}', json_build_object('was', null, 'became', p.${column})`)
+  .join(', ')})::text`;
+
+/**
+ * INSERT_PRODUCTS, and a `Create` change of each product stored, in one statement: the change log
+ * of ours (CONTRACT §16) written as cheaply as we know, the diffs made by the database from the
+ * rows it inserted (the floor logs all seven fields; ours only those an item sets and the defaults).
+ */
+export const INSERT_PRODUCTS_LOGGED =
+  `with p as (${INSERT_PRODUCT_ROWS} returning *), ` +
+  'c as (insert into record_change (entity_type, record_id, action, diff, user_id, created_at) ' +
+  `select 'Product', p.id, 'Create', ${CREATE_DIFF}, $3::text, $2::text from p) ` +
+  'select id from p';
