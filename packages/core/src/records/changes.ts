@@ -32,6 +32,22 @@ export function diffOf(values: ReadonlyMap<FieldModel, unknown>, before?: Record
   return diff;
 }
 
+/**
+ * The diff of two writes of one record, one after the other: each field's value before the first
+ * write that set it, and after the last; a field that ends as it was drops out (a created
+ * record's fields all stay: they were nothing before).
+ */
+export function mergedDiff(first: Diff, second: Diff, { created }: { created: boolean }): Diff {
+  const merged: Diff = { ...first };
+  for (const [key, { became }] of Object.entries(second)) merged[key] = { was: key in first ? first[key].was : second[key].was, became };
+  if (created) return merged;
+  for (const key of Object.keys(second)) {
+    const { was, became } = merged[key];
+    if (JSON.stringify(was) === JSON.stringify(became)) delete merged[key];
+  }
+  return merged;
+}
+
 /** A change of one record by the caller of a write, made now. */
 export function changeOf(ctx: RequestContext, change: { entityType: string; recordId: string; action: ChangeAction; diff: Diff; owner: Ownership }): NewChange {
   return {

@@ -93,6 +93,39 @@ describe.each(TEST_DBS)('the change log on %s', (kind) => {
     expect(one[2].diff).toEqual({ categoriesIds: { was: [cats[2]], became: [] } });
   });
 
+  it.each(GENERATIONS)('logs one change per record of a batch, as its version moves once (generation %s)', async (g, base) => {
+    const path = g === 'A' ? '/api/upsert' : '/api/v1/MassActions/action/upsert';
+    const stored = (await t.post(`${base}/Product`, { name: `Twice ${g}`, sku: `log-twice-${g}`, price: 1, quantity: 4 }).expect(200)).body.id;
+    const item = (payload: Record<string, unknown>) => ({ entity: 'Product', payload });
+    const answer = (
+      await t
+        .post(path, [
+          item({ sku: `log-twice-${g}`, price: 2, quantity: 5 }),
+          item({ sku: `log-new-${g}`, name: 'Born', price: 1 }),
+          item({ sku: `log-twice-${g}`, price: 3, quantity: 4 }),
+          item({ sku: `log-new-${g}`, price: 9 }),
+          item({ sku: `log-back-${g}`, name: 'Back' }),
+        ])
+        .expect(200)
+    ).body;
+    expect(answer.map((r: { status: string }) => r.status)).toEqual(['Updated', 'Created', 'Updated', 'Updated', 'Created']);
+    // Sent alone, each item would answer the same, with the record as that item left it.
+    expect(answer[0].entity).toMatchObject({ price: 2, quantity: 5 });
+    expect(answer[2].entity).toMatchObject({ price: 3, quantity: 4 });
+    const changes = await changesOf('Product', stored);
+    expect(changes.map((c) => [c.action, c.diff])).toEqual([
+      ['Create', expect.anything()],
+      // quantity went 4 → 5 → 4: it drops out
+      ['Update', { price: { was: 1, became: 3 } }],
+    ]);
+    expect((await t.get(`${base}/Product/${stored}`).expect(200)).headers.etag).toBe('"2"');
+    const born = answer[1].entity.id;
+    const bornChanges = await changesOf('Product', born);
+    expect(bornChanges.map((c) => c.action)).toEqual(['Create']);
+    expect(bornChanges[0].diff).toMatchObject({ name: { was: null, became: 'Born' }, price: { was: null, became: 9 } });
+    expect((await t.get(`${base}/Product/${born}`).expect(200)).headers.etag).toBe('"1"');
+  });
+
   it('logs a batch whose changes differ in action and owner with each change its own', async () => {
     const u = await userWithRole(t, { scopes: { Product: { read: 'all', create: true, edit: 'all' } } });
     const theirs = (await u.post('/api/Product', { name: 'Theirs', sku: 'log-mixed-theirs' }).expect(200)).body.id;

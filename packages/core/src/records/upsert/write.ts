@@ -4,13 +4,13 @@ import { ApiError } from '../../errors';
 import { replaceJoinRows, startInsertRows, updateRows } from '../../sql/bulk-writes';
 import type { Transaction } from '../../sql/database';
 import { writeMultipleLink } from '../../sql/link-store';
-import { insertChanges, readyChanges, type NewChange } from '../../sql/change-store';
+import { insertChanges, readyChanges, type ChangeAction, type NewChange } from '../../sql/change-store';
 import { insertRow } from '../../sql/record-store';
 import { sqlContext } from '../../sql/sql-context';
 import { savepoint } from '../../sql/transaction';
 import { fetchByKeys, fetchMultipleLinks, keyLookups, loadLinkIds, storedVersion, toStoredRow } from '../../sql/upsert-io';
 import { VERSION_COLUMN } from '../../sql/schema-sync';
-import { changeOf, movedLinkChanges, ownershipOf } from '../changes';
+import { changeOf, mergedDiff, movedLinkChanges, ownershipOf, type Diff } from '../changes';
 import { linkAction, type LinkDelta } from '../link-delta';
 import { assertOtherSide } from '../link-rules';
 import { rowRulesOf } from '../row-rules';
@@ -161,13 +161,28 @@ export async function writeDecided(write: DecidedWrite, decided: Prepared[]) {
   await insertChanges(sql, asReady ? ready : [...decidedChanges(write, decided), ...moves]);
 }
 
-/** One change per item that created or changed a record, in item order (logged in one statement). */
+/**
+ * One change per record the items created or changed (CONTRACT §16: one write, one change per
+ * record, as its version moves once), in the order of each record's first item; logged in one
+ * statement. Items of one record are merged: its first item's action, each field's value before
+ * the first item that set it and after the last. An update whose fields all end as they were
+ * logs nothing.
+ */
 function decidedChanges({ repo, ctx, failures, deltas }: DecidedWrite, decided: readonly Prepared[]): NewChange[] {
-  return decided
-    .filter((p) => (p.status === 'Created' || p.status === 'Updated') && !failures.has(p.state as RecordState))
-    .map((p) => {
-      const state = p.state as RecordState;
-      const action = p.status === 'Created' ? 'Create' : linkAction(deltas, { otherValues: p.values.size > 0 });
-      return changeOf(ctx, { entityType: repo.model.name, recordId: state.id, action, diff: p.diff ?? {}, owner: ownershipOf(state.record) });
-    });
+  const byRecord = new Map<RecordState, { action: ChangeAction; diff: Diff; merged: boolean }>();
+  for (const p of decided) {
+    const state = p.state as RecordState;
+    if ((p.status !== 'Created' && p.status !== 'Updated') || failures.has(state)) continue;
+    const seen = byRecord.get(state);
+    if (seen) {
+      seen.diff = mergedDiff(seen.diff, p.diff ?? {}, { created: seen.action === 'Create' });
+      seen.merged = true;
+      continue;
+    }
+    const action = p.status === 'Created' ? 'Create' : linkAction(deltas, { otherValues: p.values.size > 0 });
+    byRecord.set(state, { action, diff: p.diff ?? {}, merged: false });
+  }
+  return [...byRecord]
+    .filter(([, c]) => !c.merged || c.action === 'Create' || Object.keys(c.diff).length > 0)
+    .map(([state, { action, diff }]) => changeOf(ctx, { entityType: repo.model.name, recordId: state.id, action, diff, owner: ownershipOf(state.record) }));
 }
