@@ -3,7 +3,7 @@ import type { RequestContext } from '../../context';
 import type { ApiRecord } from '../../declarations';
 import type { EntityModel, FieldModel, LinkEnd } from '../../definition/model';
 import { completeForCreate } from '../../definition/validate-record';
-import { notFound, type ApiError } from '../../errors';
+import { ApiError, notFound } from '../../errors';
 import type { Transaction } from '../../sql/database';
 import { sqlContext } from '../../sql/sql-context';
 import { inTransaction } from '../../sql/transaction';
@@ -256,6 +256,9 @@ async function upsertSegment(repo: Repository, call: RunCall, { items, lock }: {
   return count;
 }
 
+/** Tries of a segment whose records other requests keep changing between its reads and its writes. */
+const CHANGED_ATTEMPTS = 5;
+
 /** Items a segment after a cut looks up at least: the next one is loaded for twice the items the last one decided. */
 const MIN_SEGMENT = 16;
 
@@ -272,15 +275,18 @@ export async function upsertRun(repo: Repository, ctx: RequestContext, { items, 
   for (let start = 0; start < items.length; ) {
     const segment = items.slice(start, start + size);
     // Read without locks first; after a record changed meanwhile or a deadlock, with every named
-    // record locked in id order as it is read.
+    // record locked in id order as it is read (a record the segment finds only while writing, in
+    // place of a new one another request stored first, can still change meanwhile).
     let lock = false;
     const count = await againAfterDeadlock(repo.env.database.dialect, async () => {
-      try {
-        return await upsertSegment(repo, call, { items: segment, lock });
-      } catch (error) {
-        lock = true;
-        if (error instanceof ChangedMeanwhile) return upsertSegment(repo, call, { items: segment, lock });
-        throw error;
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await upsertSegment(repo, call, { items: segment, lock });
+        } catch (error) {
+          lock = true;
+          if (!(error instanceof ChangedMeanwhile)) throw error;
+          if (attempt >= CHANGED_ATTEMPTS) throw new ApiError('CORE_CONFLICT', `${repo.model.name} records of the batch were changed by other requests while it was written; send it again`);
+        }
       }
     });
     start += count;
