@@ -30,7 +30,8 @@ interface LinkObjectMatch {
 /**
  * Find-or-create searches only what the caller could list: 403 without read rights on the target
  * entity type or on a matched field; under `own`, only the caller's records match (and under row
- * rules, only those they keep: see `matchingRecord`).
+ * rules, only those they keep: see `matchingRecord`). Options of a link's own list are the
+ * exception: they are read through the field.
  */
 async function searchOwner(target: Repository, ctx: RequestContext, fields: Iterable<FieldModel>): Promise<Owner | undefined> {
   const access = await target.guard.access(ctx);
@@ -45,7 +46,9 @@ async function searchOwner(target: Repository, ctx: RequestContext, fields: Iter
 async function matchingRecord(sql: SqlContext, ctx: RequestContext, { field, target, object, listId }: LinkObjectMatch): Promise<string | undefined> {
   matchFields(field, target.model, object);
   const fields = [...target.validate(object, 'update')];
-  const owner = await searchOwner(target, ctx, fields.map(([f]) => f));
+  // An option of the field's own list is read through the field, as a link to it by id and its
+  // `_meta.options` are: finding one needs no right on ExtensibleEnumOption (creating one does).
+  const owner = listId ? undefined : await searchOwner(target, ctx, fields.map(([f]) => f));
   const found = await findMatching(sql, target.model, { fields, listId, owner, within: await rowFilter(target, ctx) });
   if (found.length > 1) throw severalMatches(field, target.model);
   return found[0];

@@ -82,6 +82,20 @@ export const RULE_CASES: RuleCase[] = [
     expect: invalidLink((w) => `Option '${w.option.new}' is not in the list 'product_status' of status`),
   },
   {
+    rule: "an option of the field's list is read through the field: linked by id without rights on ExtensibleEnumOption",
+    role: withRole({ scopes: { ExtensibleEnumOption: { read: 'no' } } }),
+    modes: both,
+    body: (w, mode) => named(mode, { statusId: w.option.active }),
+    expect: { stored: (record, w) => expect(record).toMatchObject({ statusId: w.option.active, statusName: 'active' }) },
+  },
+  {
+    rule: "an option of the field's list is read through the field: found by find-or-create as by id",
+    role: withRole({ scopes: { ExtensibleEnumOption: { read: 'no' } } }),
+    modes: both,
+    body: (_w, mode) => named(mode, { status: { code: 'active' } }),
+    expect: { stored: (record, w) => expect(record).toMatchObject({ statusId: w.option.active, statusName: 'active' }) },
+  },
+  {
     rule: 'find-or-create of an option without code derives the code from its name',
     role: withRole({ scopes: { ExtensibleEnumOption: { create: true } } }),
     modes: both,
