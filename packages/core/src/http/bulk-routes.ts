@@ -111,7 +111,7 @@ export function mountBulkRoutes(router: Router, { lookup, jobs, generation, maxU
     const ctx = bulkContext(req);
     await repo.guard.scope(ctx, 'edit');
     const { ids, where, ...change } = massUpdateBody(repo, body);
-    await repo.assertUpdateBody(ctx, change.values);
+    await repo.assertUpdateBody(ctx, { body: change.values, links: [...Object.keys(change.addLinks ?? {}), ...Object.keys(change.removeLinks ?? {})] });
     // A bad condition is 400 now, not a failed job later: reading one id checks it.
     if (where !== undefined) await repo.find(ctx, { where, select: ['id'], maxSize: 1, collectionOnly: true });
     if (ids === undefined || ids.length > MASS_UPDATE_SYNC_LIMIT) {

@@ -180,9 +180,9 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
     return (await updateRecord(this, ctx, { id, body: {}, attributes, answer: false, ifMatch })).written;
   }
 
-  /** @internal 400 for a body no update could take (see `assertUpdateBody`): mass updates check it before they start. */
-  async assertUpdateBody(ctx: RequestContext, body: Record<string, unknown>): Promise<void> {
-    await assertUpdateBody(this, ctx, body);
+  /** @internal 400 or 403 for what no update could take (see `assertUpdateBody`): mass updates check it before they start. */
+  async assertUpdateBody(ctx: RequestContext, write: { body: Record<string, unknown>; links?: readonly string[] }): Promise<void> {
+    await assertUpdateBody(this, ctx, write);
   }
 
   /** @internal Checks that the caller may edit the record (404 unless visible, 403 beyond the edit right); reads only its id and owner. */

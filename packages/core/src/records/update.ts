@@ -14,7 +14,7 @@ import { inTransaction } from '../sql/transaction';
 import { changeOf, diffOf, movedLinkChanges, ownershipOf, type Diff } from './changes';
 import { attributeWriteRules, resolveLinkObjects, type LinkObjectWrite } from './find-or-create';
 import { assertLinks, assertOtherSide } from './link-rules';
-import { addedLinks, linkAction, linkValuesAfter, type LinkDelta } from './link-delta';
+import { addedLinks, linkAction, linkNamed, linkValuesAfter, type LinkDelta } from './link-delta';
 import { splitLinkObjects, type LinkObjects } from './link-objects';
 import { answerWrite, getRecord, visibleRecord } from './read';
 import type { Repository } from './repository';
@@ -23,7 +23,7 @@ import { assertWithinRules, prepareRowRules, rowRulesOf } from './row-rules';
 import { sameValue } from './values';
 import { matchesVersion, preconditionFailed, versionOf } from './version';
 import { keysSetByHooks, rowChange } from './write-values';
-import { assertRecordLevel, checkFields, sentFields } from './write-rules';
+import { assertFieldsEditable, assertRecordLevel, checkFields, sentFields } from './write-rules';
 
 /** A checked update of one record, ready to be written inside its transaction. */
 interface RecordChange {
@@ -189,12 +189,18 @@ function expectedColumns(repo: Repository, expect: Record<string, unknown> | und
 }
 
 /**
- * 400 for a body no update could take, whatever record it is sent to (its shape, types, unknown
- * keys, link objects and flattened attribute keys): what a mass update checks before it starts.
+ * What no update could take, whatever record it is sent to, as an update of one record answers
+ * it: 400 for the body (its shape, types, unknown keys, link objects and flattened attribute
+ * keys), then 403 for a field the role may not edit among those it sends and the links it
+ * changes (`links`, by name). What a mass update checks before it starts.
  */
-export async function assertUpdateBody(repo: Repository, ctx: RequestContext, body: Record<string, unknown>): Promise<void> {
+export async function assertUpdateBody(repo: Repository, ctx: RequestContext, { body, links = [] }: { body: Record<string, unknown>; links?: readonly string[] }): Promise<void> {
   const attributes = await repo.env.attributes?.prepareWrite(ctx, repo.model, body);
-  repo.validate(splitLinkObjects(repo.model, attributes?.body ?? body).data, 'update');
+  const sent = attributes?.body ?? body;
+  const { data, objects } = splitLinkObjects(repo.model, sent);
+  const values = repo.validate(data, 'update');
+  const fields = [...sentFields(values, { sent, objects: objects.keys() }), ...links.map((link) => linkNamed(repo.model, link))];
+  assertFieldsEditable(repo.model, await repo.guard.access(ctx), fields);
 }
 
 /** An update: the record, the body, and (attribute endpoints) attribute values already planned. */

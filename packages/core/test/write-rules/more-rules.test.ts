@@ -43,6 +43,21 @@ describe.each(TEST_DBS)('write rules on %s', (kind) => {
       expect((await w.t.get(`${base}/Product/${id}`).set(FLAT).expect(200)).body.makerId).toBe(own);
     });
 
+    it('answers a mass update of a field or link the role may not edit 403, as an update of one record, before any record', async () => {
+      const u = await w.as(withRole({ fields: { Product: { price: { edit: false }, categories: { edit: false } } } }));
+      const id = (await w.t.post(`${base}/Product`, { name: 'Mass target', price: 5 }).expect(200)).body.id;
+      const before = (await w.t.get(`${base}/Product/${id}`).expect(200)).body;
+      const patch = await u.patch(`${base}/Product/${id}`, { price: null }).expect(403);
+      const direct = await u.post(`${base}/entityMassUpdate`, { entityName: 'Product', ids: [id], values: { price: null } }).expect(403);
+      const asJob = await u.post(`${base}/entityMassUpdate`, { entityName: 'Product', where: [{ type: 'equals', attribute: 'id', value: id }], values: { price: 7 } }).expect(403);
+      const link = await u.post(`${base}/entityMassUpdate`, { entityName: 'Product', ids: [id], addLinks: { categories: [w.category] } }).expect(403);
+      for (const res of [direct, asJob]) expect(res.body.error).toEqual(patch.body.error);
+      expect(link.body.error).toMatchObject({ code: 'CORE_FORBIDDEN', message: 'Not allowed to edit Product.categories' });
+      expect((await w.t.get(`${base}/Product/${id}`).expect(200)).body).toEqual(before);
+      // The fields it may edit still go through, record by record.
+      expect((await u.post(`${base}/entityMassUpdate`, { entityName: 'Product', ids: [id], values: { quantity: 3 } }).expect(200)).body).toEqual({ updated: 1, errors: [] });
+    });
+
     it('links concurrent find-or-creates of one new record to one record, all succeeding', async () => {
       const u = await w.as(withRole({ scopes: { ExtensibleEnumOption: { create: true } } }));
       const brand = `Parallel brand ${gen}`;
