@@ -98,6 +98,12 @@ export interface EntityDefinition extends EntityAttributes {
    * offers the reads only.
    */
   serverWritten?: boolean;
+  /**
+   * The server chooses every record's id (a `beforeCreate` hook may set it, else a UUIDv7): a
+   * create or upsert item that sends one is 400 `CORE_READ_ONLY_FIELD`, and the OpenAPI create
+   * body has no `id`. For ids that are secrets (a sharing's public link).
+   */
+  serverIds?: boolean;
   /** Database table name; default: the snake_case of the name. */
   table?: string;
   label?: string;

@@ -3,6 +3,8 @@ import { defineEntity } from '@entity-records/core';
 /** A public link to a file, with an optional expiry, usage limit and password. */
 export const SharingEntity = defineEntity({
   name: 'Sharing',
+  // The id is the secret of the public link: 128 random bits the hook below sets (sharing-service.ts).
+  serverIds: true,
   description:
     'Public links to files. POST {fileId, name?} answers `link` (download as attachment) and `viewLink` (shown inline); both need no token. Optional `validTill`, `allowedUsage` and `password` limit them. Every answer also carries `deleted: false`; `link`, `viewLink`, `filePathsData` and `available` are computed for each answer.',
   fields: {

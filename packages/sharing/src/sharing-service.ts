@@ -20,13 +20,6 @@ export function isAvailable(record: Record<string, unknown>, now = Date.now()): 
  */
 const newSharingId = () => randomBytes(16).toString('base64url');
 
-/** A client may not choose the id (the secret) of a sharing. */
-function refuseClientId(data: Record<string, unknown>): void {
-  if (data.id === undefined || data.id === null) return;
-  const message = 'The server chooses the id of a Sharing: it is the secret of its public link';
-  throw new ApiError('CORE_READ_ONLY_FIELD', message, { details: { issues: [{ path: ['id'], code: 'read_only', message }] } });
-}
-
 /** Record hooks of Sharing: the file must be readable, passwords are hashed, answers get their links. */
 export class SharingService {
   constructor(
@@ -71,7 +64,6 @@ export class SharingService {
   installHooks(api: PluginApi): void {
     api.onRecord('beforeCreate', 'Sharing', async ({ ctx, data }) => {
       if (!data) return;
-      refuseClientId(data);
       const file = await this.readableFile(ctx, data.fileId);
       await this.hashInBody(data);
       Object.assign(data, { id: newSharingId(), name: data.name ?? file.name ?? null });

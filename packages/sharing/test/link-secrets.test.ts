@@ -33,6 +33,10 @@ describe.each(TEST_DBS)('share links as secrets on %s', (kind) => {
       expect(upsert.body[0]).toMatchObject({ status: 'Failed', stored: false });
       expect((await t.get(`${base}/Sharing?totalOnly=true`).expect(200)).body.total).toBe(before);
       await publicGet(`/sharings/chosen-${g}-${kind}.txt`).expect(404);
+      // The document offers no id to send.
+      const doc = (await request(t.app).get('/apidocs/openapi.json').expect(200)).body;
+      expect(doc.components.schemas.SharingCreate.properties.id).toBeUndefined();
+      expect(doc.components.schemas.SharingCreate.properties.fileId).toBeDefined();
     });
 
     it('stops answering (404) while the user who made it is deactivated', async () => {

@@ -48,7 +48,7 @@ export const UnitEntity = defineEntity({
     code: { type: 'varchar', maxLength: 100 },
     measure: { type: 'link', entity: 'Measure', required: true },
     factor: { type: 'float', default: 1 },
-    isDefault: { type: 'bool', default: false, description: 'The unit a value gets when it is written without one.' },
+    isDefault: { type: 'bool', default: false, description: 'The unit a value gets when it is written without one and has none yet (a value keeps its unit otherwise).' },
   },
   uniqueIndexes: { measure_code: ['measure', 'code'] },
 });

@@ -49,6 +49,7 @@ const entitySchema = {
     hasAttributes: { type: 'boolean' },
     serverCreated: { type: 'boolean' },
     serverWritten: { type: 'boolean' },
+    serverIds: { type: 'boolean' },
     // Functions: JSON Schema cannot tell them; `validateDefinition` checks that they are.
     access: {},
     hooks: { type: 'object', additionalProperties: false, properties: Object.fromEntries(RECORD_HOOKS.map((name) => [name, {}])) },

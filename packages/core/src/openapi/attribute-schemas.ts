@@ -37,7 +37,7 @@ export const ATTRIBUTE_SCHEMAS = {
     properties: {
       attributeId: { type: 'string', description: 'The attribute id (generation A: id or code).' },
       value: { description: 'A value of the attribute type; null clears it.' },
-      valueUnitId: { type: ['string', 'null'], description: 'A unit of the attribute’s measure; default: the measure’s default unit.' },
+      valueUnitId: { type: ['string', 'null'], description: 'A unit of the attribute’s measure; when absent, the value keeps the unit it has, and a value without one yet gets the measure’s default unit.' },
     },
   },
   AttributeDeleteResult: {

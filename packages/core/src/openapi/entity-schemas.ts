@@ -1,5 +1,6 @@
 import type { EntityModel, FieldModel, LinkField } from '../definition/model';
 import { valueSchema } from '../definition/validate-record';
+import { derivedOnCreate } from '../records/option-codes';
 import type { MetaCategory } from '../present';
 
 /**
@@ -165,12 +166,13 @@ function linkObjectSchema(field: LinkField): Record<string, unknown> {
 export function writeSchema(model: EntityModel, mode: 'create' | 'update'): Record<string, unknown> {
   const properties: Record<string, unknown> = {};
   const required: string[] = [];
-  if (mode === 'create') properties.id = { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$', description: 'Optional; a UUIDv7 is made when absent.' };
+  if (mode === 'create' && !model.def.serverIds) properties.id = { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$', description: 'Optional; a UUIDv7 is made when absent.' };
   for (const f of model.fields) {
     if (f.system || f.def.readOnly) continue;
     properties[f.key] = describe(f, writeValueSchema(f));
     if (f.type === 'link' || f.type === 'linkMultiple') properties[f.name] = linkObjectSchema(f);
-    if (mode === 'create' && f.def.required && f.def.default === undefined && f.type !== 'linkMultiple') required.push(f.key);
+    if (mode === 'create' && derivedOnCreate(model, f)) properties[f.key] = { ...(properties[f.key] as object), description: 'Optional on create: derived from `name` when absent (lower case, other characters `_`, made unique in the list with `_2`, `_3`, …).' };
+    else if (mode === 'create' && f.def.required && f.def.default === undefined && f.type !== 'linkMultiple') required.push(f.key);
   }
   // With `Flatten-Attributes: true` a body also carries attribute values (not described, as the spec says).
   const closed = model.def.hasAttributes

@@ -20,7 +20,7 @@ import type { Repository } from './repository';
 import type { AfterCommit } from './repository-types';
 import { assertWithinRules, prepareRowRules, rowRulesOf } from './row-rules';
 import { keysSetByHooks, rowChange } from './write-values';
-import { assertMay, checkFields, sentFields } from './write-rules';
+import { assertClientMayChooseId, assertMay, checkFields, sentFields } from './write-rules';
 
 /** Creates a record; the body may carry an `id` of 1 to 64 characters `[A-Za-z0-9_-]`. */
 export async function createRecord<TRecord extends ApiRecord>(repo: Repository<TRecord>, ctx: RequestContext, body: Record<string, unknown>): Promise<TRecord> {
@@ -93,6 +93,7 @@ export async function insertRecord(repo: Repository, write: LinkObjectWrite, { b
   const { ctx, trx } = write;
   const access = await repo.guard.access(ctx);
   assertMay(repo.model, access, 'create');
+  assertClientMayChooseId(repo.model, sent.id);
   const input = { ...body };
   if (!hooksRan) await repo.env.hooks.run('beforeCreate', { ctx, model: repo.model, data: input });
   const sql = sqlContext(repo.env, trx);

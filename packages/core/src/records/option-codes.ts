@@ -1,3 +1,4 @@
+import type { EntityModel, FieldModel } from '../definition/model';
 import type { Transaction } from '../sql/database';
 import { OPTION_ENTITY, optionCodesLike } from '../sql/link-store';
 import type { SqlContext } from '../sql/sql-context';
@@ -7,6 +8,9 @@ import type { Repository } from './repository';
 const MAX_CODE = 100;
 
 const hasValue = (v: unknown) => v !== undefined && v !== null && v !== '';
+
+/** Whether a create may leave out this field, whose value is then derived: an option's `code`. */
+export const derivedOnCreate = (model: EntityModel, field: FieldModel): boolean => model.name === OPTION_ENTITY && field.key === 'code';
 
 /** Whether a create body of this entity type gets a value derived for it: an option without `code`. */
 export const derivesCode = (repo: Repository, body: Record<string, unknown>): boolean => repo.model.name === OPTION_ENTITY && !hasValue(body.code);

@@ -29,6 +29,13 @@ export function assertMay(model: EntityModel, access: UserAccess, action: WriteA
   return scope;
 }
 
+/** 400 for an id a create sends for an entity type whose ids the server chooses (`serverIds`). */
+export function assertClientMayChooseId(model: EntityModel, id: unknown): void {
+  if (!model.def.serverIds || id === undefined || id === null) return;
+  const message = `The server chooses the id of a ${model.name}`;
+  throw new ApiError('CORE_READ_ONLY_FIELD', message, { details: { issues: [{ path: ['id'], code: 'read_only', message }] } });
+}
+
 /** Whether the record belongs to the caller: created by them, or assigned to them. */
 export function isOwn(ctx: RequestContext, record: ApiRecord | Record<string, unknown>): boolean {
   const id = ctx.user?.id;

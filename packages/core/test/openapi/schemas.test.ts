@@ -36,6 +36,13 @@ describe('OpenAPI schemas of records, upserts and jobs', () => {
     expect(schemas.ProductCreate.required).toEqual(['name']);
   });
 
+  it("asks in a create body only what a create needs: an option's code is derived when absent", () => {
+    const schemas = (doc.components as unknown as { schemas: Record<string, { properties: Record<string, { description?: string }>; required?: string[] }> }).schemas;
+    expect(schemas.ExtensibleEnumOptionCreate.required).toEqual(['extensibleEnumId']);
+    expect(schemas.ExtensibleEnumOptionCreate.properties.code.description).toMatch(/derived from `name`/);
+    expect(schemas.ExtensibleEnumOptionCreate.properties.id).toBeDefined();
+  });
+
   it('answers a read with a record that matches its schema (date-times are not RFC 3339)', async () => {
     const created = await t.post('/api/Product', { name: 'Chair', availableAt: '2024-05-01T10:00:00Z' }).expect(200);
     expect(created.body.availableAt).toBe('2024-05-01 10:00:00');

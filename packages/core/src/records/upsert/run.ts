@@ -16,7 +16,7 @@ import { addedLinks, linkValuesAfter, type LinkDelta } from '../link-delta';
 import { linkCheck, type LinkCheck, type LinkWrite } from '../link-rules';
 import type { Repository } from '../repository';
 import { prepareRowRules, rowRulesOf } from '../row-rules';
-import { assertMay, checkFields } from '../write-rules';
+import { assertClientMayChooseId, assertMay, checkFields } from '../write-rules';
 import type { LinkWriter } from '../link-rules';
 import { ambiguousLookup, assertHiddenHit, assertLookup, assertMayChange, hiddenCollision, seesHit } from './item-rules';
 import { applyValues, BatchIndex, ChangedMeanwhile, failed, type UpsertMode, lookupOf, recordKeys, SegmentHazards, settle, uniqueViolation, type Hit, type Prepared, type RecordState, type UpsertResult } from './plan';
@@ -112,6 +112,7 @@ function applyToExisting(run: Run, p: Prepared, hit: Hit): Placement {
 function assertCreate(run: Run, p: Prepared): Map<FieldModel, unknown> {
   const { repo, writer } = run;
   assertMay(repo.model, writer.access, 'create');
+  assertClientMayChooseId(repo.model, p.id);
   const values = completeForCreate(repo.model, p.values);
   // The right to edit is needed for the fields the item sent, not for the defaults.
   checkFields(repo.model, writer.access, { values, sent: [...p.values.keys()] });
