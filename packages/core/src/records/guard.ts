@@ -91,6 +91,9 @@ export class RecordGuard {
 export function mayReadField(rights: Rights, { schema, model, field }: { schema: SchemaModel; model: EntityModel; field: FieldModel }): boolean {
   if (field.system) return true;
   if (!rights.field(model.name, field.name).read) return false;
+  // A one-to-many list (`Brand.products`) is a list of records of its target type, not a value
+  // the record stores: hidden from a role that reads none of them (see `linkScopes`).
+  if (field.type === 'linkMultiple' && field.linkKind === 'hasMany' && rights.scope(field.target).read === 'no') return false;
   const other = counterpartsOf(schema, model).get(field);
   // Hidden by a field right of a type the role reads; a type it does not read at all hides no
   // link to it (its links show as stored, as under `own`).

@@ -11,6 +11,7 @@ import { bareCountStatement, bareIdPageStatement, linkedRecords, orderRows, page
 import { runPrepared } from '../sql/prepared';
 import { countRows } from '../sql/record-store';
 import { linkNamed } from './link-delta';
+import { linkScopes } from './link-scopes';
 import { hydrate, visibleRecord } from './read';
 import type { Repository } from './repository';
 import { rowFilter, type RowFilter } from './row-rules';
@@ -123,7 +124,7 @@ async function readPage(repo: Repository, ctx: RequestContext, page: PageRead): 
     rows = await readPageRows(repo.sql, repo.model, { fields: read, page: picked });
   }
   const total = withTotal && rows.length > 0 ? Number(rows[0][PAGE_TOTAL]) : undefined;
-  const records = await hydrate(repo, rows, { fields, extra });
+  const records = await hydrate(repo, rows, { fields, extra, scopes: await linkScopes(repo, ctx, fields) });
   await repo.env.attributes?.present(ctx, { model: repo.model, records }, { mode: 'list', query: page.attributes });
   await plan?.run(records, { access: page.access, link: page.link });
   return { records, total };

@@ -6,27 +6,31 @@ import { notFound } from '../errors';
 import { hiddenKeys } from '../present';
 import { selectFields } from './field-selection';
 import { runPrepared } from '../sql/prepared';
-import { decodeRows, loadMultipleLinks, outputKeys, selectById, shapeRecord, VERSION_KEY } from '../sql/read-query';
+import { loadMultipleLinks, type LinkScopes } from '../sql/link-rows';
+import { decodeRows, outputKeys, selectById, shapeRecord, VERSION_KEY } from '../sql/read-query';
 import type { ReadPlan, ReadShape } from './read-plan';
 import { withRecordVersion } from './version';
 import type { Repository } from './repository';
 import { rowFilter, type RowFilter } from './row-rules';
 import { isOwn } from './write-rules';
+import { linkScopes } from './link-scopes';
 
 /** The fields a read returns, and `extra` ones read for the present stage (kept under hidden keys). */
 interface ReadFields extends ReadShape {
   /** Only a record these row rules keep. */
   within?: RowFilter;
+  /** The linked records some lists show (see `linkScopes`). */
+  scopes?: LinkScopes;
 }
 
 /** Decodes rows into records of `fields`, plus the keys of `extra` fields (read for the present stage). */
-export async function hydrate(repo: Repository, rows: Record<string, unknown>[], shape: ReadShape): Promise<ApiRecord[]> {
-  return hydrateWith(repo, rows, repo.readPlan(shape));
+export async function hydrate(repo: Repository, rows: Record<string, unknown>[], shape: ReadShape & { scopes?: LinkScopes }): Promise<ApiRecord[]> {
+  return hydrateWith(repo, rows, { plan: repo.readPlan(shape), scopes: shape.scopes });
 }
 
-async function hydrateWith(repo: Repository, rows: Record<string, unknown>[], plan: ReadPlan): Promise<ApiRecord[]> {
+async function hydrateWith(repo: Repository, rows: Record<string, unknown>[], { plan, scopes }: { plan: ReadPlan; scopes?: LinkScopes }): Promise<ApiRecord[]> {
   decodeRows(repo.env.database.dialect, plan.decoded, rows);
-  await loadMultipleLinks(repo.sql, plan.read, rows as ApiRecord[]);
+  await loadMultipleLinks(repo.sql, { fields: plan.read, records: rows as ApiRecord[], scopes });
   // The rows of one statement share their keys: when the first one's are the record's, in order,
   // every row is its record as it is (no copy per row).
   if (rows.length > 0 && hasKeysInOrder(rows[0], plan.keys)) return rows as ApiRecord[];
@@ -58,7 +62,7 @@ export async function findById(repo: Repository, id: string, read: ReadFields = 
     }
     if (rows.length === 0) return undefined;
     const version = Number(rows[0][VERSION_KEY]);
-    const [record] = await hydrateWith(repo, rows, plan);
+    const [record] = await hydrateWith(repo, rows, { plan, scopes: read.scopes });
     return withRecordVersion(record, version);
   });
 }
@@ -76,7 +80,8 @@ export async function visibleRecord(
   // Ownership is judged on createdBy / assignedUser even when the caller selected neither.
   const owners = scope.read === 'own' ? repo.ownerFields : [];
   const extra = [...present, ...owners.filter((f) => !fields.includes(f) && !present.includes(f))];
-  const record = await findById(repo, id, { fields, extra, names, within: await rowFilter(repo, ctx) });
+  const scopes = await linkScopes(repo, ctx, fields);
+  const record = await findById(repo, id, { fields, extra, names, within: await rowFilter(repo, ctx), scopes });
   if (!record || (scope.read === 'own' && !isOwn(ctx, record))) throw notFound(repo.model.name, id);
   if (extra.length > present.length) {
     const keep = new Set([...outputKeys(fields), ...hiddenKeys(present, fields)]);
@@ -119,8 +124,13 @@ export async function answerWrite<TRecord extends ApiRecord>(repo: Repository<TR
   const shown = repo.guard.readable(access, repo.readable, false);
   const plan = repo.env.presenter.plan({ ctx, model: repo.model, kind, fields: shown });
   const extra = plan?.extra.filter((f) => !repo.readable.includes(f)) ?? [];
-  const record = (await findById(repo, id, { fields: repo.readable, extra })) as ApiRecord;
-  if (afterHook) await afterHook(shapeRecord(repo.readPlan({ fields: repo.readable }).keys, record));
+  const scopes = await linkScopes(repo, ctx, shown);
+  const record = (await findById(repo, id, { fields: repo.readable, extra, scopes })) as ApiRecord;
+  if (afterHook) {
+    // Hooks see every linked record, not only those the caller may read.
+    const whole = scopes ? ((await findById(repo, id, { fields: repo.readable })) as ApiRecord) : record;
+    await afterHook(shapeRecord(repo.readPlan({ fields: repo.readable }).keys, whole));
+  }
   // Fields read for the present stage stay until it has run.
   const presented = await repo.guard.present(ctx, record, plan ? repo.readable.filter((f) => !plan.extra.includes(f)) : repo.readable);
   // As its fields, a write's answer keeps every language variant of its attributes: a `language`

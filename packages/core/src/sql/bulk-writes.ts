@@ -86,7 +86,8 @@ export async function replaceJoinRows(sql: SqlContext<Knex.Transaction>, field: 
     const set = dialect.recordset(part, { table, columns: [ownColumn, targetColumn] });
     const statement = {
       method: 'count' as const,
-      key: `join:${table}:${set.key}`,
+      // Both sides of a many-to-many link write one table, each in its own column order.
+      key: `join:${table}:${ownColumn}:${set.key}`,
       text: () => `insert into ${q(table)} (${q(ownColumn)}, ${q(targetColumn)}) select ${set.value(ownColumn)}, ${set.value(targetColumn)} from ${set.from}`,
     };
     await runText(sql, statement, set.bindings);

@@ -1,11 +1,11 @@
 import type { Knex } from 'knex';
 import type { ApiRecord } from '../declarations';
-import type { EntityModel, FieldModel, LinkField, MultipleLinkField, SingleLinkField } from '../definition/model';
+import type { EntityModel, FieldModel, LinkField, SingleLinkField } from '../definition/model';
 import type { Dialect } from './dialects/dialect';
 import { VERSION_COLUMN } from './schema-sync';
 import type { SqlContext } from './sql-context';
 import { quoteName as q } from './dialects/shared';
-import { prepareStatement, runNative, runPrepared, type PreparedStatement } from './prepared';
+import { prepareStatement, runNative, type PreparedStatement } from './prepared';
 import { ShapeCache } from '../util/shape-cache';
 
 /** The columns whose first non-empty value names a record in `<link>Name`: name, code, userName, id. */
@@ -221,69 +221,6 @@ export function selectById(sql: SqlContext, model: EntityModel, { fields, names,
   return withVersion(select, model).where(`${model.table}.id`, id);
 }
 
-/** One linked record of a multiple link: owner id, linked id, linked record's name. */
-type LinkRow = [owner: string, id: string, name: string | null];
-
-/** The query of the linked records of `ownerIds` through a multiple link, as one JSON text (see `linkRows`). */
-function linkRowsQuery(sql: SqlContext, field: MultipleLinkField, ownerIds: readonly string[]): Knex.QueryBuilder {
-  const { db, schema, dialect } = sql;
-  const target = schema.entity(field.target) as EntityModel;
-  const aggregate = (owner: string, alias: string) =>
-    db.raw(`${dialect.jsonArrayRows(3)} as ??`, [db.ref(owner), db.ref(`${alias}.id`), nameSql(db, target, alias), db.ref(`${alias}.id`), 'l']);
-  if (field.linkKind === 'hasMany') {
-    const owner = `${target.table}.${field.foreignColumn}`;
-    return db(target.table).select(aggregate(owner, target.table)).whereIn(owner, ownerIds).andWhere(`${target.table}.deleted`, dialect.live as never);
-  }
-  const { join } = field;
-  return db({ j: join.table })
-    .join({ t: target.table }, 't.id', `j.${join.targetColumn}`)
-    .select(aggregate(`j.${join.ownColumn}`, 't'))
-    .whereIn(`j.${join.ownColumn}`, ownerIds)
-    .andWhere('t.deleted', dialect.live as never);
-}
-
-/**
- * The linked records of `ownerIds` through a multiple link, ordered by linked id: one query that
- * answers them as one JSON text (a page's hundreds of link rows cost the driver one string). The
- * query of one owner (a single record) is compiled once.
- */
-async function linkRows(sql: SqlContext, field: MultipleLinkField, ownerIds: string[]): Promise<LinkRow[]> {
-  let row: { l: string | null } | undefined;
-  if (ownerIds.length === 1) {
-    const through = field.linkKind === 'hasMany' ? `${field.target}.${field.foreignColumn}` : `${field.join.table}.${field.join.ownColumn}`;
-    const statement = sql.statements.get(`links:${through}`, () => prepareStatement('first', (param) => linkRowsQuery(sql, field, [param('owner')])));
-    row = await runPrepared(sql, statement, { owner: ownerIds[0] });
-  } else {
-    [row] = (await linkRowsQuery(sql, field, ownerIds)) as { l: string | null }[];
-  }
-  return row?.l ? (JSON.parse(row.l) as LinkRow[]) : [];
-}
-
-/**
- * Loads `<link>Ids` and `<link>Names` of multiple links: one query per link field, whatever the
- * page size (that of a single record is compiled once).
- */
-export async function loadMultipleLinks(sql: SqlContext, fields: readonly FieldModel[], records: ApiRecord[]): Promise<void> {
-  if (records.length === 0) return;
-  const ids = records.map((r) => r.id);
-  for (const field of fields) {
-    if (field.type !== 'linkMultiple') continue;
-    const namesKey = `${field.name}Names`;
-    const byOwner = new Map<string, { ids: string[]; names: Record<string, string | null> }>();
-    for (const r of records) {
-      const entry = { ids: [] as string[], names: {} as Record<string, string | null> };
-      byOwner.set(r.id, entry);
-      r[field.key] = entry.ids;
-      r[namesKey] = entry.names;
-    }
-    for (const [owner, id, name] of await linkRows(sql, field, ids)) {
-      const entry = byOwner.get(owner);
-      if (!entry) continue;
-      entry.ids.push(id);
-      entry.names[id] = name;
-    }
-  }
-}
 
 /** Record keys in output order for the chosen fields. */
 export function outputKeys(fields: readonly FieldModel[]): string[] {

@@ -1,5 +1,6 @@
 import type { AttributeCondition } from '../attributes/record-attributes';
 import type { EntityModel, FieldModel, SchemaModel } from '../definition/model';
+import type { Knex } from 'knex';
 import type { Dialect } from './dialects/dialect';
 
 /** One condition of a list query, as the API receives it. */
@@ -23,3 +24,18 @@ export interface WhereContext {
    */
   attribute?: (name: unknown, operator: string) => AttributeCondition | undefined;
 }
+
+/** One condition being applied: the query it narrows, the field it reads, the item as received. */
+export interface Condition {
+  qb: Knex.QueryBuilder;
+  field: FieldModel;
+  item: WhereItem;
+  ctx: WhereContext;
+}
+
+/** How an operator narrows a query. */
+export type Apply = (condition: Condition) => void;
+
+/** The column of a field, qualified by the table of the condition's entity (knex form, and quoted SQL). */
+export const col = (ctx: WhereContext, field: FieldModel): string => `${ctx.model.table}.${field.column}`;
+export const rawCol = (ctx: WhereContext, field: FieldModel): string => `"${ctx.model.table}"."${field.column}"`;

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
-import type { EntityModel, FieldModel, MultipleLinkField } from '../definition/model';
-import type { WhereContext, WhereItem } from './where-types';
+import type { FieldModel } from '../definition/model';
+import { col, rawCol, type Apply, type WhereContext, type WhereItem } from './where-types';
+import { jsonLinkOp, LINK_OPERATORS, linkOp, type LinkOperator } from './where-links';
 import { addDays, formatDateTime, isValidTimeZone, localDate, startOfLocalDay } from '../time';
 import { assertWhereSize } from '../util/where-limits';
 import { MAX_DAYS, asList, asNonNegativeInt, coerceScalar, escapeLike, invalidQuery, isFilterText, likePattern } from './where-values';
@@ -8,14 +9,6 @@ import { MAX_DAYS, asList, asNonNegativeInt, coerceScalar, escapeLike, invalidQu
 export type { WhereContext, WhereItem } from './where-types';
 
 type Builder = Knex.QueryBuilder;
-/** One condition being applied: the query it narrows, the field it reads, the item as received. */
-interface Condition {
-  qb: Builder;
-  field: FieldModel;
-  item: WhereItem;
-  ctx: WhereContext;
-}
-type Apply = (condition: Condition) => void;
 
 const COMPARE: Record<string, string> = {
   equals: '=',
@@ -30,8 +23,6 @@ const ORDERED_TYPES = new Set(['varchar', 'text', 'enum', 'int', 'float', 'date'
 const SCALAR_TYPES = new Set([...ORDERED_TYPES, 'bool']);
 const DATE_TYPES = new Set(['date', 'datetime']);
 
-const col = (ctx: WhereContext, field: FieldModel) => `${ctx.model.table}.${field.column}`;
-const rawCol = (ctx: WhereContext, field: FieldModel) => `"${ctx.model.table}"."${field.column}"`;
 
 function requireTypes(field: FieldModel, item: WhereItem, types: Set<string>): void {
   if (!types.has(field.type) || (field.type === 'link' && field.linkKind !== 'belongsTo')) {
@@ -111,76 +102,6 @@ const dateOp: Apply = ({ qb, field, item, ctx }) => {
   if (to !== null) qb.where(col(ctx, field), toInclusive ? '<=' : '<', to);
 };
 
-/** SQL selecting the ids of this entity's records linked (to any of `ids`, when given). */
-function linkSubquery(ctx: WhereContext, field: MultipleLinkField, ids: unknown[] | null): string {
-  const target = ctx.schema.entity(field.target) as EntityModel;
-  if (field.linkKind === 'hasMany') {
-    return `select "${field.foreignColumn}" from "${target.table}" where deleted = ${ctx.dialect.bool(false)}${
-      ids ? ` and id in (${ids.map(() => '?').join(', ')})` : ''
-    } and "${field.foreignColumn}" is not null`;
-  }
-  const { join } = field;
-  return `select j."${join.ownColumn}" from "${join.table}" j join "${target.table}" t on t.id = j."${join.targetColumn}" where t.deleted = ${ctx.dialect.bool(false)}${ids ? ` and j."${join.targetColumn}" in (${ids.map(() => '?').join(', ')})` : ''}`;
-}
-
-type LinkOperator = 'linkedWith' | 'notLinkedWith' | 'isLinked' | 'isNotLinked';
-
-/**
- * What a link operator asks: the ids it names (none for isLinked / isNotLinked) and whether it
- * negates. Undefined when an empty list of ids decides alone (matches nothing, or everything
- * negated): the condition is applied to `qb` then.
- */
-function linkTerms(kind: LinkOperator, { qb, field, item }: Pick<Parameters<Apply>[0], 'qb' | 'field' | 'item'>): { ids?: unknown[]; negate: boolean } | undefined {
-  const ids = kind === 'linkedWith' || kind === 'notLinkedWith' ? asList(item.value).map((v) => coerceScalar({ ...field, type: 'varchar' }, v)) : undefined;
-  const negate = kind === 'notLinkedWith' || kind === 'isNotLinked';
-  if (ids?.length !== 0) return { ids, negate };
-  if (!negate) qb.whereRaw('1 = 0');
-  return undefined;
-}
-
-function linkOp(kind: LinkOperator): Apply {
-  return ({ qb, field, item, ctx }) => {
-    if (field.type !== 'link' && field.type !== 'linkMultiple') {
-      throw invalidQuery(`Operator '${item.type}' does not apply to field '${field.name}' (${field.type})`);
-    }
-    const terms = linkTerms(kind, { qb, field, item });
-    if (!terms) return;
-    const { ids, negate } = terms;
-    if (field.linkKind === 'belongsTo') {
-      // Linked means: pointing at a live record (a soft-deleted target is no link, as for the
-      // other link kinds).
-      const c = col(ctx, field);
-      const target = ctx.schema.entity(field.target) as EntityModel;
-      const liveTargets = (sub: Builder) => {
-        sub.select('t.id').from({ t: target.table }).where('t.deleted', ctx.dialect.toDb('bool', false) as never);
-        if (ids) sub.whereIn('t.id', ids as string[]);
-      };
-      if (!negate) qb.whereIn(c, liveTargets);
-      else qb.where((w) => w.whereNull(c).orWhereNotIn(c, liveTargets));
-      return;
-    }
-    const sub = linkSubquery(ctx, field, ids ?? null);
-    qb.whereRaw(`"${ctx.model.table}".id ${negate ? 'not in' : 'in'} (${sub})`, (ids ?? []) as string[]);
-  };
-}
-
-/**
- * A link operator on a multiple-link attribute (a JSON array of ids in its value column): only
- * live records of `target` count as linked, as for link fields.
- */
-function jsonLinkOp(kind: LinkOperator, target: string): Apply {
-  return ({ qb, field, item, ctx }) => {
-    const terms = linkTerms(kind, { qb, field, item });
-    if (!terms) return;
-    const { ids, negate } = terms;
-    const model = ctx.schema.entity(target) as EntityModel | undefined;
-    // A list of ids of a type that is gone links nothing.
-    const sql = model ? ctx.dialect.jsonArrayLinksLive(rawCol(ctx, field), `"${model.table}"`, ids?.length) : '1 = 0';
-    const bindings = (model ? (ids ?? []) : []) as string[];
-    qb.whereRaw(negate ? `not (${sql})` : sql, bindings);
-  };
-}
-
 function arrayOp(negate: boolean): Apply {
   return ({ qb, field, item, ctx }) => {
     if (field.type !== 'multiEnum') throw invalidQuery(`Operator '${item.type}' applies to multiEnum fields only`);
@@ -236,7 +157,6 @@ const OPERATORS: Readonly<Record<string, Apply>> = {
 };
 
 const GROUPS = new Set(['and', 'or', 'not']);
-const LINK_OPERATORS: ReadonlySet<string> = new Set<LinkOperator>(['linkedWith', 'notLinkedWith', 'isLinked', 'isNotLinked']);
 
 /** Every operator name the compiler knows, for docs and OpenAPI. */
 export const WHERE_OPERATORS = [...GROUPS, ...Object.keys(OPERATORS)];
@@ -284,11 +204,19 @@ function applyItem(qb: Builder, item: unknown, ctx: WhereContext): void {
   // Own properties only: `toString`, `constructor` or `__proto__` are no operators.
   const op = Object.hasOwn(OPERATORS, w.type) ? OPERATORS[w.type] : undefined;
   if (!op) throw invalidQuery(`Unknown operator '${w.type}'`, { operator: w.type });
-  if (w.isAttribute === true || (w.isAttribute as unknown) === 'true' || (w.isAttribute as unknown) === '1') {
+  if (isAttributeItem(w)) {
     applyAttributeItem(qb, w, ctx);
     return;
   }
   op({ qb, field: resolveField(ctx, w.attribute, w.type), item: w, ctx });
+}
+
+/** `isAttribute` as JSON or the bracket form gives it: true, false, "true", "false", "1", "0" (400 otherwise). */
+function isAttributeItem(w: WhereItem): boolean {
+  const flag = w.isAttribute as unknown;
+  if (flag === true || flag === 'true' || flag === '1') return true;
+  if (flag === undefined || flag === null || flag === false || flag === 'false' || flag === '0') return false;
+  throw invalidQuery('isAttribute must be true or false', { isAttribute: flag });
 }
 
 /** A condition on an attribute: the operator applied to its value, joined under the alias the server chose. */

@@ -68,3 +68,62 @@ describe.each(TEST_DBS)('a hidden relation seen from the other side on %s', (kin
     expect((await t.get(`/api/Product/${product}`).expect(200)).body.brandId).toBe(brand);
   });
 });
+
+/**
+ * A one-to-many list (`Brand.productsIds`) is not a value the brand stores but the products that
+ * link to it: a reader sees those it may read, as in the linked-record list and a list of
+ * products (`own`: its own), and none of it without read on the target type. Links a record stores
+ * itself (a product's `brandId`) show as stored.
+ */
+describe.each(TEST_DBS)('one-to-many lists as the reader may read their records on %s', (kind) => {
+  let t: TestApi;
+  let brand: string;
+  let theirs: string;
+  let own: UserClient;
+  let none: UserClient;
+  let mine: string;
+
+  beforeAll(async () => {
+    t = await startTestApi(kind, { entities: testEntities });
+    brand = (await t.post('/api/Brand', { name: 'Listed brand' }).expect(200)).body.id;
+    theirs = (await t.post('/api/Product', { name: 'Admin product', brandId: brand }).expect(200)).body.id;
+    own = await userWithRole(t, { scopes: { Product: { read: 'own', create: true, edit: 'own' }, Brand: { read: 'all', edit: 'all' } } });
+    none = await userWithRole(t, { scopes: { Brand: { read: 'all', edit: 'all' } } });
+    mine = (await own.post('/api/Product', { name: 'Own product', brandId: brand }).expect(200)).body.id;
+  });
+  afterAll(() => t.close());
+
+  describe.each(GENERATIONS)('generation %s', (_g, base) => {
+    it('shows in a record, a list and a write answer only the records the reader may read', async () => {
+      const read = (await own.get(`${base}/Brand/${brand}`).expect(200)).body;
+      expect(read.productsIds).toEqual([mine]);
+      expect(read.productsNames).toEqual({ [mine]: 'Own product' });
+      const listed = (await own.get(`${base}/Brand?${where([{ type: 'equals', attribute: 'id', value: brand }])}`).expect(200)).body.list;
+      expect(listed[0].productsIds).toEqual([mine]);
+      const written = (await own.patch(`${base}/Brand/${brand}`, { code: `listed-${base.length}` }).expect(200)).body;
+      expect(written.productsIds).toEqual([mine]);
+      expect(written.productsNames).not.toHaveProperty(theirs);
+      // As the linked-record list answers.
+      const linked = base === '/api' ? `/api/entityRelation?entityName=Brand&id=${brand}&link=products` : `/api/v1/Brand/${brand}/products`;
+      expect((await own.get(linked).expect(200)).body.list.map((p: { id: string }) => p.id)).toEqual([mine]);
+      // An admin sees both.
+      expect((await t.get(`${base}/Brand/${brand}`).expect(200)).body.productsIds.sort()).toEqual([theirs, mine].sort());
+    });
+
+    it('leaves the list out for a reader of no record of its type, and out of upsert results where it is cut', async () => {
+      const read = (await none.get(`${base}/Brand/${brand}`).expect(200)).body;
+      expect(read.name).toBe('Listed brand');
+      expect(read).not.toHaveProperty('productsIds');
+      expect(read).not.toHaveProperty('productsNames');
+      await none.get(`${base}/Brand/${brand}?select=products`).expect(403);
+      const path = base === '/api' ? '/api/upsert' : '/api/v1/MassActions/action/upsert';
+      for (const user of [own, none]) {
+        const [result] = (await user.post(path, [{ entity: 'Brand', payload: { id: brand, name: 'Listed brand' } }]).expect(200)).body;
+        expect(result.status).toBe('NotModified');
+        expect(result.entity).not.toHaveProperty('productsIds');
+      }
+      const [admin] = (await t.post(path, [{ entity: 'Brand', payload: { id: brand, name: 'Listed brand' } }]).expect(200)).body;
+      expect(admin.entity.productsIds.sort()).toEqual([theirs, mine].sort());
+    });
+  });
+});

@@ -48,6 +48,8 @@ const BAD_CONDITIONS: [string, unknown[]][] = [
   ['lastXDays beyond any calendar', [cond('lastXDays', 'releaseDate', 1_000_000_000)]],
   ['nextXDays beyond any calendar', [cond('nextXDays', 'availableAt', '9007199254740991')]],
   ['unknown time zone', [{ ...cond('today', 'releaseDate'), timeZone: 'Mars/Olympus_Mons' }]],
+  ['isAttribute neither true nor false', [{ ...cond('equals', 'name', 'x'), isAttribute: 'yes' }]],
+  ['isAttribute a number', [{ ...cond('equals', 'name', 'x'), isAttribute: 2 }]],
   ['empty time zone', [{ ...cond('today', 'availableAt'), timeZone: '' }]],
   ['time zone list', [{ ...cond('past', 'availableAt'), timeZone: ['UTC'] }]],
   ['linkedWith on text', [cond('linkedWith', 'name', ['x'])]],

@@ -15,6 +15,7 @@ import { diffOf } from '../changes';
 import { addedLinks, linkValuesAfter, type LinkDelta } from '../link-delta';
 import { linkCheck, type LinkCheck, type LinkWrite } from '../link-rules';
 import type { Repository } from '../repository';
+import { linkScopes } from '../link-scopes';
 import { prepareRowRules, rowRulesOf } from '../row-rules';
 import { assertClientMayChooseId, assertMay, checkFields } from '../write-rules';
 import type { LinkWriter } from '../link-rules';
@@ -176,9 +177,16 @@ async function loadNamed(trx: Transaction, run: Run, { items, lock }: { items: r
   }
 }
 
-/** The keys of a stored record an upsert result shows: stored fields the caller may read (no link names, no attributes). */
-export function shownKeys(repo: Repository, access: UserAccess): string[] {
-  return repo.readable.filter((f) => repo.guard.canRead(access, f)).map((f) => f.key);
+/**
+ * The keys of a stored record an upsert result shows: stored fields the caller may read (no link
+ * names, no attributes). A one-to-many list shows only to a caller who sees every record it lists
+ * (it is not the record's own value: see `linkScopes`).
+ */
+export async function shownKeys(repo: Repository, ctx: RequestContext): Promise<string[]> {
+  const access = await repo.guard.access(ctx);
+  const readable = repo.readable.filter((f) => repo.guard.canRead(access, f));
+  const scoped = await linkScopes(repo, ctx, readable);
+  return readable.filter((f) => !scoped?.has(f)).map((f) => f.key);
 }
 
 export function entityOf(keys: readonly string[], record: Record<string, unknown>): ApiRecord {
@@ -248,7 +256,7 @@ async function upsertSegment(repo: Repository, call: RunCall, { items, lock }: {
       await writeDecided({ trx, repo, ctx, failures, deltas: run.deltas }, decided);
     }),
   );
-  const keys = shownKeys(repo, access);
+  const keys = await shownKeys(repo, ctx);
   for (const p of decided) {
     const state = p.state as RecordState;
     const failure = failures.get(state);

@@ -74,7 +74,7 @@ const isUniqueViolation = (error: unknown) => error instanceof ApiError && error
  */
 async function upsertSingle(repo: Repository, call: UpsertCall, payload: Record<string, unknown>): Promise<UpsertResult> {
   const { ctx } = call;
-  const shown = shownKeys(repo, await repo.guard.access(ctx));
+  const shown = await shownKeys(repo, ctx);
   for (let attempt = 1; ; attempt++) {
     const hit = await lookUpSingle(repo, { ctx, mode: call.mode ?? 'upsert' }, payload);
     if (!hit && call.mode === 'update') throw notFound(repo.model.name, String(payload.id ?? ''));
