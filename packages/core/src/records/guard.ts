@@ -3,11 +3,10 @@ import { forbidden } from '../auth/access-control';
 import type { RequestContext } from '../context';
 import type { ApiRecord } from '../declarations';
 import type { EntityModel, FieldModel, SchemaModel } from '../definition/normalize';
-import { isLinkField } from '../definition/model';
-import { otherSideOf } from '../sql/join-other-side';
 import type { QueryBuilder } from '../sql/database';
 import { outputKeys } from '../sql/read-query';
 import { ownedBy } from '../sql/record-store';
+import { counterpartOf, knowSchema } from './counterparts';
 import { assertMay, type WriteAction } from './write-rules';
 import { versionOf, withRecordVersion } from './version';
 
@@ -28,6 +27,7 @@ export class RecordGuard {
     private readonly accessFor: (user: RequestContext['user']) => Promise<UserAccess>,
     schema: SchemaModel,
   ) {
+    knowSchema(model, schema);
     this.readRight = (rights, field) => mayReadField(rights, { schema, model, field });
     this.readableFields = (fields, rights) => fields.filter((f) => this.readRight(rights, f));
     this.hiddenKeys = (fields, rights) => new Set(outputKeys(fields.filter((f) => !this.readRight(rights, f))));
@@ -94,39 +94,8 @@ export function mayReadField(rights: Rights, { schema, model, field }: { schema:
   // A one-to-many list (`Brand.products`) is a list of records of its target type, not a value
   // the record stores: hidden from a role that reads none of them (see `linkScopes`).
   if (field.type === 'linkMultiple' && field.linkKind === 'hasMany' && rights.scope(field.target).read === 'no') return false;
-  const other = counterpartsOf(schema, model).get(field);
+  const other = counterpartOf(schema, model, field);
   // Hidden by a field right of a type the role reads; a type it does not read at all hides no
   // link to it (its links show as stored, as under `own`).
   return !other || rights.field(other.entity, other.field).read || rights.scope(other.entity).read === 'no';
-}
-
-const counterparts = new WeakMap<EntityModel, Map<FieldModel, { entity: string; field: string }>>();
-
-function counterpartsOf(schema: SchemaModel, model: EntityModel): Map<FieldModel, { entity: string; field: string }> {
-  let found = counterparts.get(model);
-  if (!found) counterparts.set(model, (found = linkCounterparts(model, schema)));
-  return found;
-}
-
-/**
- * For each link of `model`, the field of its target that states the same relation: the single link
- * a one-to-many list mirrors (`Brand.products` ↔ `Product.brand`), the list mirroring a single link,
- * the other side of a many-to-many join table.
- */
-function linkCounterparts(model: EntityModel, schema: SchemaModel): Map<FieldModel, { entity: string; field: string }> {
-  const found = new Map<FieldModel, { entity: string; field: string }>();
-  for (const field of model.fields) {
-    if (field.system || !isLinkField(field)) continue;
-    const target = schema.entity(field.target);
-    const other =
-      field.linkKind === 'manyToMany'
-        ? otherSideOf(schema, field)
-        : target?.fields.find((f): boolean => {
-            if (f.system || !isLinkField(f) || f.target !== model.name) return false;
-            if (field.linkKind === 'belongsTo') return f.linkKind === 'hasMany' && f.foreignColumn === field.column;
-            return f.linkKind === 'belongsTo' && f.column === field.foreignColumn;
-          });
-    if (target && other) found.set(field, { entity: target.name, field: other.name });
-  }
-  return found;
 }

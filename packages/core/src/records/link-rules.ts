@@ -167,3 +167,18 @@ export async function assertOtherSide(sql: SqlContext, writer: LinkWriter, { fie
     if ((await firstOutside(changed, editable)) !== undefined) throw forbidden(`Not allowed to edit this ${target.name}`);
   }
 }
+
+/**
+ * The records a one-to-many list (`Brand.products`) holds that the caller may not read: a write
+ * of the list from a partial view of it (`linkScopes`: under `own`, row rules) keeps them, as it
+ * could neither see nor name them. Empty for other links and for a caller who reads all.
+ */
+export async function hiddenLinked(sql: SqlContext, writer: LinkWriter, { field, previous }: { field: MultipleLinkField; previous: readonly string[] }): Promise<string[]> {
+  if (field.linkKind !== 'hasMany' || previous.length === 0 || writer.access.unrestricted) return [];
+  const level = writer.access.scope(field.target).read;
+  const within = await writer.rows(field.target);
+  if (level === 'all' && !within) return [];
+  const visible = level === 'no' ? new Set<string>() : await liveIdsOf(sql, field.target, { ids: previous, owner: level === 'own' ? { userId: writer.ctx.user?.id ?? '' } : undefined, within });
+  return previous.filter((id) => !visible.has(id));
+}
+

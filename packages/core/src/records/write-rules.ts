@@ -3,6 +3,7 @@ import type { RequestContext } from '../context';
 import type { ApiRecord } from '../declarations';
 import type { EntityModel, FieldModel } from '../definition/normalize';
 import { ApiError } from '../errors';
+import { counterpartOf, type Counterpart } from './counterparts';
 import { equalValues, sameValue } from './values';
 
 /**
@@ -51,12 +52,24 @@ export function assertRecordLevel(model: EntityModel, writer: Writer, { record, 
 /**
  * 403 for the first of `fields` the role may not edit. Decided on the fields a write names alone,
  * never by comparing with the stored value: no answer depends on a value the caller cannot read.
+ * A link is editable only where the field of its other side is readable and editable too (in a
+ * type the role reads): both state one relation (`counterparts.ts`).
  */
 export function assertFieldsEditable(model: EntityModel, access: UserAccess, fields: Iterable<FieldModel>): void {
   if (access.unrestricted) return;
   for (const field of fields) {
     if (!access.field(model.name, field.name).edit) throw forbidden(`Not allowed to edit ${model.name}.${field.name}`);
+    const other = lockedOtherSide(model, access, field);
+    if (other) throw forbidden(`Not allowed to edit ${other.entity}.${other.field}`);
   }
+}
+
+/** The other side of a link, when the role may not read or edit it (in a type it reads). */
+function lockedOtherSide(model: EntityModel, access: UserAccess, field: FieldModel): Counterpart | undefined {
+  const other = counterpartOf(undefined, model, field);
+  if (!other || access.scope(other.entity).read === 'no') return undefined;
+  const rights = access.field(other.entity, other.field);
+  return rights.read && rights.edit ? undefined : other;
 }
 
 /**

@@ -3,6 +3,8 @@ import { chunks } from '../util/chunks';
 import { isStoredField, type EntityModel, type FieldModel, type MultipleLinkField, type StoredField } from '../definition/model';
 import type { Dialect } from './dialects/dialect';
 import { VERSION_COLUMN } from './schema-sync';
+import type { LinkScopes } from './link-rows';
+import type { RowFilter } from './record-columns';
 import type { SqlContext } from './sql-context';
 
 const stored = new WeakMap<EntityModel, StoredField[]>();
@@ -107,32 +109,37 @@ export async function lockInOrder(sql: SqlContext, model: EntityModel, records: 
   return decodeStored(model, dialect, rows);
 }
 
-/** Current ids of a multiple link for many owners, one query per field. */
-export async function fetchMultipleLinks(sql: SqlContext, field: MultipleLinkField, ownerIds: string[]): Promise<Map<string, string[]>> {
+/** Current ids of a multiple link for many owners, one query per field (`within`: of the target rows it keeps, a one-to-many link only). */
+export async function fetchMultipleLinks(sql: SqlContext, field: MultipleLinkField, { ownerIds, within }: { ownerIds: string[]; within?: RowFilter }): Promise<Map<string, string[]>> {
   const out = new Map(ownerIds.map((id) => [id, [] as string[]]));
   for (const part of chunks(ownerIds, 1000)) {
-    for (const r of await linkPairs(sql, field, part)) out.get(r.o)?.push(r.id);
+    for (const r of await linkPairs(sql, field, { owners: part, within })) out.get(r.o)?.push(r.id);
   }
   return out;
 }
 
 /** The (owner, linked id) pairs of a multiple link for some owners (live targets of a has-many only). */
-function linkPairs(sql: SqlContext, field: MultipleLinkField, owners: string[]): Promise<{ o: string; id: string }[]> {
+function linkPairs(sql: SqlContext, field: MultipleLinkField, { owners, within }: { owners: string[]; within?: RowFilter }): Promise<{ o: string; id: string }[]> {
   const { db, schema, dialect } = sql;
   if (field.linkKind === 'hasMany') {
     const target = schema.entity(field.target) as EntityModel;
-    return db(target.table).select({ o: field.foreignColumn, id: 'id' }).whereIn(field.foreignColumn, owners).andWhere('deleted', dialect.live as never);
+    const qb = db(target.table).select({ o: `${target.table}.${field.foreignColumn}`, id: `${target.table}.id` }).whereIn(`${target.table}.${field.foreignColumn}`, owners).andWhere(`${target.table}.deleted`, dialect.live as never);
+    within?.(qb);
+    return qb;
   }
   const { table, ownColumn, targetColumn } = field.join;
   return db(table).select({ o: ownColumn, id: targetColumn }).whereIn(ownColumn, owners);
 }
 
-/** Sets the ids of every multiple link of stored records (`<link>Ids`): one query per link field. */
-export async function loadLinkIds(sql: SqlContext, model: EntityModel, records: Record<string, unknown>[]): Promise<void> {
+/**
+ * Sets the ids of every multiple link of stored records (`<link>Ids`): one query per link field;
+ * `scopes` keeps some one-to-many lists to the records a reader may see (see `LinkScopes`).
+ */
+export async function loadLinkIds(sql: SqlContext, model: EntityModel, { records, scopes }: { records: Record<string, unknown>[]; scopes?: LinkScopes }): Promise<void> {
   if (records.length === 0) return;
   for (const field of model.fields) {
     if (field.type !== 'linkMultiple') continue;
-    const links = await fetchMultipleLinks(sql, field, records.map((r) => r.id as string));
+    const links = await fetchMultipleLinks(sql, field, { ownerIds: records.map((r) => r.id as string), within: scopes?.get(field) });
     for (const r of records) r[field.key] = links.get(r.id as string) ?? [];
   }
 }

@@ -7,7 +7,8 @@ import { userWithRole, type UserClient } from '../../../../test/support/users';
  * CONTRACT §15 on the other side of a `hasMany` link: `Brand.products` is held by each product's
  * `brand`. A write of the link from the brand writes the products it adds and removes, so it must
  * obey what a write of those products would: the same refusal on every route, and nothing stored.
- * (A many-to-many link writes pairs only, judged from either side on the record written.)
+ * A many-to-many link writes pairs only, judged from either side on the record written; a field
+ * right on either side holds for both (they state one relation).
  */
 
 /** How a route answered: stored, or refused with a status (where the route tells one), code and message. */
@@ -20,7 +21,7 @@ const fromHttp = (res: Answer): Outcome => (res.status === 200 ? { stored: true 
 /** A write of the link `link` of the record `owner` (of `entity`): add `id`, or remove it. */
 interface LinkCall {
   user: UserClient;
-  entity: 'Brand';
+  entity: 'Brand' | 'Category';
   owner: string;
   id: string;
   /** The ids the owner holds before (a set replacement sends them with `id` added or left out). */
@@ -109,7 +110,27 @@ describe.each(TEST_DBS)('the other side of multiple links on %s', (kind) => {
       expect((await productOf(mine)).brandId).toBe(brand);
     });
 
-    it('refuses to unlink from a brand a product the caller cannot read: the 400 of a missing link, nothing stored', async () => {
+    it('refuses to link products to a category from its side when the caller may not edit Product.categories: 403 on every route', async () => {
+      const user = await userWithRole(t, {
+        scopes: { Product: { read: 'all', edit: 'all', create: true }, Category: { read: 'all', edit: 'all', create: true } },
+        fields: { Product: { categories: { read: false, edit: false } } },
+      });
+      const category = (await t.post(`${base}/Category`, { name: `Locked side ${gen}`, code: `locked-side-${gen}-${kind}` }).expect(200)).body.id;
+      for (const route of routes(gen, base)) {
+        const p = await product(`Uncategorized ${route.name}`);
+        expect([route.name, await route.run({ user, entity: 'Category', owner: category, id: p, before: [] }, 'add')]).toEqual([
+          route.name,
+          expect.objectContaining({ stored: false, message: 'Not allowed to edit Product.categories' }),
+        ]);
+        expect((await productOf(p)).categoriesIds).toEqual([]);
+      }
+      const p = await product('Uncategorized, for a new category');
+      const created = await user.post(`${base}/Category`, { name: `New locked ${gen}`, code: `new-locked-${gen}-${kind}`, productsIds: [p] }).expect(403);
+      expect(created.body.error.message).toBe('Not allowed to edit Product.categories');
+      expect((await productOf(p)).categoriesIds).toEqual([]);
+    });
+
+    it('leaves linked a product the caller cannot read, on every route, answering as for an id that is not linked', async () => {
       const entity = 'Brand' as const;
       const user = await userWithRole(t, {
         scopes: { Product: { read: 'own', edit: 'own', create: true }, Brand: { read: 'all', edit: 'all', create: true } },
@@ -118,10 +139,10 @@ describe.each(TEST_DBS)('the other side of multiple links on %s', (kind) => {
       for (const route of routes(gen, base)) {
         const hidden = await product(`Hidden ${route.name}`);
         await t.post(`/api/${entity}/${owner}/products`, { id: hidden }).expect(200);
-        expect([route.name, await route.run({ user, entity, owner, id: hidden, before: [hidden] }, 'remove')]).toEqual([
-          route.name,
-          expect.objectContaining({ stored: false, message: `Product '${hidden}' not found (productsIds)` }),
-        ]);
+        // The caller's view of the brand's list lacks the product: removing it, by name or by
+        // writing the list it sees, changes nothing, as removing an id that is not linked.
+        expect([route.name, await route.run({ user, entity, owner, id: hidden, before: [] }, 'remove')]).toEqual([route.name, { stored: true }]);
+        expect([route.name, await route.run({ user, entity, owner, id: 'not-linked', before: [] }, 'remove')]).toEqual([route.name, { stored: true }]);
         expect((await productOf(hidden)).brandId).toBe(owner);
         await t.del(`/api/${entity}/${owner}/products?id=${hidden}`).expect(200);
       }

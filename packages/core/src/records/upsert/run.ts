@@ -169,7 +169,8 @@ async function loadNamed(trx: Transaction, run: Run, { items, lock }: { items: r
   const sql = sqlContext(repo.env, trx);
   const named = await fetchByKeys(sql, repo.model, keyLookups(repo.model, items));
   const found = lock ? await lockInOrder(sql, repo.model, named) : named;
-  await loadLinkIds(sql, repo.model, found);
+  // A caller who sees part of a one-to-many list decides on that part (the rest stays as stored).
+  await loadLinkIds(sql, repo.model, { records: found, scopes: await linkScopes(repo, run.writer.ctx, repo.model.fields) });
   for (const record of found) {
     const state: RecordState = { id: record.id as string, record, isNew: false, dirty: new Set() };
     run.index.add(state);

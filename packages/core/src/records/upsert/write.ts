@@ -12,7 +12,7 @@ import { fetchByKeys, fetchMultipleLinks, keyLookups, loadLinkIds, storedVersion
 import { VERSION_COLUMN } from '../../sql/schema-sync';
 import { changeOf, mergedDiff, movedLinkChanges, ownershipOf, type Diff } from '../changes';
 import { linkAction, type LinkDelta } from '../link-delta';
-import { assertOtherSide } from '../link-rules';
+import { assertOtherSide, hiddenLinked } from '../link-rules';
 import { rowRulesOf } from '../row-rules';
 import type { Repository } from '../repository';
 import { applyValues, ChangedMeanwhile, recordKeys, uniqueViolation, type Prepared, type RecordState } from './plan';
@@ -62,7 +62,7 @@ async function recoverLostInsert(write: DecidedWrite, state: RecordState, items:
   }
   if (existing) {
     const next: RecordState = { id: existing.id as string, record: existing, isNew: false, dirty: new Set() };
-    await loadLinkIds(sql, repo.model, [existing]);
+    await loadLinkIds(sql, repo.model, { records: [existing] });
     for (const p of items) {
       const { changed, diff } = applyValues(next, p.values);
       p.status = changed ? 'Updated' : 'NotModified';
@@ -150,10 +150,11 @@ export async function writeDecided(write: DecidedWrite, decided: Prepared[]) {
       // Items writing such a link take the single-record path (upsert.ts); judged here too, so that no path writes one unjudged.
       const writer = { ctx: write.ctx, access: await repo.guard.access(write.ctx), rows: rowRulesOf(repo, write.ctx) };
       for (const s of touched) {
-        const previous = (await fetchMultipleLinks(sql, field, [s.id])).get(s.id) ?? [];
-        const ids = s.record[field.key] as string[];
+        const previous = (await fetchMultipleLinks(sql, field, { ownerIds: [s.id] })).get(s.id) ?? [];
+        const sent = s.record[field.key] as string[];
+        const ids = [...sent, ...(await hiddenLinked(sql, writer, { field, previous })).filter((x) => !sent.includes(x))];
         await assertOtherSide(sql, writer, { field, added: ids.filter((x) => !previous.includes(x)), removed: previous.filter((x) => !ids.includes(x)) });
-        moves.push(...movedLinkChanges(write.ctx, await writeMultipleLink(sql, field, { ownerId: s.id, ids: s.record[field.key] as string[], previous })));
+        moves.push(...movedLinkChanges(write.ctx, await writeMultipleLink(sql, field, { ownerId: s.id, ids, previous })));
       }
     }
   }

@@ -1,0 +1,57 @@
+import { isLinkField } from '../definition/model';
+import type { EntityModel, FieldModel, SchemaModel } from '../definition/normalize';
+import { otherSideOf } from '../sql/join-other-side';
+
+/**
+ * A link and the link of its other side state one relation (`Product.brand` and `Brand.products`,
+ * both sides of a many-to-many link): a field right on one holds for the other too, when reading
+ * (`mayReadField`) and when writing (`assertFieldsEditable`), or the relation would show, or
+ * change, through the side the right does not name.
+ */
+
+/** The field of another entity type that states the same relation as a link. */
+export interface Counterpart {
+  entity: string;
+  field: string;
+}
+
+const counterparts = new WeakMap<EntityModel, Map<FieldModel, Counterpart>>();
+/** The schema of each entity type, known once its repository is made (write rules get the model only). */
+const schemas = new WeakMap<EntityModel, SchemaModel>();
+
+/** Notes the schema an entity type belongs to (its repository's guard does, when made). */
+export function knowSchema(model: EntityModel, schema: SchemaModel): void {
+  schemas.set(model, schema);
+}
+
+/** The counterpart of a link of `model`, if it has one (`schema` defaults to the one noted for `model`). */
+export function counterpartOf(schema: SchemaModel | undefined, model: EntityModel, field: FieldModel): Counterpart | undefined {
+  const known = schema ?? schemas.get(model);
+  if (!known || !isLinkField(field)) return undefined;
+  let found = counterparts.get(model);
+  if (!found) counterparts.set(model, (found = linkCounterparts(model, known)));
+  return found.get(field);
+}
+
+/**
+ * For each link of `model`, the field of its target that states the same relation: the single link
+ * a one-to-many list mirrors (`Brand.products` ↔ `Product.brand`), the list mirroring a single link,
+ * the other side of a many-to-many join table.
+ */
+function linkCounterparts(model: EntityModel, schema: SchemaModel): Map<FieldModel, Counterpart> {
+  const found = new Map<FieldModel, Counterpart>();
+  for (const field of model.fields) {
+    if (field.system || !isLinkField(field)) continue;
+    const target = schema.entity(field.target);
+    const other =
+      field.linkKind === 'manyToMany'
+        ? otherSideOf(schema, field)
+        : target?.fields.find((f): boolean => {
+            if (f.system || !isLinkField(f) || f.target !== model.name) return false;
+            if (field.linkKind === 'belongsTo') return f.linkKind === 'hasMany' && f.foreignColumn === field.column;
+            return f.linkKind === 'belongsTo' && f.column === field.foreignColumn;
+          });
+    if (target && other) found.set(field, { entity: target.name, field: other.name });
+  }
+  return found;
+}
