@@ -104,6 +104,18 @@ export class RoleRights {
   }
 
   /**
+   * What the roles that name the entity type say of one of its fields, apart from their entity
+   * rights: readable unless every such role sets `read: false`, editable unless every such role
+   * sets `read: false` or `edit: false` (both true when no role names the type).
+   */
+  fieldRule(entity: string, field: string): FieldAccess {
+    const naming = this.roles.filter((r) => r.scopes[entity]);
+    if (naming.length === 0) return ALL_FIELD_RIGHTS;
+    const rules = naming.map((r) => r.fields[entity]?.[field] ?? {});
+    return { read: rules.some((f) => f.read !== false), edit: rules.some((f) => f.edit !== false && f.read !== false) };
+  }
+
+  /**
    * What `derive` answers for `list` and these rights, worked out once per list (by identity) and
    * deriving function (keep it in a constant): a decision that depends on the rights and the list
    * only (the readable fields of an entity type). Lists made per request are forgotten with them.
@@ -148,6 +160,11 @@ export class UserAccess {
    */
   field(entity: string, field: string): FieldAccess {
     return this.unrestricted ? ALL_FIELD_RIGHTS : this.rights.field(entity, field);
+  }
+
+  /** The field rights roles set on a field, apart from their entity rights (see `RoleRights.fieldRule`). */
+  fieldRule(entity: string, field: string): FieldAccess {
+    return this.unrestricted ? ALL_FIELD_RIGHTS : this.rights.fieldRule(entity, field);
   }
 
   /**

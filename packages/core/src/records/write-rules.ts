@@ -64,12 +64,16 @@ export function assertFieldsEditable(model: EntityModel, access: UserAccess, fie
   }
 }
 
-/** The other side of a link, when the role may not read or edit it (in a type it reads). */
+/**
+ * The other side of a link, when a field right of the role locks it (`read: false` or `edit:
+ * false` on that field, in a type the role reads). Rights on the other entity type itself do not
+ * count: linking a product to a brand needs no right to edit brands.
+ */
 function lockedOtherSide(model: EntityModel, access: UserAccess, field: FieldModel): Counterpart | undefined {
   const other = counterpartOf(undefined, model, field);
   if (!other || access.scope(other.entity).read === 'no') return undefined;
-  const rights = access.field(other.entity, other.field);
-  return rights.read && rights.edit ? undefined : other;
+  const rule = access.fieldRule(other.entity, other.field);
+  return rule.read && rule.edit ? undefined : other;
 }
 
 /**

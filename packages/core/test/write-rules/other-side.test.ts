@@ -130,6 +130,15 @@ describe.each(TEST_DBS)('the other side of multiple links on %s', (kind) => {
       expect((await productOf(p)).categoriesIds).toEqual([]);
     });
 
+    it('lets a role that may not edit brands or categories link its products to them: only field rights lock the other side', async () => {
+      const user = await userWithRole(t, { scopes: { Product: { read: 'all', edit: 'all', create: true }, Brand: { read: 'all', edit: 'no' }, Category: { read: 'all', edit: 'no' } } });
+      const brand = (await t.post(`${base}/Brand`, { name: `Not editable ${gen} ${kind}` }).expect(200)).body.id;
+      const category = (await t.post(`${base}/Category`, { name: `Not editable ${gen}`, code: `not-editable-${gen}-${kind}` }).expect(200)).body.id;
+      const p = await product('Linked by a reader of brands', user);
+      await user.patch(`${base}/Product/${p}`, { brandId: brand, categoriesIds: [category] }).expect(200);
+      expect(await productOf(p)).toMatchObject({ brandId: brand, categoriesIds: [category] });
+    });
+
     it('leaves linked a product the caller cannot read, on every route, answering as for an id that is not linked', async () => {
       const entity = 'Brand' as const;
       const user = await userWithRole(t, {
