@@ -164,6 +164,18 @@ export async function applyPlan(ac: ApplyContext, plan: WritePlan): Promise<Appl
   }
   const removed = [...plan.remove.values()].filter((a) => stored.has(`${a.id}:`) || rows.some((r) => r.attributeId === a.id));
   await ac.store.remove(ac, removed.map((a) => a.id));
-  for (const a of removed) diff[valueKey(a)] = { was: stored.get(`${a.id}:`)?.value ?? null, became: null };
+  for (const a of removed) removedDiff(diff, a, rows);
   return { changed: changed || removed.length > 0, diff };
+}
+
+/**
+ * What removing an attribute from a record changed: its value (which was there, even empty, as
+ * putting it on shows it), each language variant, and the unit.
+ */
+function removedDiff(diff: AppliedAttributes['diff'], a: AttributeDef, rows: readonly StoredValue[]): void {
+  const own = rows.filter((r) => r.attributeId === a.id);
+  const main = own.find((r) => r.language === '');
+  diff[valueKey(a)] = { was: main?.value ?? null, became: null };
+  for (const row of own) if (row.language !== '' && row.value !== null) diff[valueKey(a, row.language)] = { was: row.value, became: null };
+  if (main?.unitId) diff[`${attributeKey(a)}UnitId`] = { was: main.unitId, became: null };
 }

@@ -107,6 +107,24 @@ describe.each(TEST_DBS)('simple attribute endpoints on %s', (kind) => {
       await t.del(`${base}/Product/${id}/attributeValues`).send({ attributeIds: 'x' }).expect(400);
     });
 
+    it('logs what a removal took: the value, each language variant and the unit', async () => {
+      const id = await newProduct(base);
+      await t
+        .post(`${base}/Product/${id}/upsertAttributeValues`, [
+          { attributeId: a.weight, value: 3, valueUnitId: units.g },
+          { attributeId: a.title, value: 'Oak', valueDeDE: 'Eiche' },
+        ])
+        .expect(200);
+      await t.del(`${base}/Product/${id}/attributeValues`).send({ attributeIds: [a.title, a.weight] }).expect(200);
+      const [removal] = (await t.get(`/api/v1/Product/${id}/stream`).expect(200)).body.list;
+      expect(removal.diff).toEqual({
+        title: { was: 'Oak', became: null },
+        titleDeDE: { was: 'Eiche', became: null },
+        weight: { was: 3, became: null },
+        weightUnitId: { was: units.g, became: null },
+      });
+    });
+
     it('holds every attribute write to If-Match as an update: another version is 412 and writes nothing', async () => {
       const id = await newProduct(base);
       const stale = (await t.get(`${base}/Product/${id}`).expect(200)).headers.etag as string;
