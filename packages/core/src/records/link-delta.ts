@@ -3,10 +3,13 @@ import { isValidId } from '../definition/validate-record';
 import { ApiError, validationFailed } from '../errors';
 import type { ChangeAction } from '../sql/change-store';
 
-/** The link field a route names (404 for a name that is no link of the entity type). */
-export function linkNamed(model: EntityModel, link: string): LinkField {
+/**
+ * The link field a route names (404 for a name that is no link of the entity type). The system's
+ * links (`createdBy`, `modifiedBy`) are read (`reading`), never written through a link route.
+ */
+export function linkNamed(model: EntityModel, link: string, { reading = false }: { reading?: boolean } = {}): LinkField {
   const field = model.field.get(link);
-  if (!field || field.system || !isLinkField(field)) {
+  if (!field || (field.system && !reading) || !isLinkField(field)) {
     throw new ApiError('CORE_NOT_FOUND', `${model.name} has no link '${link}'`, { details: { entity: model.name, link } });
   }
   return field;

@@ -200,7 +200,7 @@ export async function findRecordsByIds<TRecord extends ApiRecord>(
  * entity is listed, with the caller's rights on it).
  */
 export async function findLinkedRecords(repo: Repository, ctx: RequestContext, { id, link, params }: { id: string; link: string; params: FindParams }): Promise<FindResult> {
-  const field = linkNamed(repo.model, link);
+  const field = linkNamed(repo.model, link, { reading: true });
   // The linked records show the link's value: 403 when the caller may not read the field.
   const { access } = await repo.guard.scope(ctx, 'read');
   if (!repo.guard.canRead(access, field)) throw forbidden(`Not allowed to read ${repo.model.name}.${field.name}`);

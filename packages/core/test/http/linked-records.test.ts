@@ -46,6 +46,17 @@ describe.each(TEST_DBS)('linked records on %s', (kind) => {
     for (const path of both('Product', product.id, 'brand')) expect(ids((await t.get(path).expect(200)).body)).toEqual([brand.id]);
   });
 
+  it("lists the system's links that metadata names (createdBy, modifiedBy), with the reader's rights on User", async () => {
+    const admin = (await t.get('/api/v1/App/user').expect(200)).body.user.id;
+    const links = (await t.get('/api/metadata').expect(200)).body.entityDefs.Product.links;
+    expect(links).toHaveProperty('createdBy');
+    for (const link of ['createdBy', 'modifiedBy']) {
+      for (const path of both('Product', product.id, link)) expect(ids((await t.get(path).expect(200)).body)).toEqual([admin]);
+    }
+    // Written by the system only: no link route changes them.
+    await t.post(`/api/v1/Product/${product.id}/createdBy`, { id: admin }).expect(404);
+  });
+
   it('answers 404 for an unknown record, entity or link and 400 for missing parameters', async () => {
     await t.get('/api/v1/Product/nope/categories').expect(404);
     await t.get(`/api/v1/Product/${product.id}/nothing`).expect(404);
