@@ -169,8 +169,16 @@ export async function upsertItems(call: UpsertCall, items: readonly unknown[]): 
   let deltasOnOtherSide = false;
   const turn = eventLoopTurns();
   const flush = async () => {
-    if (runRepo && run.length) await upsertRun(runRepo, ctx, { items: run, results, mode, links: call.links ?? [] });
+    const items = run;
     run = [];
+    if (runRepo && items.length) {
+      // A run that fails as a whole fails its items still undecided (those decided before were
+      // stored by transactions of their own); a fault of the server still fails the request.
+      await upsertRun(runRepo, ctx, { items, results, mode, links: call.links ?? [] }).catch((error: unknown) => {
+        const failure = failedWith(error);
+        for (const p of items) results[p.index] ??= failure;
+      });
+    }
     await turn();
   };
   for (const [index, item] of items.entries()) {
