@@ -11,6 +11,7 @@ import { bareCountStatement, bareIdPageStatement, linkedRecords, orderRows, page
 import { runPrepared } from '../sql/prepared';
 import { countRows } from '../sql/record-store';
 import { linkNamed } from './link-delta';
+import type { LinkScopes } from '../sql/link-rows';
 import { linkScopes } from './link-scopes';
 import { hydrate, visibleRecord } from './read';
 import type { Repository } from './repository';
@@ -65,7 +66,7 @@ function pageBounds(env: RepositoryEnvironment, params: FindParams, unlimited?: 
 function listFilter(
   repo: Repository,
   ctx: RequestContext,
-  list: { access: UserAccess; own: boolean; rows?: RowFilter; where: readonly unknown[]; attributes?: AttributeListQuery; scopeTo?: LinkScope },
+  list: { access: UserAccess; own: boolean; rows?: RowFilter; where: readonly unknown[]; attributes?: AttributeListQuery; scopeTo?: LinkScope; partial?: LinkScopes },
 ): ListFilter {
   const { access, attributes } = list;
   const whereCtx: WhereContext = {
@@ -73,7 +74,8 @@ function listFilter(
     dialect: repo.env.database.dialect,
     model: repo.model,
     onField: (field) => {
-      if (!repo.guard.canRead(access, field)) throw forbidden(`Not allowed to filter by ${repo.model.name}.${field.name}`);
+      // A one-to-many list the caller sees only part of (`linkScopes`): a filter on it would find the rest.
+      if (!repo.guard.canRead(access, field) || list.partial?.has(field)) throw forbidden(`Not allowed to filter by ${repo.model.name}.${field.name}`);
     },
     attribute: attributes?.condition,
   };
@@ -149,7 +151,8 @@ export async function listRecords<TRecord extends ApiRecord>(repo: Repository<TR
   const sort = attributes?.sort ? undefined : sortField(repo.model, params.sortBy);
   if (sort && !repo.guard.canRead(access, sort)) throw forbidden(`Not allowed to sort by ${repo.model.name}.${sort.name}`);
   const rows = await rowFilter(repo, ctx);
-  const filter = listFilter(repo, ctx, { access, own: scope.read === 'own', rows, where: params.where ?? [], attributes, scopeTo: request.scope });
+  const partial = params.where?.length ? await linkScopes(repo, ctx, repo.model.fields) : undefined;
+  const filter = listFilter(repo, ctx, { access, own: scope.read === 'own', rows, where: params.where ?? [], attributes, scopeTo: request.scope, partial });
   const conditions = (params.where?.length ?? 0) > 0 || scope.read === 'own' || request.scope !== undefined || rows !== undefined;
   const bare = !conditions && attributes === undefined;
   const page: PageRead = { kind: request.kind, link: request.link, access, fields, attributes, sort, asc: params.asc, filter, offset, maxSize, bare };

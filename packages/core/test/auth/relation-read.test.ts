@@ -87,8 +87,8 @@ describe.each(TEST_DBS)('one-to-many lists as the reader may read their records 
     t = await startTestApi(kind, { entities: testEntities });
     brand = (await t.post('/api/Brand', { name: 'Listed brand' }).expect(200)).body.id;
     theirs = (await t.post('/api/Product', { name: 'Admin product', brandId: brand }).expect(200)).body.id;
-    own = await userWithRole(t, { scopes: { Product: { read: 'own', create: true, edit: 'own' }, Brand: { read: 'all', edit: 'all' } } });
-    none = await userWithRole(t, { scopes: { Brand: { read: 'all', edit: 'all' } } });
+    own = await userWithRole(t, { scopes: { Product: { read: 'own', create: true, edit: 'own' }, Brand: { read: 'all', edit: 'all', stream: true } } });
+    none = await userWithRole(t, { scopes: { Brand: { read: 'all', edit: 'all', create: true } } });
     mine = (await own.post('/api/Product', { name: 'Own product', brandId: brand }).expect(200)).body.id;
   });
   afterAll(() => t.close());
@@ -107,6 +107,31 @@ describe.each(TEST_DBS)('one-to-many lists as the reader may read their records 
       const linked = base === '/api' ? `/api/entityRelation?entityName=Brand&id=${brand}&link=products` : `/api/v1/Brand/${brand}/products`;
       expect((await own.get(linked).expect(200)).body.list.map((p: { id: string }) => p.id)).toEqual([mine]);
       // An admin sees both.
+      expect((await t.get(`${base}/Brand/${brand}`).expect(200)).body.productsIds.sort()).toEqual([theirs, mine].sort());
+    });
+
+    it('refuses filters on a list the reader sees part of, and leaves it out of change diffs', async () => {
+      await own.get(`${base}/Brand?${where([{ type: 'linkedWith', attribute: 'products', value: [theirs] }])}`).expect(403);
+      await own.get(`${base}/Brand?${where([{ type: 'isLinked', attribute: 'products' }])}`).expect(403);
+      // A change of the brand's list, written from its side, shows in the reader's stream without the list.
+      const other = (await t.post(`${base}/Brand`, { name: `Written list ${base.length}` }).expect(200)).body.id;
+      await t.post(`${base}/Brand/${other}/products`, { id: theirs }).expect(200);
+      const changes = (await own.get(`/api/v1/Brand/${other}/stream`).expect(200)).body.list as { action: string; diff: Record<string, unknown> }[];
+      expect(changes.length).toBeGreaterThan(1);
+      for (const change of changes) expect(change.diff).not.toHaveProperty('productsIds');
+      const all = (await t.get(`/api/v1/Brand/${other}/stream`).expect(200)).body.list as { diff: Record<string, unknown> }[];
+      expect(all.some((c) => 'productsIds' in c.diff)).toBe(true);
+      await t.post(`${base}/Brand/${brand}/products`, { id: theirs }).expect(200);
+    });
+
+    it('refuses every write of the list to a reader of no record of its type (403)', async () => {
+      const path = base === '/api' ? '/api/upsert' : '/api/v1/MassActions/action/upsert';
+      const message = 'Not allowed to edit Brand.products';
+      expect((await none.patch(`${base}/Brand/${brand}`, { productsIds: [] }).expect(403)).body.error.message).toBe(message);
+      expect((await none.del(`${base}/Brand/${brand}/products?id=${theirs}`).expect(403)).body.error.message).toBe(message);
+      expect((await none.post(`${base}/Brand`, { name: `None's ${base.length}`, productsIds: [] }).expect(403)).body.error.message).toBe(message);
+      const [item] = (await none.post(path, [{ entity: 'Brand', payload: { id: brand, productsIds: [] } }]).expect(200)).body;
+      expect(item).toMatchObject({ status: 'Failed', message });
       expect((await t.get(`${base}/Brand/${brand}`).expect(200)).body.productsIds.sort()).toEqual([theirs, mine].sort());
     });
 
