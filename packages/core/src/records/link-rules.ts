@@ -143,7 +143,8 @@ export const judgedOnOtherSide = (field: MultipleLinkField): boolean => field.li
  * record it adds is judged as a link target already).
  */
 export async function assertOtherSide(sql: SqlContext, writer: LinkWriter, { field, added, removed }: { field: MultipleLinkField; added: readonly string[]; removed: readonly string[] }): Promise<void> {
-  if (!judgedOnOtherSide(field) || (added.length === 0 && removed.length === 0)) return;
+  if (added.length === 0 && removed.length === 0) return;
+  if (!judgedOnOtherSide(field)) return assertRemovable(sql, writer, { field, removed });
   const target = sql.schema.entity(field.target) as EntityModel;
   const holding = holdingLink(target, field);
   if (holding) assertFieldsEditable(target, writer.access, [holding]);
@@ -166,6 +167,52 @@ export async function assertOtherSide(sql: SqlContext, writer: LinkWriter, { fie
     const editable = await liveIdsOf(sql, field.target, { ids: changed, owner, within });
     if ((await firstOutside(changed, editable)) !== undefined) throw forbidden(`Not allowed to edit this ${target.name}`);
   }
+}
+
+/**
+ * Of some linked ids, the live records the caller may not read (`own`, row rules, no read): a
+ * many-to-many pair naming one is the other record's too, which the caller could not change from
+ * its side. Empty for a caller who reads every record of the target type.
+ */
+export async function unreadableLinked(sql: SqlContext, writer: LinkWriter, { field, ids }: { field: MultipleLinkField; ids: readonly string[] }): Promise<Set<string>> {
+  if (ids.length === 0 || writer.access.unrestricted) return new Set();
+  const level = writer.access.scope(field.target).read;
+  const within = await writer.rows(field.target);
+  if (level === 'all' && !within) return new Set();
+  const owner = level === 'own' ? { userId: writer.ctx.user?.id ?? '' } : undefined;
+  const visible = level === 'no' ? new Set<string>() : await liveIdsOf(sql, field.target, { ids, owner, within });
+  const missing = ids.filter((id) => !visible.has(id));
+  return missing.length ? await liveIdsOf(sql, field.target, { ids: missing }) : new Set();
+}
+
+/**
+ * A many-to-many pair a write removes must name a record the caller may read, else the same 400
+ * as a link to a missing record (CONTRACT §15). Adding a pair is judged as a link target.
+ */
+export function assertNotRemoving(field: LinkEnd, { removed, unreadable }: { removed: readonly string[]; unreadable: ReadonlySet<string> }): void {
+  const hidden = removed.find((id) => unreadable.has(id));
+  if (hidden !== undefined) throw invalidLink(field, hidden);
+}
+
+async function assertRemovable(sql: SqlContext, writer: LinkWriter, { field, removed }: { field: MultipleLinkField; removed: readonly string[] }): Promise<void> {
+  assertNotRemoving(field, { removed, unreadable: await unreadableLinked(sql, writer, { field, ids: removed }) });
+}
+
+/**
+ * What the link rules judge of a write to a stored record: the links it makes, not those the
+ * record holds already (a caller may send back a list it read, with ids it could not link anew).
+ */
+export function linksMade<TField extends WriteField>(existing: Record<string, unknown>, values: Iterable<[TField, unknown]>): Map<TField, unknown> {
+  const made = new Map<TField, unknown>();
+  for (const [field, value] of values) {
+    if (field.type === 'linkMultiple' && Array.isArray(value)) {
+      const held = new Set((existing[field.key] as string[] | null | undefined) ?? []);
+      made.set(field, value.filter((id) => !held.has(id as string)));
+    } else if (!(field.type === 'link' && typeof value === 'string' && value === existing[field.key])) {
+      made.set(field, value);
+    }
+  }
+  return made;
 }
 
 /**

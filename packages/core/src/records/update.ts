@@ -13,7 +13,7 @@ import { sqlContext, type SqlContext } from '../sql/sql-context';
 import { inTransaction } from '../sql/transaction';
 import { changeOf, diffOf, movedLinkChanges, ownershipOf, type Diff } from './changes';
 import { attributeWriteRules, resolveLinkObjects, type LinkObjectWrite } from './find-or-create';
-import { assertLinks, assertOtherSide, hiddenLinked } from './link-rules';
+import { assertLinks, assertOtherSide, hiddenLinked, linksMade } from './link-rules';
 import { addedLinks, linkAction, linkNamed, linkValuesAfter, type LinkDelta } from './link-delta';
 import { splitLinkObjects, type LinkObjects } from './link-objects';
 import { answerWrite, getRecord, visibleRecord } from './read';
@@ -273,7 +273,7 @@ async function updateOnce<TRecord extends ApiRecord>(repo: Repository<TRecord>, 
   const expected = { ...expectedColumns(repo, event.expect), ...(guard !== undefined && { [VERSION_COLUMN]: guard }) };
   const after: AfterCommit = [];
   const delta = new Set<FieldModel>(links.map((d) => d.field));
-  const linkValues = new Map<FieldModel, unknown>([...named.filter((f) => !delta.has(f)).map((f): [FieldModel, unknown] => [f, values.get(f)]), ...addedLinks(links)]);
+  const linkValues = linksMade(existing, [...named.filter((f) => !delta.has(f)).map((f): [FieldModel, unknown] => [f, values.get(f)]), ...addedLinks(links)]);
   const action: ChangeAction = linkAction(links, { otherValues: named.some((f) => !delta.has(f)) });
   const change: RecordChange = { id, existing, access, values, named, objects, expected, attributes, linkValues, action, ifMatch: update.ifMatch !== undefined };
   const written = await repo.translated(() =>

@@ -172,9 +172,17 @@ describe.each(TEST_DBS)('link routes on %s', (kind) => {
       await own.post(`${base}/Product/${id}/categories`, { id: cats[1] }).expect(404);
       expect(await read(id)).toMatchObject({ categoriesIds: [cats[0]], brandId: brands[0] });
       expect(await changesOf('Product', id)).toHaveLength(1);
-      // a user who may edit links and unlinks, also a target it cannot read
+      // A pair is the category's too: removing one with a category the user cannot read is the
+      // 400 of a missing link (CONTRACT §15: its side would refuse), on every route; keeping it is fine.
       const editor = await userWithRole(t, { scopes: { Product: { read: 'all', edit: 'all' }, Category: { read: 'no' } } });
-      await editor.del(`${base}/Product/${id}/categories?id=${cats[0]}`).expect(200, 'true');
+      const missing = `Category '${cats[0]}' not found (categoriesIds)`;
+      expect((await editor.del(`${base}/Product/${id}/categories?id=${cats[0]}`).expect(400)).body.error.message).toBe(missing);
+      expect((await editor.patch(`${base}/Product/${id}`, { categoriesIds: [] }).expect(400)).body.error.message).toBe(missing);
+      const path = base === '/api' ? '/api/upsert' : '/api/v1/MassActions/action/upsert';
+      expect((await editor.post(path, [{ entity: 'Product', payload: { id, categoriesIds: [] } }]).expect(200)).body[0]).toMatchObject({ status: 'Failed', message: missing });
+      await editor.patch(`${base}/Product/${id}`, { categoriesIds: [cats[0]], name: 'Kept' }).expect(200);
+      expect((await read(id)).categoriesIds).toEqual([cats[0]]);
+      await t.del(`${base}/Product/${id}/categories?id=${cats[0]}`).expect(200, 'true');
       expect((await read(id)).categoriesIds).toEqual([]);
     });
   });

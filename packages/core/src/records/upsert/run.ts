@@ -1,7 +1,6 @@
 import type { UserAccess } from '../../auth/access-control';
 import type { RequestContext } from '../../context';
-import type { ApiRecord } from '../../declarations';
-import type { EntityModel, FieldModel, LinkEnd } from '../../definition/model';
+import type { EntityModel, FieldModel, LinkEnd, MultipleLinkField } from '../../definition/model';
 import { completeForCreate } from '../../definition/validate-record';
 import { ApiError, notFound } from '../../errors';
 import type { Transaction } from '../../sql/database';
@@ -13,7 +12,7 @@ import { nowDateTime } from '../../time';
 import { uuidv7 } from '../../util/uuid';
 import { diffOf } from '../changes';
 import { addedLinks, linkValuesAfter, type LinkDelta } from '../link-delta';
-import { linkCheck, type LinkCheck, type LinkWrite } from '../link-rules';
+import { assertNotRemoving, linkCheck, linksMade, unreadableLinked, type LinkCheck, type LinkWrite } from '../link-rules';
 import type { Repository } from '../repository';
 import { linkScopes } from '../link-scopes';
 import { prepareRowRules, rowRulesOf } from '../row-rules';
@@ -22,6 +21,7 @@ import type { LinkWriter } from '../link-rules';
 import { ambiguousLookup, assertHiddenHit, assertLookup, assertMayChange, hiddenCollision, seesHit } from './item-rules';
 import { applyValues, BatchIndex, ChangedMeanwhile, failed, type UpsertMode, lookupOf, recordKeys, SegmentHazards, settle, uniqueViolation, type Hit, type Prepared, type RecordState, type UpsertResult } from './plan';
 import { failureOf, writeDecided } from './write';
+import { entityOf, shownKeys } from './results';
 
 /** What the items of one segment of a run share: the caller, their rights, the batch so far, the time. */
 interface Run {
@@ -43,6 +43,8 @@ interface Run {
   blank: Record<string, unknown>;
   /** Keys of multiple links, which a new record starts with as empty lists. */
   listKeys: string[];
+  /** Of the many-to-many pairs the stored records hold, the linked records the caller may not read (see `unreadableLinked`). */
+  unreadable: Map<MultipleLinkField, Set<string>>;
 }
 
 /**
@@ -50,10 +52,11 @@ interface Run {
  * unique keys. Ids an earlier item of the batch created count as stored (a link to the own type
  * may name them before they are written).
  */
-function assertItemLinks(run: Run, p: Prepared): void {
+function assertItemLinks(run: Run, p: Prepared, existing?: Record<string, unknown>): void {
   const { model } = run.repo;
   const known = (field: LinkEnd, id: string) => field.target === model.name && !!run.index.find({ id, unique: [], indexes: [] });
-  const error = run.links(linkWrite(run.deltas, p), { known });
+  const write = linkWrite(run.deltas, p);
+  const error = run.links(existing ? { values: linksMade(existing, write.values) } : write, { known });
   if (error) throw error;
 }
 
@@ -92,7 +95,11 @@ function applyToExisting(run: Run, p: Prepared, hit: Hit): Placement {
   assertMayChange(repo.model, writer, hit);
   const values = withDeltas(run, p, found.record);
   checkFields(repo.model, writer.access, { values, sent: [...values.keys()], existing: found.record });
-  assertItemLinks(run, p);
+  assertItemLinks(run, p, found.record);
+  for (const [field, unreadable] of run.unreadable) {
+    const next = values.get(field) as string[] | undefined;
+    if (next) assertNotRemoving(field, { removed: ((found.record[field.key] as string[] | undefined) ?? []).filter((id) => !next.includes(id)), unreadable });
+  }
   const before = recordKeys(repo.model, found.record);
   const after = recordKeys(repo.model, found.record, values);
   assertNoCollision(run, found, after);
@@ -171,29 +178,16 @@ async function loadNamed(trx: Transaction, run: Run, { items, lock }: { items: r
   const found = lock ? await lockInOrder(sql, repo.model, named) : named;
   // A caller who sees part of a one-to-many list decides on that part (the rest stays as stored).
   await loadLinkIds(sql, repo.model, { records: found, scopes: await linkScopes(repo, run.writer.ctx, repo.model.fields) });
+  for (const field of repo.model.fields) {
+    if (field.type !== 'linkMultiple' || field.linkKind !== 'manyToMany') continue;
+    const ids = [...new Set(found.flatMap((r) => (r[field.key] as string[] | undefined) ?? []))];
+    run.unreadable.set(field, await unreadableLinked(sql, run.writer, { field, ids }));
+  }
   for (const record of found) {
     const state: RecordState = { id: record.id as string, record, isNew: false, dirty: new Set() };
     run.index.add(state);
     run.hazards.track(state);
   }
-}
-
-/**
- * The keys of a stored record an upsert result shows: stored fields the caller may read (no link
- * names, no attributes). A one-to-many list shows only to a caller who sees every record it lists
- * (it is not the record's own value: see `linkScopes`).
- */
-export async function shownKeys(repo: Repository, ctx: RequestContext): Promise<string[]> {
-  const access = await repo.guard.access(ctx);
-  const readable = repo.readable.filter((f) => repo.guard.canRead(access, f));
-  const scoped = await linkScopes(repo, ctx, readable);
-  return readable.filter((f) => !scoped?.has(f)).map((f) => f.key);
-}
-
-export function entityOf(keys: readonly string[], record: Record<string, unknown>): ApiRecord {
-  const out: Record<string, unknown> = {};
-  for (const key of keys) if (key in record) out[key] = record[key] ?? null;
-  return out as ApiRecord;
 }
 
 /** What a new record starts from: every stored field null, then who created it and when. */
@@ -235,6 +229,7 @@ async function upsertSegment(repo: Repository, call: RunCall, { items, lock }: {
     now,
     blank: blankRecord(model, ctx, now),
     listKeys: model.fields.filter((f) => f.type === 'linkMultiple').map((f) => f.key),
+    unreadable: new Map(),
   };
   let count = 0;
   await repo.translated(() =>

@@ -15,7 +15,8 @@ import { judgedOnOtherSide } from '../link-rules';
 import { prepareRowRules, rowFilter } from '../row-rules';
 import { ambiguousLookup, assertHiddenHit, assertLookup, assertMayChange, hiddenCollision, seesHit } from './item-rules';
 import { BatchIndex, failed, lookupOf, type Hit, type Prepared, type UpsertMode, type UpsertResult } from './plan';
-import { entityOf, shownKeys, upsertRun } from './run';
+import { entityOf, shownKeys } from './results';
+import { upsertRun } from './run';
 
 export { publicResult } from './plan';
 export type { UpsertResult } from './plan';

@@ -145,10 +145,11 @@ export async function writeDecided(write: DecidedWrite, decided: Prepared[]) {
     if (field.type !== 'linkMultiple') continue;
     const touched = ok.filter((s) => s.dirty.has(field));
     if (!touched.length) continue;
+    // Pairs an item may not remove are judged per item (applyToExisting in run.ts).
     if (field.linkKind === 'manyToMany') moves.push(...movedLinkChanges(write.ctx, await replaceJoinRows(sql, field, new Map(touched.map((s) => [s.id, s.record[field.key] as string[]])))));
     else {
-      // Items writing such a link take the single-record path (upsert.ts); judged here too, so that no path writes one unjudged.
       const writer = { ctx: write.ctx, access: await repo.guard.access(write.ctx), rows: rowRulesOf(repo, write.ctx) };
+      // Items writing such a link take the single-record path (upsert.ts); judged here too, so that no path writes one unjudged.
       for (const s of touched) {
         const previous = (await fetchMultipleLinks(sql, field, { ownerIds: [s.id] })).get(s.id) ?? [];
         const sent = s.record[field.key] as string[];
