@@ -135,12 +135,12 @@ function holdingLink(target: EntityModel, field: MultipleLinkField): FieldModel 
 export const judgedOnOtherSide = (field: MultipleLinkField): boolean => field.linkKind === 'hasMany';
 
 /**
- * The rules on the other side of a `hasMany` link (CONTRACT §15): a write that changes
- * `Brand.products` writes the `brand` of the products it adds and removes, and no route may
- * change a record that another route would refuse to change. The caller must be allowed to edit
- * that field (403) and each record it adds or removes, at the role's level (403); a record it
- * removes must be one the caller may read, else the same 400 as a link to a missing record (a
- * record it adds is judged as a link target already).
+ * The rules on the other side of a multiple link (CONTRACT §15). A record a write removes from
+ * the link must be one the caller may read, else the same 400 as a link to a missing record (a
+ * record it adds is judged as a link target already). A `hasMany` link is judged further: a
+ * write that changes `Brand.products` writes the `brand` of the products it adds and removes, and
+ * no route may change a record that another route would refuse to change. The caller must be
+ * allowed to edit that field (403) and each record it adds or removes, at the role's level (403).
  */
 export async function assertOtherSide(sql: SqlContext, writer: LinkWriter, { field, added, removed }: { field: MultipleLinkField; added: readonly string[]; removed: readonly string[] }): Promise<void> {
   if (added.length === 0 && removed.length === 0) return;
@@ -157,11 +157,7 @@ export async function assertOtherSide(sql: SqlContext, writer: LinkWriter, { fie
     const live = missing.length ? await liveIdsOf(sql, field.target, { ids: missing }) : new Set<string>();
     return missing.find((id) => live.has(id));
   };
-  if (removed.length && (level.read !== 'all' || within)) {
-    const visible = level.read === 'no' ? new Set<string>() : await liveIdsOf(sql, field.target, { ids: removed, owner: level.read === 'own' ? owner : undefined, within });
-    const hidden = await firstOutside(removed, visible);
-    if (hidden !== undefined) throw invalidLink(field, hidden);
-  }
+  await assertRemovable(sql, writer, { field, removed });
   if (level.edit === 'own') {
     const changed = [...added, ...removed];
     const editable = await liveIdsOf(sql, field.target, { ids: changed, owner, within });
@@ -170,18 +166,25 @@ export async function assertOtherSide(sql: SqlContext, writer: LinkWriter, { fie
 }
 
 /**
- * Of some linked ids, the live records the caller may not read (`own`, row rules, no read): a
- * many-to-many pair naming one is the other record's too, which the caller could not change from
- * its side. Empty for a caller who reads every record of the target type.
+ * Of some ids of a link's target type, those the caller may read (`own`, row rules, no read);
+ * undefined when it reads every record of the type.
  */
-export async function unreadableLinked(sql: SqlContext, writer: LinkWriter, { field, ids }: { field: MultipleLinkField; ids: readonly string[] }): Promise<Set<string>> {
-  if (ids.length === 0 || writer.access.unrestricted) return new Set();
+async function readableOf(sql: SqlContext, writer: LinkWriter, { field, ids }: { field: MultipleLinkField; ids: readonly string[] }): Promise<Set<string> | undefined> {
+  if (writer.access.unrestricted) return undefined;
   const level = writer.access.scope(field.target).read;
   const within = await writer.rows(field.target);
-  if (level === 'all' && !within) return new Set();
-  const owner = level === 'own' ? { userId: writer.ctx.user?.id ?? '' } : undefined;
-  const visible = level === 'no' ? new Set<string>() : await liveIdsOf(sql, field.target, { ids, owner, within });
-  const missing = ids.filter((id) => !visible.has(id));
+  if (level === 'all' && !within) return undefined;
+  if (level === 'no') return new Set();
+  return liveIdsOf(sql, field.target, { ids, owner: level === 'own' ? { userId: writer.ctx.user?.id ?? '' } : undefined, within });
+}
+
+/**
+ * Of some linked ids, the live records the caller may not read: a many-to-many pair naming one is
+ * the other record's too, which the caller could not change from its side.
+ */
+export async function unreadableLinked(sql: SqlContext, writer: LinkWriter, { field, ids }: { field: MultipleLinkField; ids: readonly string[] }): Promise<Set<string>> {
+  const readable = ids.length ? await readableOf(sql, writer, { field, ids }) : undefined;
+  const missing = readable ? ids.filter((id) => !readable.has(id)) : [];
   return missing.length ? await liveIdsOf(sql, field.target, { ids: missing }) : new Set();
 }
 
@@ -221,11 +224,7 @@ export function linksMade<TField extends WriteField>(existing: Record<string, un
  * could neither see nor name them. Empty for other links and for a caller who reads all.
  */
 export async function hiddenLinked(sql: SqlContext, writer: LinkWriter, { field, previous }: { field: MultipleLinkField; previous: readonly string[] }): Promise<string[]> {
-  if (field.linkKind !== 'hasMany' || previous.length === 0 || writer.access.unrestricted) return [];
-  const level = writer.access.scope(field.target).read;
-  const within = await writer.rows(field.target);
-  if (level === 'all' && !within) return [];
-  const visible = level === 'no' ? new Set<string>() : await liveIdsOf(sql, field.target, { ids: previous, owner: level === 'own' ? { userId: writer.ctx.user?.id ?? '' } : undefined, within });
-  return previous.filter((id) => !visible.has(id));
+  if (field.linkKind !== 'hasMany' || previous.length === 0) return [];
+  const readable = await readableOf(sql, writer, { field, ids: previous });
+  return readable ? previous.filter((id) => !readable.has(id)) : [];
 }
-
