@@ -65,15 +65,15 @@ async function listProducts(params: URLSearchParams): Promise<unknown> {
   const maxSize = Number(params.get('maxSize') ?? 200);
   if (!Number.isInteger(maxSize) || maxSize < 0 || maxSize > 1000) throw new HttpError(400, 'CORE_INVALID_QUERY', 'bad maxSize');
   if (select === 'name,sku,price,brandName' && params.get('collectionOnly') === 'true') {
-    const rows = await query<Row>(pool, LIST_WITH_BRAND, [false, false, maxSize]);
+    const rows = await query<Row>(pool, LIST_WITH_BRAND, [false, false, maxSize, 0]);
     return { list: rows.map((r) => ({ id: r.id, name: r.name, sku: r.sku, price: r.price, brandId: r.brandId, brandName: r.brandName })) };
   }
   if (select === 'name,sku,price' && params.get('collectionOnly') === 'true') {
-    const rows = await query<Row>(pool, LIST_PLAIN, [false, maxSize]);
+    const rows = await query<Row>(pool, LIST_PLAIN, [false, maxSize, 0]);
     return { list: rows.map((r) => ({ id: r.id, name: r.name, sku: r.sku, price: r.price })) };
   }
   if (select === 'name,sku,price,brandName,categoriesNames' && params.get('collectionOnly') === 'true') {
-    const rows = await query<Row>(pool, LIST_WITH_BRAND, [false, false, maxSize]);
+    const rows = await query<Row>(pool, LIST_WITH_BRAND, [false, false, maxSize, 0]);
     const categories = rows.length ? await links(rows.map((r) => r.id as string), CATEGORIES) : new Map();
     return {
       list: rows.map((r) => {

@@ -34,10 +34,10 @@ export const LIST_WITH_BRAND =
   `select ${P}."id" as "id", ${P}."name" as "name", ${P}."sku" as "sku", ${P}."price" as "price", ` +
   `${P}."brand_id" as "brandId", coalesce(nullif("l_brand"."name", ''), nullif("l_brand"."code", ''), nullif("l_brand"."id", '')) as "brandName" from ${P} ` +
   `left join "brand" as "l_brand" on "l_brand"."id" = ${P}."brand_id" and "l_brand"."deleted" = $1 ` +
-  `where ${P}."deleted" = $2 order by ${P}."id" asc limit $3`;
+  `where ${P}."deleted" = $2 order by ${P}."id" asc limit $3 offset $4`;
 export const LIST_PLAIN =
   `select ${P}."id" as "id", ${P}."name" as "name", ${P}."sku" as "sku", ${P}."price" as "price" from ${P} ` +
-  `where ${P}."deleted" = $1 order by ${P}."id" asc limit $2`;
+  `where ${P}."deleted" = $1 order by ${P}."id" asc limit $2 offset $3`;
 const marks = (from: number, count: number) => Array.from({ length: count }, (_, i) => `$${from + i}`).join(', ');
 /** The linked records of n owners, ordered by linked id, as one JSON text of [owner, id, name] arrays. */
 const LINKED = (join: string, target: string, targetColumn: string) => (n: number) =>
