@@ -188,6 +188,16 @@ export async function unreadableLinked(sql: SqlContext, writer: LinkWriter, { fi
   return missing.length ? await liveIdsOf(sql, field.target, { ids: missing }) : new Set();
 }
 
+/** Of the lists `fields` of `records`, by field, the linked records the caller may not read (see `unreadableLinked`). */
+export async function unreadablePairs(sql: SqlContext, writer: LinkWriter, { fields, records }: { fields: readonly MultipleLinkField[]; records: readonly Record<string, unknown>[] }): Promise<Map<MultipleLinkField, Set<string>>> {
+  const unreadable = new Map<MultipleLinkField, Set<string>>();
+  for (const field of fields) {
+    const ids = [...new Set(records.flatMap((r) => (r[field.key] as string[] | undefined) ?? []))];
+    unreadable.set(field, await unreadableLinked(sql, writer, { field, ids }));
+  }
+  return unreadable;
+}
+
 /**
  * A many-to-many pair a write removes must name a record the caller may read, else the same 400
  * as a link to a missing record (CONTRACT §15). Adding a pair is judged as a link target.

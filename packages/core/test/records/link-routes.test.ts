@@ -180,6 +180,8 @@ describe.each(TEST_DBS)('link routes on %s', (kind) => {
       expect((await editor.patch(`${base}/Product/${id}`, { categoriesIds: [] }).expect(400)).body.error.message).toBe(missing);
       const path = base === '/api' ? '/api/upsert' : '/api/v1/MassActions/action/upsert';
       expect((await editor.post(path, [{ entity: 'Product', payload: { id, categoriesIds: [] } }]).expect(200)).body[0]).toMatchObject({ status: 'Failed', message: missing });
+      const mass = await editor.post(`${base}/entityMassUpdate`, { entityName: 'Product', ids: [id], removeLinks: { categories: [cats[0]] } }).expect(200);
+      expect(mass.body).toEqual({ updated: 0, errors: [{ id, code: 'CORE_INVALID_LINK', message: missing }] });
       await editor.patch(`${base}/Product/${id}`, { categoriesIds: [cats[0]], name: 'Kept' }).expect(200);
       expect((await read(id)).categoriesIds).toEqual([cats[0]]);
       await t.del(`${base}/Product/${id}/categories?id=${cats[0]}`).expect(200, 'true');

@@ -12,7 +12,7 @@ import { nowDateTime } from '../../time';
 import { uuidv7 } from '../../util/uuid';
 import { diffOf } from '../changes';
 import { addedLinks, linkValuesAfter, type LinkDelta } from '../link-delta';
-import { assertNotRemoving, linkCheck, linksMade, unreadableLinked, type LinkCheck, type LinkWrite } from '../link-rules';
+import { assertNotRemoving, linkCheck, linksMade, unreadablePairs, type LinkCheck, type LinkWrite } from '../link-rules';
 import type { Repository } from '../repository';
 import { linkScopes } from '../link-scopes';
 import { prepareRowRules, rowRulesOf } from '../row-rules';
@@ -178,11 +178,9 @@ async function loadNamed(trx: Transaction, run: Run, { items, lock }: { items: r
   const found = lock ? await lockInOrder(sql, repo.model, named) : named;
   // A caller who sees part of a one-to-many list decides on that part (the rest stays as stored).
   await loadLinkIds(sql, repo.model, { records: found, scopes: await linkScopes(repo, run.writer.ctx, repo.model.fields) });
-  for (const field of repo.model.fields) {
-    if (field.type !== 'linkMultiple' || field.linkKind !== 'manyToMany') continue;
-    const ids = [...new Set(found.flatMap((r) => (r[field.key] as string[] | undefined) ?? []))];
-    run.unreadable.set(field, await unreadableLinked(sql, run.writer, { field, ids }));
-  }
+  // Only the many-to-many lists the items change can lose a pair.
+  const changing = repo.model.fields.filter((f): f is MultipleLinkField => f.type === 'linkMultiple' && f.linkKind === 'manyToMany' && (run.deltas.some((d) => d.field === f) || items.some((p) => p.values.has(f))));
+  run.unreadable = await unreadablePairs(sql, run.writer, { fields: changing, records: found });
   for (const record of found) {
     const state: RecordState = { id: record.id as string, record, isNew: false, dirty: new Set() };
     run.index.add(state);
