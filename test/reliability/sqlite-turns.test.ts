@@ -93,8 +93,10 @@ describeSqlite('webhook deliveries on SQLite', () => {
     // The worker did its work meanwhile (how much depends on the machine).
     expect(attempted.body.total).toBeGreaterThan(200);
     // The first poll waits for the upsert's own parsing. Before, the worker then held the event
-    // loop for about 200 ms at a time, again and again (the upsert's answer waited for it too).
-    expect(waits.slice(1).filter((ms) => ms > 150).length).toBeLessThanOrEqual(1);
+    // loop for about 200 ms at a time, again and again (ten times and more; the upsert's answer
+    // waited for it too). On a loaded machine a part of the upsert itself (500 items, one SQLite
+    // transaction) may take that long once or twice.
+    expect(waits.slice(1).filter((ms) => ms > 150).length).toBeLessThanOrEqual(3);
   });
 });
 
