@@ -229,12 +229,13 @@ export function linksMade<TField extends WriteField>(existing: Record<string, un
 }
 
 /**
- * The records a one-to-many list (`Brand.products`) holds that the caller may not read: a write
- * of the list from a partial view of it (`linkScopes`: under `own`, row rules) keeps them, as it
- * could neither see nor name them. Empty for other links and for a caller who reads all.
+ * The list a write of a multiple link stores: the ids sent, and of a one-to-many list
+ * (`Brand.products`) the records it holds that the caller may not read, which a write from a
+ * partial view of it (`linkScopes`: under `own`, row rules) keeps, as it could neither see nor
+ * name them.
  */
-export async function hiddenLinked(sql: SqlContext, writer: LinkWriter, { field, previous }: { field: MultipleLinkField; previous: readonly string[] }): Promise<string[]> {
-  if (field.linkKind !== 'hasMany' || previous.length === 0) return [];
+export async function withHiddenLinked(sql: SqlContext, writer: LinkWriter, { field, previous, sent }: { field: MultipleLinkField; previous: readonly string[]; sent: readonly string[] }): Promise<string[]> {
+  if (field.linkKind !== 'hasMany' || previous.length === 0) return [...sent];
   const readable = await readableOf(sql, writer, { field, ids: previous });
-  return readable ? previous.filter((id) => !readable.has(id)) : [];
+  return readable ? [...sent, ...previous.filter((id) => !readable.has(id) && !sent.includes(id))] : [...sent];
 }

@@ -13,7 +13,7 @@ import { sqlContext, type SqlContext } from '../sql/sql-context';
 import { inTransaction } from '../sql/transaction';
 import { changeOf, diffOf, movedLinkChanges, ownershipOf, type Diff } from './changes';
 import { attributeWriteRules, resolveLinkObjects, type LinkObjectWrite } from './find-or-create';
-import { assertLinks, assertOtherSide, hiddenLinked, linksMade } from './link-rules';
+import { assertLinks, assertOtherSide, linksMade, withHiddenLinked } from './link-rules';
 import { addedLinks, linkAction, linkNamed, linkValuesAfter, type LinkDelta } from './link-delta';
 import { splitLinkObjects, type LinkObjects } from './link-objects';
 import { answerWrite, getRecord, visibleRecord } from './read';
@@ -128,7 +128,7 @@ async function writeChangedRow(repo: Repository, write: LinkObjectWrite, change:
   const writer = { ctx: write.ctx, access: change.access, rows: rowRulesOf(repo, write.ctx) };
   for (const [field, sent] of links) {
     const previous = await currentLinkIds(sql, field, id);
-    const ids = [...sent, ...(await hiddenLinked(sql, writer, { field, previous })).filter((x) => !sent.includes(x))];
+    const ids = await withHiddenLinked(sql, writer, { field, previous, sent });
     await assertOtherSide(sql, writer, { field, added: ids.filter((x) => !previous.includes(x)), removed: previous.filter((x) => !ids.includes(x)) });
     await insertChanges(sql, movedLinkChanges(write.ctx, await writeMultipleLink(sql, field, { ownerId: id, ids, previous })));
   }

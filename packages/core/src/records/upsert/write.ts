@@ -12,7 +12,7 @@ import { fetchByKeys, fetchMultipleLinks, keyLookups, loadLinkIds, storedVersion
 import { VERSION_COLUMN } from '../../sql/schema-sync';
 import { changeOf, mergedDiff, movedLinkChanges, ownershipOf, type Diff } from '../changes';
 import { linkAction, type LinkDelta } from '../link-delta';
-import { assertOtherSide, hiddenLinked } from '../link-rules';
+import { assertOtherSide, withHiddenLinked } from '../link-rules';
 import { rowRulesOf } from '../row-rules';
 import type { Repository } from '../repository';
 import { applyValues, ChangedMeanwhile, recordKeys, uniqueViolation, type Prepared, type RecordState } from './plan';
@@ -152,8 +152,7 @@ export async function writeDecided(write: DecidedWrite, decided: Prepared[]) {
       // Items writing such a link take the single-record path (upsert.ts); judged here too, so that no path writes one unjudged.
       for (const s of touched) {
         const previous = (await fetchMultipleLinks(sql, field, { ownerIds: [s.id] })).get(s.id) ?? [];
-        const sent = s.record[field.key] as string[];
-        const ids = [...sent, ...(await hiddenLinked(sql, writer, { field, previous })).filter((x) => !sent.includes(x))];
+        const ids = await withHiddenLinked(sql, writer, { field, previous, sent: s.record[field.key] as string[] });
         await assertOtherSide(sql, writer, { field, added: ids.filter((x) => !previous.includes(x)), removed: previous.filter((x) => !ids.includes(x)) });
         moves.push(...movedLinkChanges(write.ctx, await writeMultipleLink(sql, field, { ownerId: s.id, ids, previous })));
       }
