@@ -1,7 +1,8 @@
 import type { UserAccess } from '../auth/access-control';
 import { forbidden } from '../auth/access-control';
 import { systemContext, type RequestContext } from '../context';
-import type { EntityModel, FieldModel, SchemaModel } from '../definition/model';
+import type { EntityModel, SchemaModel } from '../definition/model';
+import { oneToManyReach } from '../records/counterparts';
 import { mayReadField } from '../records/guard';
 import { recordChanges, type StoredChange } from '../sql/change-store';
 import { asNonNegativeInt } from '../sql/where-values';
@@ -29,15 +30,12 @@ export interface StreamItem {
  * (attribute values, which no field right covers, stay), and so are one-to-many lists of records
  * the reader reads only some of (`read: own` on their type): their ids would name the others.
  */
-const listsPartly = (access: UserAccess, field: FieldModel): boolean =>
-  field.type === 'linkMultiple' && field.linkKind === 'hasMany' && access.scope(field.target).read === 'own';
-
 export function readableDiff(schema: SchemaModel, model: EntityModel, { access, diff }: { access: UserAccess; diff: Diff }): Diff {
   if (access.unrestricted) return diff;
   const shown: Diff = {};
   for (const [key, value] of Object.entries(diff)) {
     const field = model.byKey.get(key) ?? model.field.get(key);
-    if (!field || (mayReadField(access, { schema, model, field }) && !listsPartly(access, field))) shown[key] = value;
+    if (!field || (mayReadField(access, { schema, model, field }) && oneToManyReach(access, field) !== 'own')) shown[key] = value;
   }
   return shown;
 }

@@ -1,4 +1,5 @@
 import { isLinkField } from '../definition/model';
+import type { Rights } from '../auth/access-control';
 import type { EntityModel, FieldModel, SchemaModel } from '../definition/normalize';
 import { otherSideOf } from '../sql/join-other-side';
 
@@ -54,4 +55,13 @@ function linkCounterparts(model: EntityModel, schema: SchemaModel): Map<FieldMod
     if (target && other) found.set(field, { entity: target.name, field: other.name });
   }
   return found;
+}
+
+/**
+ * How much of a one-to-many list (`Brand.products`) a role reads: it lists records of another
+ * type, not a value the record stores, so the role's read level on that type decides (`no`,
+ * `own`, `all`); undefined for any other field.
+ */
+export function oneToManyReach(rights: Pick<Rights, 'scope'>, field: FieldModel): 'no' | 'own' | 'all' | undefined {
+  return field.type === 'linkMultiple' && field.linkKind === 'hasMany' ? rights.scope(field.target).read : undefined;
 }

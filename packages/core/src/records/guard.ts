@@ -6,7 +6,7 @@ import type { EntityModel, FieldModel, SchemaModel } from '../definition/normali
 import type { QueryBuilder } from '../sql/database';
 import { outputKeys } from '../sql/read-query';
 import { ownedBy } from '../sql/record-store';
-import { counterpartOf, knowSchema } from './counterparts';
+import { counterpartOf, knowSchema, oneToManyReach } from './counterparts';
 import { assertMay, type WriteAction } from './write-rules';
 import { versionOf, withRecordVersion } from './version';
 
@@ -93,7 +93,7 @@ export function mayReadField(rights: Rights, { schema, model, field }: { schema:
   if (!rights.field(model.name, field.name).read) return false;
   // A one-to-many list (`Brand.products`) is a list of records of its target type, not a value
   // the record stores: hidden from a role that reads none of them (see `linkScopes`).
-  if (field.type === 'linkMultiple' && field.linkKind === 'hasMany' && rights.scope(field.target).read === 'no') return false;
+  if (oneToManyReach(rights, field) === 'no') return false;
   const other = counterpartOf(schema, model, field);
   // Hidden by a field right of a type the role reads; a type it does not read at all hides no
   // link to it (its links show as stored, as under `own`).

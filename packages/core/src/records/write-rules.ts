@@ -3,7 +3,7 @@ import type { RequestContext } from '../context';
 import type { ApiRecord } from '../declarations';
 import type { EntityModel, FieldModel } from '../definition/normalize';
 import { ApiError } from '../errors';
-import { counterpartOf, type Counterpart } from './counterparts';
+import { counterpartOf, oneToManyReach, type Counterpart } from './counterparts';
 import { equalValues, sameValue } from './values';
 
 /**
@@ -58,15 +58,11 @@ export function assertRecordLevel(model: EntityModel, writer: Writer, { record, 
 export function assertFieldsEditable(model: EntityModel, access: UserAccess, fields: Iterable<FieldModel>): void {
   if (access.unrestricted) return;
   for (const field of fields) {
-    if (!access.field(model.name, field.name).edit || listsNothing(access, field)) throw forbidden(`Not allowed to edit ${model.name}.${field.name}`);
+    if (!access.field(model.name, field.name).edit || oneToManyReach(access, field) === 'no') throw forbidden(`Not allowed to edit ${model.name}.${field.name}`);
     const other = lockedOtherSide(model, access, field);
     if (other) throw forbidden(`Not allowed to edit ${other.entity}.${other.field}`);
   }
 }
-
-/** A one-to-many list of a type the role reads nothing of: hidden (`mayReadField`), so not written either. */
-const listsNothing = (access: UserAccess, field: FieldModel): boolean =>
-  field.type === 'linkMultiple' && field.linkKind === 'hasMany' && access.scope(field.target).read === 'no';
 
 /**
  * The other side of a link, when a field right of the role locks it (`read: false` or `edit:
