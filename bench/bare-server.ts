@@ -131,7 +131,7 @@ async function updateProduct(id: string, body: Row, userId: string): Promise<Row
   if (stored.price !== body.price) {
     const at = now();
     const diff = JSON.stringify({ price: { was: stored.price, became: body.price } });
-    await query(pool, UPDATE_PRICE, [at, null, userId, body.price, id, false, 'Product', id, 'Update', diff, userId, null, randomUUID(), null, null, at]);
+    await query(pool, UPDATE_PRICE, [at, null, userId, body.price, stored.__version, id, false, 'Product', id, 'Update', diff, userId, null, randomUUID(), null, null, at]);
   }
   return getProduct(id);
 }

@@ -54,11 +54,15 @@ export const INSERT_CHANGE =
   'insert into "record_change" ("action", "actor_id", "assignee_id", "created_at", "diff", "entity_type", "owner_id", "record_id", "request_id", "user_id") values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)';
 /** What an update compares: the stored price, the owner (for the edit level `own`) and the version. */
 export const STORED_PRICE = `select ${P}."id" as "id", ${P}."price" as "price", ${P}."created_by_id" as "createdById", ${P}."record_version" as "__version" from ${P} where ${P}."deleted" = $1 and ${P}."id" = $2`;
-/** The update and its entry in the change log, in one statement; the columns in name order, as ours. */
+/**
+ * The update and its entry in the change log, in one statement; the columns in name order, as ours.
+ * The update names the version the price was read at, so a write by another request in between is
+ * not overwritten unseen.
+ */
 export const UPDATE_PRICE =
-  'with u as (update "product" set "modified_at" = $1, "modified_by_actor_id" = $2, "modified_by_id" = $3, "price" = $4, "record_version" = "record_version" + 1 where "id" = $5 and "deleted" = $6 returning "id") ' +
+  'with u as (update "product" set "modified_at" = $1, "modified_by_actor_id" = $2, "modified_by_id" = $3, "price" = $4, "record_version" = "record_version" + 1 where "record_version" = $5 and "id" = $6 and "deleted" = $7 returning "id") ' +
   'insert into "record_change" ("entity_type", "record_id", "action", "diff", "user_id", "actor_id", "request_id", "owner_id", "assignee_id", "created_at") ' +
-  'select $7, $8, $9, $10, $11, $12, $13, $14, $15, $16 from u returning seq';
+  'select $8, $9, $10, $11, $12, $13, $14, $15, $16, $17 from u returning seq';
 export const TOKEN_BY_HASH =
   'select "id" as "id", "user_id" as "userId", "created_at" as "createdAt", "last_used_at" as "lastUsedAt", ' +
   '"expires_at" as "expiresAt", "idle_ms" as "idleMs", "actor_id" as "actorId" from "auth_token" where "token_hash" = $1 limit $2';
