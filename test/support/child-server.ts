@@ -47,6 +47,8 @@ export interface ChildServerOptions {
   listening: (port: number) => RegExp;
   probePath?: string;
   timeoutMs?: number;
+  /** Options for node before the script (e.g. `-r` of a preloaded file). */
+  nodeArgs?: string[];
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -71,7 +73,7 @@ export async function startChildServer(options: ChildServerOptions): Promise<Chi
 
 async function startOnce(options: ChildServerOptions & { port: number }): Promise<ChildServer> {
   const { script, port, probePath = '/apidocs/openapi.json', timeoutMs = 60_000 } = options;
-  const child = spawn(process.execPath, [script], {
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), script], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', ...options.env(port) },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -157,6 +159,29 @@ export function childServerScope(script: string, dirPrefix: string): ChildServer
   });
   afterAll(() => fs.rmSync(scope.dir, { recursive: true, force: true }));
   return scope;
+}
+
+/** Preloaded with `nodeArgs: LOOP_BLOCKS_ARGS`, a child server records how long its event loop was held (see loop-blocks.cjs). */
+export const LOOP_BLOCKS_ARGS = ['-r', path.join(ROOT, 'test/support/loop-blocks.cjs')];
+
+/** A time the event loop of a child server was held for more than 50 ms. */
+export interface LoopBlock {
+  /** How long it was held. */
+  wallMs: number;
+  /** The CPU time the process spent meanwhile: the work that held it, whatever the machine's load. */
+  cpuMs: number;
+}
+
+/** The blocks of a child server started with LOOP_BLOCKS_ARGS since the last call (or its start). */
+export async function loopBlocks(server: ChildServer): Promise<LoopBlock[]> {
+  const from = server.output().length;
+  server.child.kill('SIGUSR2');
+  for (let waited = 0; waited < 10_000; waited += 20) {
+    const line = /loop-blocks (\[.*\])\n/.exec(server.output().slice(from));
+    if (line) return JSON.parse(line[1]) as LoopBlock[];
+    await sleep(20);
+  }
+  throw new Error(`no loop-blocks line from ${server.url}:\n${server.output().slice(from)}`);
 }
 
 /** Signs in with Basic credentials and returns the token (CONTRACT.md §3). */

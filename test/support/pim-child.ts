@@ -27,8 +27,9 @@ export function pimScope(prefix: string): ChildServerScope {
 }
 
 /** Starts the example on `db` with the storage `storageDir` and more environment, and signs the admin in. */
-export async function startPim(scope: ChildServerScope, options: { db: TestDatabase; storageDir: string; env?: Record<string, string> }): Promise<PimChild> {
+export async function startPim(scope: ChildServerScope, options: { db: TestDatabase; storageDir: string; env?: Record<string, string>; nodeArgs?: string[] }): Promise<PimChild> {
   const server = await scope.start({
+    nodeArgs: options.nodeArgs,
     env: (port) => ({ PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: options.db.url, STORAGE_DIR: options.storageDir, ADMIN_PASSWORD: PIM_PASSWORD, ...options.env }),
     listening: (port) => new RegExp(`PIM example listening on http://127\\.0\\.0\\.1:${port} `),
     probePath: '/health',

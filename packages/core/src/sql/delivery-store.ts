@@ -4,6 +4,7 @@ import { chunks } from '../util/chunks';
 import { uuidv7 } from '../util/uuid';
 import type { WebhookTargets } from './change-routing';
 import type { Connection } from './database';
+import { runText, type TextStatement } from './prepared';
 import type { AuxiliaryTable } from './schema-sync';
 import type { SqlContext } from './sql-context';
 
@@ -106,14 +107,19 @@ export async function insertDeliveries(sql: SqlContext, { changes, targets }: { 
       })),
     );
   const columns = Object.keys(rows[0] ?? {});
-  const { db, dialect } = sql;
+  const { dialect } = sql;
   for (const part of chunks(rows, dialect.recordsetRows(columns.length))) {
     const set = dialect.recordset(part, { table: DELIVERY, columns });
-    await db.raw(
-      `insert into ${q(DELIVERY)} (${columns.map(q).join(', ')}) select ${columns.map(set.value).join(', ')} from ${set.from} ` +
+    // Compiled once per recordset shape, as the changes' own insert: on SQLite, knex would build
+    // and prepare a statement of thousands of values anew for every part.
+    const insert: TextStatement = {
+      method: 'count',
+      key: `deliveries:${set.key}`,
+      text: () =>
+        `insert into ${q(DELIVERY)} (${columns.map(q).join(', ')}) select ${columns.map(set.value).join(', ')} from ${set.from} ` +
         `join ${q(WEBHOOK)} w on w.id = ${set.value('webhook_id')} and w.is_active = ${dialect.bool(true)} and w.deleted = ${dialect.bool(false)}`,
-      set.bindings as Knex.RawBinding[],
-    );
+    };
+    await runText(sql, insert, set.bindings);
   }
   return rows.length;
 }
