@@ -68,11 +68,15 @@ describePg('database outage on postgres', () => {
     const down = await request(app).get('/api/Brand').set('Authorization-Token', token);
     expect(down.status).toBe(503);
     expect(down.body.error.code).toBe('CORE_DATABASE_UNAVAILABLE');
+    // CONTRACT §17: every 503 says when to try again.
+    expect(down.headers['retry-after']).toBe('5');
     expect(JSON.stringify(down.body)).not.toMatch(/ECONN|select|postgres/i);
     await proxy.listen();
     let status = 0;
     for (let i = 0; i < 20 && status !== 200; i++) {
-      status = (await request(app).get('/api/Brand').set('Authorization-Token', token)).status;
+      const res = await request(app).get('/api/Brand').set('Authorization-Token', token);
+      status = res.status;
+      if (status === 503) expect(res.headers['retry-after']).toBe('5');
       if (status !== 200) await new Promise((r) => setTimeout(r, 250));
     }
     expect(status).toBe(200);

@@ -1,7 +1,7 @@
 import knex, { type Knex } from 'knex';
 import request from 'supertest';
 import { GENERATIONS, startTestApi, type TestApi } from '../support/api';
-import { createEntityApi, systemContext } from '@entity-records/core';
+import { createEntityApi, systemContext, type EntityApi } from '@entity-records/core';
 import { createTestDatabase, TEST_DBS, type TestDatabase } from '../support/databases';
 import { testEntities } from '../support/fixtures';
 
@@ -14,11 +14,11 @@ const describePg = TEST_DBS.includes('postgres') ? describe : describe.skip;
 
 jest.setTimeout(60_000);
 
-/** A connection of the test's own, holding an exclusive lock on a table until `release()`. */
+/** A connection of the test's own, holding an exclusive lock on a table (`schema.table` too) until `release()`. */
 async function lockTable(db: TestDatabase, table: string): Promise<{ pid: number; release(): Promise<void> }> {
   const conn = knex({ client: 'pg', connection: db.url, pool: { min: 0, max: 1 } });
   const trx = await conn.transaction();
-  await trx.raw(`lock table "${table}" in access exclusive mode`);
+  await trx.raw('lock table ?? in access exclusive mode', [table]);
   const pid = (await trx.raw('select pg_backend_pid() as pid')).rows[0].pid as number;
   return {
     pid,
@@ -96,6 +96,53 @@ describePg('PostgreSQL faults', () => {
       await holder.destroy();
       await db.drop();
     }
+  });
+
+  describe('the statement timeout of every connection', () => {
+    /** `statement_timeout` of `count` pooled connections of the instance, held at once so that they are distinct. */
+    async function poolTimeouts(api: EntityApi, count: number): Promise<string[]> {
+      const held = await Promise.all(Array.from({ length: count }, () => api.database.knex.transaction()));
+      try {
+        return await Promise.all(held.map(async (trx) => (await trx.raw('show statement_timeout')).rows[0].statement_timeout as string));
+      } finally {
+        await Promise.all(held.map((trx) => trx.rollback()));
+      }
+    }
+    const serverDefault = async () => (await admin.raw('show statement_timeout')).rows[0].statement_timeout as string;
+
+    it('is 30 s on every pooled connection by default, statementTimeoutMs otherwise, and none with 0', async () => {
+      const db = await createTestDatabase('postgres');
+      try {
+        for (const [statementTimeoutMs, expected] of [[undefined, '30s'], [1500, '1500ms'], [0, await serverDefault()]] as const) {
+          const t = await startTestApi('postgres', { entities: testEntities, ...(statementTimeoutMs !== undefined && { statementTimeoutMs }) }, db);
+          try {
+            expect({ statementTimeoutMs, timeouts: await poolTimeouts(t.api, 3) }).toEqual({ statementTimeoutMs, timeouts: [expected, expected, expected] });
+          } finally {
+            await t.close();
+          }
+        }
+      } finally {
+        await db.drop();
+      }
+    });
+
+    it('bounds the statements of the job queue (pg-boss) too: a job queued while its table is locked is 503 CORE_TIMEOUT, not a request that hangs', async () => {
+      const t = await startTestApi('postgres', { entities: testEntities, statementTimeoutMs: 400 });
+      try {
+        const lock = await lockTable(t.db, 'pgboss.job');
+        let answer: request.Response | 'still waiting';
+        try {
+          const waited = new Promise<'still waiting'>((resolve) => setTimeout(() => resolve('still waiting'), 5000));
+          answer = await Promise.race([t.post('/api/upsertAsync', [{ entity: 'Brand', payload: { name: 'queued' } }]).then((res) => res), waited]);
+        } finally {
+          await lock.release();
+        }
+        if (answer === 'still waiting') throw new Error('the request still waited for the queue after 5 s');
+        expect503(answer, 'CORE_TIMEOUT');
+      } finally {
+        await t.close();
+      }
+    });
   });
 
   describe('a pool without a free connection', () => {

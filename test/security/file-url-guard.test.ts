@@ -46,6 +46,10 @@ async function fileServer() {
     } else if (url === '/unframed-big') {
       req.socket.write('HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n');
       req.socket.end(Buffer.alloc(20_000));
+    } else if (url === '/short-length') {
+      // Announces 1,000 bytes, sends 10, then closes the connection: the body ends early.
+      res.writeHead(200, { 'Content-Type': 'text/plain', 'Content-Length': '1000' });
+      res.write('ten bytes.', () => setTimeout(() => req.socket.destroy(), 20));
     } else if (url === '/silent') {
       // never answers
     } else {
@@ -184,6 +188,17 @@ describe.each(TEST_DBS)('URL uploads on %s', (kind) => {
         const res = await upload(allowing, `http://127.0.0.1:${server.port}${path}`).expect(400);
         expect({ path, code: res.body.error.code }).toEqual({ path, code: 'FILES_URL_FETCH_FAILED' });
       }
+      expect(await files()).toBe(before.files);
+      expect(listFiles(allowing.storageDir)).toEqual(before.stored);
+    });
+
+    it('refuses a download that ends before the Content-Length it announced (400) and stores nothing', async () => {
+      const files = async () => (await allowing.get(`${base}/File?totalOnly=true`).expect(200)).body.total;
+      const before = { files: await files(), stored: listFiles(allowing.storageDir), hits: server.hits.length };
+      const res = await upload(allowing, `http://127.0.0.1:${server.port}/short-length`).expect(400);
+      expect(res.body.error).toMatchObject({ code: 'FILES_URL_FETCH_FAILED', message: 'The download from url broke off or took longer than 1500 ms' });
+      // The source was reached: the refusal is for the broken-off body, not for the address.
+      expect(server.hits.slice(before.hits)).toEqual(['/short-length']);
       expect(await files()).toBe(before.files);
       expect(listFiles(allowing.storageDir)).toEqual(before.stored);
     });

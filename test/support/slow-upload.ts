@@ -3,7 +3,7 @@ import http from 'node:http';
 /** A multipart upload sent piece by piece, so that it is in flight for a while. */
 export interface SlowUpload {
   /** The answer, once the server sends one (rejects when the connection breaks). */
-  answer: Promise<{ status: number; body: string }>;
+  answer: Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }>;
   /** Sends the rest of the body at once and ends it. */
   finish(): void;
   /** Breaks the connection mid-body. */
@@ -30,11 +30,11 @@ export function slowUpload(options: { url: string; token: string; name: string; 
       'Content-Length': String(head.length + options.size + tail.length),
     },
   });
-  const answer = new Promise<{ status: number; body: string }>((resolve, reject) => {
+  const answer = new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }>((resolve, reject) => {
     req.once('response', (res) => {
       let body = '';
       res.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
-      res.once('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      res.once('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
       res.once('error', reject);
     });
     req.once('error', reject);

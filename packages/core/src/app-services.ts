@@ -77,7 +77,7 @@ export function createJobs({ options, database, schema, repositories, logger }: 
   const jobStore = new JobStore(database, schema.entity('Job') as EntityModel);
   const usePgBoss = (options.jobs?.queue ?? database.dialect.defaultJobQueue) === 'pg-boss';
   const queue = usePgBoss
-    ? new PgBossQueue({ connectionString: options.database, expireInSeconds: options.jobs?.expireInSeconds })
+    ? new PgBossQueue({ connectionString: options.database, expireInSeconds: options.jobs?.expireInSeconds, statementTimeoutMs: options.statementTimeoutMs })
     : new InProcessQueue(() => jobStore.unfinished());
   const authStore = new AuthStore(database, schema.entity('User') as EntityModel, schema.entity('Role') as EntityModel);
   const jobs = new JobService(jobStore, queue, { loadUser: (id) => authStore.userById(id), logger });

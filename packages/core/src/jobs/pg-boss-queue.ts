@@ -1,4 +1,5 @@
 import PgBoss from 'pg-boss';
+import { statementTimeout } from '../sql/dialects/postgres';
 import type { JobQueue } from './queue';
 
 export interface PgBossQueueOptions {
@@ -7,6 +8,8 @@ export interface PgBossQueueOptions {
   expireInSeconds?: number;
   /** How often idle workers look for work; default 1 s. */
   pollingIntervalSeconds?: number;
+  /** The instance's `statementTimeoutMs`: the queue's statements run under it too. */
+  statementTimeoutMs?: number;
 }
 
 const QUEUE = 'entity-records-jobs';
@@ -25,6 +28,9 @@ export class PgBossQueue implements JobQueue {
       connectionString: options.connectionString,
       schema: 'pgboss',
       max: 3,
+      // Passed on to pg's pool (pg-boss's types do not name it): a queue statement waiting on a
+      // lock ends as the instance's own statements do, not never.
+      ...({ statement_timeout: statementTimeout(options.statementTimeoutMs) } as object),
       supervise: true,
       // Expired jobs (their process died) are found by the maintenance run: keep it within the expiry.
       maintenanceIntervalSeconds: Math.max(1, Math.min(120, expire)),

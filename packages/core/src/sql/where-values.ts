@@ -65,6 +65,24 @@ export function asList(value: unknown): unknown[] {
   return [value];
 }
 
+/** The operators that hold other where items: `and`, `or` and `not`. */
+export const WHERE_GROUPS: ReadonlySet<string> = new Set(['and', 'or', 'not']);
+
+/** Whether a where item is a group (`and`, `or`, `not`) whose value holds further items. */
+export function isWhereGroup(item: unknown): boolean {
+  return typeof item === 'object' && item !== null && WHERE_GROUPS.has((item as { type?: unknown }).type as string);
+}
+
+/**
+ * The items a group's value holds: a list, or a single item object (`where[0][value][type]=…`)
+ * as a list of one. The compiler and the depth limit read a group the same way, so that no form
+ * of nesting escapes the limit.
+ */
+export function groupItems(value: unknown): unknown[] {
+  const single = value !== null && typeof value === 'object' && !Array.isArray(value) && 'type' in value;
+  return single ? [value] : asList(value);
+}
+
 export function asNonNegativeInt(value: unknown, what: string, max?: number): number {
   const n = typeof value === 'number' ? value : typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : NaN;
   if (!Number.isSafeInteger(n) || n < 0) throw invalidQuery(`${what} must be a non-negative integer`);

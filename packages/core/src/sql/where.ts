@@ -4,7 +4,7 @@ import { col, rawCol, type Apply, type WhereContext, type WhereItem } from './wh
 import { jsonLinkOp, LINK_OPERATORS, linkOp, type LinkOperator } from './where-links';
 import { addDays, formatDateTime, isValidTimeZone, localDate, startOfLocalDay } from '../time';
 import { assertWhereSize } from '../util/where-limits';
-import { MAX_DAYS, asList, asNonNegativeInt, coerceScalar, escapeLike, invalidQuery, isFilterText, likePattern } from './where-values';
+import { MAX_DAYS, WHERE_GROUPS, asList, asNonNegativeInt, coerceScalar, escapeLike, groupItems, invalidQuery, isFilterText, isWhereGroup, likePattern } from './where-values';
 
 export type { WhereContext, WhereItem } from './where-types';
 
@@ -156,10 +156,8 @@ const OPERATORS: Readonly<Record<string, Apply>> = {
   arrayNoneOf: arrayOp(true),
 };
 
-const GROUPS = new Set(['and', 'or', 'not']);
-
 /** Every operator name the compiler knows, for docs and OpenAPI. */
-export const WHERE_OPERATORS = [...GROUPS, ...Object.keys(OPERATORS)];
+export const WHERE_OPERATORS = [...WHERE_GROUPS, ...Object.keys(OPERATORS)];
 
 /** Resolves a condition's attribute through the definition only; unknown names are 400. */
 export function resolveField(ctx: WhereContext, attribute: unknown, operator: string): FieldModel {
@@ -181,10 +179,8 @@ function applyItem(qb: Builder, item: unknown, ctx: WhereContext): void {
   if (typeof item !== 'object' || item === null || Array.isArray(item)) throw invalidQuery('A where item must be an object');
   const w = item as WhereItem;
   if (typeof w.type !== 'string') throw invalidQuery('A where item needs a type');
-  if (GROUPS.has(w.type)) {
-    // A single nested item (`where[0][value][type]=…`) is a list of one.
-    const single = w.value !== null && typeof w.value === 'object' && !Array.isArray(w.value) && 'type' in w.value;
-    const children = single ? [w.value] : asList(w.value);
+  if (isWhereGroup(w)) {
+    const children = groupItems(w.value);
     if (children.length === 0) throw invalidQuery(`Operator '${w.type}' needs a list of items`);
     if (w.type === 'or') {
       qb.where((outer) => {

@@ -3,6 +3,7 @@ import request from 'supertest';
 import { GENERATIONS, startTestApi, type TestApi } from '../../../../test/support/api';
 import { TEST_DBS } from '../../../../test/support/databases';
 import { testEntities } from '../../../../test/support/fixtures';
+import { finishedJob } from '../../../../test/support/jobs';
 
 /** JSON text of `{"a": {"a": … 1 …}}`, `depth` objects deep (built as text: JSON.stringify overflows first). */
 const nestedObject = (depth: number) => `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
@@ -26,8 +27,8 @@ describe.each(TEST_DBS)('limits of input on %s', (kind) => {
   afterEach(() => expect(errors.splice(0)).toEqual([]));
 
   const total = async (path: string) => (await t.get(`${path}?totalOnly=true`).expect(200)).body.total as number;
-  const raw = (path: string, text: string) =>
-    request(t.app).post(path).set('Authorization-Token', t.token).set('Content-Type', 'application/json').send(text);
+  const raw = (path: string, text: string, method: 'post' | 'patch' = 'post') =>
+    request(t.app)[method](path).set('Authorization-Token', t.token).set('Content-Type', 'application/json').send(text);
 
   describe.each(GENERATIONS)('generation %s', (_g, base) => {
     it('refuses JSON nested deeper than 64 levels in any body (400), and stores nothing', async () => {
@@ -49,6 +50,37 @@ describe.each(TEST_DBS)('limits of input on %s', (kind) => {
       }
       expect(await total(`${base}/Product`)).toBe(products + 1);
       expect(await total(`${base}/Job`)).toBe(jobs);
+    });
+
+    it('queues a job whose input nests 64 levels and refuses 65 (400) on every route that queues one, creating no job', async () => {
+      const ids = JSON.stringify(Array.from({ length: 201 }, (_, i) => `none-${i}`));
+      // Bodies of `depth` levels in all (the body is level 1), the deepest part in a jsonObject field.
+      const bodies = (depth: number): [string, string, 'post' | 'patch'][] => [
+        [`${base}/upsertAsync`, `[{"entity":"Product","payload":{"name":"deep job","specs":${nestedObject(depth - 3)}}}]`, 'post'],
+        // A mass update by where, and one of more ids than are updated at once: both run as jobs.
+        ...(['post', 'patch'] as const).flatMap((method): [string, string, 'post' | 'patch'][] => [
+          [`${base}/entityMassUpdate`, `{"entityName":"Product","where":[{"type":"equals","attribute":"id","value":"none"}],"values":{"specs":${nestedObject(depth - 2)}}}`, method],
+          [`${base}/entityMassUpdate`, `{"entityName":"Product","ids":${ids},"values":{"specs":${nestedObject(depth - 2)}}}`, method],
+        ]),
+      ];
+      const jobs = await total(`${base}/Job`);
+      for (const [path, text, method] of bodies(65)) {
+        const res = await raw(path, text, method);
+        expect({ path, method, status: res.status, error: res.body.error }).toEqual({
+          path,
+          method,
+          status: 400,
+          error: expect.objectContaining({ code: 'CORE_INVALID_JSON', details: { maxDepth: 64 } }),
+        });
+      }
+      expect(await total(`${base}/Job`)).toBe(jobs);
+      // At the limit each queues its job (awaited, so that it changes nothing under the next test).
+      for (const [path, text, method] of bodies(64)) {
+        const res = await raw(path, text, method);
+        expect({ path, method, status: res.status }).toEqual({ path, method, status: 200 });
+        expect((await finishedJob(t, { base, id: res.body.jobId })).status).toBe('Success');
+      }
+      expect(await total(`${base}/Job`)).toBe(jobs + 5);
     });
 
     it('refuses a where nested deeper than 20 levels, a value nested 4,000 deep included, in both forms (400)', async () => {

@@ -12,6 +12,17 @@ const SCHEMA_LOCK_KEY = 482_113_907;
 /** The savepoint an insert of new rows runs in (see insertNew). */
 const NEW_ROWS_SAVEPOINT = 'er_new_rows';
 
+/** The statement timeout of an instance that sets none (CONTRACT §17), in ms. */
+export const DEFAULT_STATEMENT_TIMEOUT_MS = 30_000;
+
+/**
+ * The `statement_timeout` of every connection an instance opens to PostgreSQL, in ms (0: none):
+ * the pool's, the listening connection's (taken from the pool's settings) and the job queue's
+ * (pg-boss), so that no statement of the instance runs unbounded. Only the schema sync at start
+ * lifts it, for its transaction (`withSchemaLock`).
+ */
+export const statementTimeout = (statementTimeoutMs: number | undefined): number => statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS;
+
 /** query_canceled: the statement timeout (`statementTimeoutMs`) ran out. */
 const STATEMENT_TIMEOUT_STATE = '57014';
 
@@ -69,7 +80,7 @@ export const postgresDialect: Dialect = {
     return {
       client: 'pg',
       // The server cancels a statement past the timeout (SQLSTATE 57014); set per connection.
-      connection: { connectionString: url, types: pgTypes(), statement_timeout: statementTimeoutMs ?? 30_000 } as Knex.PgConnectionConfig,
+      connection: { connectionString: url, types: pgTypes(), statement_timeout: statementTimeout(statementTimeoutMs) } as Knex.PgConnectionConfig,
       pool: { min: 0, max: poolSize ?? 10 },
     };
   },
