@@ -3,7 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { ensureBuilt, ROOT } from '../support/child-server';
 import { compileErrors, writeSampleProject } from './sample-project';
-import { curlProblems, documentationFiles, samplesOf, type Sample } from './samples';
+import { curlProblems } from './curl-check';
+import { documentationFiles, samplesOf, type Sample } from './samples';
 
 // Every TypeScript and JavaScript sample of the documentation is type-checked as a user's ES
 // module project would (module NodeNext) against the built packages (sample-project.ts); the

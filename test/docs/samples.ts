@@ -91,31 +91,3 @@ export function documentationFiles(root: string): string[] {
   const readmes = (dir: string) => fs.readdirSync(path.join(root, dir)).map((p) => path.join(root, dir, p, 'README.md')).filter((f) => fs.existsSync(f));
   return [path.join(root, 'README.md'), ...docs(path.join(root, 'docs')), ...readmes('packages'), ...readmes('examples')];
 }
-
-/** A shell command with its continuation lines joined. */
-export function shellCommands(code: string): string[] {
-  return code.replace(/\\\n\s*/g, ' ').split('\n');
-}
-
-/** Quoted or bare words of a shell command (enough for curl lines: no nesting beyond $(…)). */
-function words(command: string): string[] {
-  return command.match(/'[^']*'|"(?:[^"\\]|\\.)*"|\S+/g) ?? [];
-}
-
-/**
- * What is wrong with the curl commands of a shell sample: a URL with brackets or braces without
- * `-g` (curl would glob it and print nothing), or `-s` without `-S` (errors would be hidden).
- */
-export function curlProblems(code: string): string[] {
-  const problems: string[] = [];
-  for (const command of shellCommands(code)) {
-    for (const part of command.split(/\$\(|\|/).filter((p) => /(^|\s)curl\s/.test(p))) {
-      const args = words(part.slice(part.search(/(^|\s)curl\s/)).trim()).slice(1);
-      const flags = args.filter((a) => /^-[A-Za-z]+$/.test(a)).join('');
-      const urls = args.filter((a, k) => !/^-/.test(a) && !/^-(d|H|F|u|o|X)$|^--data/.test(args[k - 1] ?? '') && /(:\/\/|^["']?\$\w+\/)/.test(a));
-      if (urls.some((u) => /[[\]{}]/.test(u)) && !flags.includes('g') && !args.includes('--globoff')) problems.push(`needs -g: ${part.trim()}`);
-      if (flags.includes('s') && !flags.includes('S')) problems.push(`-s hides errors (use -sS): ${part.trim()}`);
-    }
-  }
-  return problems;
-}
