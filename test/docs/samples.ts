@@ -1,20 +1,71 @@
 import fs from 'node:fs';
 import path from 'node:path';
 
-/** A fenced code block of a Markdown file, with the directive of the HTML comment before it. */
+/**
+ * A fenced code block of a Markdown file, with the `<!-- sample: … -->` directives of the HTML
+ * comments just before it (hidden in the rendered page, read by the sample test). Every
+ * TypeScript and JavaScript sample compiles; the directives say in what setting.
+ */
 export interface Sample {
   file: string;
   line: number;
   lang: string;
   code: string;
-  /** `<!-- sample: partial — why -->`: not compiled, for the reason given. */
-  partial?: string;
   /** `<!-- sample: uses api, token -->`: names the prelude gives the sample. */
   uses: string[];
+  /**
+   * `<!-- sample: within … -->` (the comment may span lines): the code a fragment (fields of a
+   * definition, say) is compiled inside of, the sample taking the place of the one `…`.
+   */
+  within?: { before: string; after: string };
+  /** `<!-- sample: browser -->`: browser code, compiled with the DOM library instead of Node's types. */
+  browser: boolean;
+  /** `<!-- sample: openapi api.d.ts -->`: the file openapi-typescript writes, next to the sample. */
+  openapi?: string;
+  /** Directives this extractor does not understand (the test fails on them). */
+  unknown: string[];
 }
 
 const FENCE = /^```(\w*)\s*$/;
-const DIRECTIVE = /^<!--\s*sample:\s*(partial|uses)\b\s*[—:-]?\s*(.*?)\s*-->$/;
+const DIRECTIVE = /^sample:\s*(\w+)\s*[—:-]?\s*([\s\S]*?)\s*$/;
+
+type Directives = Omit<Sample, 'file' | 'line' | 'lang' | 'code'>;
+
+/** What one directive's text adds to a sample. */
+function applyDirective(directives: Directives, text: string): void {
+  const match = DIRECTIVE.exec(text);
+  const [name, rest] = match ? [match[1], match[2]] : ['', text];
+  const parts = rest.split('…');
+  if (name === 'uses') directives.uses.push(...rest.split(',').map((n) => n.trim()).filter(Boolean));
+  else if (name === 'browser') directives.browser = true;
+  else if (name === 'openapi' && /^[\w-]+\.d\.ts\b/.test(rest)) directives.openapi = rest.split(/\s/)[0];
+  else if (name === 'within' && parts.length === 2) directives.within = { before: parts[0], after: parts[1] };
+  else directives.unknown.push(text);
+}
+
+/** The `sample:` comment that ends on line `end`, read back to its `<!--`, or undefined. */
+function commentEndingAt(lines: string[], end: number): { text: string; start: number } | undefined {
+  if (!lines[end].trim().endsWith('-->')) return undefined;
+  let start = end;
+  while (start > 0 && !lines[start].trimStart().startsWith('<!--')) start--;
+  const text = lines.slice(start, end + 1).join('\n').trim().replace(/^<!--/, '').replace(/-->$/, '').trim();
+  return text.startsWith('sample:') ? { text, start } : undefined;
+}
+
+/** The directives of the comments just before line `fence` (blank lines between allowed). */
+function directivesBefore(lines: string[], fence: number): Directives {
+  const directives: Directives = { uses: [], browser: false, unknown: [] };
+  const texts: string[] = [];
+  for (let k = fence - 1; k >= 0; k--) {
+    if (lines[k].trim() === '') continue;
+    const comment = commentEndingAt(lines, k);
+    if (!comment) break;
+    texts.unshift(comment.text);
+    k = comment.start;
+  }
+  for (const text of texts) applyDirective(directives, text);
+  return directives;
+}
 
 /** Every fenced block of a Markdown file, in order. */
 export function samplesOf(file: string): Sample[] {
@@ -27,17 +78,7 @@ export function samplesOf(file: string): Sample[] {
     const body: string[] = [];
     let j = i + 1;
     for (; j < lines.length && !/^\s*```\s*$/.test(lines[j]); j++) body.push(lines[j].slice(indent));
-    let previous = i - 1;
-    while (previous >= 0 && lines[previous].trim() === '') previous--;
-    const directive = previous >= 0 ? DIRECTIVE.exec(lines[previous].trim()) : null;
-    samples.push({
-      file,
-      line: i + 1,
-      lang: open[1],
-      code: body.join('\n'),
-      ...(directive?.[1] === 'partial' && { partial: directive[2] }),
-      uses: directive?.[1] === 'uses' ? directive[2].split(',').map((name) => name.trim()).filter(Boolean) : [],
-    });
+    samples.push({ file, line: i + 1, lang: open[1], code: body.join('\n'), ...directivesBefore(lines, i) });
     i = j;
   }
   return samples;
@@ -49,32 +90,4 @@ export function documentationFiles(root: string): string[] {
     fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? docs(path.join(dir, e.name)) : e.name.endsWith('.md') ? [path.join(dir, e.name)] : []));
   const readmes = (dir: string) => fs.readdirSync(path.join(root, dir)).map((p) => path.join(root, dir, p, 'README.md')).filter((f) => fs.existsSync(f));
   return [path.join(root, 'README.md'), ...docs(path.join(root, 'docs')), ...readmes('packages'), ...readmes('examples')];
-}
-
-/** A shell command with its continuation lines joined. */
-export function shellCommands(code: string): string[] {
-  return code.replace(/\\\n\s*/g, ' ').split('\n');
-}
-
-/** Quoted or bare words of a shell command (enough for curl lines: no nesting beyond $(…)). */
-function words(command: string): string[] {
-  return command.match(/'[^']*'|"(?:[^"\\]|\\.)*"|\S+/g) ?? [];
-}
-
-/**
- * What is wrong with the curl commands of a shell sample: a URL with brackets or braces without
- * `-g` (curl would glob it and print nothing), or `-s` without `-S` (errors would be hidden).
- */
-export function curlProblems(code: string): string[] {
-  const problems: string[] = [];
-  for (const command of shellCommands(code)) {
-    for (const part of command.split(/\$\(|\|/).filter((p) => /(^|\s)curl\s/.test(p))) {
-      const args = words(part.slice(part.search(/(^|\s)curl\s/)).trim()).slice(1);
-      const flags = args.filter((a) => /^-[A-Za-z]+$/.test(a)).join('');
-      const urls = args.filter((a, k) => !/^-/.test(a) && !/^-(d|H|F|u|o|X)$|^--data/.test(args[k - 1] ?? '') && /(:\/\/|^["']?\$\w+\/)/.test(a));
-      if (urls.some((u) => /[[\]{}]/.test(u)) && !flags.includes('g') && !args.includes('--globoff')) problems.push(`needs -g: ${part.trim()}`);
-      if (flags.includes('s') && !flags.includes('S')) problems.push(`-s hides errors (use -sS): ${part.trim()}`);
-    }
-  }
-  return problems;
 }

@@ -35,6 +35,11 @@ describe('scripts/new-package.js', () => {
       devDependencies: { '@entity-records/core': '1.2.3' },
     });
     expect(fs.readFileSync(path.join(dir, 'src/index.ts'), 'utf8')).toMatch(/export default definePlugin<AuditLogOptions \| undefined>\(\{\n {2}name: '@entity-records\/audit-log'/);
+    // Installed from tarballs until the packages are published (npm install @entity-records/… would 404).
+    const readme = fs.readFileSync(path.join(dir, 'README.md'), 'utf8');
+    expect(readme).toContain('npm pack -w packages/core -w packages/audit-log --pack-destination ../tarballs');
+    expect(readme).toContain('npm install ../tarballs/entity-records-core-1.2.3.tgz ../tarballs/entity-records-audit-log-1.2.3.tgz');
+    expect(readme).toContain('Once published: `npm install @entity-records/core @entity-records/audit-log`.');
     const build = JSON.parse(fs.readFileSync(path.join(root, 'tsconfig.build.json'), 'utf8'));
     expect(build.references).toEqual([{ path: 'packages/core' }, { path: 'packages/audit-log' }, { path: 'examples/pim' }]);
   });

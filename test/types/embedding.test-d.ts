@@ -14,8 +14,14 @@ defineEntity({
   fields: {
     // @ts-expect-error 'requird' is not a field option
     name: { type: 'varchar', requird: true },
+    // @ts-expect-error 'uniqe' is not a field option
+    sku: { type: 'varchar', uniqe: true },
+    // @ts-expect-error 'maxLenght' is not a field option
+    code: { type: 'varchar', maxLenght: 20 },
   },
 });
+// The options those typos meant compile.
+defineEntity({ name: 'Spelled', fields: { name: { type: 'varchar', required: true }, sku: { type: 'varchar', unique: true }, code: { type: 'varchar', maxLength: 20 } } });
 defineEntity({
   name: 'Typo',
   fields: { sku: { type: 'varchar' } },

@@ -57,15 +57,19 @@ function bodyAlreadyRead(req: Parameters<RequestHandler>[0]): boolean {
 }
 
 /**
- * The same guard at request time, where no mount event came (the router inside a host's Router):
- * a body another parser read cannot be checked as the API checks bodies, so the request is
- * refused as a server fault that the log explains.
+ * The same guard at request time, where no mount event came: a host's `Router` tells nothing of
+ * what is mounted in it, so a parser before the router inside one shows only when a request's
+ * body arrives already read. Its bytes are gone, so the API cannot check the body as it does
+ * (size, UTF-8, NUL): the request is refused as the server's fault, with a code of its own and a
+ * message that says how to mount them (answered and logged).
  */
 export function refuseForeignBody(exempt?: (path: string) => boolean): RequestHandler {
   return (req, _res, next) => {
     if (exempt?.(req.path) || !bodyAlreadyRead(req)) return next();
-    next(new ApiError('CORE_INTERNAL', 'Internal server error', {
-      cause: new Error('A body parser of the host read this request before api.router: mount api.router before express.json(), or the parser on the host\'s own paths only'),
-    }));
+    next(new ApiError(
+      'CORE_BODY_READ_BY_HOST',
+      'A body parser of the host (express.json() or the like, in a Router before api.router) read this request\'s body before the API could: ' +
+        'mount api.router before the parser, or the parser on the host\'s own paths only',
+    ));
   };
 }

@@ -1,4 +1,5 @@
 import { BootError, createEntityApi, defineEntity, type EntityApiOptions } from '@entity-records/core';
+import { OPTIONS_SCHEMA } from '../../src/options-check';
 
 const Brand = defineEntity({ name: 'Brand', fields: { name: { type: 'varchar' } } });
 
@@ -11,6 +12,16 @@ function bootError(options: Record<string, unknown>): BootError {
     throw error;
   }
   throw new Error('no error thrown');
+}
+
+type Schema = { properties?: Record<string, Schema> };
+
+/** The schema's keys (at every level where it lists properties) that none of `values` gives. */
+function missingKeys(schema: Schema, values: Record<string, unknown>[], prefix = ''): string[] {
+  return Object.entries(schema.properties ?? {}).flatMap(([key, inner]) => {
+    const giving = values.filter((v) => key in v).map((v) => v[key] as Record<string, unknown>);
+    return giving.length ? missingKeys(inner, giving, `${prefix}${key}.`) : [`${prefix}${key}`];
+  });
 }
 
 describe('createEntityApi checks its options at start-up', () => {
@@ -36,25 +47,39 @@ describe('createEntityApi checks its options at start-up', () => {
   });
 
   it('accepts every documented option with good values', async () => {
-    const api = createEntityApi({
+    const options = {
       database: 'sqlite::memory:',
       entities: [Brand],
       plugins: [],
-      auth: { tokenLifetimeHours: 1, tokenIdleHours: 0, tokenCacheSeconds: 5, passwordCost: 14, throttle: { maxFailuresPerUser: 5, maxFailuresPerAddress: 50, windowSeconds: 30 }, resolveUser: () => undefined },
-      admin: { userName: 'admin' },
+      auth: { tokenLifetimeHours: 1, tokenIdleHours: 0, tokenCacheSeconds: 5, passwordCost: 14, throttle: { maxFailuresPerUser: 5, maxFailuresPerAddress: 50, windowSeconds: 30 }, passwordHashQueue: 10, resolveUser: () => undefined },
+      admin: { userName: 'admin', password: 'a good password' },
       defaultListSize: 50,
       maxListSize: 100,
       maxBodySize: '10mb',
+      maxConcurrentLargeBodies: 2,
+      largeBodyQueue: 0,
+      maxUpsertItems: 500,
+      closeGraceMs: 0,
+      statementTimeoutMs: 5000,
+      poolTimeoutMs: 2000,
       publicUrl: 'https://pim.example.com',
       languages: ['en_US'],
       v1AttributesFormat: 'nested',
       generations: ['A'],
       apidocs: false,
-      openapi: { title: 't', version: '1', description: 'd', apis: [] },
+      openapi: { title: 't', version: '1', description: 'd', apis: [], license: { name: 'MIT', identifier: 'MIT' }, contact: { name: 'n', url: 'https://example.com', email: 'a@example.com' } },
       logger: { info() {}, warn() {}, error() {} },
       poolSize: 2,
+      changes: { retentionDays: 7 },
+      events: { heartbeatSeconds: 5 },
+      webhooks: { allowedHosts: ['hooks.internal'], maxAttempts: 3, retryBaseMs: 1000, timeoutMs: 2000, leaseMs: 5000, pollMs: 500, concurrency: 2, lookup: () => undefined },
+      idempotency: { keepHours: 1, leaseSeconds: 30 },
       jobs: { queue: 'in-process', expireInSeconds: 60, worker: false },
-    });
-    await api.close();
+    } satisfies EntityApiOptions<[typeof Brand]>;
+    // The license's url instead of its identifier (one or the other).
+    const licensedByUrl = { ...options, openapi: { ...options.openapi, license: { name: 'MIT', url: 'https://opensource.org/license/mit' } } };
+    // Every option of the schema (nested ones included) is given, so none is left untried.
+    expect(missingKeys(OPTIONS_SCHEMA as Schema, [options, licensedByUrl])).toEqual([]);
+    for (const good of [options, licensedByUrl]) await createEntityApi(good).close();
   });
 });

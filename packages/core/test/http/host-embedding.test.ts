@@ -126,7 +126,7 @@ describe.each(TEST_DBS)('good manners in a host app on %s', (kind) => {
     await request(fine).post('/api/Brand').set('Authorization-Token', token).send({ name: 'Parsed by the router' }).expect(200);
   });
 
-  it('refuses a body a host parser read inside another router, and logs why', async () => {
+  it('refuses a body a host parser read inside another router with a code of its own, saying how to mount them, and logs it', async () => {
     const api = await start();
     const hostRouter = express.Router();
     hostRouter.use(express.json());
@@ -135,8 +135,13 @@ describe.each(TEST_DBS)('good manners in a host app on %s', (kind) => {
     const token = await tokenOf(app);
     errors.length = 0;
     const res = await request(app).post('/api/Brand').set('Authorization-Token', token).send({ name: 'Read twice' }).expect(500);
-    expect(res.body.error.code).toBe('CORE_INTERNAL');
-    expect(JSON.stringify(errors)).toMatch(/A body parser of the host read this request before api\.router/);
+    expect(res.body.error.code).toBe('CORE_BODY_READ_BY_HOST');
+    expect(res.body.error.message).toMatch(/^A body parser of the host .* read this request's body before the API could: mount api\.router before the parser, or the parser on the host's own paths only$/);
+    expect(res.headers['x-status-reason']).toBe(res.body.error.message);
+    expect(errors).toEqual([expect.objectContaining({ status: 500, code: 'CORE_BODY_READ_BY_HOST', method: 'POST' })]);
+    // Nothing was stored.
+    const stored = await request(app).get('/api/Brand?where[0][type]=equals&where[0][attribute]=name&where[0][value]=Read twice').set('Authorization-Token', token).expect(200);
+    expect(stored.body.total).toBe(0);
     await request(app).get('/api/Brand').set('Authorization-Token', token).expect(200);
   });
 });

@@ -2,10 +2,11 @@ import { PassThrough } from 'node:stream';
 import pino from 'pino';
 import express from 'express';
 import request from 'supertest';
-import { createEntityApi, definePlugin } from '@entity-records/core';
+import { createEntityApi, definePlugin, systemContext } from '@entity-records/core';
 import { GENERATIONS, startTestApi, type TestApi } from '../../../../test/support/api';
 import { createTestDatabase, TEST_DBS } from '../../../../test/support/databases';
 import { testEntities } from '../../../../test/support/fixtures';
+import { finishedJob } from '../../../../test/support/jobs';
 
 interface Line {
   level: number;
@@ -65,6 +66,23 @@ describe.each(TEST_DBS)('logging through a pino instance on %s', (kind) => {
     expect(JSON.stringify(sql)).not.toMatch(/scrypt|\$s0\$/);
   });
 
+  it('logs a job queued, started and ended at info with its counts and time, and a failed one at error with the stack', async () => {
+    t.api.jobs.define('logged-failure', () => {
+      throw new Error('boom in a job');
+    });
+    lines.length = 0;
+    const { jobId } = (await t.post('/api/upsertAsync', [{ entity: 'Brand', payload: { name: 'Logged job' } }]).expect(200)).body as { jobId: string };
+    await finishedJob(t, { base: '/api', id: jobId });
+    const failing = await t.api.jobs.start('logged-failure', {}, systemContext());
+    expect(await finishedJob(t, { base: '/api', id: failing })).toMatchObject({ status: 'Failed' });
+    await settle();
+    const about = (id: string) => lines.filter((l) => l.jobId === id).map((l) => [l.level, l.msg]);
+    expect(about(jobId)).toEqual([[30, `job ${jobId} (upsert) queued`], [30, `job ${jobId} (upsert) started`], [30, `job ${jobId} (upsert) succeeded`]]);
+    expect(lines.find((l) => l.jobId === jobId && /succeeded/.test(l.msg))).toMatchObject({ type: 'upsert', status: 'Success', created: 1, updated: 0, notModified: 0, failed: 0, ms: expect.any(Number) });
+    expect(about(failing)).toEqual([[30, `job ${failing} (logged-failure) queued`], [30, `job ${failing} (logged-failure) started`], [50, `job ${failing} (logged-failure) failed`]]);
+    expect(lines.find((l) => l.jobId === failing && l.level === 50)?.err?.stack).toMatch(/Error: boom in a job\n\s+at /);
+  });
+
   describe.each(GENERATIONS)('generation %s', (_gen, base) => {
     it('gives the stack of a 500 and the request id it answered with to the logger', async () => {
       lines.length = 0;
@@ -94,7 +112,38 @@ describe.each(TEST_DBS)('logging through a pino instance on %s', (kind) => {
   });
 });
 
+/** The password a generated-password warning shows. */
+const shownPassword = (message: string | undefined) => /generated password (\S+) \(shown only this once/.exec(message ?? '')?.[1] as string;
+
+/** Signs in through the instance's router with Basic credentials. */
+const signIn = (api: { router: express.Router }, userName: string, password: string) =>
+  request(express().use(api.router)).get('/api/userSession').auth(userName, password).set('Authorization-Token-Only', 'true');
+
 describe.each(TEST_DBS)('a missing admin password on %s', (kind) => {
+  it('is printed to the console by the default logger (no logger option), and nothing else is', async () => {
+    const warn = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
+    const log = jest.spyOn(console, 'log').mockImplementation(() => undefined);
+    const info = jest.spyOn(console, 'info').mockImplementation(() => undefined);
+    const db = await createTestDatabase(kind);
+    const api = createEntityApi({ database: db.url, entities: testEntities, admin: { userName: 'chief', password: process.env.UNSET_ADMIN_PASSWORD_FOR_TEST }, auth: { passwordCost: 14 } });
+    try {
+      await api.ready();
+      expect(warn).toHaveBeenCalledTimes(1);
+      const [message, facts] = warn.mock.calls[0] as [string, unknown];
+      expect(facts).toEqual({ userName: 'chief' });
+      const password = shownPassword(message);
+      expect(password).toMatch(/^[A-Za-z0-9_-]{20,}$/);
+      await signIn(api, 'chief', password).expect(200);
+      expect([...log.mock.calls, ...info.mock.calls]).toEqual([]);
+    } finally {
+      warn.mockRestore();
+      log.mockRestore();
+      info.mockRestore();
+      await api.close();
+      await db.drop();
+    }
+  });
+
   it('is generated and logged once at warn, and signs the admin in', async () => {
     const warnings: { facts: Record<string, unknown>; message?: string }[] = [];
     const warn = (facts: Record<string, unknown> | string, message?: string) =>
@@ -106,10 +155,9 @@ describe.each(TEST_DBS)('a missing admin password on %s', (kind) => {
       await api.ready();
       expect(warnings).toHaveLength(1);
       expect(warnings[0].facts).toEqual({ userName: 'boss' });
-      const password = /generated password (\S+) \(shown only this once/.exec(warnings[0].message ?? '')?.[1] as string;
+      const password = shownPassword(warnings[0].message);
       expect(password).toMatch(/^[A-Za-z0-9_-]{20,}$/);
-      const app = express().use(api.router);
-      await request(app).get('/api/userSession').auth('boss', password).set('Authorization-Token-Only', 'true').expect(200);
+      await signIn(api, 'boss', password).expect(200);
       // Ready again (another start of the same database): the user exists, nothing is logged.
       await api.close();
       const again = createEntityApi({ database: db.url, entities: testEntities, admin: { userName: 'boss' }, logger, auth: { passwordCost: 14 } });
