@@ -139,6 +139,8 @@ describePg('PostgreSQL faults', () => {
         }
         if (answer === 'still waiting') throw new Error('the request still waited for the queue after 5 s');
         expect503(answer, 'CORE_TIMEOUT');
+        // No Job row stays behind that no worker would ever run.
+        expect((await t.get('/api/Job').expect(200)).body.total).toBe(0);
       } finally {
         await t.close();
       }

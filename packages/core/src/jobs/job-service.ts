@@ -81,7 +81,13 @@ export class JobService {
     // request change only what it reads, or are refused before a job starts (flattened attributes).
     const context = ctx.generation ? { generation: ctx.generation } : {};
     await this.store.insert({ id, type, payload, context, userId: ctx.user?.id ?? null, actorId: ctx.actor?.id ?? null });
-    await this.queue.send(id);
+    try {
+      await this.queue.send(id);
+    } catch (error) {
+      // The request fails and its caller never learns the id: a row left Pending would stay so.
+      await this.store.discard(id).catch(() => undefined);
+      throw error;
+    }
     this.options.logger.info({ jobId: id, type, userId: ctx.user?.id ?? null }, `job ${id} (${type}) queued`);
     return id;
   }

@@ -104,6 +104,14 @@ export class JobStore {
       .where({ id, status: 'Running' });
   }
 
+  /**
+   * Removes a job the queue never took (its request failed when handing it over): a row nobody
+   * was told of, which no worker would ever run.
+   */
+  async discard(id: string): Promise<void> {
+    await this.table.where({ id, status: 'Pending' }).delete();
+  }
+
   /** Jobs left pending or running, oldest first (for a queue that starts again). */
   async unfinished(): Promise<string[]> {
     const rows = await this.table.select('id').whereIn('status', ['Pending', 'Running']).andWhere('deleted', this.database.dialect.live as never).orderBy('id');
