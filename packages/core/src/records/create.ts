@@ -4,17 +4,19 @@ import type { ApiRecord } from '../declarations';
 import type { FieldModel, LinkField } from '../definition/model';
 import { isValidId } from '../definition/validate-record';
 import { ApiError } from '../errors';
-import { insertChanges } from '../sql/change-store';
+import { insertChanges, insertLogged, type NewChange } from '../sql/change-store';
+import type { Transaction } from '../sql/database';
+import type { SqlContext } from '../sql/sql-context';
 import { writeMultipleLink } from '../sql/link-store';
 import { createdColumns, insertRow, toRow } from '../sql/record-store';
 import { sqlContext } from '../sql/sql-context';
 import { inTransaction } from '../sql/transaction';
 import { uuidv7 } from '../util/uuid';
-import { changeOf, diffOf, movedLinkChanges, ownershipOf } from './changes';
+import { changeOf, diffOf, movedLinkChanges, ownershipOf, type Diff } from './changes';
 import { attributeWriteRules, resolveLinkObjects, type LinkObjectWrite } from './find-or-create';
 import { assertLinks, assertOtherSide } from './link-rules';
 import { splitLinkObjects } from './link-objects';
-import { deriveOptionCode } from './option-codes';
+import { deriveOptionCode, derivesCode } from './option-codes';
 import { answerWrite, findById } from './read';
 import type { Repository } from './repository';
 import type { AfterCommit } from './repository-types';
@@ -27,14 +29,15 @@ export async function createRecord<TRecord extends ApiRecord>(repo: Repository<T
   // Rights and before-hooks may read the database: settle them before the transaction holds
   // a connection (SQLite has one).
   assertMay(repo.model, await repo.guard.access(ctx), 'create');
-  await prepareRowRules(repo, ctx);
+  const ruled = (await prepareRowRules(repo, ctx)) !== undefined;
   const attributes = await repo.env.attributes?.prepareWrite(ctx, repo.model, body);
   const input = { ...(attributes?.body ?? body) };
   const sent = { ...input };
   await repo.env.hooks.run('beforeCreate', { ctx, model: repo.model, data: input });
   const after: AfterCommit = [];
+  const newRecord = { body: input, sent, hooksRan: true, attributes };
   const id = await repo.translated(() =>
-    inTransaction(repo.env.database, (trx) => insertRecord(repo, { trx, ctx, after }, { body: input, sent, hooksRan: true, attributes })),
+    !ruled && inOneStep(repo, newRecord) ? createInOneStep(repo, ctx, newRecord) : inTransaction(repo.env.database, (trx) => insertRecord(repo, { trx, ctx, after }, newRecord)),
   );
   for (const fn of after) await fn();
   const afterHook = repo.env.hooks.has('afterCreate', repo.model.name) ? (record: ApiRecord) => repo.env.hooks.run('afterCreate', { ctx, model: repo.model, id, record }) : undefined;
@@ -89,27 +92,64 @@ export interface NewRecord {
  * The create inside a transaction the caller owns (also find-or-create of linked records, whose
  * before-hooks run inside that transaction).
  */
-export async function insertRecord(repo: Repository, write: LinkObjectWrite, { body, sent = body, hooksRan, attributes }: NewRecord): Promise<string> {
+export async function insertRecord(repo: Repository, write: LinkObjectWrite, newRecord: NewRecord): Promise<string> {
   const { ctx, trx } = write;
+  const sql = sqlContext(repo.env, trx);
+  const { id, access, values, named, objects } = await decideNew(repo, { ctx, sql, trx }, newRecord);
+  await resolveLinkObjects<LinkField>(repo, write, { objects, values });
+  await assertLinks(sql, { ctx, access, rows: rowRulesOf(repo, ctx) }, new Map(named.map((f) => [f, values.get(f)])));
+  await insertValues(repo, write, { id, values });
+  await assertWithinRules(repo, { sql, ctx }, id);
+  const applied = await newRecord.attributes?.apply?.(trx, id, attributeWriteRules(repo, ctx, write.after));
+  await insertChanges(sql, [createChange(repo, ctx, { id, values, diff: applied?.diff })]);
+  if (!newRecord.hooksRan) afterCreateOnCommit(repo, write, id);
+  return id;
+}
+
+/** The rules and values of a new record, judged before anything is written: its id, values, and the fields the client named. */
+async function decideNew(repo: Repository, { ctx, sql, trx }: { ctx: RequestContext; sql: SqlContext; trx?: Transaction }, { body, sent = body, hooksRan }: NewRecord) {
   const access = await repo.guard.access(ctx);
   assertMay(repo.model, access, 'create');
   assertClientMayChooseId(repo.model, sent.id);
   const input = { ...body };
   if (!hooksRan) await repo.env.hooks.run('beforeCreate', { ctx, model: repo.model, data: input });
-  const sql = sqlContext(repo.env, trx);
-  await deriveOptionCode(repo, { sql, trx, body: input });
+  if (trx) await deriveOptionCode(repo, { sql, trx, body: input });
   const id = newRecordId(input);
   const { data, objects } = splitLinkObjects(repo.model, input);
   const values = repo.validate(data, 'create');
   const named = sentFields(values, { sent, objects: objects.keys() });
   checkFields(repo.model, access, { values, sent: named, fromHooks: keysSetByHooks(sent, input) });
-  await resolveLinkObjects<LinkField>(repo, write, { objects, values });
-  await assertLinks(sql, { ctx, access, rows: rowRulesOf(repo, ctx) }, new Map(named.map((f) => [f, values.get(f)])));
-  await insertValues(repo, write, { id, values });
-  await assertWithinRules(repo, { sql, ctx }, id);
-  const applied = await attributes?.apply?.(trx, id, attributeWriteRules(repo, ctx, write.after));
+  return { id, access, values, named, objects };
+}
+
+/** The `Create` change of a new record (its values, and the attributes written with it). */
+function createChange(repo: Repository, ctx: RequestContext, { id, values, diff }: { id: string; values: Map<FieldModel, unknown>; diff?: Diff }): NewChange {
   const owner = ownershipOf({ createdById: ctx.user?.id, assignedUserId: values.get(repo.model.field.get('assignedUser') as FieldModel) });
-  await insertChanges(sql, [changeOf(ctx, { entityType: repo.model.name, recordId: id, action: 'Create', diff: { ...diffOf(values), ...applied?.diff }, owner })]);
-  if (!hooksRan) afterCreateOnCommit(repo, write, id);
+  return changeOf(ctx, { entityType: repo.model.name, recordId: id, action: 'Create', diff: { ...diffOf(values), ...diff }, owner });
+}
+
+/**
+ * Whether a create needs no transaction: its row and its change go in one statement (PostgreSQL),
+ * its link checks read before it. Not for what writes more than the row or must be judged after
+ * it: link objects (find-or-create), multiple links, attributes, derived option codes, and row
+ * rules of the entity type (judged on the stored row, in the transaction; the caller asks).
+ */
+function inOneStep(repo: Repository, { body, attributes }: NewRecord): boolean {
+  if (!repo.env.database.dialect.writableCte || attributes?.apply || derivesCode(repo, body)) return false;
+  const { model } = repo;
+  if (Object.keys(body).some((key) => (model.byKey.get(key) ?? model.field.get(key))?.type === 'linkMultiple')) return false;
+  return splitLinkObjects(model, body).objects.size === 0;
+}
+
+/** A create that `inOneStep` allows: the same rules as `insertRecord`, then one statement. */
+async function createInOneStep(repo: Repository, ctx: RequestContext, newRecord: NewRecord): Promise<string> {
+  const sql = sqlContext(repo.env, repo.env.database.knex);
+  const { id, access, values, named, objects } = await decideNew(repo, { ctx, sql }, newRecord);
+  if (objects.size > 0) throw new Error('a create with link objects needs a transaction');
+  await assertLinks(sql, { ctx, access, rows: rowRulesOf(repo, ctx) }, new Map(named.map((f) => [f, values.get(f)])));
+  const { row, links } = toRow(sql.dialect, values);
+  if (links.length > 0) throw new Error('a create with multiple links needs a transaction');
+  Object.assign(row, { id, ...createdColumns(rowChange(ctx)) });
+  await insertLogged(sql, repo.model, { row, change: createChange(repo, ctx, { id, values }) });
   return id;
 }

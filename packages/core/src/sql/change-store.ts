@@ -3,7 +3,7 @@ import type { EntityModel } from '../definition/model';
 import { chunks } from '../util/chunks';
 import { insertDeliveries, type LoggedChange } from './delivery-store';
 import { prepareStatement, runPrepared, runText, type TextStatement } from './prepared';
-import { insertRow, updateRow, updateShape, updateValues, updateWithMarkers } from './record-store';
+import { insertColumns, insertRow, insertWithMarkers, updateRow, updateShape, updateValues, updateWithMarkers } from './record-store';
 import { changesWritten, transactionOn } from './transaction';
 import type { AuxiliaryTable } from './schema-sync';
 import type { Dialect, RowShape } from './dialects/dialect';
@@ -199,8 +199,43 @@ export async function updateLogged(
   const values = updateValues(update, shape);
   for (const [column, value] of Object.entries(toRow(change))) values[`change:${column}`] = value;
   const updated = (await runPrepared<unknown[]>(sql, statement, values)).length > 0;
-  if (updated) changesWritten(db);
+  if (updated) written(sql, change);
   return updated;
+}
+
+/**
+ * Inserts one record's row and logs its change in one atomic step: one statement where the
+ * database can (PostgreSQL) and no webhook wants the change, else a transaction. A create of
+ * simple columns and single links thus costs one round trip, as an update of simple columns does
+ * (`updateLogged`).
+ */
+export async function insertLogged(sql: SqlContext<Knex>, model: EntityModel, { row, change }: { row: Record<string, unknown>; change: NewChange }): Promise<void> {
+  const { db, dialect } = sql;
+  const columns = insertColumns(row);
+  if (!dialect.writableCte || !columns || (await sql.routing?.targets(db, [change]))) {
+    return transactionOn(db, async (trx) => {
+      await insertRow({ ...sql, db: trx }, model, row);
+      await insertChanges({ ...sql, db: trx }, [change]);
+    });
+  }
+  // One statement compiled per table and set of columns.
+  const statement = sql.statements.get(`insertLogged:${model.table}:${columns.join(',')}`, () =>
+    prepareStatement('rows', (param) => {
+      const compiled = insertWithMarkers(sql, model, { columns, param }).returning('id').toSQL();
+      const insert = `insert into ${q(CHANGE_TABLE.name)} (${COLUMNS.map(q).join(', ')}) select ${COLUMNS.map(() => '?').join(', ')} from p returning seq`;
+      return db.raw(`with p as (${compiled.sql}) ${insert}`, [...compiled.bindings, ...COLUMNS.map((c) => param(`change:${c}`))] as Knex.RawBinding[]);
+    }),
+  );
+  const values: Record<string, unknown> = { ...row };
+  for (const [column, value] of Object.entries(toRow(change))) values[`change:${column}`] = value;
+  await runPrepared(sql, statement, values);
+  written(sql, change);
+}
+
+/** What follows a change logged outside `insertChanges`, as it follows one logged there: listeners woken, the routing told (a written Webhook drops the routing's list). */
+function written(sql: SqlContext<Knex>, change: NewChange): void {
+  changesWritten(sql.db);
+  sql.routing?.written(sql.db, { changes: [change], deliveries: 0 });
 }
 
 /** The changes some deliveries carry, by seq (one the retention removed is missing). */

@@ -18,16 +18,25 @@ const isPlain = (row: Record<string, unknown>): boolean =>
 /** Markers for the values of `columns`, under `prefix` + column. */
 const markers = (param: Param, columns: readonly string[], prefix = ''): Record<string, string> => Object.fromEntries(columns.map((c) => [c, param(prefix + c)]));
 
+/** The columns of an insert of `row`, in name order (as knex orders them); undefined when a value cannot be bound as it is. */
+export function insertColumns(row: Record<string, unknown>): readonly string[] | undefined {
+  return isPlain(row) ? Object.keys(row).sort() : undefined;
+}
+
+/** The insert of a row of `columns`, each value a marker named by its column (see `prepareStatement`). */
+export function insertWithMarkers(sql: SqlContext, model: Pick<EntityModel, 'table'>, { columns, param }: { columns: readonly string[]; param: Param }): Knex.QueryBuilder {
+  return sql.db(model.table).insert(markers(param, columns));
+}
+
 /** Inserts one row into a table: one statement compiled per table and set of columns. */
 export async function insertRow(sql: SqlContext, model: Pick<EntityModel, 'table'>, row: Record<string, unknown>): Promise<void> {
-  if (!isPlain(row)) {
+  const columns = insertColumns(row);
+  if (!columns) {
     await sql.db(model.table).insert(row);
     return;
   }
-  // knex orders an insert's columns by name.
-  const columns = Object.keys(row).sort();
   const statement = sql.statements.get(`insert:${model.table}:${columns.join(',')}`, () =>
-    prepareStatement('count', (param) => sql.db(model.table).insert(markers(param, columns))),
+    prepareStatement('count', (param) => insertWithMarkers(sql, model, { columns, param })),
   );
   await runPrepared(sql, statement, row);
 }

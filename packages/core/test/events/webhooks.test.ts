@@ -117,6 +117,23 @@ describe.each(TEST_DBS)('webhooks on %s', (kind) => {
       expect((await t.get(`${base}/Webhook/${id}`).expect(200)).body.url).toBe(receiver.url);
     });
 
+    it('route changes by the webhooks as they are now: one made or changed while another is known takes effect at once', async () => {
+      const brands = await webhook({ entityTypes: ['Brand'] }, base);
+      // A write routed through the active webhooks: this process now knows them.
+      await t.post(`${base}/Brand`, { name: `Known ${base}` }).expect(200);
+      await eventually(() => deliveriesOf(brands), (list) => list.length === 1);
+      // Neither write below is wanted by a webhook: each takes the one-statement path, and must
+      // still make the routing read the webhooks again.
+      const products = await webhook({ entityTypes: ['Product'] }, base);
+      await t.post(`${base}/Product`, { name: `Routed ${base}`, price: 1 }).expect(200);
+      await eventually(() => deliveriesOf(products), (list) => list.length === 1);
+      await t.patch(`${base}/Webhook/${brands}`, { entityTypes: ['Product'] }).expect(200);
+      await t.post(`${base}/Brand`, { name: `Unrouted ${base}` }).expect(200);
+      await t.post(`${base}/Product`, { name: `Routed twice ${base}`, price: 2 }).expect(200);
+      await eventually(() => deliveriesOf(brands), (list) => list.length === 2);
+      expect((await deliveriesOf(brands)).map((d) => d.entityType)).toEqual(['Brand', 'Product']);
+    });
+
     it('deliveries are read-only: no create, update or delete, admins included', async () => {
       const id = await webhook({ entityTypes: ['Brand'], actions: ['Create'] }, base);
       await t.post(`${base}/Brand`, { name: `RO ${base}` }).expect(200);
