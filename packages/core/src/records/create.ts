@@ -36,8 +36,10 @@ export async function createRecord<TRecord extends ApiRecord>(repo: Repository<T
   await repo.env.hooks.run('beforeCreate', { ctx, model: repo.model, data: input });
   const after: AfterCommit = [];
   const newRecord = { body: input, sent, hooksRan: true, attributes };
-  const id = await repo.translated(() =>
-    !ruled && inOneStep(repo, newRecord) ? createInOneStep(repo, ctx, newRecord) : inTransaction(repo.env.database, (trx) => insertRecord(repo, { trx, ctx, after }, newRecord)),
+  const id = await repo.translated(
+    async () =>
+      (!ruled && inOneStep(repo, newRecord) ? await createInOneStep(repo, ctx, newRecord) : undefined) ??
+      inTransaction(repo.env.database, (trx) => insertRecord(repo, { trx, ctx, after }, newRecord)),
   );
   for (const fn of after) await fn();
   const afterHook = repo.env.hooks.has('afterCreate', repo.model.name) ? (record: ApiRecord) => repo.env.hooks.run('afterCreate', { ctx, model: repo.model, id, record }) : undefined;
@@ -141,14 +143,17 @@ function inOneStep(repo: Repository, { body, attributes }: NewRecord): boolean {
   return splitLinkObjects(model, body).objects.size === 0;
 }
 
-/** A create that `inOneStep` allows: the same rules as `insertRecord`, then one statement. */
-async function createInOneStep(repo: Repository, ctx: RequestContext, newRecord: NewRecord): Promise<string> {
+/**
+ * A create that `inOneStep` allows: the same rules as `insertRecord`, then one statement.
+ * Undefined when its values turn out to hold a multiple link after all (a default): the caller
+ * creates it in a transaction then, judged again (nothing was written).
+ */
+async function createInOneStep(repo: Repository, ctx: RequestContext, newRecord: NewRecord): Promise<string | undefined> {
   const sql = sqlContext(repo.env, repo.env.database.knex);
   const { id, access, values, named, objects } = await decideNew(repo, { ctx, sql }, newRecord);
-  if (objects.size > 0) throw new Error('a create with link objects needs a transaction');
-  await assertLinks(sql, { ctx, access, rows: rowRulesOf(repo, ctx) }, new Map(named.map((f) => [f, values.get(f)])));
   const { row, links } = toRow(sql.dialect, values);
-  if (links.length > 0) throw new Error('a create with multiple links needs a transaction');
+  if (objects.size > 0 || links.length > 0) return undefined;
+  await assertLinks(sql, { ctx, access, rows: rowRulesOf(repo, ctx) }, new Map(named.map((f) => [f, values.get(f)])));
   Object.assign(row, { id, ...createdColumns(rowChange(ctx)) });
   await insertLogged(sql, repo.model, { row, change: createChange(repo, ctx, { id, values }) });
   return id;
