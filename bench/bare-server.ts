@@ -9,8 +9,7 @@ import {
   BRAND_EXISTS,
   CATEGORIES,
   GET_PRODUCT,
-  INSERT_CHANGE,
-  INSERT_PRODUCT,
+  INSERT_PRODUCT_LOGGED,
   LIST_PLAIN,
   LIST_PRICE_ABOVE,
   LIST_WITH_BRAND,
@@ -97,23 +96,15 @@ async function createProduct(body: Row, userId: string): Promise<Row> {
   checkProductBody(body, ['name', 'sku', 'price', 'quantity', 'brandId']);
   const id = uuidv7();
   const at = now();
-  const client = await pool.connect();
-  try {
-    await query(client, 'BEGIN;');
-    if (body.brandId != null && (await query(client, BRAND_EXISTS, [body.brandId, false])).length === 0) {
-      throw new HttpError(400, 'CORE_INVALID_LINK', `Brand '${String(body.brandId)}' not found`);
-    }
-    const values = [body.brandId ?? null, at, null, userId, id, true, at, null, userId, body.name, body.price ?? null, body.quantity ?? null, body.sku ?? null];
-    await query(client, INSERT_PRODUCT, values);
-    const diff = Object.fromEntries(['name', 'sku', 'price', 'quantity', 'brandId'].filter((k) => body[k] != null).map((k) => [k, { was: null, became: body[k] }]));
-    await query(client, INSERT_CHANGE, ['Create', null, null, at, JSON.stringify({ ...diff, isActive: { was: null, became: true } }), 'Product', null, id, randomUUID(), userId]);
-    await query(client, 'COMMIT;');
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw (error as { code?: string }).code === '23505' ? new HttpError(409, 'CORE_UNIQUE_VIOLATION', 'duplicate') : error;
-  } finally {
-    client.release();
+  if (body.brandId != null && (await query(pool, BRAND_EXISTS, [body.brandId, false])).length === 0) {
+    throw new HttpError(400, 'CORE_INVALID_LINK', `Brand '${String(body.brandId)}' not found`);
   }
+  const values = [body.brandId ?? null, at, null, userId, id, true, at, null, userId, body.name, body.price ?? null, body.quantity ?? null, body.sku ?? null];
+  const diff = Object.fromEntries(['name', 'sku', 'price', 'quantity', 'brandId'].filter((k) => body[k] != null).map((k) => [k, { was: null, became: body[k] }]));
+  const change = ['Product', id, 'Create', JSON.stringify({ ...diff, isActive: { was: null, became: true } }), userId, null, randomUUID(), null, null, at];
+  await query(pool, INSERT_PRODUCT_LOGGED, [...values, ...change]).catch((error: { code?: string }) =>
+    Promise.reject(error.code === '23505' ? new HttpError(409, 'CORE_UNIQUE_VIOLATION', 'duplicate') : error),
+  );
   return (await getProduct(id)) as Row;
 }
 
