@@ -214,9 +214,11 @@ describe.each(TEST_DBS)('schema sync on %s', (kind) => {
       await stop(first);
       const file = instances.db.url.slice('sqlite:'.length);
       const other = new BetterSqlite3(file);
-      const lock = holdWriteLock(other, { ms: 300, write: (db) => db.exec('create table other_process (a int)') });
+      // Made before the lock is taken: making an instance compiles its definitions at once,
+      // which on a loaded machine would fill the time the lock is held (no turns to count).
+      const api = start(V2);
+      const lock = holdWriteLock(other, { ms: 500, write: (db) => db.exec('create table other_process (a int)') });
       try {
-        const api = start(V2);
         await api.ready();
         // It finished after the other connection let go, and the process went on meanwhile: the
         // driver's own busy wait would have frozen it (no timer would have fired).
