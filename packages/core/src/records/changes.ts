@@ -48,8 +48,8 @@ export function mergedDiff(first: Diff, second: Diff, { created }: { created: bo
   return merged;
 }
 
-/** A change of one record by the caller of a write, made now. */
-export function changeOf(ctx: RequestContext, change: { entityType: string; recordId: string; action: ChangeAction; diff: Diff; owner: Ownership }): NewChange {
+/** A change of one record by the caller of a write, made `at` (default: now). */
+export function changeOf(ctx: RequestContext, change: { entityType: string; recordId: string; action: ChangeAction; diff: Diff; owner: Ownership; at?: string }): NewChange {
   return {
     entityType: change.entityType,
     recordId: change.recordId,
@@ -58,8 +58,9 @@ export function changeOf(ctx: RequestContext, change: { entityType: string; reco
     userId: ctx.user?.id ?? null,
     actorId: ctx.actor?.id ?? null,
     requestId: ctx.requestId ?? null,
-    ...change.owner,
-    createdAt: nowDateTime(),
+    ownerId: change.owner.ownerId,
+    assigneeId: change.owner.assigneeId,
+    createdAt: change.at ?? nowDateTime(),
   };
 }
 

@@ -6,6 +6,7 @@ import type { SqlContext } from './sql-context';
 import { chunks } from '../util/chunks';
 import { storedFields } from './upsert-io';
 import { runText } from './prepared';
+import { insertSelect } from './insert-select';
 import { otherSideOf, relinkOtherSide } from './join-other-side';
 import type { MovedLinks } from './link-store';
 
@@ -23,10 +24,11 @@ export async function startInsertRows(sql: SqlContext<Knex.Transaction>, model: 
   const { dialect } = sql;
   if (rows.length === 0) return { stored: Promise.resolve(new Set()) };
   const columns = Object.keys(rows[0]);
+  const shape = { table: model.table, columns, jsonColumns: jsonColumnsOf(model) };
+  const shareable = columns.filter((c) => c !== 'id');
   const insert = (part: Record<string, unknown>[]) => {
-    const set = dialect.recordset(part, { table: model.table, columns, jsonColumns: jsonColumnsOf(model) });
-    const text = () => `insert into ${q(model.table)} (${columns.map(q).join(', ')}) select ${columns.map(set.value).join(', ')} from ${set.from}`;
-    return dialect.insertNew(sql, { key: `${model.table}:${columns.join(',')}:${set.key}`, sql: text, bindings: set.bindings, ids: part.map((r) => r.id as string) });
+    const { key, text, bindings } = insertSelect(dialect, part, { shape, shareable });
+    return dialect.insertNew(sql, { key, sql: text, bindings, ids: part.map((r) => r.id as string) });
   };
   const [first, ...rest] = chunks(rows, dialect.recordsetRows(columns.length));
   const started = await insert(first);

@@ -5,6 +5,7 @@ import { insertDeliveries, type LoggedChange } from './delivery-store';
 import { prepareStatement, runPrepared, runText, type TextStatement } from './prepared';
 import { insertColumns, insertRow, insertWithMarkers, updateRow, updateShape, updateValues, updateWithMarkers } from './record-store';
 import { changesWritten, transactionOn } from './transaction';
+import { insertSelect } from './insert-select';
 import type { AuxiliaryTable } from './schema-sync';
 import type { Dialect, RowShape } from './dialects/dialect';
 import type { SqlContext } from './sql-context';
@@ -99,27 +100,14 @@ const q = (name: string) => `"${name.replaceAll('"', '""')}"`;
 
 /**
  * Columns a batch's changes often share: one entity type, caller, request and time, mostly one
- * action and owner. Bound once when all changes of the statement hold the same value.
+ * action and owner (bound once when all changes of the statement hold the same value).
  */
 const SHAREABLE = COLUMNS.filter((c) => c !== 'record_id' && c !== 'diff');
 
-/**
- * The insert of many changes: the columns all of them hold the same value in are bound once, the
- * others go in a recordset (the changes of one upsert of new records differ only in record and
- * diff).
- */
+/** The insert of many changes (those of one upsert of new records differ only in record and diff). */
 function changeInsert(dialect: Dialect, changes: readonly NewChange[], returning = ''): TextStatement & { bindings: unknown[] } {
-  const rows = changes.map(inRecordset);
-  const shared = SHAREABLE.filter((c) => rows.every((row) => row[c] === rows[0][c]));
-  const set = dialect.recordset(rows, { ...CHANGE_ROWS, columns: COLUMNS.filter((c) => !shared.includes(c)) });
-  const value = (c: string) => (shared.includes(c) ? '?' : set.value(c));
-  return {
-    method: returning ? 'rows' : 'count',
-    key: `changes:${shared.join(',')}:${set.key}:${returning}`,
-    text: () => `insert into ${q(CHANGE_TABLE.name)} (${COLUMNS.map(q).join(', ')}) select ${COLUMNS.map(value).join(', ')} from ${set.from}${returning}`,
-    // The shared values' markers come first, in the select list.
-    bindings: [...COLUMNS.filter((c) => shared.includes(c)).map((c) => rows[0][c]), ...set.bindings],
-  };
+  const insert = insertSelect(dialect, changes.map(inRecordset), { shape: CHANGE_ROWS, shareable: SHAREABLE });
+  return { method: returning ? 'rows' : 'count', key: `changes:${insert.key}:${returning}`, text: () => `${insert.text()}${returning}`, bindings: insert.bindings };
 }
 
 /** Changes with the statements that insert them made: built while the caller waits for the database. */

@@ -18,8 +18,12 @@ export interface UpsertResult {
   code?: string;
 }
 
-/** The result of an item as upsert answers show it (CONTRACT §6): no error code. */
-export const publicResult = ({ code: _code, ...result }: UpsertResult): UpsertResult => result;
+/** The result of an item as upsert answers show it (CONTRACT §6): no error code (copied only when it has one). */
+export const publicResult = (result: UpsertResult): UpsertResult => {
+  if (result.code === undefined) return result;
+  const { code: _code, ...shown } = result;
+  return shown;
+};
 
 /** One item of a run, validated; then what the batch decided for it. */
 export interface Prepared {

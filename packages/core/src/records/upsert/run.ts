@@ -132,8 +132,10 @@ function assertCreate(run: Run, p: Prepared): Map<FieldModel, unknown> {
 function createNew(run: Run, p: Prepared): Placement {
   const { repo } = run;
   const values = assertCreate(run, p);
-  // A copy of one object shape is cheaper than adding the keys one by one.
-  const record: Record<string, unknown> = { ...run.blank, id: p.id ?? uuidv7() };
+  // A copy of one object shape is cheaper than adding the keys one by one. The copy alone: V8
+  // copies an object spread with further keys (`{ ...blank, id }`) key by key, 20 times slower.
+  const record: Record<string, unknown> = { ...run.blank };
+  record.id = p.id ?? uuidv7();
   for (const key of run.listKeys) record[key] = [];
   for (const [f, v] of values) record[f.key] = f.type === 'linkMultiple' ? [...new Set(v as string[])] : v;
   const keys = recordKeys(repo.model, record);
@@ -188,9 +190,9 @@ async function loadNamed(trx: Transaction, run: Run, { items, lock }: { items: r
   }
 }
 
-/** What a new record starts from: every stored field null, then who created it and when. */
+/** What a new record starts from: its id and every stored field null, then who created it and when. */
 function blankRecord(model: EntityModel, ctx: RequestContext, now: string): Record<string, unknown> {
-  const record: Record<string, unknown> = {};
+  const record: Record<string, unknown> = { id: null };
   for (const f of storedFields(model)) if (!f.system) record[f.key] = null;
   const [userId, actorId] = [ctx.user?.id ?? null, ctx.actor?.id ?? null];
   return Object.assign(record, { createdAt: now, modifiedAt: now, createdById: userId, modifiedById: userId, createdByActorId: actorId, modifiedByActorId: actorId });

@@ -10,6 +10,7 @@ import { sqlContext } from '../../sql/sql-context';
 import { savepoint } from '../../sql/transaction';
 import { fetchByKeys, fetchMultipleLinks, keyLookups, loadLinkIds, storedVersion, toStoredRow } from '../../sql/upsert-io';
 import { VERSION_COLUMN } from '../../sql/schema-sync';
+import { nowDateTime } from '../../time';
 import { changeOf, mergedDiff, movedLinkChanges, ownershipOf, type Diff } from '../changes';
 import { linkAction, type LinkDelta } from '../link-delta';
 import { assertOtherSide, withHiddenLinked } from '../link-rules';
@@ -183,7 +184,8 @@ function decidedChanges({ repo, ctx, failures, deltas }: DecidedWrite, decided: 
     const action = p.status === 'Created' ? 'Create' : linkAction(deltas, { otherValues: p.values.size > 0 });
     byRecord.set(state, { action, diff: p.diff ?? {}, merged: false });
   }
+  const at = nowDateTime();
   return [...byRecord]
     .filter(([, c]) => !c.merged || c.action === 'Create' || Object.keys(c.diff).length > 0)
-    .map(([state, { action, diff }]) => changeOf(ctx, { entityType: repo.model.name, recordId: state.id, action, diff, owner: ownershipOf(state.record) }));
+    .map(([state, { action, diff }]) => changeOf(ctx, { entityType: repo.model.name, recordId: state.id, action, diff, owner: ownershipOf(state.record), at }));
 }

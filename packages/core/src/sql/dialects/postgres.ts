@@ -87,15 +87,20 @@ export const postgresDialect: Dialect = {
 
   notifications: (knex) => new PostgresNotifications(knex),
 
-  recordset(rows, { table, jsonColumns = [] }) {
-    // Rows go as objects, typed by the table; JSON columns hold JSON text, in the document they go as JSON.
-    const parsed = jsonColumns.length === 0 ? rows : rows.map((row) => {
-      if (!jsonColumns.some((c) => typeof row[c] === 'string')) return row;
-      const out = { ...row };
-      for (const c of jsonColumns) if (typeof out[c] === 'string') out[c] = JSON.parse(out[c] as string);
+  recordset(rows, { table, columns, jsonColumns = [] }) {
+    // Rows go as objects of the given columns only (a column bound once is left out), typed by the
+    // table; JSON columns hold JSON text, in the document they go as JSON.
+    const json = columns.map((c) => jsonColumns.includes(c));
+    const whole = !json.includes(true) && rows.length > 0 && Object.keys(rows[0]).length === columns.length;
+    const picked = whole ? rows : rows.map((row) => {
+      const out: Record<string, unknown> = {};
+      for (let i = 0; i < columns.length; i++) {
+        const value = row[columns[i]];
+        out[columns[i]] = json[i] && typeof value === 'string' ? JSON.parse(value) : value;
+      }
       return out;
     });
-    return { bindings: [JSON.stringify(parsed)], from: `json_populate_recordset(null::${quoteName(table)}, ?::json) as v`, key: '', value: (c) => `v.${quoteName(c)}` };
+    return { bindings: [JSON.stringify(picked)], from: `json_populate_recordset(null::${quoteName(table)}, ?::json) as v`, key: '', value: (c) => `v.${quoteName(c)}` };
   },
 
   recordsetRows: () => 5000,
