@@ -133,10 +133,11 @@ export function compileRecordValidator(model: EntityModel, extraKeys: ReadonlySe
       throw new ApiError('CORE_VALIDATION_FAILED', 'The body must be a JSON object', { details: { issues: [] } });
     }
     const input = body as Record<string, unknown>;
-    const unknown = Object.keys(input).filter(
-      (k) => !model.byKey.has(k) && !isDerivedKey(model, k) && !extraKeys.has(k) && !(k === 'id' && mode === 'create'),
-    );
-    if (unknown.length) throw unknownKeys(unknown, { noun: 'field', where: `for ${model.name}` });
+    const isUnknown = (k: string) => !model.byKey.has(k) && !isDerivedKey(model, k) && !extraKeys.has(k) && !(k === 'id' && mode === 'create');
+    // The keys are listed only when one is unknown: most bodies (every upsert item) have none.
+    let anyUnknown = false;
+    for (const k in input) if (Object.hasOwn(input, k) && isUnknown(k)) anyUnknown = true;
+    if (anyUnknown) throw unknownKeys(Object.keys(input).filter(isUnknown), { noun: 'field', where: `for ${model.name}` });
     const issues: ValidationIssue[] = validate(input) ? [] : (validate.errors ?? []).map(toIssue);
     const values = new Map<FieldModel, unknown>();
     for (const field of writable) {

@@ -25,6 +25,14 @@ function linkNames(model: EntityModel): Set<string> {
   return names;
 }
 
+/** Whether a body holds a key under which it may carry link objects (checked per upsert item: no array made). */
+function hasLinkName(model: EntityModel, body: Record<string, unknown>): boolean {
+  const names = linkNames(model);
+  if (names.size === 0) return false;
+  for (const key in body) if (Object.hasOwn(body, key) && names.has(key)) return true;
+  return false;
+}
+
 /**
  * Takes link objects out of a body. A single link accepts one object (`brand: {name: 'Acme'}`),
  * a multiple link an array whose items are objects or ids. The rest of the body is returned (the
@@ -32,8 +40,7 @@ function linkNames(model: EntityModel): Set<string> {
  */
 export function splitLinkObjects(model: EntityModel, body: Record<string, unknown>): { data: Record<string, unknown>; objects: LinkObjects } {
   // Most bodies name links by id only: then `data` is the body itself (upsert asks per item).
-  const names = linkNames(model);
-  if (!Object.keys(body).some((key) => names.has(key))) return { data: body, objects: new Map() };
+  if (!hasLinkName(model, body)) return { data: body, objects: new Map() };
   const data: Record<string, unknown> = {};
   const objects: LinkObjects = new Map();
   for (const [key, value] of Object.entries(body)) {

@@ -64,7 +64,8 @@ export function settle(state: RecordState, item: Prepared): void {
 
 /** A lookup key: `id:<id>`, `f:<field>:<value>` or `ix:<index>:<json of values>`. */
 const idKey = (id: string) => `id:${id}`;
-const fieldKey = (field: FieldModel, value: unknown) => `f:${field.name}:${JSON.stringify(value)}`;
+/** A string goes as `s` and itself (no JSON text starts with `s`), other values as their JSON. */
+const fieldKey = (field: FieldModel, value: unknown) => `f:${field.name}:${typeof value === 'string' ? `s${value}` : JSON.stringify(value)}`;
 const indexKey = (name: string, values: unknown[]) => `ix:${name}:${JSON.stringify(values)}`;
 
 /**
@@ -171,9 +172,13 @@ export class BatchIndex {
       return state && { state, key };
     };
     if (lookup.id !== undefined) return at(idKey(lookup.id));
-    const hits = lookup.unique.map(at).filter((h): h is Hit => !!h);
-    if (new Set(hits.map((h) => h.state)).size > 1) return 'ambiguous';
-    if (hits.length) return hits[0];
+    let first: Hit | undefined;
+    for (const key of lookup.unique) {
+      const hit = at(key);
+      if (hit && first && hit.state !== first.state) return 'ambiguous';
+      first ??= hit;
+    }
+    if (first) return first;
     for (const key of lookup.indexes) {
       const hit = at(key);
       if (hit) return hit;
