@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import type { EntityModel } from '../definition/model';
 import { chunks } from '../util/chunks';
 import { insertDeliveries, type LoggedChange } from './delivery-store';
-import { prepareStatement, runPrepared, runText, type TextStatement } from './prepared';
+import { prepareStatement, runPrepared, runText, type Param, type PreparedStatement, type TextStatement } from './prepared';
 import { insertColumns, insertRow, insertWithMarkers, updateRow, updateShape, updateValues, updateWithMarkers } from './record-store';
 import { changesWritten, transactionOn } from './transaction';
 import { insertSelect } from './insert-select';
@@ -178,15 +178,9 @@ export async function updateLogged(
   }
   // One statement compiled per table and set of columns.
   const statement = sql.statements.get(`updateLogged:${shape.key}`, () =>
-    prepareStatement('rows', (param) => {
-      const compiled = updateWithMarkers(sql, model, { shape, param }).returning('id').toSQL();
-      const insert = `insert into ${q(CHANGE_TABLE.name)} (${COLUMNS.map(q).join(', ')}) select ${COLUMNS.map(() => '?').join(', ')} from u returning seq`;
-      return db.raw(`with u as (${compiled.sql}) ${insert}`, [...compiled.bindings, ...COLUMNS.map((c) => param(`change:${c}`))] as Knex.RawBinding[]);
-    }),
+    withChangeOf(sql, (param) => updateWithMarkers(sql, model, { shape, param }).returning('id').toSQL()),
   );
-  const values = updateValues(update, shape);
-  for (const [column, value] of Object.entries(toRow(change))) values[`change:${column}`] = value;
-  const updated = (await runPrepared<unknown[]>(sql, statement, values)).length > 0;
+  const updated = (await runPrepared<unknown[]>(sql, statement, withChangeValues(updateValues(update, shape), change))).length > 0;
   if (updated) written(sql, change);
   return updated;
 }
@@ -208,16 +202,29 @@ export async function insertLogged(sql: SqlContext<Knex>, model: EntityModel, { 
   }
   // One statement compiled per table and set of columns.
   const statement = sql.statements.get(`insertLogged:${model.table}:${columns.join(',')}`, () =>
-    prepareStatement('rows', (param) => {
-      const compiled = insertWithMarkers(sql, model, { columns, param }).returning('id').toSQL();
-      const insert = `insert into ${q(CHANGE_TABLE.name)} (${COLUMNS.map(q).join(', ')}) select ${COLUMNS.map(() => '?').join(', ')} from p returning seq`;
-      return db.raw(`with p as (${compiled.sql}) ${insert}`, [...compiled.bindings, ...COLUMNS.map((c) => param(`change:${c}`))] as Knex.RawBinding[]);
-    }),
+    withChangeOf(sql, (param) => insertWithMarkers(sql, model, { columns, param }).returning('id').toSQL()),
   );
-  const values: Record<string, unknown> = { ...row };
-  for (const [column, value] of Object.entries(toRow(change))) values[`change:${column}`] = value;
-  await runPrepared(sql, statement, values);
+  await runPrepared(sql, statement, withChangeValues({ ...row }, change));
   written(sql, change);
+}
+
+/**
+ * A write of one row (`returning id`: one row when it wrote) and the insert of its change, as one
+ * statement: the change is logged only when the row was written. Its values are named
+ * `change:<column>` (see `withChangeValues`).
+ */
+function withChangeOf(sql: SqlContext<Knex>, write: (param: Param) => Knex.Sql): PreparedStatement {
+  return prepareStatement('rows', (param) => {
+    const compiled = write(param);
+    const insert = `insert into ${q(CHANGE_TABLE.name)} (${COLUMNS.map(q).join(', ')}) select ${COLUMNS.map(() => '?').join(', ')} from w returning seq`;
+    return sql.db.raw(`with w as (${compiled.sql}) ${insert}`, [...compiled.bindings, ...COLUMNS.map((c) => param(`change:${c}`))] as Knex.RawBinding[]);
+  });
+}
+
+/** The values of a `withChangeOf` statement: the write's, and the change's by column. */
+function withChangeValues(values: Record<string, unknown>, change: NewChange): Record<string, unknown> {
+  for (const [column, value] of Object.entries(toRow(change))) values[`change:${column}`] = value;
+  return values;
 }
 
 /** What follows a change logged outside `insertChanges`, as it follows one logged there: listeners woken, the routing told (a written Webhook drops the routing's list). */
