@@ -49,6 +49,23 @@ describe.each(TEST_DBS)('upsert results on %s', (kind) => {
       expect(body[4].entity?.productsIds).toEqual([]);
     });
 
+    it('stores and logs every type of value, whether all items of a batch share it (bound once) or each has its own', async () => {
+      const shared = { price: 2.5, quantity: 7, isActive: false, releaseDate: '2026-03-01', availableAt: '2026-03-01 10:20:30', color: 'green', labels: ['sale', 'eco'], specs: { size: 'L', tags: ['a'] }, description: 'Same text' };
+      const own = (k: number) => ({ price: k + 0.75, quantity: k, isActive: k % 2 === 0, releaseDate: `2026-04-0${k + 1}`, availableAt: `2026-04-0${k + 1} 0${k}:00:00`, color: ['red', 'blue', 'green'][k], labels: [['new'], [], ['eco', 'new']][k], specs: [{ k }, {}, { n: null }][k], description: ['one', null, 'three'][k] });
+      const items = (sku: string, values: (k: number) => Record<string, unknown>) => [0, 1, 2].map((k) => ({ entity: 'Product', payload: { name: `Typed ${k}`, sku: `${sku}-${gen}-${k}`, ...values(k) } }));
+      for (const [sku, values] of [['TS', () => shared], ['TO', own]] as const) {
+        const body = (await t.post(path, items(sku, values)).expect(200)).body as UpsertResult[];
+        expect(statuses(body)).toEqual(['Created', 'Created', 'Created']);
+        for (const [k, result] of body.entries()) {
+          const expected = values(k);
+          expect(result.entity).toMatchObject(expected);
+          expect((await t.get(`/api/Product/${result.entity?.id as string}`).expect(200)).body).toMatchObject(expected);
+          const [change] = (await t.get(`/api/v1/Product/${result.entity?.id as string}/stream?maxSize=5`).expect(200)).body.list;
+          expect(change.diff).toEqual(Object.fromEntries(Object.entries({ name: `Typed ${k}`, sku: `${sku}-${gen}-${k}`, ...expected }).map(([key, became]) => [key, { was: null, became }])));
+        }
+      }
+    });
+
     it('tells Updated from NotModified within one second on the single-record path (link objects, entities with hooks)', async () => {
       const withObject = (price: number) => ({ entity: 'Product', payload: { name: 'Obj', sku: `RO-${gen}`, price, brand: { name: `RO-brand-${gen}` } } });
       expect(statuses((await t.post(path, [withObject(1)]).expect(200)).body)).toEqual(['Created']);
