@@ -20,17 +20,20 @@ export const ownershipOf = (record: Record<string, unknown>): Ownership => ({
 });
 
 /** Fields a change never shows: system fields (its own columns say who and when) and write-only ones. */
-const logged = (field: FieldModel) => !field.system && !field.def.writeOnly;
+export const isLogged = (field: FieldModel) => !field.system && !field.def.writeOnly;
 
 /** The diff of writing `values` over `before` (a create: over nothing); only the values that differ go in. */
 export function diffOf(values: ReadonlyMap<FieldModel, unknown>, before?: Record<string, unknown>): Diff {
   const diff: Diff = {};
   for (const [field, value] of values) {
-    if (!logged(field)) continue;
+    if (!isLogged(field)) continue;
     diff[field.key] = { was: before ? (before[field.key] ?? null) : null, became: value ?? null };
   }
   return diff;
 }
+
+/** What an item of a batch changed: its diff, or, for an item that created a record, the values it created it with. */
+export const itemDiff = (item: { diff?: Diff; created?: ReadonlyMap<FieldModel, unknown> }): Diff => item.diff ?? (item.created ? diffOf(item.created) : {});
 
 /**
  * The diff of two writes of one record, one after the other: each field's value before the first

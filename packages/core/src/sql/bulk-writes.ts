@@ -9,6 +9,7 @@ import { runText } from './prepared';
 import { insertSelect } from './insert-select';
 import { otherSideOf, relinkOtherSide } from './join-other-side';
 import type { MovedLinks } from './link-store';
+import type { InsertLogging } from './dialects/dialect';
 
 const q = quoteName;
 
@@ -16,26 +17,33 @@ const jsonColumnsOf = (model: EntityModel) => storedFields(model).filter((f) => 
 
 /**
  * Starts inserting new records (rows keyed by column, all with the same columns); `stored` answers
- * the ids stored. Rows whose key another request stored meanwhile are skipped: the caller replays
- * them as updates. Answers once the database has the first statement: the caller may work while
- * it inserts, and awaits `stored` before its next statement.
+ * the ids stored, and whether `logging` logged their changes: rows that fit one statement all
+ * stored by its plain insert (more rows are inserted without it). Rows whose key another request stored meanwhile are skipped: the caller
+ * replays them as updates. Answers once the database has the first statement: the caller may work
+ * while it inserts, and awaits `stored` before its next statement.
  */
-export async function startInsertRows(sql: SqlContext<Knex.Transaction>, model: EntityModel, rows: Record<string, unknown>[]): Promise<{ stored: Promise<Set<string>> }> {
+export async function startInsertRows(
+  sql: SqlContext<Knex.Transaction>,
+  model: EntityModel,
+  rows: Record<string, unknown>[],
+  logging?: InsertLogging,
+): Promise<{ stored: Promise<{ ids: Set<string>; logged: boolean }> }> {
   const { dialect } = sql;
-  if (rows.length === 0) return { stored: Promise.resolve(new Set()) };
+  if (rows.length === 0) return { stored: Promise.resolve({ ids: new Set(), logged: false }) };
   const columns = Object.keys(rows[0]);
   const shape = { table: model.table, columns, jsonColumns: jsonColumnsOf(model) };
   const shareable = columns.filter((c) => c !== 'id');
+  const [first, ...rest] = chunks(rows, dialect.recordsetRows(columns.length));
   const insert = (part: Record<string, unknown>[]) => {
     const { key, text, bindings } = insertSelect(dialect, part, { shape, shareable });
-    return dialect.insertNew(sql, { key, sql: text, bindings, ids: part.map((r) => r.id as string) });
+    return dialect.insertNew(sql, { key, sql: text, bindings, ids: part.map((r) => r.id as string), logging: rest.length ? undefined : logging });
   };
-  const [first, ...rest] = chunks(rows, dialect.recordsetRows(columns.length));
   const started = await insert(first);
   const stored = (async () => {
-    const ids = new Set(await started.stored);
-    for (const part of rest) for (const id of await (await insert(part)).stored) ids.add(id);
-    return ids;
+    const { ids, logged } = await started.stored;
+    const all = new Set(ids);
+    for (const part of rest) for (const id of (await (await insert(part)).stored).ids) all.add(id);
+    return { ids: all, logged };
   })();
   // The caller awaits it after its own work; a failure before that is not unhandled.
   stored.catch(() => undefined);

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
-import type { EntityModel } from '../definition/model';
+import type { FieldType } from '../declarations';
+import { isStoredField, type EntityModel, type FieldModel } from '../definition/model';
 import { chunks } from '../util/chunks';
 import { insertDeliveries, type LoggedChange } from './delivery-store';
 import { prepareStatement, runPrepared, runText, type Param, type PreparedStatement, type TextStatement } from './prepared';
@@ -8,6 +9,7 @@ import { changesWritten, transactionOn } from './transaction';
 import { insertSelect } from './insert-select';
 import type { AuxiliaryTable } from './schema-sync';
 import type { Dialect, RowShape } from './dialects/dialect';
+import type { ChangeKind } from './change-routing';
 import type { SqlContext } from './sql-context';
 
 /**
@@ -228,9 +230,68 @@ function withChangeValues(values: Record<string, unknown>, change: NewChange): R
 }
 
 /** What follows a change logged outside `insertChanges`, as it follows one logged there: listeners woken, the routing told (a written Webhook drops the routing's list). */
-function written(sql: SqlContext<Knex>, change: NewChange): void {
+function written(sql: SqlContext, change: ChangeKind): void {
   changesWritten(sql.db);
   sql.routing?.written(sql.db, { changes: [change], deliveries: 0 });
+}
+
+/**
+ * Field types whose column PostgreSQL turns into the JSON value the API shows (`json_build_object`
+ * of the column): the diff of a created record can be built from its row. Not a date-time (the
+ * JSON form has a `T`), nor JSON columns (jsonb orders the keys of an object its own way).
+ */
+const SHOWN_AS_STORED: ReadonlySet<FieldType> = new Set(['varchar', 'text', 'enum', 'link', 'int', 'bool', 'float', 'date']);
+
+/** The most fields a diff built by the database takes: `json_build_object` takes at most 100 arguments. */
+const MAX_BUILT_FIELDS = 50;
+
+/** An insert of new records that also logs their `Create` changes (see `createsLoggedByInsert`). */
+export interface LoggingInsert {
+  /** The statement logging the changes of the rows `insert` stores, with `insert` in it. */
+  wrap(insert: string): string;
+  /** The values of the markers `wrap` adds, after those of the insert. */
+  bindings: readonly unknown[];
+  /** What follows the changes once the insert stored them (as `insertChanges` does). */
+  written(): void;
+}
+
+/**
+ * The `Create` changes of new records of `model`, logged by the statement that inserts them, as
+ * the floor of a batch does: `with p as (<insert> returning *) insert into record_change … from p`,
+ * each diff built by the database from the row it stored: `{field: {was: null, became: column}}`
+ * for `fields`, in their order (the fields every new record sets, with the defaults). The process
+ * then makes no diff, no change and no JSON of them. Undefined where the changes go the usual way:
+ * no writable CTE (SQLite), a field not stored as the API shows it, or an active webhook that
+ * wants such changes (its deliveries are inserted with them, `insertChanges`).
+ */
+export async function createsLoggedByInsert(
+  sql: SqlContext,
+  model: EntityModel,
+  { fields, caller }: { fields: readonly FieldModel[]; caller: Pick<NewChange, 'userId' | 'actorId' | 'requestId' | 'createdAt'> },
+): Promise<LoggingInsert | undefined> {
+  if (!sql.dialect.writableCte || fields.length > MAX_BUILT_FIELDS) return undefined;
+  if (!fields.every((f) => isStoredField(f) && SHOWN_AS_STORED.has(f.type as FieldType))) return undefined;
+  const kind: ChangeKind = { entityType: model.name, action: 'Create' };
+  if (await sql.routing?.targets(sql.db, [kind])) return undefined;
+  const diff = `json_build_object(${fields.map((f) => `'${f.key.replaceAll("'", "''")}', json_build_object('was', null, 'became', p.${q(f.column as string)})`).join(', ')})::text`;
+  const assignee = model.field.get('assignedUser')?.column;
+  const values: Record<string, string> = {
+    entity_type: '?',
+    record_id: 'p.id',
+    action: '?',
+    diff,
+    user_id: '?',
+    actor_id: '?',
+    request_id: '?',
+    owner_id: 'p.created_by_id',
+    assignee_id: assignee ? `p.${q(assignee)}` : 'null',
+    created_at: '?',
+  };
+  return {
+    wrap: (insert) => `with p as (${insert} returning *) insert into ${q(CHANGE_TABLE.name)} (${COLUMNS.map(q).join(', ')}) select ${COLUMNS.map((c) => values[c]).join(', ')} from p`,
+    bindings: [model.name, 'Create', caller.userId, caller.actorId, caller.requestId, caller.createdAt],
+    written: () => written(sql, kind),
+  };
 }
 
 /** The changes some deliveries carry, by seq (one the retention removed is missing). */

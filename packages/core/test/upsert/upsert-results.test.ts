@@ -1,4 +1,4 @@
-import { countQueries, startTestApi, type TestApi } from '../../../../test/support/api';
+import { countQueries, recordQueries, startTestApi, type TestApi } from '../../../../test/support/api';
 import { TEST_DBS } from '../../../../test/support/databases';
 import { testEntities } from '../../../../test/support/fixtures';
 import { UPSERT_PATHS, type UpsertResult } from './support';
@@ -63,6 +63,34 @@ describe.each(TEST_DBS)('upsert results on %s', (kind) => {
           const [change] = (await t.get(`/api/v1/Product/${result.entity?.id as string}/stream?maxSize=5`).expect(200)).body.list;
           expect(change.diff).toEqual(Object.fromEntries(Object.entries({ name: `Typed ${k}`, sku: `${sku}-${gen}-${k}`, ...expected }).map(([key, became]) => [key, { was: null, became }])));
         }
+      }
+    });
+
+    it('logs a batch of new records with the diffs, field order and seq order of one logged by the process, also when PostgreSQL logs them with the insert', async () => {
+      const values = (k: number) => ({ name: `Log ${k}`, sku: `LB-${gen}-${k}`, price: k + 0.1 + 0.2, quantity: k, releaseDate: '2026-05-0' + (k + 1), color: 'blue', description: `it's "${k}" \\ ü` });
+      // Each item alike, so PostgreSQL logs them with their insert; then the same with one item lacking a field (logged by the process).
+      const alike = [0, 1, 2].map((k) => ({ entity: 'Product', payload: values(k) }));
+      const unlike = [3, 4, 5].map((k) => ({ entity: 'Product', payload: k === 4 ? { ...values(k), description: undefined } : values(k) }));
+      for (const items of [alike, unlike]) {
+        let body: UpsertResult[] = [];
+        const sql = await recordQueries(t, async () => void (body = (await t.post(path, items).expect(200)).body));
+        expect(statuses(body)).toEqual(['Created', 'Created', 'Created']);
+        const byInsert = sql.some((q) => /^with p as \(insert into "product"/.test(q));
+        expect(byInsert).toBe(kind === 'postgres' && items === alike);
+        expect(sql.some((q) => /^insert into "record_change"/.test(q))).toBe(!byInsert);
+        const seqs: number[] = [];
+        for (const [i, result] of body.entries()) {
+          const payload = items[i].payload as Record<string, unknown>;
+          const [change] = (await t.get(`/api/v1/Product/${result.entity?.id as string}/stream?maxSize=5`).expect(200)).body.list;
+          const sent = Object.keys(values(0)).filter((key) => payload[key] !== undefined);
+          // The fields sent, in the order of the definition, then the defaults.
+          const order = ['name', 'sku', 'description', 'price', 'quantity', 'isActive', 'releaseDate', 'color'].filter((key) => sent.includes(key) || key === 'isActive');
+          expect(Object.keys(change.diff)).toEqual(order.filter((key) => key !== 'isActive').concat('isActive'));
+          expect(change.diff).toEqual(Object.fromEntries(order.map((key) => [key, { was: null, became: key === 'isActive' ? true : payload[key] }])));
+          expect(change).toMatchObject({ action: 'Create', userId: expect.any(String) });
+          seqs.push(Number(change.id));
+        }
+        expect([...seqs].sort((a, b) => a - b)).toEqual(seqs);
       }
     });
 

@@ -41,6 +41,11 @@ export interface Prepared {
   status?: 'Created' | 'Updated' | 'NotModified';
   /** What the item changed of its record (logged with the batch). */
   diff?: Diff;
+  /**
+   * The values an item that created its record created it with: its diff is made of them only
+   * when the process logs its change (`itemDiff`; the database may log it from the row instead).
+   */
+  created?: ReadonlyMap<FieldModel, unknown>;
 }
 
 /** One record as the batch sees it: as stored, plus what earlier items of the batch did to it. */

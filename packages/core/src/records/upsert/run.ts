@@ -10,7 +10,6 @@ import { againAfterDeadlock } from '../../sql/deadlock-retry';
 import { fetchByKeys, keyLookups, loadLinkIds, lockInOrder, storedFields } from '../../sql/upsert-io';
 import { nowDateTime } from '../../time';
 import { uuidv7 } from '../../util/uuid';
-import { diffOf } from '../changes';
 import { addedLinks, linkValuesAfter, type LinkDelta } from '../link-delta';
 import { assertNotRemoving, linkCheck, linksMade, unreadablePairs, type LinkCheck, type LinkWrite } from '../link-rules';
 import type { Repository } from '../repository';
@@ -145,7 +144,7 @@ function createNew(run: Run, p: Prepared): Placement {
   const state: RecordState = { id: record.id as string, record, isNew: true, dirty: new Set(values.keys()) };
   settle(state, p);
   p.status = 'Created';
-  p.diff = diffOf(values);
+  p.created = values;
   run.index.add(state, keys);
   run.hazards.track(state, values);
   return wait ? 'last' : 'in';

@@ -4,14 +4,14 @@ import { ApiError } from '../../errors';
 import { replaceJoinRows, startInsertRows, updateRows } from '../../sql/bulk-writes';
 import type { Transaction } from '../../sql/database';
 import { writeMultipleLink } from '../../sql/link-store';
-import { insertChanges, readyChanges, type ChangeAction, type NewChange } from '../../sql/change-store';
+import { createsLoggedByInsert, insertChanges, readyChanges, type ChangeAction, type LoggingInsert, type NewChange } from '../../sql/change-store';
 import { insertRow } from '../../sql/record-store';
 import { sqlContext } from '../../sql/sql-context';
 import { savepoint } from '../../sql/transaction';
 import { fetchByKeys, fetchMultipleLinks, keyLookups, loadLinkIds, storedVersion, toStoredRow } from '../../sql/upsert-io';
 import { VERSION_COLUMN } from '../../sql/schema-sync';
 import { nowDateTime } from '../../time';
-import { changeOf, mergedDiff, movedLinkChanges, ownershipOf, type Diff } from '../changes';
+import { changeOf, isLogged, itemDiff, mergedDiff, movedLinkChanges, ownershipOf, type Diff } from '../changes';
 import { linkAction, type LinkDelta } from '../link-delta';
 import { assertOtherSide, withHiddenLinked } from '../link-rules';
 import { rowRulesOf } from '../row-rules';
@@ -123,11 +123,12 @@ export async function writeDecided(write: DecidedWrite, decided: Prepared[]) {
   const sql = sqlContext(repo.env, write.trx);
   let states = [...new Set(decided.map((p) => p.state as RecordState))];
   const fresh = states.filter((s) => s.isNew);
-  const inserting = await startInsertRows(sql, model, fresh.map((s) => storedRow(repo, s)));
+  const logging = await createsLogging(write, decided, states.length);
+  const inserting = await startInsertRows(sql, model, fresh.map((s) => storedRow(repo, s)), logging);
   // While the database inserts, the changes are made ready: they hold unless an insert is lost,
   // a write fails or links move below.
-  const ready = readyChanges(sql.dialect, decidedChanges(write, decided));
-  const stored = await inserting.stored;
+  const ready = logging ? undefined : readyChanges(sql.dialect, decidedChanges(write, decided));
+  const { ids: stored, logged } = await inserting.stored;
   const changing = new Set(states.filter((s) => !s.isNew).map((s) => s.id));
   const lostInserts = fresh.filter((x) => !stored.has(x.id));
   for (const lost of lostInserts) {
@@ -159,8 +160,32 @@ export async function writeDecided(write: DecidedWrite, decided: Prepared[]) {
       }
     }
   }
-  const asReady = lostInserts.length === 0 && failures.size === 0 && moves.length === 0;
+  if (logged) {
+    // The insert logged the items' changes; nothing after it can have failed them.
+    logging?.written();
+    return insertChanges(sql, moves);
+  }
+  const asReady = ready && lostInserts.length === 0 && failures.size === 0 && moves.length === 0;
   await insertChanges(sql, asReady ? ready : [...decidedChanges(write, decided), ...moves]);
+}
+
+/**
+ * The insert that logs the `Create` changes of a segment's new records itself (on PostgreSQL,
+ * `createsLoggedByInsert`): when every item creates a record of its own (a batch of new records,
+ * the bulk import) and all log the same fields. Other segments log their changes from the process.
+ */
+async function createsLogging(write: DecidedWrite, decided: readonly Prepared[], records: number): Promise<LoggingInsert | undefined> {
+  const first = decided[0]?.created;
+  if (!first || records !== decided.length || write.deltas.length > 0) return undefined;
+  const fields = [...first.keys()];
+  for (const p of decided) {
+    if (p.status !== 'Created' || !p.created || p.created.size !== fields.length) return undefined;
+    let i = 0;
+    for (const field of p.created.keys()) if (field !== fields[i++]) return undefined;
+  }
+  const { ctx } = write;
+  const caller = { userId: ctx.user?.id ?? null, actorId: ctx.actor?.id ?? null, requestId: ctx.requestId ?? null, createdAt: nowDateTime() };
+  return createsLoggedByInsert(sqlContext(write.repo.env, write.trx), write.repo.model, { fields: fields.filter(isLogged), caller });
 }
 
 /**
@@ -177,12 +202,12 @@ function decidedChanges({ repo, ctx, failures, deltas }: DecidedWrite, decided: 
     if ((p.status !== 'Created' && p.status !== 'Updated') || failures.has(state)) continue;
     const seen = byRecord.get(state);
     if (seen) {
-      seen.diff = mergedDiff(seen.diff, p.diff ?? {}, { created: seen.action === 'Create' });
+      seen.diff = mergedDiff(seen.diff, itemDiff(p), { created: seen.action === 'Create' });
       seen.merged = true;
       continue;
     }
     const action = p.status === 'Created' ? 'Create' : linkAction(deltas, { otherValues: p.values.size > 0 });
-    byRecord.set(state, { action, diff: p.diff ?? {}, merged: false });
+    byRecord.set(state, { action, diff: itemDiff(p), merged: false });
   }
   const at = nowDateTime();
   return [...byRecord]

@@ -80,9 +80,18 @@ export interface ConnectOptions {
  * Everything that differs between databases, in one object per dialect. Nothing else sniffs the
  * client name.
  */
-/** An insert under way: `stored` answers the ids it stored once it is done. */
+/**
+ * An insert under way: `stored` answers the ids it stored once it is done, and whether it logged
+ * their changes too (`logging`: only a plain insert that stored every row does).
+ */
 export interface InsertStarted {
-  readonly stored: Promise<string[]>;
+  readonly stored: Promise<{ ids: string[]; logged: boolean }>;
+}
+
+/** What turns an insert into one that logs its rows' changes (see `createsLoggedByInsert`). */
+export interface InsertLogging {
+  wrap(insert: string): string;
+  bindings: readonly unknown[];
 }
 
 export interface Dialect {
@@ -111,7 +120,7 @@ export interface Dialect {
    * unique key another request stored meanwhile are skipped (the caller replays them as updates).
    * Answers as soon as the database has the insert: the caller may work while it inserts.
    */
-  insertNew(sql: SqlContext<Knex.Transaction>, insert: { key: string; sql: () => string; bindings: readonly unknown[]; ids: readonly string[] }): Promise<InsertStarted>;
+  insertNew(sql: SqlContext<Knex.Transaction>, insert: { key: string; sql: () => string; bindings: readonly unknown[]; ids: readonly string[]; logging?: InsertLogging }): Promise<InsertStarted>;
   /** The value of the `deleted` column in live rows, as bound in SQL. */
   readonly live: boolean | number;
   /** A boolean as a SQL literal (`true`, or `1` on SQLite). */

@@ -111,25 +111,28 @@ export const postgresDialect: Dialect = {
   // are the rows inserted again skipping those whose key is taken. The savepoint and the insert
   // are queued together: pg sends the insert as soon as the savepoint is taken, and the caller
   // goes on while the database inserts.
-  async insertNew({ db: trx }, { sql, bindings, ids }) {
+  // With `logging`, the plain insert also logs the changes of its rows; the insert that skips
+  // taken keys does not (the caller logs the changes of the rows it stored).
+  async insertNew({ db: trx }, { sql, bindings, ids, logging }) {
     const send = await sendOn(trx);
     const insert = trx.raw(sql(), bindings as Knex.RawBinding[]).toSQL().toNative();
+    const first = logging ? trx.raw(logging.wrap(sql()), [...bindings, ...logging.bindings] as Knex.RawBinding[]).toSQL().toNative() : insert;
     const taken = send(`savepoint ${NEW_ROWS_SAVEPOINT}`);
-    const inserted = send(insert.sql, insert.bindings);
+    const inserted = send(first.sql, first.bindings);
     // Handled below, once the savepoint answers: a failure meanwhile is not left unhandled.
     inserted.catch(() => undefined);
     await taken;
     const stored = inserted.then(
       async () => {
         await send(`release savepoint ${NEW_ROWS_SAVEPOINT}`);
-        return [...ids];
+        return { ids: [...ids], logged: !!logging };
       },
       async (error: unknown) => {
         if (postgresDialect.translateError(error, {})?.code !== 'CORE_UNIQUE_VIOLATION') throw error;
         await send(`rollback to savepoint ${NEW_ROWS_SAVEPOINT}`);
         const { rows } = await send(`${insert.sql} on conflict do nothing returning id`, insert.bindings);
         await send(`release savepoint ${NEW_ROWS_SAVEPOINT}`);
-        return rows.map((r) => r.id as string);
+        return { ids: rows.map((r) => r.id as string), logged: false };
       },
     );
     // The caller awaits it after its own work; a failure before that is not unhandled.

@@ -115,7 +115,8 @@ export const sqliteDialect: Dialect = {
     const statement = { method: 'rows' as const, key: `new:${key}`, text: () => `${insert()} where true on conflict do nothing returning "id"` };
     // The driver is synchronous: the insert is done when it answers.
     const stored = (await runText<{ id: string }[]>(sql, statement, bindings)).map((r) => r.id);
-    return { stored: Promise.resolve(stored) };
+    // No writable CTE: an insert logs nothing (`logging` is never offered).
+    return { stored: Promise.resolve({ ids: stored, logged: false }) };
   },
 
   bool(value) {
