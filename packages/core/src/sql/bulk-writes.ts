@@ -25,8 +25,7 @@ const jsonColumnsOf = (model: EntityModel) => storedFields(model).filter((f) => 
 export async function startInsertRows(
   sql: SqlContext<Knex.Transaction>,
   model: EntityModel,
-  rows: Record<string, unknown>[],
-  logging?: InsertLogging,
+  { rows, logging }: { rows: Record<string, unknown>[]; logging?: InsertLogging },
 ): Promise<{ stored: Promise<{ ids: Set<string>; logged: boolean }> }> {
   const { dialect } = sql;
   if (rows.length === 0) return { stored: Promise.resolve({ ids: new Set(), logged: false }) };

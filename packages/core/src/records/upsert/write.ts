@@ -124,7 +124,7 @@ export async function writeDecided(write: DecidedWrite, decided: Prepared[]) {
   let states = [...new Set(decided.map((p) => p.state as RecordState))];
   const fresh = states.filter((s) => s.isNew);
   const logging = await createsLogging(write, decided, states.length);
-  const inserting = await startInsertRows(sql, model, fresh.map((s) => storedRow(repo, s)), logging);
+  const inserting = await startInsertRows(sql, model, { rows: fresh.map((s) => storedRow(repo, s)), logging });
   // While the database inserts, the changes are made ready: they hold unless an insert is lost,
   // a write fails or links move below.
   const ready = logging ? undefined : readyChanges(sql.dialect, decidedChanges(write, decided));
