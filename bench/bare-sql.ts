@@ -54,9 +54,9 @@ const INSERT_PRODUCT =
  * single links on PostgreSQL (no transaction: the brand's check reads before it).
  */
 export const INSERT_PRODUCT_LOGGED =
-  `with p as (${INSERT_PRODUCT} returning "id") ` +
+  `with w as (${INSERT_PRODUCT} returning "id") ` +
   'insert into "record_change" ("entity_type", "record_id", "action", "diff", "user_id", "actor_id", "request_id", "owner_id", "assignee_id", "created_at") ' +
-  'select $14, $15, $16, $17, $18, $19, $20, $21, $22, $23 from p returning seq';
+  'select $14, $15, $16, $17, $18, $19, $20, $21, $22, $23 from w returning seq';
 /** What an update compares: the stored price, the owner (for the edit level `own`) and the version. */
 export const STORED_PRICE = `select ${P}."id" as "id", ${P}."price" as "price", ${P}."created_by_id" as "createdById", ${P}."record_version" as "__version" from ${P} where ${P}."deleted" = $1 and ${P}."id" = $2`;
 /**
@@ -65,9 +65,9 @@ export const STORED_PRICE = `select ${P}."id" as "id", ${P}."price" as "price", 
  * not overwritten unseen.
  */
 export const UPDATE_PRICE =
-  'with u as (update "product" set "modified_at" = $1, "modified_by_actor_id" = $2, "modified_by_id" = $3, "price" = $4, "record_version" = "record_version" + 1 where "record_version" = $5 and "id" = $6 and "deleted" = $7 returning "id") ' +
+  'with w as (update "product" set "modified_at" = $1, "modified_by_actor_id" = $2, "modified_by_id" = $3, "price" = $4, "record_version" = "record_version" + 1 where "record_version" = $5 and "id" = $6 and "deleted" = $7 returning "id") ' +
   'insert into "record_change" ("entity_type", "record_id", "action", "diff", "user_id", "actor_id", "request_id", "owner_id", "assignee_id", "created_at") ' +
-  'select $8, $9, $10, $11, $12, $13, $14, $15, $16, $17 from u returning seq';
+  'select $8, $9, $10, $11, $12, $13, $14, $15, $16, $17 from w returning seq';
 export const TOKEN_BY_HASH =
   'select "id" as "id", "user_id" as "userId", "created_at" as "createdAt", "last_used_at" as "lastUsedAt", ' +
   '"expires_at" as "expiresAt", "idle_ms" as "idleMs", "actor_id" as "actorId" from "auth_token" where "token_hash" = $1 limit $2';
