@@ -17,10 +17,11 @@ const jsonColumnsOf = (model: EntityModel) => storedFields(model).filter((f) => 
 
 /**
  * Starts inserting new records (rows keyed by column, all with the same columns); `stored` answers
- * the ids stored, and whether `logging` logged their changes: rows that fit one statement all
- * stored by its plain insert (more rows are inserted without it). Rows whose key another request stored meanwhile are skipped: the caller
- * replays them as updates. Answers once the database has the first statement: the caller may work
- * while it inserts, and awaits `stored` before its next statement.
+ * the ids stored, and whether `logging` logged their changes: rows that fit one statement, all
+ * stored by its plain insert (more rows are inserted without it). Rows whose key another request
+ * stored meanwhile are skipped: the caller replays them as updates. Answers once the database has
+ * the first statement: the caller may work while it inserts, and awaits `stored` before its next
+ * statement.
  */
 export async function startInsertRows(
   sql: SqlContext<Knex.Transaction>,

@@ -8,7 +8,7 @@ import { insertColumns, insertRow, insertWithMarkers, updateRow, updateShape, up
 import { changesWritten, transactionOn } from './transaction';
 import { insertSelect } from './insert-select';
 import type { AuxiliaryTable } from './schema-sync';
-import type { Dialect, RowShape } from './dialects/dialect';
+import type { Dialect, InsertLogging, RowShape } from './dialects/dialect';
 import type { ChangeKind } from './change-routing';
 import type { SqlContext } from './sql-context';
 
@@ -246,11 +246,7 @@ const SHOWN_AS_STORED: ReadonlySet<FieldType> = new Set(['varchar', 'text', 'enu
 const MAX_BUILT_FIELDS = 50;
 
 /** An insert of new records that also logs their `Create` changes (see `createsLoggedByInsert`). */
-export interface LoggingInsert {
-  /** The statement logging the changes of the rows `insert` stores, with `insert` in it. */
-  wrap(insert: string): string;
-  /** The values of the markers `wrap` adds, after those of the insert. */
-  bindings: readonly unknown[];
+export interface LoggingInsert extends InsertLogging {
   /** What follows the changes once the insert stored them (as `insertChanges` does). */
   written(): void;
 }

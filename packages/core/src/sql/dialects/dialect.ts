@@ -77,10 +77,6 @@ export interface ConnectOptions {
 }
 
 /**
- * Everything that differs between databases, in one object per dialect. Nothing else sniffs the
- * client name.
- */
-/**
  * An insert under way: `stored` answers the ids it stored once it is done, and whether it logged
  * their changes too (`logging`: only a plain insert that stored every row does).
  */
@@ -90,10 +86,16 @@ export interface InsertStarted {
 
 /** What turns an insert into one that logs its rows' changes (see `createsLoggedByInsert`). */
 export interface InsertLogging {
+  /** The statement logging the changes of the rows `insert` stores, with `insert` in it. */
   wrap(insert: string): string;
+  /** The values of the markers `wrap` adds, after those of the insert. */
   bindings: readonly unknown[];
 }
 
+/**
+ * Everything that differs between databases, in one object per dialect. Nothing else sniffs the
+ * client name.
+ */
 export interface Dialect {
   readonly name: 'sqlite' | 'postgres';
   /** The driver runs statements in this process's thread (better-sqlite3): long work yields between batches. */
