@@ -5,6 +5,7 @@ import request from 'supertest';
 import { ADMIN, GENERATIONS, startTestApi, type TestApi } from '../../../../test/support/api';
 import { TEST_DBS } from '../../../../test/support/databases';
 import { testEntities } from '../../../../test/support/fixtures';
+import { defineEntity } from '@entity-records/core';
 import { openSse, type SseClient, type SseEvent } from '../../../../test/support/sse';
 import { userWithRole } from '../../../../test/support/users';
 
@@ -309,4 +310,47 @@ describe.each(TEST_DBS)('server-sent events after a change of rights on %s', (ki
       }
     });
   }
+});
+
+/**
+ * The owner and assignee of a change decide what an `own` subscriber sees. A batch of new records
+ * logs its changes from the process (SQLite) or with the insert that stores them (PostgreSQL,
+ * `createsLoggedByInsert`): both must give each change the record's creator and assignee.
+ */
+describe.each(TEST_DBS)('server-sent events of a batch of new records on %s', (kind) => {
+  const Task = defineEntity({ name: 'Task', fields: { name: { type: 'varchar', required: true }, done: { type: 'bool', default: false }, assignedUser: { type: 'link', entity: 'User' } } });
+  let s: Awaited<ReturnType<typeof served>>;
+  const clients: SseClient[] = [];
+  beforeAll(async () => {
+    s = await served(kind, { entities: [...testEntities, Task] });
+  });
+  afterAll(async () => {
+    for (const c of clients) c.close();
+    await s.close();
+  });
+
+  it.each(['/api/upsert', '/api/v1/MassActions/action/upsert'])('shows an own subscriber the Create events of the records it is assigned, through %s', async (path) => {
+    const t = s.t;
+    const role = { scopes: { Task: { read: 'own' as const, stream: true } } };
+    const [assigned, other] = [await userWithRole(t, role), await userWithRole(t, role)];
+    const [esAssigned, esOther, esAdmin] = await Promise.all([assigned.token, other.token, t.token].map((token) => openSse(`${s.url}/api/events?entityName=Task`, { 'Authorization-Token': token })));
+    clients.push(esAssigned, esOther, esAdmin);
+    const items = (prefix: string, user: string | null) => [0, 1, 2].map((k) => ({ entity: 'Task', payload: { name: `${prefix} ${k}`, assignedUserId: user } }));
+    const body = (await t.post(path, [...items('Theirs', assigned.user.id as string), ...items('Nobody', null)]).expect(200)).body as { status: string; entity: { id: string } }[];
+    expect(body.map((r) => r.status)).toEqual(Array(6).fill('Created'));
+    const ids = body.map((r) => r.entity.id);
+    await esAdmin.next((e) => data(e).recordId === ids[5]);
+    // A record each of the two may see, made after the batch: once its event is in, so are the batch's.
+    for (const [user, es] of [[assigned, esAssigned], [other, esOther]] as const) {
+      const marker = (await t.post('/api/Task', { name: 'Marker', assignedUserId: user.user.id }).expect(200)).body.id as string;
+      await es.next((e) => data(e).recordId === marker);
+    }
+    const seen = (es: SseClient) => es.events.map((e) => data(e).recordId).filter((id) => ids.includes(id));
+    expect(seen(esAdmin)).toEqual(ids);
+    expect(seen(esAssigned)).toEqual(ids.slice(0, 3));
+    expect(seen(esOther)).toEqual([]);
+    for (const e of esAssigned.events.filter((x) => ids.includes(data(x).recordId))) {
+      expect(data(e).diff).toEqual({ name: { was: null, became: expect.stringMatching(/^Theirs \d$/) }, assignedUserId: { was: null, became: assigned.user.id }, done: { was: null, became: false } });
+    }
+  });
 });
