@@ -235,13 +235,6 @@ function written(sql: SqlContext, change: ChangeKind): void {
   sql.routing?.written(sql.db, { changes: [change], deliveries: 0 });
 }
 
-/**
- * Field types whose column PostgreSQL turns into the JSON value the API shows (`json_build_object`
- * of the column): the diff of a created record can be built from its row. Not a date-time (the
- * JSON form has a `T`), nor JSON columns (jsonb orders the keys of an object its own way).
- */
-const SHOWN_AS_STORED: ReadonlySet<FieldType> = new Set(['varchar', 'text', 'enum', 'link', 'int', 'bool', 'float', 'date']);
-
 /** The most fields a diff built by the database takes: `json_build_object` takes at most 100 arguments. */
 const MAX_BUILT_FIELDS = 50;
 
@@ -257,7 +250,8 @@ export interface LoggingInsert extends InsertLogging {
  * each diff built by the database from the row it stored: `{field: {was: null, became: column}}`
  * for `fields`, in their order (the fields every new record sets, with the defaults). The process
  * then makes no diff, no change and no JSON of them. Undefined where the changes go the usual way:
- * no writable CTE (SQLite), a field not stored as the API shows it, or an active webhook that
+ * no writable CTE (SQLite), a field whose column is not turned into JSON as the API shows it
+ * (`Dialect.jsonAsShown`), or an active webhook that
  * wants such changes (its deliveries are inserted with them, `insertChanges`).
  */
 export async function createsLoggedByInsert(
@@ -265,8 +259,9 @@ export async function createsLoggedByInsert(
   model: EntityModel,
   { fields, caller }: { fields: readonly FieldModel[]; caller: Pick<NewChange, 'userId' | 'actorId' | 'requestId' | 'createdAt'> },
 ): Promise<LoggingInsert | undefined> {
-  if (!sql.dialect.writableCte || fields.length > MAX_BUILT_FIELDS) return undefined;
-  if (!fields.every((f) => isStoredField(f) && SHOWN_AS_STORED.has(f.type as FieldType))) return undefined;
+  const { dialect } = sql;
+  if (!dialect.writableCte || fields.length > MAX_BUILT_FIELDS) return undefined;
+  if (!fields.every((f) => isStoredField(f) && dialect.jsonAsShown.has(f.type as FieldType))) return undefined;
   const kind: ChangeKind = { entityType: model.name, action: 'Create' };
   if (await sql.routing?.targets(sql.db, [kind])) return undefined;
   const diff = `json_build_object(${fields.map((f) => `'${f.key.replaceAll("'", "''")}', json_build_object('was', null, 'became', p.${q(f.column as string)})`).join(', ')})::text`;

@@ -178,14 +178,17 @@ async function createsLogging(write: DecidedWrite, decided: readonly Prepared[],
   const first = decided[0]?.created;
   if (!first || records !== decided.length || write.deltas.length > 0) return undefined;
   const fields = [...first.keys()];
+  const { ctx } = write;
+  const caller = { userId: ctx.user?.id ?? null, actorId: ctx.actor?.id ?? null, requestId: ctx.requestId ?? null, createdAt: nowDateTime() };
+  // Asked before the items are compared: where the database cannot (SQLite), they are not.
+  const logging = await createsLoggedByInsert(sqlContext(write.repo.env, write.trx), write.repo.model, { fields: fields.filter(isLogged), caller });
+  if (!logging) return undefined;
   for (const p of decided) {
     if (p.status !== 'Created' || !p.created || p.created.size !== fields.length) return undefined;
     let i = 0;
     for (const field of p.created.keys()) if (field !== fields[i++]) return undefined;
   }
-  const { ctx } = write;
-  const caller = { userId: ctx.user?.id ?? null, actorId: ctx.actor?.id ?? null, requestId: ctx.requestId ?? null, createdAt: nowDateTime() };
-  return createsLoggedByInsert(sqlContext(write.repo.env, write.trx), write.repo.model, { fields: fields.filter(isLogged), caller });
+  return logging;
 }
 
 /**

@@ -113,6 +113,12 @@ export interface Dialect {
   readonly defaultJobQueue: 'pg-boss' | 'in-process';
   /** Messages between the processes sharing the database (NOTIFY), or within this process only. */
   notifications(knex: Knex): Notifications;
+  /**
+   * Field types whose column the database turns into the JSON value the API shows
+   * (`json_build_object` of the column): a created record's diff can be built from its row (see
+   * `createsLoggedByInsert`). Empty where the database builds none.
+   */
+  readonly jsonAsShown: ReadonlySet<FieldType>;
   /** `rows` (keyed by column) bound as one table (see `Recordset`). */
   recordset(rows: readonly Record<string, unknown>[], shape: RowShape): Recordset;
   /** The most rows of `columns` columns one recordset may hold. */

@@ -87,6 +87,11 @@ export const postgresDialect: Dialect = {
 
   notifications: (knex) => new PostgresNotifications(knex),
 
+  // Not a date-time (its JSON has a `T`), nor JSON columns (jsonb orders an object's keys its own
+  // way). A float is printed as the shortest text that reads back as the same number (with
+  // PostgreSQL's default extra_float_digits), as JavaScript prints it.
+  jsonAsShown: new Set(['varchar', 'text', 'enum', 'link', 'int', 'bool', 'float', 'date']),
+
   recordset(rows, { table, columns, jsonColumns = [] }) {
     // Rows go as objects of the given columns only (a column bound once is left out), typed by the
     // table; JSON columns hold JSON text, in the document they go as JSON.

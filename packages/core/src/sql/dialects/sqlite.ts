@@ -81,6 +81,9 @@ export const sqliteDialect: Dialect = {
   // One process: its listeners are told directly.
   notifications: () => new LocalNotifications(),
 
+  // A created record's changes are logged from the process (no writable CTE).
+  jsonAsShown: new Set(),
+
   recordset(rows, { columns, jsonColumns = [] }) {
     // Bound value by value: better-sqlite3 binds in the process, for less than SQLite's JSON
     // functions take to parse a document and take it apart again (bench/README.md, "2026-11-26,
