@@ -4,7 +4,7 @@ import type { ApiRecord } from '../declarations';
 import type { FieldModel, LinkField } from '../definition/model';
 import { isValidId } from '../definition/validate-record';
 import { ApiError } from '../errors';
-import { insertChanges, insertLogged, type NewChange } from '../sql/change-store';
+import { insertChanges, insertLogged, type NewChange, type ReadBack } from '../sql/change-store';
 import type { Transaction } from '../sql/database';
 import type { SqlContext } from '../sql/sql-context';
 import { writeMultipleLink } from '../sql/link-store';
@@ -17,7 +17,7 @@ import { attributeWriteRules, resolveLinkObjects, type LinkObjectWrite } from '.
 import { assertLinks, assertOtherSide } from './link-rules';
 import { splitLinkObjects } from './link-objects';
 import { deriveOptionCode, derivesCode } from './option-codes';
-import { answerWrite, findById } from './read';
+import { answerWrite, findById, planWriteAnswer } from './read';
 import type { Repository } from './repository';
 import type { AfterCommit } from './repository-types';
 import { assertWithinRules, prepareRowRules, rowRulesOf } from './row-rules';
@@ -36,14 +36,16 @@ export async function createRecord<TRecord extends ApiRecord>(repo: Repository<T
   await repo.env.hooks.run('beforeCreate', { ctx, model: repo.model, data: input });
   const after: AfterCommit = [];
   const newRecord = { body: input, sent, hooksRan: true, attributes };
-  const id = await repo.translated(
+  const answer = await planWriteAnswer(repo, ctx, 'create');
+  const { id, read } = await repo.translated(
     async () =>
-      (!ruled && inOneStep(repo, newRecord) ? await createInOneStep(repo, ctx, newRecord) : undefined) ??
-      inTransaction(repo.env.database, (trx) => insertRecord(repo, { trx, ctx, after }, newRecord)),
+      (!ruled && inOneStep(repo, newRecord) ? await createInOneStep(repo, ctx, { newRecord, readBack: answer.read.readBack }) : undefined) ?? {
+        id: await inTransaction(repo.env.database, (trx) => insertRecord(repo, { trx, ctx, after }, newRecord)),
+      },
   );
   for (const fn of after) await fn();
   const afterHook = repo.env.hooks.has('afterCreate', repo.model.name) ? (record: ApiRecord) => repo.env.hooks.run('afterCreate', { ctx, model: repo.model, id, record }) : undefined;
-  return answerWrite(repo, ctx, { kind: 'create', id, afterHook });
+  return answerWrite(repo, ctx, { plan: answer, id, afterHook, read });
 }
 
 /** The id of a new record: the one in the body, else a new one. */
@@ -144,17 +146,21 @@ function inOneStep(repo: Repository, { body, attributes }: NewRecord): boolean {
 }
 
 /**
- * A create that `inOneStep` allows: the same rules as `insertRecord`, then one statement.
- * Undefined when its values turn out to hold a multiple link after all (a default): the caller
- * creates it in a transaction then, judged again (nothing was written).
+ * A create that `inOneStep` allows: the same rules as `insertRecord`, then one statement, which
+ * also reads the record back for the answer where it can (`readBack`). Undefined when its values
+ * turn out to hold a multiple link after all (a default): the caller creates it in a transaction
+ * then, judged again (nothing was written).
  */
-async function createInOneStep(repo: Repository, ctx: RequestContext, newRecord: NewRecord): Promise<string | undefined> {
+async function createInOneStep(
+  repo: Repository,
+  ctx: RequestContext,
+  { newRecord, readBack }: { newRecord: NewRecord; readBack?: ReadBack },
+): Promise<{ id: string; read?: Record<string, unknown>[] } | undefined> {
   const sql = sqlContext(repo.env, repo.env.database.knex);
   const { id, access, values, named, objects } = await decideNew(repo, { ctx, sql }, newRecord);
   const { row, links } = toRow(sql.dialect, values);
   if (objects.size > 0 || links.length > 0) return undefined;
   await assertLinks(sql, { ctx, access, rows: rowRulesOf(repo, ctx) }, new Map(named.map((f) => [f, values.get(f)])));
   Object.assign(row, { id, ...createdColumns(rowChange(ctx)) });
-  await insertLogged(sql, repo.model, { row, change: createChange(repo, ctx, { id, values }) });
-  return id;
+  return { id, read: await insertLogged(sql, repo.model, { row, change: createChange(repo, ctx, { id, values }), readBack }) };
 }

@@ -1,7 +1,8 @@
 import type { EntityModel, FieldModel } from '../definition/model';
 import { hiddenKeys } from '../present';
+import type { ReadBack } from '../sql/change-store';
 import type { PreparedStatement } from '../sql/prepared';
-import { decodedFields, outputKeys, selectByIdStatement } from '../sql/read-query';
+import { decodedFields, outputKeys, selectById, selectByIdStatement } from '../sql/read-query';
 import type { SqlContext } from '../sql/sql-context';
 
 /** The fields a read returns, and `extra` ones read for the present stage (kept under hidden keys). */
@@ -25,6 +26,12 @@ export interface ReadPlan {
   readonly decoded: readonly FieldModel[];
   /** The select of one live record by id, with its version, compiled once. */
   byId(): PreparedStatement;
+  /**
+   * The same select, run by the statement that writes the record (`ReadBack`). None when it
+   * joins the record's own table (a link to its own entity type, `createdBy` of `User`): that
+   * join would read the linked name as it was before the write.
+   */
+  readonly readBack?: ReadBack;
 }
 
 /** The key of a shape in the cache of read plans. */
@@ -41,11 +48,18 @@ export function makeReadPlan(sql: SqlContext, model: EntityModel, shape: ReadSha
   const { fields, extra = [], names } = shape;
   const read = extra.length ? [...fields, ...extra] : fields;
   const keys = extra.length ? [...outputKeys(fields), ...hiddenKeys(extra, fields)] : outputKeys(fields);
-  const key = `byId:${model.table}:${readShapeKey(shape)}`;
+  const shapeKey = readShapeKey(shape);
+  const joinsOwnTable = names !== false && read.some((f) => f.type === 'link' && f.target === model.name);
   return {
     read,
     keys,
     decoded: decodedFields(sql.dialect, read),
-    byId: () => sql.statements.get(key, () => selectByIdStatement(sql, model, { fields: read, names })),
+    byId: () => sql.statements.get(`byId:${model.table}:${shapeKey}`, () => selectByIdStatement(sql, model, { fields: read, names })),
+    readBack: joinsOwnTable
+      ? undefined
+      : {
+          key: shapeKey,
+          select: (param, source) => selectById(sql, model, { fields: read, names, id: param('id') }).from(sql.db.raw('?? as ??', [source, model.table])),
+        },
   };
 }

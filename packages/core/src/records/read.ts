@@ -3,7 +3,8 @@ import type { ApiRecord } from '../declarations';
 import type { FieldModel } from '../definition/normalize';
 import { isValidId } from '../definition/validate-record';
 import { notFound } from '../errors';
-import { hiddenKeys } from '../present';
+import { hiddenKeys, type PresentPlan } from '../present';
+import type { UserAccess } from '../auth/access-control';
 import { selectFields } from './field-selection';
 import { runPrepared } from '../sql/prepared';
 import { loadMultipleLinks, type LinkScopes } from '../sql/link-rows';
@@ -60,11 +61,16 @@ export async function findById(repo: Repository, id: string, read: ReadFields = 
     } else {
       rows = await runPrepared(sql, plan.byId(), { id });
     }
-    if (rows.length === 0) return undefined;
-    const version = Number(rows[0][VERSION_KEY]);
-    const [record] = await hydrateWith(repo, rows, { plan, scopes: read.scopes });
-    return withRecordVersion(record, version);
+    return recordOf(repo, rows, { plan, scopes: read.scopes });
   });
+}
+
+/** The record of the rows `plan` selected (with its version), or undefined for none. */
+async function recordOf(repo: Repository, rows: Record<string, unknown>[], read: { plan: ReadPlan; scopes?: LinkScopes }): Promise<ApiRecord | undefined> {
+  if (rows.length === 0) return undefined;
+  const version = Number(rows[0][VERSION_KEY]);
+  const [record] = await hydrateWith(repo, rows, read);
+  return withRecordVersion(record, version);
 }
 
 /**
@@ -106,12 +112,40 @@ export async function getRecord<TRecord extends ApiRecord>(
   return record as TRecord;
 }
 
-/** A written record and the after-hook that gets its own copy of it. */
+/**
+ * What the answer of a create or an update reads and shows. It depends on the caller and the
+ * entity type, not on the record: it is worked out before the write, whose own statement may
+ * then read the answer (`readBack`).
+ */
+export interface WriteAnswerPlan {
+  access: UserAccess;
+  /** The present stage of the answer, if any, and the fields it reads beside the readable ones. */
+  present?: PresentPlan;
+  extra: readonly FieldModel[];
+  /** The linked records some lists show (see `linkScopes`). */
+  scopes?: LinkScopes;
+  /** The select of the answer: every readable field, and those the present stage reads. */
+  read: ReadPlan;
+}
+
+/** The plan of the answer of a write of this kind by this caller. */
+export async function planWriteAnswer(repo: Repository, ctx: RequestContext, kind: 'create' | 'update'): Promise<WriteAnswerPlan> {
+  const access = await repo.guard.access(ctx);
+  const shown = repo.guard.readable(access, repo.readable, false);
+  const present = repo.env.presenter.plan({ ctx, model: repo.model, kind, fields: shown });
+  const extra = present?.extra.filter((f) => !repo.readable.includes(f)) ?? [];
+  const scopes = await linkScopes(repo, ctx, shown);
+  return { access, present, extra, scopes, read: repo.readPlan({ fields: repo.readable, extra }) };
+}
+
+/** A written record, what its answer shows, and the after-hook that gets its own copy of it. */
 interface WriteAnswer {
-  kind: 'create' | 'update';
+  plan: WriteAnswerPlan;
   id: string;
   /** Runs the after-hooks of the write; none when no hook of its name is registered for the entity type (no copy is made then). */
   afterHook?: (record: ApiRecord) => Promise<void>;
+  /** The rows of `plan.read.readBack` that the write's statement answered; without them the record is read now. */
+  read?: Record<string, unknown>[];
 }
 
 /**
@@ -119,24 +153,20 @@ interface WriteAnswer {
  * read, shaped by the present stage. After-hooks get their own copy with every readable field
  * (never a write-only one, nor what the present stage reads), whatever the request asks.
  */
-export async function answerWrite<TRecord extends ApiRecord>(repo: Repository<TRecord>, ctx: RequestContext, { kind, id, afterHook }: WriteAnswer): Promise<TRecord> {
-  const access = await repo.guard.access(ctx);
-  const shown = repo.guard.readable(access, repo.readable, false);
-  const plan = repo.env.presenter.plan({ ctx, model: repo.model, kind, fields: shown });
-  const extra = plan?.extra.filter((f) => !repo.readable.includes(f)) ?? [];
-  const scopes = await linkScopes(repo, ctx, shown);
-  const record = (await findById(repo, id, { fields: repo.readable, extra, scopes })) as ApiRecord;
+export async function answerWrite<TRecord extends ApiRecord>(repo: Repository<TRecord>, ctx: RequestContext, { plan, id, afterHook, read }: WriteAnswer): Promise<TRecord> {
+  const { access, present, extra, scopes } = plan;
+  const record = (read ? await recordOf(repo, read, { plan: plan.read, scopes }) : await findById(repo, id, { fields: repo.readable, extra, scopes })) as ApiRecord;
   if (afterHook) {
     // Hooks see every linked record, not only those the caller may read.
     const whole = scopes ? ((await findById(repo, id, { fields: repo.readable })) as ApiRecord) : record;
     await afterHook(shapeRecord(repo.readPlan({ fields: repo.readable }).keys, whole));
   }
   // Fields read for the present stage stay until it has run.
-  const presented = await repo.guard.present(ctx, record, plan ? repo.readable.filter((f) => !plan.extra.includes(f)) : repo.readable);
+  const presented = await repo.guard.present(ctx, record, present ? repo.readable.filter((f) => !present.extra.includes(f)) : repo.readable);
   // As its fields, a write's answer keeps every language variant of its attributes: a `language`
   // header localizes reads only (a client that writes the answer back must not move a German
   // value into the main one).
   await repo.env.attributes?.present({ ...ctx, language: undefined }, { model: repo.model, records: [presented] }, { mode: 'single' });
-  await plan?.run([presented], { access });
+  await present?.run([presented], { access });
   return presented as TRecord;
 }

@@ -6,7 +6,7 @@ import type { FieldModel, LinkField } from '../definition/model';
 import { ApiError, notFound } from '../errors';
 import type { RecordHookEvent } from '../hooks';
 import { currentLinkIds, writeMultipleLink } from '../sql/link-store';
-import { insertChanges, updateLogged, type ChangeAction } from '../sql/change-store';
+import { insertChanges, updateLogged, type ChangeAction, type ReadBack, type RowWritten } from '../sql/change-store';
 import { isLive, keyColumns, modifiedColumns, toRow, updateRow } from '../sql/record-store';
 import { VERSION_COLUMN } from '../sql/schema-sync';
 import { sqlContext, type SqlContext } from '../sql/sql-context';
@@ -16,7 +16,7 @@ import { attributeWriteRules, resolveLinkObjects, type LinkObjectWrite } from '.
 import { assertLinks, assertOtherSide, linksMade, withHiddenLinked } from './link-rules';
 import { addedLinks, linkAction, linkNamed, linkValuesAfter, type LinkDelta } from './link-delta';
 import { splitLinkObjects, type LinkObjects } from './link-objects';
-import { answerWrite, getRecord, visibleRecord } from './read';
+import { answerWrite, getRecord, planWriteAnswer, visibleRecord } from './read';
 import type { Repository } from './repository';
 import type { AfterCommit } from './repository-types';
 import { assertWithinRules, prepareRowRules, rowRulesOf } from './row-rules';
@@ -170,16 +170,20 @@ function isOneStatement(change: RecordChange, ruled: boolean): boolean {
   return true;
 }
 
-/** The update of simple columns only and its change, in one step; false when nothing changed. */
-async function writeColumns(repo: Repository, ctx: RequestContext, change: RecordChange): Promise<boolean> {
+/**
+ * The update of simple columns only and its change, in one step, which also reads the record
+ * back for the answer where it can (`readBack`); not written when nothing changed.
+ */
+async function writeColumns(repo: Repository, ctx: RequestContext, { change, readBack }: { change: RecordChange; readBack?: ReadBack }): Promise<RowWritten> {
   const changed = changedValues(change);
-  if (changed.size === 0) return false;
+  if (changed.size === 0) return { written: false };
   const { row } = toRow(repo.env.database.dialect, changed);
   Object.assign(row, modifiedColumns(rowChange(ctx)));
   const logged = updateChange(repo, ctx, { change, diff: diffOf(changed, change.existing) });
   const sql = sqlContext(repo.env, repo.env.database.knex);
-  if (!(await updateLogged(sql, repo.model, { id: change.id, row, expected: change.expected, change: logged }))) throw await unmatchedUpdate(repo, sql, change);
-  return true;
+  const done = await updateLogged(sql, repo.model, { id: change.id, row, expected: change.expected, change: logged, readBack });
+  if (!done.written) throw await unmatchedUpdate(repo, sql, change);
+  return done;
 }
 
 /** The column conditions of a hook's `expect` (record keys of stored fields only). */
@@ -276,13 +280,16 @@ async function updateOnce<TRecord extends ApiRecord>(repo: Repository<TRecord>, 
   const linkValues = linksMade(existing, [...named.filter((f) => !delta.has(f)).map((f): [FieldModel, unknown] => [f, values.get(f)]), ...addedLinks(links)]);
   const action: ChangeAction = linkAction(links, { otherValues: named.some((f) => !delta.has(f)) });
   const change: RecordChange = { id, existing, access, values, named, objects, expected, attributes, linkValues, action, ifMatch: update.ifMatch !== undefined };
-  const written = await repo.translated(() =>
-    isOneStatement(change, ruled) ? writeColumns(repo, ctx, change) : inTransaction(repo.env.database, (trx) => writeChange(repo, { trx, ctx, after }, change)),
+  const hooked = repo.env.hooks.has('afterUpdate', repo.model.name);
+  const answer = update.answer === false && !hooked ? undefined : await planWriteAnswer(repo, ctx, 'update');
+  const { written, read } = await repo.translated(async (): Promise<RowWritten> =>
+    isOneStatement(change, ruled)
+      ? writeColumns(repo, ctx, { change, readBack: answer?.read.readBack })
+      : { written: await inTransaction(repo.env.database, (trx) => writeChange(repo, { trx, ctx, after }, change)) },
   );
   for (const fn of after) await fn();
-  const hooked = repo.env.hooks.has('afterUpdate', repo.model.name);
-  if (update.answer === false && !hooked) return { written };
+  if (!answer) return { written };
   const afterHook = hooked ? (stored: ApiRecord) => repo.env.hooks.run('afterUpdate', { ctx, model: repo.model, id, record: stored, existing }) : undefined;
-  const record = await answerWrite(repo, ctx, { kind: 'update', id, afterHook });
+  const record = await answerWrite(repo, ctx, { plan: answer, id, afterHook, read });
   return { record, written };
 }

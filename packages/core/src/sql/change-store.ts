@@ -159,67 +159,99 @@ async function insertReturning(sql: SqlContext, changes: readonly NewChange[]): 
 }
 
 /**
+ * The select of a written record that the write's own statement runs (`insertLogged`,
+ * `updateLogged`): the same select as a read of the record by id, over the row the write answers
+ * (`returning *`, named `source`) in place of the table, so that the answer of a write costs no
+ * statement of its own.
+ */
+export interface ReadBack {
+  /** What tells this select from others among compiled statements. */
+  readonly key: string;
+  /** The select, with `param('id')` for the record's id. */
+  select(param: Param, source: string): Knex.QueryBuilder;
+}
+
+/** What a write of one row did: whether it wrote, and the record read back by its statement (see `ReadBack`). */
+export interface RowWritten {
+  written: boolean;
+  /** The rows of the `ReadBack` given: none when the write went another way (the caller reads the record itself). */
+  read?: Record<string, unknown>[];
+}
+
+/**
  * Updates one live record's row and logs its change in one atomic step: one statement where the
  * database can (PostgreSQL) and no webhook wants the change, else a transaction. Answers whether
- * a row was updated (and logged).
+ * a row was updated (and logged), and the record as `readBack` reads it when that statement did.
  */
 export async function updateLogged(
   sql: SqlContext<Knex>,
   model: EntityModel,
-  { id, row, expected, change }: { id: string; row: Record<string, unknown>; expected: Record<string, unknown>; change: NewChange },
-): Promise<boolean> {
+  { id, row, expected, change, readBack }: { id: string; row: Record<string, unknown>; expected: Record<string, unknown>; change: NewChange; readBack?: ReadBack },
+): Promise<RowWritten> {
   const { db, dialect } = sql;
   const update = { id, row, expected };
   const shape = updateShape(model, update);
   if (!dialect.writableCte || !shape || (await sql.routing?.targets(db, [change]))) {
     return transactionOn(db, async (trx) => {
-      if (!(await updateRow({ ...sql, db: trx }, model, update))) return false;
+      if (!(await updateRow({ ...sql, db: trx }, model, update))) return { written: false };
       await insertChanges({ ...sql, db: trx }, [change]);
-      return true;
+      return { written: true };
     });
   }
-  // One statement compiled per table and set of columns.
-  const statement = sql.statements.get(`updateLogged:${shape.key}`, () =>
-    withChangeOf(sql, (param) => updateWithMarkers(sql, model, { shape, param }).returning('id').toSQL()),
+  // One statement compiled per table, set of columns and read.
+  const statement = sql.statements.get(`updateLogged:${shape.key}${readBack ? `>${readBack.key}` : ''}`, () =>
+    withChangeOf(sql, (param) => updateWithMarkers(sql, model, { shape, param }), readBack),
   );
-  const updated = (await runPrepared<unknown[]>(sql, statement, withChangeValues(updateValues(update, shape), change))).length > 0;
-  if (updated) written(sql, change);
-  return updated;
+  const rows = await runPrepared<Record<string, unknown>[]>(sql, statement, withChangeValues(updateValues(update, shape), change));
+  const written = rows.length > 0;
+  if (written) afterLogged(sql, change);
+  return { written, read: readBack && rows };
 }
 
 /**
  * Inserts one record's row and logs its change in one atomic step: one statement where the
  * database can (PostgreSQL) and no webhook wants the change, else a transaction. A create of
  * simple columns and single links thus costs one round trip, as an update of simple columns does
- * (`updateLogged`).
+ * (`updateLogged`). Answers the record as `readBack` reads it when that statement did.
  */
-export async function insertLogged(sql: SqlContext<Knex>, model: EntityModel, { row, change }: { row: Record<string, unknown>; change: NewChange }): Promise<void> {
+export async function insertLogged(
+  sql: SqlContext<Knex>,
+  model: EntityModel,
+  { row, change, readBack }: { row: Record<string, unknown>; change: NewChange; readBack?: ReadBack },
+): Promise<Record<string, unknown>[] | undefined> {
   const { db, dialect } = sql;
   const columns = insertColumns(row);
   if (!dialect.writableCte || !columns || (await sql.routing?.targets(db, [change]))) {
-    return transactionOn(db, async (trx) => {
+    await transactionOn(db, async (trx) => {
       await insertRow({ ...sql, db: trx }, model, row);
       await insertChanges({ ...sql, db: trx }, [change]);
     });
+    return undefined;
   }
-  // One statement compiled per table and set of columns.
-  const statement = sql.statements.get(`insertLogged:${model.table}:${columns.join(',')}`, () =>
-    withChangeOf(sql, (param) => insertWithMarkers(sql, model, { columns, param }).returning('id').toSQL()),
+  // One statement compiled per table, set of columns and read.
+  const statement = sql.statements.get(`insertLogged:${model.table}:${columns.join(',')}${readBack ? `>${readBack.key}` : ''}`, () =>
+    withChangeOf(sql, (param) => insertWithMarkers(sql, model, { columns, param }), readBack),
   );
-  await runPrepared(sql, statement, withChangeValues({ ...row }, change));
-  written(sql, change);
+  const rows = await runPrepared<Record<string, unknown>[]>(sql, statement, withChangeValues({ ...row }, change));
+  afterLogged(sql, change);
+  return readBack && rows;
 }
 
 /**
- * A write of one row (`returning id`: one row when it wrote) and the insert of its change, as one
- * statement: the change is logged only when the row was written. Its values are named
- * `change:<column>` (see `withChangeValues`).
+ * A write of one row and the insert of its change, as one statement: the change is logged only
+ * when the row was written. Its values are named `change:<column>` (see `withChangeValues`). It
+ * answers a row per row written: its change's `seq`, or with `readBack` the record as that reads
+ * it (PostgreSQL runs every part of a `with` on the snapshot before the statement: the record is
+ * read from the row the write answers, never from its table).
  */
-function withChangeOf(sql: SqlContext<Knex>, write: (param: Param) => Knex.Sql): PreparedStatement {
+function withChangeOf(sql: SqlContext<Knex>, write: (param: Param) => Knex.QueryBuilder, readBack?: ReadBack): PreparedStatement {
   return prepareStatement('rows', (param) => {
-    const compiled = write(param);
-    const insert = `insert into ${q(CHANGE_TABLE.name)} (${COLUMNS.map(q).join(', ')}) select ${COLUMNS.map(() => '?').join(', ')} from w returning seq`;
-    return sql.db.raw(`with w as (${compiled.sql}) ${insert}`, [...compiled.bindings, ...COLUMNS.map((c) => param(`change:${c}`))] as Knex.RawBinding[]);
+    const written = write(param).returning(readBack ? '*' : 'id').toSQL();
+    const log = `insert into ${q(CHANGE_TABLE.name)} (${COLUMNS.map(q).join(', ')}) select ${COLUMNS.map(() => '?').join(', ')} from w`;
+    const bindings = [...written.bindings, ...COLUMNS.map((c) => param(`change:${c}`))] as Knex.RawBinding[];
+    if (!readBack) return sql.db.raw(`with w as (${written.sql}) ${log} returning seq`, bindings);
+    const read = readBack.select(param, 'w').toSQL();
+    return sql.db.raw(`with w as (${written.sql}), c as (${log}) ${read.sql}`, [...bindings, ...read.bindings] as Knex.RawBinding[]);
   });
 }
 
@@ -230,7 +262,7 @@ function withChangeValues(values: Record<string, unknown>, change: NewChange): R
 }
 
 /** What follows a change logged outside `insertChanges`, as it follows one logged there: listeners woken, the routing told (a written Webhook drops the routing's list). */
-function written(sql: SqlContext, change: ChangeKind): void {
+function afterLogged(sql: SqlContext, change: ChangeKind): void {
   changesWritten(sql.db);
   sql.routing?.written(sql.db, { changes: [change], deliveries: 0 });
 }
@@ -281,7 +313,7 @@ export async function createsLoggedByInsert(
   return {
     wrap: (insert) => `with p as (${insert} returning *) insert into ${q(CHANGE_TABLE.name)} (${COLUMNS.map(q).join(', ')}) select ${COLUMNS.map((c) => values[c]).join(', ')} from p`,
     bindings: [model.name, 'Create', caller.userId, caller.actorId, caller.requestId, caller.createdAt],
-    written: () => written(sql, kind),
+    written: () => afterLogged(sql, kind),
   };
 }
 
