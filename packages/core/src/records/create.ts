@@ -14,7 +14,7 @@ import { inTransaction } from '../sql/transaction';
 import { uuidv7 } from '../util/uuid';
 import { changeOf, diffOf, movedLinkChanges, ownershipOf, type Diff } from './changes';
 import { attributeWriteRules, resolveLinkObjects, type LinkObjectWrite } from './find-or-create';
-import { assertLinks, assertOtherSide } from './link-rules';
+import { assertLinks, assertOtherSide, linkGuards } from './link-rules';
 import { splitLinkObjects } from './link-objects';
 import { deriveOptionCode, derivesCode } from './option-codes';
 import { answerWrite, findById, planWriteAnswer } from './read';
@@ -134,7 +134,8 @@ function createChange(repo: Repository, ctx: RequestContext, { id, values, diff 
 
 /**
  * Whether a create needs no transaction: its row and its change go in one statement (PostgreSQL),
- * its link checks read before it. Not for what writes more than the row or must be judged after
+ * which judges its single links too where it can (`linkGuards`; the others are checked before
+ * it). Not for what writes more than the row or must be judged after
  * it: link objects (find-or-create), multiple links, attributes, derived option codes, and row
  * rules of the entity type (judged on the stored row, in the transaction; the caller asks).
  */
@@ -160,7 +161,18 @@ async function createInOneStep(
   const { id, access, values, named, objects } = await decideNew(repo, { ctx, sql }, newRecord);
   const { row, links } = toRow(sql.dialect, values);
   if (objects.size > 0 || links.length > 0) return undefined;
-  await assertLinks(sql, { ctx, access, rows: rowRulesOf(repo, ctx) }, new Map(named.map((f) => [f, values.get(f)])));
+  const writer = { ctx, access, rows: rowRulesOf(repo, ctx) };
+  const linked = new Map(named.map((f) => [f, values.get(f)]));
+  // Links the insert judges itself cost no statement before it.
+  const guards = await linkGuards(sql, writer, linked);
+  if (!guards) await assertLinks(sql, writer, linked);
   Object.assign(row, { id, ...createdColumns(rowChange(ctx)) });
-  return { id, read: await insertLogged(sql, repo.model, { row, change: createChange(repo, ctx, { id, values }), readBack }) };
+  const change = createChange(repo, ctx, { id, values });
+  let done = await insertLogged(sql, repo.model, { row, change, readBack, guards });
+  if (!done.written) {
+    // A guarded link named no live record: its 400, or (linked meanwhile) the insert after the check.
+    await assertLinks(sql, writer, linked);
+    done = await insertLogged(sql, repo.model, { row, change, readBack });
+  }
+  return { id, read: done.read };
 }

@@ -2,6 +2,7 @@ import { forbidden } from '../auth/access-control';
 import type { EntityModel, FieldModel, LinkEnd, MultipleLinkField } from '../definition/model';
 import { ApiError } from '../errors';
 import { liveIdsOf, OPTION_ENTITY, optionIdsInList, optionListId } from '../sql/link-store';
+import type { LinkGuard } from '../sql/record-store';
 import type { SqlContext } from '../sql/sql-context';
 import type { RowRules } from './row-rules';
 import { assertFieldsEditable, assertMay, type Writer } from './write-rules';
@@ -112,6 +113,22 @@ export async function linkCheck(sql: SqlContext, writer: LinkWriter, writes: Ite
   }
   const found = wanted.size ? await findValid(sql, writer, wanted) : new Map();
   return (write, options = {}) => firstInvalid(write, found, options);
+}
+
+/**
+ * The links of one write that its insert can judge itself (`LinkGuard`): single links to records
+ * of an entity type the caller reads in full (`all`, no row rules), none of an option list. A
+ * guarded insert writes nothing when such a link names no live record; `assertLinks` then says
+ * which. Undefined when a link of the write needs more than that.
+ */
+export async function linkGuards(sql: SqlContext, writer: LinkWriter, values: ReadonlyMap<FieldModel, unknown>): Promise<LinkGuard[] | undefined> {
+  const guards: LinkGuard[] = [];
+  for (const [field, value] of values) {
+    if (!isLink(field) || value === null || value === undefined) continue;
+    if (field.type !== 'link' || optionList(field) || writer.access.scope(field.target).read !== 'all' || (await writer.rows(field.target))) return undefined;
+    guards.push({ column: field.column, table: sql.schema.entity(field.target)!.table });
+  }
+  return guards;
 }
 
 /** 400 `CORE_INVALID_LINK` for the first invalid link of one write (see `invalidLinks`). */

@@ -4,7 +4,7 @@ import { isStoredField, type EntityModel, type FieldModel } from '../definition/
 import { chunks } from '../util/chunks';
 import { insertDeliveries, type LoggedChange } from './delivery-store';
 import { prepareStatement, runPrepared, runText, type Param, type PreparedStatement, type TextStatement } from './prepared';
-import { insertColumns, insertRow, insertWithMarkers, updateRow, updateShape, updateValues, updateWithMarkers } from './record-store';
+import { guardedInsertWithMarkers, insertColumns, insertRow, insertWithMarkers, updateRow, updateShape, updateValues, updateWithMarkers, type LinkGuard } from './record-store';
 import { changesWritten, transactionOn } from './transaction';
 import { insertSelect } from './insert-select';
 import type { AuxiliaryTable } from './schema-sync';
@@ -212,29 +212,43 @@ export async function updateLogged(
  * Inserts one record's row and logs its change in one atomic step: one statement where the
  * database can (PostgreSQL) and no webhook wants the change, else a transaction. A create of
  * simple columns and single links thus costs one round trip, as an update of simple columns does
- * (`updateLogged`). Answers the record as `readBack` reads it when that statement did.
+ * (`updateLogged`). With `guards`, the row is inserted only when its guarded links name live
+ * records (`guardedInsertWithMarkers`): not written otherwise, nor when a value of the row cannot
+ * be bound as it is (the caller checks the links and inserts without guards then). Answers the
+ * record as `readBack` reads it when that statement did.
  */
 export async function insertLogged(
   sql: SqlContext<Knex>,
   model: EntityModel,
-  { row, change, readBack }: { row: Record<string, unknown>; change: NewChange; readBack?: ReadBack },
-): Promise<Record<string, unknown>[] | undefined> {
+  { row, change, readBack, guards = [] }: { row: Record<string, unknown>; change: NewChange; readBack?: ReadBack; guards?: readonly LinkGuard[] },
+): Promise<RowWritten> {
   const { db, dialect } = sql;
   const columns = insertColumns(row);
-  if (!dialect.writableCte || !columns || (await sql.routing?.targets(db, [change]))) {
+  if (!columns) {
+    // Values that cannot be bound as they are: no compiled statement, no guard (not written with guards).
+    if (guards.length) return { written: false };
     await transactionOn(db, async (trx) => {
       await insertRow({ ...sql, db: trx }, model, row);
       await insertChanges({ ...sql, db: trx }, [change]);
     });
-    return undefined;
+    return { written: true };
   }
-  // One statement compiled per table, set of columns and read.
-  const statement = sql.statements.get(`insertLogged:${model.table}:${columns.join(',')}${readBack ? `>${readBack.key}` : ''}`, () =>
-    withChangeOf(sql, (param) => insertWithMarkers(sql, model, { columns, param }), readBack),
-  );
+  const insert = (param: Param) => (guards.length ? guardedInsertWithMarkers(sql, model, { columns, param, guards }) : insertWithMarkers(sql, model, { columns, param }));
+  const key = `${model.table}:${columns.join(',')}${guards.length ? `?${guards.map((g) => g.column).join(',')}` : ''}`;
+  if (!dialect.writableCte || (await sql.routing?.targets(db, [change]))) {
+    return transactionOn(db, async (trx) => {
+      const statement = sql.statements.get(`insert:${key}`, () => prepareStatement('count', insert));
+      if ((await runPrepared<number>({ ...sql, db: trx }, statement, row)) === 0) return { written: false };
+      await insertChanges({ ...sql, db: trx }, [change]);
+      return { written: true };
+    });
+  }
+  // One statement compiled per table, set of columns, guards and read.
+  const statement = sql.statements.get(`insertLogged:${key}${readBack ? `>${readBack.key}` : ''}`, () => withChangeOf(sql, insert, readBack));
   const rows = await runPrepared<Record<string, unknown>[]>(sql, statement, withChangeValues({ ...row }, change));
-  afterLogged(sql, change);
-  return readBack && rows;
+  const written = rows.length > 0;
+  if (written) afterLogged(sql, change);
+  return { written, read: readBack && rows };
 }
 
 /**
@@ -244,14 +258,15 @@ export async function insertLogged(
  * it (PostgreSQL runs every part of a `with` on the snapshot before the statement: the record is
  * read from the row the write answers, never from its table).
  */
-function withChangeOf(sql: SqlContext<Knex>, write: (param: Param) => Knex.QueryBuilder, readBack?: ReadBack): PreparedStatement {
+function withChangeOf(sql: SqlContext<Knex>, write: (param: Param) => Knex.QueryBuilder | Knex.Raw, readBack?: ReadBack): PreparedStatement {
   return prepareStatement('rows', (param) => {
-    const written = write(param).returning(readBack ? '*' : 'id').toSQL();
+    const written = write(param).toSQL();
+    const returning = readBack ? 'returning *' : `returning ${q('id')}`;
     const log = `insert into ${q(CHANGE_TABLE.name)} (${COLUMNS.map(q).join(', ')}) select ${COLUMNS.map(() => '?').join(', ')} from w`;
     const bindings = [...written.bindings, ...COLUMNS.map((c) => param(`change:${c}`))] as Knex.RawBinding[];
-    if (!readBack) return sql.db.raw(`with w as (${written.sql}) ${log} returning seq`, bindings);
+    if (!readBack) return sql.db.raw(`with w as (${written.sql} ${returning}) ${log} returning seq`, bindings);
     const read = readBack.select(param, 'w').toSQL();
-    return sql.db.raw(`with w as (${written.sql}), c as (${log}) ${read.sql}`, [...bindings, ...read.bindings] as Knex.RawBinding[]);
+    return sql.db.raw(`with w as (${written.sql} ${returning}), c as (${log}) ${read.sql}`, [...bindings, ...read.bindings] as Knex.RawBinding[]);
   });
 }
 

@@ -28,6 +28,31 @@ export function insertWithMarkers(sql: SqlContext, model: Pick<EntityModel, 'tab
   return sql.db(model.table).insert(markers(param, columns));
 }
 
+/** A single link that an insert checks itself: the row is inserted only when `table` holds a live record whose id is the row's value of `column`. */
+export interface LinkGuard {
+  column: string;
+  table: string;
+}
+
+/**
+ * The insert of `insertWithMarkers`, made only when every guarded link names a live record when
+ * the statement runs (`insert … select <values> where exists (…) and …`): it inserts no row
+ * otherwise. A link whose value is null is not guarded.
+ */
+export function guardedInsertWithMarkers(
+  sql: SqlContext,
+  model: Pick<EntityModel, 'table'>,
+  { columns, param, guards }: { columns: readonly string[]; param: Param; guards: readonly LinkGuard[] },
+): Knex.Raw {
+  const q = (name: string) => sql.db.raw('??', [name]).toQuery();
+  const live = sql.dialect.live;
+  const exists = guards.map((g) => `exists (select 1 from ${q(g.table)} where ${q('id')} = ? and ${q('deleted')} = ?)`);
+  return sql.db.raw(`insert into ${q(model.table)} (${columns.map(q).join(', ')}) select ${columns.map(() => '?').join(', ')} where ${exists.join(' and ')}`, [
+    ...columns.map((c) => param(c)),
+    ...guards.flatMap((g) => [param(g.column), live]),
+  ] as Knex.RawBinding[]);
+}
+
 /** Inserts one row into a table: one statement compiled per table and set of columns. */
 export async function insertRow(sql: SqlContext, model: Pick<EntityModel, 'table'>, row: Record<string, unknown>): Promise<void> {
   const columns = insertColumns(row);

@@ -78,3 +78,44 @@ describe.each(TEST_DBS)('the answer of a create or an update on %s', (kind) => {
     expect(headers.etag).toBe(before.headers.etag);
   });
 });
+
+describe.each(TEST_DBS)('the single links of a create on %s', (kind) => {
+  let t: TestApi;
+  beforeAll(async () => {
+    t = await startTestApi(kind, { entities: testEntities, auth: { tokenCacheSeconds: 3600 } });
+  });
+  afterAll(() => t.close());
+
+  const changesOf = async (id: string) => (await t.api.database.knex('record_change').where({ record_id: id })).length;
+
+  it('are judged by the statement that inserts the record on PostgreSQL: a live brand costs no statement before it', async () => {
+    const brandId = (await t.post('/api/Brand', { name: 'Guarded' }).expect(200)).body.id;
+    await t.post('/api/Product', { name: 'Warm', brandId }).expect(200);
+    let id = '';
+    const sql = await recordQueries(t, async () => void (id = (await t.post('/api/Product', { name: 'Linked', brandId }).expect(200)).body.id));
+    expect((await t.get(`/api/Product/${id}`).expect(200)).body).toMatchObject({ name: 'Linked', brandId, brandName: 'Guarded' });
+    if (kind === 'postgres') {
+      // The insert is the first statement; only the multiple links of the answer are read after it.
+      expect(sql[0]).toMatch(/^with w as \(insert into "product" .* where exists \(select 1 from "brand" where "id" = \$\d+ and "deleted" = \$\d+\) returning \*\)/is);
+      expect(sql.slice(1).filter((s) => !/ from "category_products__product_categories" /.test(s))).toEqual([]);
+    } else {
+      expect(sql.findIndex((s) => /from `brand`/.test(s))).toBeLessThan(sql.findIndex((s) => /^insert into `product`/i.test(s)));
+    }
+  });
+
+  it('refuse a brand that does not exist or is deleted with the 400 of every write, storing neither the record nor a change', async () => {
+    const deleted = (await t.post('/api/Brand', { name: 'Gone' }).expect(200)).body.id;
+    await t.del(`/api/Brand/${deleted}`).expect(200);
+    for (const brandId of ['no-such-brand', deleted]) {
+      const id = `refused-${brandId}`.slice(0, 64);
+      const res = await t.post('/api/Product', { id, name: 'Refused', brandId }).expect(400);
+      expect(res.body.error).toMatchObject({ code: 'CORE_INVALID_LINK', message: `Brand '${brandId}' not found (brandId)` });
+      await t.get(`/api/Product/${id}`).expect(404);
+      expect(await changesOf(id)).toBe(0);
+    }
+    // The same body with a live brand then creates the record, with its change.
+    const live = (await t.post('/api/Brand', { name: 'Back' }).expect(200)).body.id;
+    await t.post('/api/Product', { id: 'refused-then-made', name: 'Made', brandId: live }).expect(200);
+    expect(await changesOf('refused-then-made')).toBe(1);
+  });
+});
