@@ -91,21 +91,20 @@ async function listProducts(params: URLSearchParams): Promise<unknown> {
   throw new HttpError(400, 'CORE_INVALID_QUERY', 'The floor serves only the bench requests');
 }
 
-/** Checks the body the bench sends (types, required name, no unknown key), inserts, reads back. */
+/** Checks the body the bench sends (types, required name, no unknown key), inserts with the product read back. */
 async function createProduct(body: Row, userId: string): Promise<Row> {
   checkProductBody(body, ['name', 'sku', 'price', 'quantity', 'brandId']);
+  if (body.brandId == null) throw new HttpError(400, 'CORE_VALIDATION_FAILED', 'The floor creates products of a brand only');
   const id = uuidv7();
   const at = now();
-  if (body.brandId != null && (await query(pool, BRAND_EXISTS, [body.brandId, false])).length === 0) {
-    throw new HttpError(400, 'CORE_INVALID_LINK', `Brand '${String(body.brandId)}' not found`);
-  }
   const values = [body.brandId ?? null, at, null, userId, id, true, at, null, userId, body.name, body.price ?? null, body.quantity ?? null, body.sku ?? null];
   const diff = Object.fromEntries(['name', 'sku', 'price', 'quantity', 'brandId'].filter((k) => body[k] != null).map((k) => [k, { was: null, became: body[k] }]));
   const change = ['Product', id, 'Create', JSON.stringify({ ...diff, isActive: { was: null, became: true } }), userId, null, randomUUID(), null, null, at];
-  await query(pool, INSERT_PRODUCT_LOGGED, [...values, ...change]).catch((error: { code?: string }) =>
+  const rows = await query<Row>(pool, INSERT_PRODUCT_LOGGED, [...values, body.brandId ?? null, false, ...change, ...NOT_DELETED, id]).catch((error: { code?: string }) =>
     Promise.reject(error.code === '23505' ? new HttpError(409, 'CORE_UNIQUE_VIOLATION', 'duplicate') : error),
   );
-  return (await getProduct(id)) as Row;
+  if (rows.length === 0) throw new HttpError(400, 'CORE_INVALID_LINK', `Brand '${String(body.brandId)}' not found`);
+  return (await shape(rows))[0];
 }
 
 /**
@@ -119,12 +118,12 @@ async function updateProduct(id: string, body: Row, userId: string): Promise<Row
   if (!isId(id)) return undefined;
   const [stored] = await query<Row>(pool, STORED_PRICE, [false, id]);
   if (!stored) return undefined;
-  if (stored.price !== body.price) {
-    const at = now();
-    const diff = JSON.stringify({ price: { was: stored.price, became: body.price } });
-    await query(pool, UPDATE_PRICE, [at, null, userId, body.price, stored.__version, id, false, 'Product', id, 'Update', diff, userId, null, randomUUID(), null, null, at]);
-  }
-  return getProduct(id);
+  if (stored.price === body.price) return getProduct(id);
+  const at = now();
+  const diff = JSON.stringify({ price: { was: stored.price, became: body.price } });
+  const change = ['Product', id, 'Update', diff, userId, null, randomUUID(), null, null, at];
+  const rows = await query<Row>(pool, UPDATE_PRICE, [at, null, userId, body.price, stored.__version, id, false, ...change, ...NOT_DELETED, id]);
+  return rows.length ? (await shape(rows))[0] : getProduct(id);
 }
 
 async function route({ req, method, pathname, params, session }: FloorRequest): Promise<unknown> {

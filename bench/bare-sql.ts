@@ -46,28 +46,31 @@ const LINKED = (join: string, target: string, targetColumn: string) => (n: numbe
 export const CATEGORIES = LINKED('category_products__product_categories', 'category', 'category_id');
 export const TAGS = LINKED('product_tags__extensible_enum_option', 'extensible_enum_option', 'extensible_enum_option_id');
 export const BRAND_EXISTS = 'select "brand"."id" from "brand" where "brand"."id" in ($1) and "brand"."deleted" = $2';
-const INSERT_PRODUCT =
-  'insert into "product" ("brand_id", "created_at", "created_by_actor_id", "created_by_id", "id", "is_active", "modified_at", ' +
-  '"modified_by_actor_id", "modified_by_id", "name", "price", "quantity", "sku") values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)';
+/** One product with its version, from the row a write answers (`w`), its marks from `from` on. */
+const WRITTEN_PRODUCT = (from: number) => `${selectProduct('"w" as "product"', (n) => `$${from + n - 1}`, `, ${P}."record_version" as "__version"`)} and ${P}."id" = $${from + 6}`;
+const LOG_CHANGE = (from: number) =>
+  'insert into "record_change" ("entity_type", "record_id", "action", "diff", "user_id", "actor_id", "request_id", "owner_id", "assignee_id", "created_at") ' +
+  `select ${marks(from, 10)} from w`;
 /**
- * A new product and its change in one statement, as ours sends a create of simple columns and
- * single links on PostgreSQL (no transaction: the brand's check reads before it).
+ * A new product when its brand is live, its change, and the product read back from the row
+ * inserted, in one statement, as ours sends a create of simple columns and single links on
+ * PostgreSQL (no transaction; no row when the brand is not live).
  */
 export const INSERT_PRODUCT_LOGGED =
-  `with w as (${INSERT_PRODUCT} returning "id") ` +
-  'insert into "record_change" ("entity_type", "record_id", "action", "diff", "user_id", "actor_id", "request_id", "owner_id", "assignee_id", "created_at") ' +
-  'select $14, $15, $16, $17, $18, $19, $20, $21, $22, $23 from w returning seq';
+  'with w as (insert into "product" ("brand_id", "created_at", "created_by_actor_id", "created_by_id", "id", "is_active", "modified_at", ' +
+  `"modified_by_actor_id", "modified_by_id", "name", "price", "quantity", "sku") select ${marks(1, 13)} ` +
+  'where exists (select 1 from "brand" where "id" = $14 and "deleted" = $15) returning *), ' +
+  `c as (${LOG_CHANGE(16)}) ${WRITTEN_PRODUCT(26)}`;
 /** What an update compares: the stored price, the owner (for the edit level `own`) and the version. */
 export const STORED_PRICE = `select ${P}."id" as "id", ${P}."price" as "price", ${P}."created_by_id" as "createdById", ${P}."record_version" as "__version" from ${P} where ${P}."deleted" = $1 and ${P}."id" = $2`;
 /**
- * The update and its entry in the change log, in one statement; the columns in name order, as ours.
- * The update names the version the price was read at, so a write by another request in between is
- * not overwritten unseen.
+ * The update, its entry in the change log and the product read back from the row updated, in one
+ * statement; the columns in name order, as ours. The update names the version the price was read
+ * at, so a write by another request in between is not overwritten unseen.
  */
 export const UPDATE_PRICE =
-  'with w as (update "product" set "modified_at" = $1, "modified_by_actor_id" = $2, "modified_by_id" = $3, "price" = $4, "record_version" = "record_version" + 1 where "record_version" = $5 and "id" = $6 and "deleted" = $7 returning "id") ' +
-  'insert into "record_change" ("entity_type", "record_id", "action", "diff", "user_id", "actor_id", "request_id", "owner_id", "assignee_id", "created_at") ' +
-  'select $8, $9, $10, $11, $12, $13, $14, $15, $16, $17 from w returning seq';
+  'with w as (update "product" set "modified_at" = $1, "modified_by_actor_id" = $2, "modified_by_id" = $3, "price" = $4, "record_version" = "record_version" + 1 where "record_version" = $5 and "id" = $6 and "deleted" = $7 returning *), ' +
+  `c as (${LOG_CHANGE(8)}) ${WRITTEN_PRODUCT(18)}`;
 export const TOKEN_BY_HASH =
   'select "id" as "id", "user_id" as "userId", "created_at" as "createdAt", "last_used_at" as "lastUsedAt", ' +
   '"expires_at" as "expiresAt", "idle_ms" as "idleMs", "actor_id" as "actorId" from "auth_token" where "token_hash" = $1 limit $2';
