@@ -107,7 +107,9 @@ const writableFields = new WeakMap<EntityModel, FieldModel[]>();
 export function completeForCreate(model: EntityModel, values: Map<FieldModel, unknown>): Map<FieldModel, unknown> {
   let writable = writableFields.get(model);
   if (!writable) writableFields.set(model, (writable = model.fields.filter((f) => !f.system)));
-  const complete = new Map(values);
+  // forEach: a Map copied from its iterator makes an entry array per value.
+  const complete = new Map<FieldModel, unknown>();
+  values.forEach((value, field) => complete.set(field, value));
   addDefaults(writable, complete);
   const issues = requiredIssues(writable, complete, 'create');
   if (issues.length) throw validationFailed(`Invalid ${model.name}: ${issues.map((i) => i.message).join('; ')}`, issues);

@@ -98,11 +98,12 @@ const readOnlyError = (field: FieldModel) =>
  * hash). A create may repeat the default.
  */
 export function keepReadOnly(values: Map<FieldModel, unknown>, { existing, fromHooks }: { existing?: ApiRecord | Record<string, unknown>; fromHooks?: ReadonlySet<string> }): void {
-  for (const [field, value] of values) {
-    if (!field.def.readOnly || fromHooks?.has(field.key)) continue;
+  // forEach makes no entry array per value (a batch judges every field of every item here).
+  values.forEach((value, field) => {
+    if (!field.def.readOnly || fromHooks?.has(field.key)) return;
     if (existing && sameValue(field, existing[field.key], value)) values.delete(field);
     else if (existing || !equalValues(field, field.def.default, value)) throw readOnlyError(field);
-  }
+  });
 }
 
 /** The fields of a write as the client sent them: what the edit rights are checked on (not defaults, not what hooks added). */

@@ -136,12 +136,16 @@ function createNew(run: Run, p: Prepared): Placement {
   const record: Record<string, unknown> = { ...run.blank };
   record.id = p.id ?? uuidv7();
   for (const key of run.listKeys) record[key] = [];
-  for (const [f, v] of values) record[f.key] = f.type === 'linkMultiple' ? [...new Set(v as string[])] : v;
+  const dirty = new Set<FieldModel>();
+  values.forEach((v, f) => {
+    record[f.key] = f.type === 'linkMultiple' ? [...new Set(v as string[])] : v;
+    dirty.add(f);
+  });
   const keys = recordKeys(repo.model, record);
   assertNoCollision(run, undefined, keys);
   const wait = mustWait(run, undefined, { p, keys });
   if (wait && run.decided > 0) return 'later';
-  const state: RecordState = { id: record.id as string, record, isNew: true, dirty: new Set(values.keys()) };
+  const state: RecordState = { id: record.id as string, record, isNew: true, dirty };
   settle(state, p);
   p.status = 'Created';
   p.created = values;
