@@ -12,9 +12,6 @@ export interface LinkWriter extends Writer {
   rows: RowRules;
 }
 
-/** Ids a link value names: none for null, one for a single link, the list for a multiple link. */
-export const linkedIds = (value: unknown): readonly string[] => (Array.isArray(value) ? (value as string[]) : value === null || value === undefined ? [] : [value as string]);
-
 /** A field of a write: a record's, or a link attribute seen as a link (`LinkEnd`). */
 type WriteField = FieldModel | LinkEnd;
 
@@ -40,10 +37,16 @@ export interface LinkCheckOptions {
 /** Valid ids by group: a target entity (`e:Brand`) or an option list (`l:product_status`). */
 type Found = Map<string, Set<string> | ApiError>;
 
-const groupOf = (field: LinkEnd) => {
-  const list = optionList(field);
-  return list ? `l:${list}` : `e:${field.target}`;
-};
+const groups = new WeakMap<LinkEnd, string>();
+
+function groupOf(field: LinkEnd): string {
+  let group = groups.get(field);
+  if (group === undefined) {
+    const list = optionList(field);
+    groups.set(field, (group = list ? `l:${list}` : `e:${field.target}`));
+  }
+  return group;
+}
 
 /**
  * The ids of each group the caller may link to: live records of the target entity within the
@@ -76,17 +79,25 @@ function invalidLink(field: LinkEnd, id: string): ApiError {
   return new ApiError('CORE_INVALID_LINK', `${field.target} '${id}' not found (${field.key})`, { details: { entity: field.target, field: field.key, ids: [id] } });
 }
 
-/** The first invalid link of one write, in the order of its values. */
+/** The error of one linked id, if it is not valid (`valid`: what was found of its group). */
+function invalidId(field: LinkEnd, id: string, { valid, options }: { valid: Set<string> | ApiError | undefined; options: LinkCheckOptions }): ApiError | undefined {
+  if (valid instanceof ApiError) return valid;
+  return !valid?.has(id) && !options.known?.(field, id) ? invalidLink(field, id) : undefined;
+}
+
+/**
+ * The first invalid link of one write, in the order of its values. (`forEach` and no list of a
+ * single link's one id: a batch judges every item here.)
+ */
 function firstInvalid(write: LinkWrite, found: Found, options: LinkCheckOptions): ApiError | undefined {
-  for (const [field, value] of write.values) {
-    if (!isLink(field)) continue;
-    const valid = found.get(groupOf(field));
-    for (const id of linkedIds(value)) {
-      if (valid instanceof ApiError) return valid;
-      if (!valid?.has(id) && !options.known?.(field, id)) return invalidLink(field, id);
-    }
-  }
-  return undefined;
+  let error: ApiError | undefined;
+  write.values.forEach((value, field) => {
+    if (error || !isLink(field) || value === null || value === undefined) return;
+    const judged = { valid: found.get(groupOf(field)), options };
+    if (!Array.isArray(value)) error = invalidId(field, value as string, judged);
+    else for (const id of value as string[]) if ((error = invalidId(field, id, judged))) return;
+  });
+  return error;
 }
 
 /** Judges the links of a write: its first invalid link, or undefined. */
@@ -101,15 +112,14 @@ export type LinkCheck = (write: LinkWrite, options?: LinkCheckOptions) => ApiErr
 export async function linkCheck(sql: SqlContext, writer: LinkWriter, writes: Iterable<LinkWrite>): Promise<LinkCheck> {
   const wanted = new Map<string, { field: LinkEnd; ids: Set<string> }>();
   for (const write of writes) {
-    for (const [field, value] of write.values) {
-      if (!isLink(field)) continue;
-      const ids = linkedIds(value);
-      if (ids.length === 0) continue;
+    write.values.forEach((value, field) => {
+      if (!isLink(field) || value === null || value === undefined || (Array.isArray(value) && value.length === 0)) return;
       const group = groupOf(field);
       let entry = wanted.get(group);
       if (!entry) wanted.set(group, (entry = { field, ids: new Set() }));
-      for (const id of ids) entry.ids.add(String(id));
-    }
+      if (!Array.isArray(value)) entry.ids.add(String(value));
+      else for (const id of value) entry.ids.add(String(id));
+    });
   }
   const found = wanted.size ? await findValid(sql, writer, wanted) : new Map();
   return (write, options = {}) => firstInvalid(write, found, options);
