@@ -134,6 +134,20 @@ describe.each(TEST_DBS)('webhooks on %s', (kind) => {
       expect((await deliveriesOf(brands)).map((d) => d.entityType)).toEqual(['Brand', 'Product']);
     });
 
+    it('see a create that links a brand once, with its record as answered; a create whose brand is missing stores and delivers nothing', async () => {
+      const id = await webhook({ entityTypes: ['Product'] }, base);
+      const brandId = (await t.post(`${base}/Brand`, { name: `Linked by a hooked create ${base}` }).expect(200)).body.id;
+      // A webhook wants the change: the create runs in a transaction, its brand still judged by its insert.
+      const created = await t.post(`${base}/Product`, { name: `Hooked link ${base}`, brandId }).expect(200);
+      expect(created.body).toMatchObject({ brandId, brandName: `Linked by a hooked create ${base}` });
+      expect(created.body).toEqual((await t.get(`${base}/Product/${created.body.id}`).expect(200)).body);
+      const refused = await t.post(`${base}/Product`, { id: `hooked-missing-${base.length}`, name: 'Refused', brandId: 'no-such-brand' }).expect(400);
+      expect(refused.body.error).toMatchObject({ code: 'CORE_INVALID_LINK', message: "Brand 'no-such-brand' not found (brandId)" });
+      await t.get(`${base}/Product/hooked-missing-${base.length}`).expect(404);
+      const delivered = await eventually(() => deliveriesOf(id), (list) => list.length >= 1);
+      expect(delivered.map((d) => [d.recordId, d.action])).toEqual([[created.body.id, 'Create']]);
+    });
+
     it('deliveries are read-only: no create, update or delete, admins included', async () => {
       const id = await webhook({ entityTypes: ['Brand'], actions: ['Create'] }, base);
       await t.post(`${base}/Brand`, { name: `RO ${base}` }).expect(200);
