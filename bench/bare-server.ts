@@ -6,7 +6,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import {
-  BRAND_EXISTS,
   CATEGORIES,
   GET_PRODUCT,
   INSERT_PRODUCT_LOGGED,

@@ -45,7 +45,6 @@ const LINKED = (join: string, target: string, targetColumn: string) => (n: numbe
   `from "${join}" as "j" inner join "${target}" as "t" on "t"."id" = "j"."${targetColumn}" where "j"."product_id" in (${marks(1, n)}) and "t"."deleted" = $${n + 1}`;
 export const CATEGORIES = LINKED('category_products__product_categories', 'category', 'category_id');
 export const TAGS = LINKED('product_tags__extensible_enum_option', 'extensible_enum_option', 'extensible_enum_option_id');
-export const BRAND_EXISTS = 'select "brand"."id" from "brand" where "brand"."id" in ($1) and "brand"."deleted" = $2';
 /** One product with its version, from the row a write answers (`w`), its marks from `from` on. */
 const WRITTEN_PRODUCT = (from: number) => `${selectProduct('"w" as "product"', (n) => `$${from + n - 1}`, `, ${P}."record_version" as "__version"`)} and ${P}."id" = $${from + 6}`;
 const LOG_CHANGE = (from: number) =>
