@@ -1,4 +1,4 @@
-import { recordQueries, startTestApi, type TestApi } from '../../../../test/support/api';
+import { GENERATIONS, recordQueries, startTestApi, type TestApi } from '../../../../test/support/api';
 import { TEST_DBS } from '../../../../test/support/databases';
 import { testEntities } from '../../../../test/support/fixtures';
 
@@ -19,10 +19,10 @@ describe.each(TEST_DBS)('the answer of a create or an update on %s', (kind) => {
   });
   afterAll(() => t.close());
 
-  it('is the record as a read then shows it, with its version; on PostgreSQL read by the statement that writes it', async () => {
+  it.each(GENERATIONS)('is the record as a read then shows it, with its version; on PostgreSQL read by the statement that writes it (generation %s)', async (_g, base) => {
     const body = {
       name: 'Every type',
-      sku: 'answers-1',
+      sku: `answers${base.replaceAll('/', '-')}`,
       description: 'text',
       price: 12.5,
       quantity: 3,
@@ -35,16 +35,16 @@ describe.each(TEST_DBS)('the answer of a create or an update on %s', (kind) => {
       brandId,
     };
     let created: { body: Record<string, unknown>; headers: Record<string, string> } | undefined;
-    const createSql = await recordQueries(t, async () => void (created = await t.post('/api/Product', body).expect(200)));
+    const createSql = await recordQueries(t, async () => void (created = await t.post(`${base}/Product`, body).expect(200)));
     const id = created!.body.id as string;
-    const read = await t.get(`/api/Product/${id}`).expect(200);
+    const read = await t.get(`${base}/Product/${id}`).expect(200);
     expect(created!.body).toEqual(read.body);
     expect(created!.body).toMatchObject({ ...body, brandName: 'Acme', createdByName: expect.any(String), modifiedByName: expect.any(String) });
     expect(created!.headers.etag).toBe(read.headers.etag);
 
     let updated: { body: Record<string, unknown>; headers: Record<string, string> } | undefined;
-    const updateSql = await recordQueries(t, async () => void (updated = await t.patch(`/api/Product/${id}`, { price: 13.25, labels: ['sale'] }).expect(200)));
-    const again = await t.get(`/api/Product/${id}`).expect(200);
+    const updateSql = await recordQueries(t, async () => void (updated = await t.patch(`${base}/Product/${id}`, { price: 13.25, labels: ['sale'] }).expect(200)));
+    const again = await t.get(`${base}/Product/${id}`).expect(200);
     expect(updated!.body).toEqual(again.body);
     expect(updated!.body).toMatchObject({ price: 13.25, labels: ['sale'], brandName: 'Acme' });
     expect(updated!.headers.etag).toBe(again.headers.etag);
@@ -103,19 +103,19 @@ describe.each(TEST_DBS)('the single links of a create on %s', (kind) => {
     }
   });
 
-  it('refuse a brand that does not exist or is deleted with the 400 of every write, storing neither the record nor a change', async () => {
-    const deleted = (await t.post('/api/Brand', { name: 'Gone' }).expect(200)).body.id;
-    await t.del(`/api/Brand/${deleted}`).expect(200);
+  it.each(GENERATIONS)('refuse a brand that does not exist or is deleted with the 400 of every write, storing neither the record nor a change (generation %s)', async (g, base) => {
+    const deleted = (await t.post(`${base}/Brand`, { name: `Gone ${g}` }).expect(200)).body.id;
+    await t.del(`${base}/Brand/${deleted}`).expect(200);
     for (const brandId of ['no-such-brand', deleted]) {
-      const id = `refused-${brandId}`.slice(0, 64);
-      const res = await t.post('/api/Product', { id, name: 'Refused', brandId }).expect(400);
+      const id = `refused-${g}-${brandId}`.slice(0, 64);
+      const res = await t.post(`${base}/Product`, { id, name: 'Refused', brandId }).expect(400);
       expect(res.body.error).toMatchObject({ code: 'CORE_INVALID_LINK', message: `Brand '${brandId}' not found (brandId)` });
-      await t.get(`/api/Product/${id}`).expect(404);
+      await t.get(`${base}/Product/${id}`).expect(404);
       expect(await changesOf(id)).toBe(0);
     }
     // The same body with a live brand then creates the record, with its change.
-    const live = (await t.post('/api/Brand', { name: 'Back' }).expect(200)).body.id;
-    await t.post('/api/Product', { id: 'refused-then-made', name: 'Made', brandId: live }).expect(200);
-    expect(await changesOf('refused-then-made')).toBe(1);
+    const live = (await t.post(`${base}/Brand`, { name: `Back ${g}` }).expect(200)).body.id;
+    await t.post(`${base}/Product`, { id: `refused-then-made-${g}`, name: 'Made', brandId: live }).expect(200);
+    expect(await changesOf(`refused-then-made-${g}`)).toBe(1);
   });
 });
