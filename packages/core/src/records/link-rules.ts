@@ -2,9 +2,10 @@ import { forbidden } from '../auth/access-control';
 import type { EntityModel, FieldModel, LinkEnd, MultipleLinkField } from '../definition/model';
 import { ApiError } from '../errors';
 import { liveIdsOf, OPTION_ENTITY, optionIdsInList, optionListId } from '../sql/link-store';
+import type { Owner } from '../sql/record-columns';
 import type { LinkGuard } from '../sql/record-store';
 import type { SqlContext } from '../sql/sql-context';
-import type { RowRules } from './row-rules';
+import type { RowFilter, RowRules } from './row-rules';
 import { assertFieldsEditable, assertMay, type Writer } from './write-rules';
 
 /** The caller of a write whose links are judged: its rights, and the row rules of the link targets. */
@@ -49,23 +50,34 @@ function groupOf(field: LinkEnd): string {
 }
 
 /**
- * The ids of each group the caller may link to: live records of the target entity within the
- * caller's read level (none without read rights; only their own under `own`) and the target's row
- * rules, or the live options of the field's list. One query per group, whatever the number of
- * writes.
+ * Which records of a link's target the caller may link to: those of an option list; none (no
+ * read rights); or the live records, only the caller's own under `own` and those the target's
+ * row rules keep. The one place these rules live: `findValid` reads by them, `linkGuards` lets an
+ * insert judge the plainest of them (every live record).
+ */
+type Linkable = { list: string } | { none: true } | { owner?: Owner; within?: RowFilter };
+
+async function linkableOf(writer: LinkWriter, field: LinkEnd): Promise<Linkable> {
+  const list = optionList(field);
+  if (list) return { list };
+  const level = writer.access.scope(field.target).read;
+  if (level === 'no') return { none: true };
+  const owner = level === 'own' && writer.ctx.user ? { userId: writer.ctx.user.id } : undefined;
+  return { owner, within: await writer.rows(field.target) };
+}
+
+/**
+ * The ids of each group the caller may link to (`linkableOf`). One query per group, whatever the
+ * number of writes.
  */
 async function findValid(sql: SqlContext, writer: LinkWriter, wanted: Map<string, { field: LinkEnd; ids: Set<string> }>): Promise<Found> {
   const found: Found = new Map();
   for (const [group, { field, ids }] of wanted) {
-    const list = optionList(field);
-    if (list) {
-      const listId = await optionListId(sql, list);
-      found.set(group, listId ? await optionIdsInList(sql, { listId, ids }) : missingList(field, list));
-      continue;
-    }
-    const level = writer.access.scope(field.target).read;
-    const owner = level === 'own' && writer.ctx.user ? { userId: writer.ctx.user.id } : undefined;
-    found.set(group, level === 'no' ? new Set() : await liveIdsOf(sql, field.target, { ids, owner, within: await writer.rows(field.target) }));
+    const linkable = await linkableOf(writer, field);
+    if ('list' in linkable) {
+      const listId = await optionListId(sql, linkable.list);
+      found.set(group, listId ? await optionIdsInList(sql, { listId, ids }) : missingList(field, linkable.list));
+    } else found.set(group, 'none' in linkable ? new Set() : await liveIdsOf(sql, field.target, { ids, ...linkable }));
   }
   return found;
 }
@@ -126,16 +138,18 @@ export async function linkCheck(sql: SqlContext, writer: LinkWriter, writes: Ite
 }
 
 /**
- * The links of one write that its insert can judge itself (`LinkGuard`): single links to records
- * of an entity type the caller reads in full (`all`, no row rules), none of an option list. A
- * guarded insert writes nothing when such a link names no live record; `assertLinks` then says
- * which. Undefined when a link of the write needs more than that.
+ * The links of one write that its insert can judge itself (`LinkGuard`): single links whose
+ * caller may link to every live record of the target (`linkableOf` holds no owner, no row rules,
+ * no option list). A guarded insert writes nothing when such a link names no live record;
+ * `assertLinks` then says which. Undefined when a link of the write needs more than that.
  */
 export async function linkGuards(sql: SqlContext, writer: LinkWriter, values: ReadonlyMap<FieldModel, unknown>): Promise<LinkGuard[] | undefined> {
   const guards: LinkGuard[] = [];
   for (const [field, value] of values) {
     if (!isLink(field) || value === null || value === undefined) continue;
-    if (field.type !== 'link' || optionList(field) || writer.access.scope(field.target).read !== 'all' || (await writer.rows(field.target))) return undefined;
+    if (field.type !== 'link') return undefined;
+    const linkable = await linkableOf(writer, field);
+    if ('list' in linkable || 'none' in linkable || linkable.owner || linkable.within) return undefined;
     guards.push({ column: field.column, table: sql.schema.entity(field.target)!.table });
   }
   return guards;

@@ -83,6 +83,9 @@ const Item = defineEntity({
   hooks: { ...hooks, afterUpdate: ({ id }) => void updatedIds.push(id as string) },
 });
 
+/** No row rules of its own: its links are judged by those of their targets alone. */
+const Note = defineEntity({ name: 'Note', fields: { text: { type: 'varchar' }, supplier: { type: 'link', entity: 'Supplier' } } });
+
 const FULL = { create: true, read: 'all', edit: 'all', delete: 'all', stream: true };
 
 describe.each(TEST_DBS)('row rules on %s', (kind) => {
@@ -94,9 +97,9 @@ describe.each(TEST_DBS)('row rules on %s', (kind) => {
   let none: UserClient;
 
   beforeAll(async () => {
-    t = await startTestApi(kind, { entities: [Membership, Supplier, Item] });
+    t = await startTestApi(kind, { entities: [Membership, Supplier, Item, Note] });
     api = t.api;
-    const role = { scopes: { Item: FULL, Supplier: FULL } };
+    const role = { scopes: { Item: FULL, Supplier: FULL, Note: FULL } };
     [a, b, none] = [await userWithRole(t, role), await userWithRole(t, role), await userWithRole(t, role)];
     await t.post('/api/Membership', { userId: a.user.id, tenant: 'A' }).expect(200);
     await t.post('/api/Membership', { userId: b.user.id, tenant: 'B' }).expect(200);
@@ -284,6 +287,17 @@ describe.each(TEST_DBS)('row rules on %s', (kind) => {
       const made = (await a.post(`${base}/Item`, { name: 'Found or made', sku: `${prefix}l2`, supplier: { name: sB.name } }).expect(200)).body;
       expect(made.supplierId).not.toBe(sB.id);
       expect(await stored('Supplier', made.supplierId)).toMatchObject({ name: sB.name, tenantId: 'A' });
+    });
+
+    it("a record without row rules of its own cannot link to another tenant's record either: a target under row rules is checked before the insert, not by it", async () => {
+      const { sA, sB } = await world();
+      const hidden = await a.post(`${base}/Note`, { text: 'hidden', supplierId: sB.id }).expect(400);
+      expect(hidden.body.error).toMatchObject({ code: 'CORE_INVALID_LINK', message: `Supplier '${sB.id}' not found (supplierId)` });
+      expect((await t.get(`${base}/Note?where[0][type]=equals&where[0][attribute]=text&where[0][value]=hidden`).expect(200)).body.total).toBe(0);
+      const own = await a.post(`${base}/Note`, { text: 'own', supplierId: sA.id }).expect(200);
+      expect(own.body).toMatchObject({ supplierId: sA.id, supplierName: sA.name });
+      // The admin reads every tenant: the same link is its to make.
+      await t.post(`${base}/Note`, { text: 'admin', supplierId: sB.id }).expect(200);
     });
 
     it('server-sent events show only changes of rows of the tenant', async () => {
