@@ -22,13 +22,21 @@ const types = {
 export const pool = new pg.Pool({ connectionString: process.env.BENCH_DATABASE_URL, max: 10, types: types as never });
 
 const capture = new QueryCapture();
-export type Runner = { query: (text: string, values?: unknown[]) => Promise<pg.QueryResult> };
+export type Runner = { query: (config: pg.QueryConfig) => Promise<pg.QueryResult> };
 export type Row = Record<string, unknown>;
 
-/** Runs one statement, recorded while the bench captures. */
+/** A name per statement text: each connection parses and plans a statement once, as ours does. */
+const names = new Map<string, string>();
+const nameOf = (sql: string): string => {
+  let name = names.get(sql);
+  if (!name) names.set(sql, (name = `floor_${names.size}`));
+  return name;
+};
+
+/** Runs one statement as a named prepared statement, recorded while the bench captures. */
 export async function query<T = Row>(runner: Runner, sql: string, bindings: unknown[] = []): Promise<T[]> {
   capture.record(sql, bindings);
-  return (await runner.query(sql, bindings)).rows as T[];
+  return (await runner.query({ name: nameOf(sql), text: sql, values: bindings })).rows as T[];
 }
 
 export class HttpError extends Error {

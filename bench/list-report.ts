@@ -7,6 +7,8 @@ export interface Measured {
   p99: number;
   failed: number;
   cpuPerRequestUs: number;
+  /** CPU of the database's processes (its backends and PostgreSQL's own writers) per request. */
+  databaseCpuPerRequestUs: number;
   machineBusy: number;
   /** Share of the machine used by processes outside the bench meanwhile. */
   foreign: number;
@@ -38,15 +40,16 @@ export function table(rows: Row[], facts: string[]): string {
       return `| ${s.title}${unit}${statements(extra)}${fail} | ${n(ours.rps * per)} | ${n(floor.rps * per)} | ${ratio.toFixed(2)}× ${goal}`;
     }),
     '',
-    '| scenario | p50 / p99 ms, ours | p50 / p99 ms, floor | server CPU per request, ours | floor | server resident MiB, ours / floor | machine busy, ours / floor | other work, ours / floor |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|',
+    '| scenario | p50 / p99 ms, ours | p50 / p99 ms, floor | server CPU per request, ours | floor | database CPU per request, ours / floor | server resident MiB, ours / floor | machine busy, ours / floor | other work, ours / floor |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...rows.map(({ s, ours, floor }) => {
       const us = (v: number) => `${n(v)} µs`;
       const pct = (v: number) => `${Math.round(v * 100)} %`;
-      return `| ${s.title} | ${ours.p50} / ${ours.p99} | ${floor.p50} / ${floor.p99} | ${us(ours.cpuPerRequestUs)} | ${us(floor.cpuPerRequestUs)} | ${n(ours.rssMiB)} / ${n(floor.rssMiB)} | ${pct(ours.machineBusy)} / ${pct(floor.machineBusy)} | ${pct(ours.foreign)} / ${pct(floor.foreign)} |`;
+      return `| ${s.title} | ${ours.p50} / ${ours.p99} | ${floor.p50} / ${floor.p99} | ${us(ours.cpuPerRequestUs)} | ${us(floor.cpuPerRequestUs)} | ${n(ours.databaseCpuPerRequestUs)} / ${us(floor.databaseCpuPerRequestUs)} | ${n(ours.rssMiB)} / ${n(floor.rssMiB)} | ${pct(ours.machineBusy)} / ${pct(floor.machineBusy)} | ${pct(ours.foreign)} / ${pct(floor.foreign)} |`;
     }),
     '',
     ...facts.map((f) => `- ${f}`),
+    '- "database CPU": PostgreSQL\'s backends of the bench database and its own writers (WAL, checkpoints), in ticks of 10 ms; a backend that ended during the window is not counted',
     '- "other work": CPU share of the machine used meanwhile by processes outside this bench (0 % on a quiet machine)',
   ];
   return lines.join('\n');

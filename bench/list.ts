@@ -25,6 +25,8 @@ import {
   foreignShare,
   foreignTicks,
   machineFacts,
+  machineTicks,
+  ticksUsed,
   option,
   seed,
   ServerChild,
@@ -101,9 +103,9 @@ async function measure(server: ServerChild, token: string, s: Scenario, t: Targe
   if (PROFILE_DIR) await server.ask({ type: 'profile-start' });
   const cpu0 = await server.cpuMicros();
   const m0 = cpuSnapshot();
-  const f0 = foreignTicks(ownPids, databaseName);
+  const t0 = machineTicks(ownPids, databaseName);
   const r = await load(server, token, s, t, data, DURATION, counter);
-  const f1 = foreignTicks(ownPids, databaseName);
+  const t1 = machineTicks(ownPids, databaseName);
   const m1 = cpuSnapshot();
   const cpu1 = await server.cpuMicros();
   const { usage } = await server.ask<{ usage: NodeJS.MemoryUsage }>({ type: 'memory' });
@@ -115,8 +117,9 @@ async function measure(server: ServerChild, token: string, s: Scenario, t: Targe
     p99: r.latency.p99,
     failed: r.non2xx + r.errors + r.timeouts,
     cpuPerRequestUs: ok ? (cpu1 - cpu0) / (ok + r.non2xx) : 0,
+    databaseCpuPerRequestUs: ok ? (ticksUsed(t0.database, t1.database) * 1e6) / (ok + r.non2xx) : 0,
     machineBusy: (m1.busy - m0.busy) / (m1.total - m0.total),
-    foreign: foreignShare(f0, f1, r.duration),
+    foreign: foreignShare(t0.foreign, t1.foreign, r.duration),
     rssMiB: usage.rss / 2 ** 20,
   };
 }

@@ -219,13 +219,27 @@ export function staleBuildWarning(root: string, packages = ['packages/core', 'ex
   return undefined;
 }
 
+/** PostgreSQL's own processes (writers, checkpointer, launchers): their work is the bench database's on a quiet machine. */
+const PG_AUXILIARY = /^postgres: [^:]+: (checkpointer|background writer|walwriter|autovacuum|logical replication|stats collector|archiver|walsender)/;
+
 /**
- * CPU ticks (1/100 s) per process of everything on the machine that is not part of this bench:
- * not this process or its children, not a PostgreSQL backend of the bench database. Linux only
- * (empty elsewhere). Tells whether other work disturbed a measurement.
+ * What PostgreSQL work a process is: `database` (a backend of the bench database, or one of
+ * PostgreSQL's auxiliary processes), `other` (a backend of another database), or undefined.
  */
-export function foreignTicks(ownPids: Set<number>, database: string): Map<number, number> {
-  const ticks = new Map<number, number>();
+function postgresRole(pid: number, stat: string, database: string): 'database' | 'other' | undefined {
+  if (!stat.includes('(postgres)')) return undefined;
+  const cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
+  return cmdline.includes(` ${database} `) || PG_AUXILIARY.test(cmdline) ? 'database' : 'other';
+}
+
+/**
+ * CPU ticks (1/100 s) of the machine's processes (Linux only; none elsewhere): per process for
+ * everything that is not part of this bench (not this process or its children, not the
+ * database's work: see `postgresRole`), and in all for the database's work. Tells whether other
+ * work disturbed a measurement, and what the database spent.
+ */
+export function machineTicks(ownPids: Set<number>, database: string): { foreign: Map<number, number>; database: Map<number, number> } {
+  const ticks = { foreign: new Map<number, number>(), database: new Map<number, number>() };
   let entries: string[];
   try {
     entries = fs.readdirSync('/proc').filter((e) => /^\d+$/.test(e));
@@ -240,8 +254,7 @@ export function foreignTicks(ownPids: Set<number>, database: string): Map<number
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       const used = Number(fields[11]) + Number(fields[12]);
       if (used === 0) continue;
-      if (stat.includes('(postgres)') && fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(` ${database} `)) continue;
-      ticks.set(pid, used);
+      ticks[postgresRole(pid, stat, database) === 'database' ? 'database' : 'foreign'].set(pid, used);
     } catch {
       // The process ended meanwhile.
     }
@@ -249,9 +262,18 @@ export function foreignTicks(ownPids: Set<number>, database: string): Map<number
   return ticks;
 }
 
-/** Share of the whole machine the foreign processes used between two snapshots taken `seconds` apart. */
-export function foreignShare(before: Map<number, number>, after: Map<number, number>, seconds: number): number {
+/** The foreign processes' ticks of `machineTicks`. */
+export const foreignTicks = (ownPids: Set<number>, database: string): Map<number, number> => machineTicks(ownPids, database).foreign;
+
+/**
+ * CPU seconds the processes of `after` used since `before` (a process that ended meanwhile is not
+ * counted: what it used is gone with it).
+ */
+export function ticksUsed(before: Map<number, number>, after: Map<number, number>): number {
   let used = 0;
   for (const [pid, t] of after) used += t - (before.get(pid) ?? 0);
-  return used / 100 / seconds / os.cpus().length;
+  return used / 100;
 }
+
+/** Share of the whole machine the foreign processes used between two snapshots taken `seconds` apart. */
+export const foreignShare = (before: Map<number, number>, after: Map<number, number>, seconds: number): number => ticksUsed(before, after) / seconds / os.cpus().length;
