@@ -4,6 +4,7 @@ import { ApiError } from '../errors';
 import type { Generation } from '../generations';
 import type { ConcurrencyLimit } from '../util/concurrency-limit';
 import { MAX_JSON_DEPTH, nestsDeeper } from '../util/json-depth';
+import { series } from './series';
 
 const JSON_TYPES = ['application/json', 'application/*+json'];
 
@@ -51,7 +52,7 @@ export interface JsonBodyOptions {
  * A generation that takes JSON only (A) refuses a body of any other type (415); the other (B)
  * reads any body as JSON, as its clients send it. `exempt` paths (multipart upload) are left to their own parser.
  */
-export function jsonBody(options: JsonBodyOptions): RequestHandler[] {
+export function jsonBody(options: JsonBodyOptions): RequestHandler {
   const strictType: RequestHandler = (req, _res, next) => {
     if (options.exempt?.(req.path) || !hasBody(req.headers) || req.is(JSON_TYPES)) return next();
     next(new ApiError('CORE_UNSUPPORTED_MEDIA_TYPE', 'Request bodies must be application/json'));
@@ -97,8 +98,14 @@ export function jsonBody(options: JsonBodyOptions): RequestHandler[] {
     next(new ApiError('CORE_INVALID_JSON', `The body must not nest objects and arrays deeper than ${MAX_JSON_DEPTH} levels`, { details: { maxDepth: MAX_JSON_DEPTH } }));
   };
   const common = [admitLarge(options.largeBodies, options.exempt), parseUnlessExempt, refuseNul, refuseLoneSurrogate, refuseDeep];
-  return options.generation.jsonOnly ? [strictType, ...common] : common;
+  const steps = series(...(options.generation.jsonOnly ? [strictType, ...common] : common));
+  // A request that announces no body (most reads) passes each step untouched, as it passes the
+  // parser (body-parser's test): it skips them.
+  return (req, res, next) => (announcesBody(req.headers) ? steps(req, res, next) : next());
 }
+
+/** body-parser's test of a body: a `Transfer-Encoding`, or a `Content-Length` (even `0`). */
+const announcesBody = (headers: Record<string, unknown>) => headers['transfer-encoding'] !== undefined || headers['content-length'] !== undefined;
 
 const NUL_ESCAPE = Buffer.from('\\u0000');
 

@@ -22,6 +22,7 @@ import { mountJobRoutes } from './job-routes';
 import { mountWebhookRoutes, type WebhookRouteParts } from './webhook-routes';
 import type { AttributeEndpoints } from '../attributes/endpoints';
 import { toHandler } from './to-handler';
+import { series } from './series';
 import { assertQueryParameterCount, parseQueryString } from './list-params';
 import type { Traffic } from './traffic';
 import { ConcurrencyLimit } from '../util/concurrency-limit';
@@ -76,17 +77,14 @@ export interface RouterParts {
 /** One generation's routes; mounted at `/api` (A) and `/api/v1` (B) from the same code. */
 function generationRouter(generation: Generation, { parts, largeBodies }: { parts: RouterParts; largeBodies: ConcurrencyLimit }): Router {
   const router = express.Router();
-  router.use((req, _res, next) => {
+  const setGeneration: RequestHandler = (req, _res, next) => {
     requestContext(req).generation = generation.name;
     next();
-  });
-  router.use(refuseForeignBody(parts.rawBodyPaths));
-  router.use(jsonBody({ generation, limit: parts.maxBodySize, exempt: parts.rawBodyPaths, largeBodies }));
+  };
+  router.use(series(setGeneration, refuseForeignBody(parts.rawBodyPaths), jsonBody({ generation, limit: parts.maxBodySize, exempt: parts.rawBodyPaths, largeBodies })));
   for (const install of parts.publicRoutes) install(router, { generation: generation.name });
   mountSessionRoutes(router, generation.sessionPaths.map((p) => p.path), parts.session);
-  router.use(requireToken(parts.auth, parts.resolveUser));
-  router.use(requestOptions(parts.request, generation.name));
-  router.use(provideIdempotency(parts.idempotency));
+  router.use(series(requireToken(parts.auth, parts.resolveUser), requestOptions(parts.request, generation.name), provideIdempotency(parts.idempotency)));
   const metadata = toHandler(async (req, res) => res.json(await parts.metadata(requestContext(req))));
   for (const { path } of generation.metadataPaths) router.get(path, metadata);
   for (const install of parts.routes) install(router, { generation: generation.name });
@@ -123,13 +121,11 @@ const wholeQuery: RequestHandler = (req, _res, next) => {
 export function createRouter(parts: RouterParts): Router {
   const root = express.Router();
   guardMount(root);
-  root.use(requestIdHeader);
-  root.use(parts.traffic.track);
-  root.use(wholeQuery);
-  root.use(toHandler(async (_req, _res, next) => {
+  const whenReady = toHandler(async (_req, _res, next) => {
     await parts.ready();
     next();
-  }));
+  });
+  root.use(series(requestIdHeader, parts.traffic.track, wholeQuery, whenReady));
   if (parts.apidocs !== false) mountApiDocs(root, parts.openapi);
   for (const install of parts.rootRoutes ?? []) install(root);
   mountPublicEventRoutes(root, parts.events);
