@@ -43,12 +43,21 @@ export interface KeyLookups {
 /** The lookup values of some items: their ids, their non-null unique fields, their complete unique indexes. */
 export function keyLookups(model: EntityModel, items: readonly { id?: string; values: ReadonlyMap<FieldModel, unknown> }[]): KeyLookups {
   const lookups: KeyLookups = { ids: new Set(), fields: new Map(), indexes: new Map() };
+  const addValue = (v: unknown, f: FieldModel) => {
+    if (!f.def.unique || !isStoredField(f) || v === null || v === undefined) return;
+    let values = lookups.fields.get(f);
+    if (!values) lookups.fields.set(f, (values = new Set()));
+    values.add(v);
+  };
   for (const { id, values } of items) {
     if (id) lookups.ids.add(id);
-    for (const [f, v] of values) if (f.def.unique && isStoredField(f) && v !== null && v !== undefined) lookups.fields.set(f, (lookups.fields.get(f) ?? new Set()).add(v));
+    values.forEach(addValue);
     for (const ix of model.uniqueIndexes) {
       const tuple = ix.fields.map((n) => values.get(model.field.get(n) as FieldModel));
-      if (tuple.every((v) => v !== undefined && v !== null)) lookups.indexes.set(ix.name, [...(lookups.indexes.get(ix.name) ?? []), tuple]);
+      if (!tuple.every((v) => v !== undefined && v !== null)) continue;
+      let tuples = lookups.indexes.get(ix.name);
+      if (!tuples) lookups.indexes.set(ix.name, (tuples = []));
+      tuples.push(tuple);
     }
   }
   return lookups;
