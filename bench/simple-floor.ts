@@ -4,7 +4,7 @@
  * written from what each answer needs (simple-sql.ts), not copied from ours.
  */
 import { checkProductBody, HttpError, isId, now, pool, query, readBody, serveFloor, uuidv7, type FloorRequest, type Row } from './bare-http';
-import { CREATE_PRODUCT, GET_PRODUCT, INSERT_PRODUCTS, INSERT_PRODUCTS_LOGGED, LIST_PRICE_ABOVE_NAME_CONTAINS, LIST_PRODUCTS, UPDATE_PRICE } from './simple-sql';
+import { CREATE_PRODUCT, CREATE_PRODUCT_LOGGED, GET_PRODUCT, INSERT_PRODUCTS, INSERT_PRODUCTS_LOGGED, LIST_PRICE_ABOVE_NAME_CONTAINS, LIST_PRODUCTS, UPDATE_PRICE, UPDATE_PRICE_LOGGED } from './simple-sql';
 
 const FIELDS = ['name', 'sku', 'price', 'quantity', 'isActive', 'brandId', 'description'];
 const notFound = () => new HttpError(404, 'CORE_NOT_FOUND', 'Product not found');
@@ -56,21 +56,21 @@ const values = (body: Row) => ({
 
 const duplicate = (error: unknown) => ((error as { code?: string }).code === '23505' ? new HttpError(409, 'CORE_UNIQUE_VIOLATION', 'duplicate') : error);
 
-async function createProduct(body: Row, userId: string): Promise<Row> {
+async function createProduct(body: Row, userId: string, { logged }: { logged: boolean }): Promise<Row> {
   checkProductBody(body, FIELDS);
   const v = values(body);
   const bindings = [uuidv7(), v.name, v.sku, v.price, v.quantity, v.isActive, v.brandId, v.description, now(), userId];
-  const [record] = await query(pool, CREATE_PRODUCT, bindings).catch((error: unknown) => Promise.reject(duplicate(error)));
+  const [record] = await query(pool, logged ? CREATE_PRODUCT_LOGGED : CREATE_PRODUCT, bindings).catch((error: unknown) => Promise.reject(duplicate(error)));
   return record ?? Promise.reject(new HttpError(400, 'CORE_INVALID_LINK', `Brand '${String(body.brandId)}' not found`));
 }
 
 /** Sets the price (the one field the bench changes); an unchanged price answers the record as it is. */
-async function updateProduct(id: string, body: Row, userId: string): Promise<Row> {
+async function updateProduct(id: string, body: Row, userId: string, { logged }: { logged: boolean }): Promise<Row> {
   const [key, ...others] = Object.keys(body);
   if (key !== 'price' || others.length) throw new HttpError(400, 'CORE_VALIDATION_FAILED', 'The floor updates the price only');
   if (typeof body.price !== 'number' || !Number.isFinite(body.price)) throw new HttpError(400, 'CORE_VALIDATION_FAILED', 'price is invalid');
   if (!isId(id)) throw notFound();
-  const [record] = await query(pool, UPDATE_PRICE, [body.price, now(), userId, id]);
+  const [record] = await query(pool, logged ? UPDATE_PRICE_LOGGED : UPDATE_PRICE, [body.price, now(), userId, id]);
   return record ?? getProduct(id);
 }
 
@@ -97,12 +97,14 @@ async function createProducts(items: Row[], userId: string, { logged }: { logged
 }
 
 async function route({ req, method, pathname, params, session }: FloorRequest): Promise<unknown> {
+  // `?changes=logged`: the write also logs its change, as ours does (only the floor reads it).
+  const logged = params.get('changes') === 'logged';
   const id = pathname.startsWith('/api/Product/') ? decodeURIComponent(pathname.slice('/api/Product/'.length)) : undefined;
   if (method === 'GET' && pathname === '/api/Product') return listProducts(params);
   if (method === 'GET' && id !== undefined) return getProduct(id);
-  if (method === 'POST' && pathname === '/api/Product') return createProduct(await readBody(req), session.userId);
-  if (method === 'PATCH' && id !== undefined) return updateProduct(id, await readBody(req), session.userId);
-  if (method === 'POST' && pathname === '/api/upsert') return createProducts(await readBody<Row[]>(req, true), session.userId, { logged: params.get('changes') === 'logged' });
+  if (method === 'POST' && pathname === '/api/Product') return createProduct(await readBody(req), session.userId, { logged });
+  if (method === 'PATCH' && id !== undefined) return updateProduct(id, await readBody(req), session.userId, { logged });
+  if (method === 'POST' && pathname === '/api/upsert') return createProducts(await readBody<Row[]>(req, true), session.userId, { logged });
   throw new HttpError(404, 'CORE_ROUTE_NOT_FOUND', `No route ${method} ${pathname}`);
 }
 

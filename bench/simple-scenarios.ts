@@ -74,6 +74,25 @@ function batchScenario(key: 'batch' | 'batchLogged', title: string): Scenario {
   };
 }
 
+/**
+ * A single write of the PIM mode whose floor also logs its change (`?changes=logged`, which only
+ * the floor reads): ours logs every change (CONTRACT §16), the floor of the issue does not.
+ */
+function loggedWrite(key: 'create' | 'update', title: string): Scenario {
+  const write = writeScenario(key);
+  return {
+    ...write,
+    key: `${key}Logged`,
+    title,
+    request: (i, t, d) => {
+      const r = write.request(i, t, d);
+      // Skus of their own: the create scenario stored those of the same numbers.
+      const body = key === 'create' && r.body ? JSON.stringify({ ...JSON.parse(r.body), sku: `logged-${runId}-${t}-${i}` }) : r.body;
+      return { ...r, body, path: t === 'floor' ? `${r.path}?changes=logged` : r.path };
+    },
+  };
+}
+
 /** The scenarios of the issue, in its order; goals from DESIGN.md ("Performance"). */
 export const SIMPLE_SCENARIOS: Scenario[] = [
   {
@@ -94,6 +113,8 @@ export const SIMPLE_SCENARIOS: Scenario[] = [
   // The same single writes as the PIM mode (list-scenarios.ts).
   writeScenario('create'),
   { ...writeScenario('update'), title: 'update one field' },
+  loggedWrite('create', 'create one, the floor logging its change too'),
+  loggedWrite('update', 'update one field, the floor logging its change too'),
   batchScenario('batch', `${BATCH.toLocaleString('en-US')} new records in one request`),
   // The same request; the floor also logs a change of each record, in the same statement.
   batchScenario('batchLogged', `${BATCH.toLocaleString('en-US')} new records in one request, the floor logging changes too`),

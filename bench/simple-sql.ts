@@ -35,28 +35,6 @@ export const LIST_PRICE_ABOVE_NAME_CONTAINS =
   'where not deleted and price > $1 and lower(name) like lower($2) order by price, id limit $3) page ' +
   `join product p on p.id = page.id ${NAMES} order by page.price, page.id`;
 
-/** Inserts a product when its brand (if any) is live, and answers it with the names, in one statement. */
-export const CREATE_PRODUCT =
-  'with p as (insert into product (id, name, sku, price, quantity, is_active, brand_id, description, created_at, modified_at, created_by_id, modified_by_id) ' +
-  'select $1::text, $2::text, $3::text, $4::float8, $5::int, $6::bool, $7::text, $8::text, $9::timestamp, $9::timestamp, $10::text, $10::text ' +
-  'where $7::text is null or exists (select 1 from brand where id = $7::text and not deleted) returning *) ' +
-  `select ${RECORD} from p ${NAMES}`;
-
-/** Sets a product's price when it changes, and answers it with the names, in one statement (no row: missing or unchanged). */
-export const UPDATE_PRICE =
-  'with p as (update product set price = $1::float8, modified_at = $2, modified_by_id = $3, record_version = record_version + 1 ' +
-  'where id = $4 and not deleted and price is distinct from $1::float8 returning *) ' +
-  `select ${RECORD} from p ${NAMES}`;
-
-const INSERT_PRODUCT_ROWS =
-  'insert into product (id, name, sku, price, quantity, is_active, brand_id, description, created_at, modified_at, created_by_id, modified_by_id) ' +
-  'select v.id, v.name, v.sku, v.price, v.quantity, v.is_active, v.brand_id, v.description, $2::timestamp, $2::timestamp, $3::text, $3::text ' +
-  'from json_to_recordset($1) as v (id text, name text, sku text, price float8, quantity int, is_active bool, brand_id text, description text) ' +
-  'where v.brand_id is null or exists (select 1 from brand b where b.id = v.brand_id and not b.deleted)';
-
-/** Inserts the rows of a JSON recordset ($1) whose brand (if any) is live; answers the ids stored. */
-export const INSERT_PRODUCTS = `${INSERT_PRODUCT_ROWS} returning id`;
-
 /** `{"field": {"was": null, "became": value}}` of a new product `p`, made by the database. */
 const CREATE_DIFF = `json_build_object(${[
   ['name', 'name'],
@@ -69,6 +47,53 @@ const CREATE_DIFF = `json_build_object(${[
 ]
   .map(([key, column]) => `'${key}', json_build_object('was', null, 'became', p.${column})`)
   .join(', ')})::text`;
+
+/** Inserts a product when its brand (if any) is live, and answers it with the names, in one statement. */
+export const CREATE_PRODUCT =
+  'with p as (insert into product (id, name, sku, price, quantity, is_active, brand_id, description, created_at, modified_at, created_by_id, modified_by_id) ' +
+  'select $1::text, $2::text, $3::text, $4::float8, $5::int, $6::bool, $7::text, $8::text, $9::timestamp, $9::timestamp, $10::text, $10::text ' +
+  'where $7::text is null or exists (select 1 from brand where id = $7::text and not deleted) returning *) ' +
+  `select ${RECORD} from p ${NAMES}`;
+
+/**
+ * CREATE_PRODUCT, and the `Create` change of the product in the same statement (the change log of
+ * ours, CONTRACT §16, written as cheaply as we know: its diff made by the database from the row).
+ */
+export const CREATE_PRODUCT_LOGGED =
+  'with p as (insert into product (id, name, sku, price, quantity, is_active, brand_id, description, created_at, modified_at, created_by_id, modified_by_id) ' +
+  'select $1::text, $2::text, $3::text, $4::float8, $5::int, $6::bool, $7::text, $8::text, $9::timestamp, $9::timestamp, $10::text, $10::text ' +
+  'where $7::text is null or exists (select 1 from brand where id = $7::text and not deleted) returning *), ' +
+  "c as (insert into record_change (entity_type, record_id, action, diff, user_id, created_at) " +
+  `select 'Product', p.id, 'Create', ${CREATE_DIFF}, $10::text, $9::text from p) ` +
+  `select ${RECORD} from p ${NAMES}`;
+
+/** Sets a product's price when it changes, and answers it with the names, in one statement (no row: missing or unchanged). */
+export const UPDATE_PRICE =
+  'with p as (update product set price = $1::float8, modified_at = $2, modified_by_id = $3, record_version = record_version + 1 ' +
+  'where id = $4 and not deleted and price is distinct from $1::float8 returning *) ' +
+  `select ${RECORD} from p ${NAMES}`;
+
+/**
+ * UPDATE_PRICE, and the `Update` change of the product in the same statement: the price it had
+ * is read from the row as the statement found it (`o`), the one it has from the updated row.
+ */
+export const UPDATE_PRICE_LOGGED =
+  'with o as (select id, price from product where id = $4 and not deleted), ' +
+  'p as (update product set price = $1::float8, modified_at = $2, modified_by_id = $3, record_version = record_version + 1 ' +
+  'from o where product.id = o.id and product.price is distinct from $1::float8 returning product.*, o.price as was), ' +
+  "c as (insert into record_change (entity_type, record_id, action, diff, user_id, created_at) " +
+  "select 'Product', p.id, 'Update', json_build_object('price', json_build_object('was', p.was, 'became', p.price))::text, $3::text, $2::text from p) " +
+  `select ${RECORD} from p ${NAMES}`;
+
+const INSERT_PRODUCT_ROWS =
+  'insert into product (id, name, sku, price, quantity, is_active, brand_id, description, created_at, modified_at, created_by_id, modified_by_id) ' +
+  'select v.id, v.name, v.sku, v.price, v.quantity, v.is_active, v.brand_id, v.description, $2::timestamp, $2::timestamp, $3::text, $3::text ' +
+  'from json_to_recordset($1) as v (id text, name text, sku text, price float8, quantity int, is_active bool, brand_id text, description text) ' +
+  'where v.brand_id is null or exists (select 1 from brand b where b.id = v.brand_id and not b.deleted)';
+
+/** Inserts the rows of a JSON recordset ($1) whose brand (if any) is live; answers the ids stored. */
+export const INSERT_PRODUCTS = `${INSERT_PRODUCT_ROWS} returning id`;
+
 
 /**
  * INSERT_PRODUCTS, and a `Create` change of each product stored, in one statement: the change log
