@@ -2,11 +2,12 @@ import type { UserAccess } from '../auth/access-control';
 import type { PreparedAttributeWrite } from '../attributes/record-attributes';
 import type { RequestContext } from '../context';
 import type { ApiRecord } from '../declarations';
-import type { FieldModel, LinkField } from '../definition/model';
+import { isStoredField, type FieldModel, type LinkField, type StoredField } from '../definition/model';
 import { ApiError, notFound } from '../errors';
 import type { RecordHookEvent } from '../hooks';
 import { currentLinkIds, writeMultipleLink } from '../sql/link-store';
 import { insertChanges, updateLogged, type ChangeAction, type ReadBack, type RowWritten } from '../sql/change-store';
+import { updateCompared } from '../sql/compared-update';
 import { isLive, keyColumns, modifiedColumns, toRow, updateRow } from '../sql/record-store';
 import { VERSION_COLUMN } from '../sql/schema-sync';
 import { sqlContext, type SqlContext } from '../sql/sql-context';
@@ -225,6 +226,8 @@ export interface RecordUpdate {
 export async function updateRecord<TRecord extends ApiRecord>(repo: Repository<TRecord>, ctx: RequestContext, update: RecordUpdate & { answer?: undefined }): Promise<{ record: TRecord; written: boolean }>;
 export async function updateRecord<TRecord extends ApiRecord>(repo: Repository<TRecord>, ctx: RequestContext, update: RecordUpdate): Promise<{ record?: TRecord; written: boolean }>;
 export async function updateRecord<TRecord extends ApiRecord>(repo: Repository<TRecord>, ctx: RequestContext, update: RecordUpdate): Promise<{ record?: TRecord; written: boolean }> {
+  const compared = await updateInOneStatement(repo, ctx, update);
+  if (compared) return compared;
   for (let attempt = 1; ; attempt++) {
     try {
       return await updateOnce(repo, ctx, update);
@@ -236,6 +239,54 @@ export async function updateRecord<TRecord extends ApiRecord>(repo: Repository<T
       await spreadOut(attempt);
     }
   }
+}
+
+/**
+ * The values of an update that needs nothing of the stored record but the row itself, or
+ * undefined: no hook, link, attribute, row rule or `If-Match`; a caller who reads and edits every
+ * record of the type; a body whose fields are all simple stored columns, neither read-only,
+ * write-only nor computed, which passes validation and the caller's field rights. Anything else,
+ * and any refusal, is judged the usual way (`updateOnce`), in its order.
+ */
+async function comparableValues(repo: Repository, ctx: RequestContext, update: RecordUpdate): Promise<Map<StoredField, unknown> | undefined> {
+  const { model, env } = repo;
+  if (!env.database.dialect.writableCte) return undefined;
+  if (update.links?.length || update.attributes || update.ifMatch !== undefined || update.body.id !== undefined) return undefined;
+  if (ctx.flattenAttributes && model.def.hasAttributes) return undefined;
+  if (env.hooks.has('beforeUpdate', model.name) || env.hooks.has('afterUpdate', model.name)) return undefined;
+  const access = await repo.guard.access(ctx);
+  const scope = access.scope(model.name);
+  if (scope.read !== 'all' || scope.edit !== 'all' || (await prepareRowRules(repo, ctx)) !== undefined) return undefined;
+  const { data, objects } = splitLinkObjects(model, update.body);
+  if (objects.size > 0) return undefined;
+  try {
+    const values = repo.validate(data, 'update');
+    const simple = (f: FieldModel) => isStoredField(f) && f.type !== 'link' && !f.def.readOnly && !f.def.writeOnly && !f.def.computed;
+    if (values.size === 0 || ![...values.keys()].every(simple)) return undefined;
+    assertFieldsEditable(model, access, values.keys());
+    return values as Map<StoredField, unknown>;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * An update of simple columns compared by the database in one statement, which also logs its
+ * change and reads the answer (`updateCompared`): no read of the record before it. Undefined
+ * where it does not apply (`comparableValues`), or when it wrote nothing: a record missing, equal
+ * in every field or written meanwhile is then updated the usual way, which tells them apart.
+ */
+async function updateInOneStatement<TRecord extends ApiRecord>(repo: Repository<TRecord>, ctx: RequestContext, update: RecordUpdate): Promise<{ record?: TRecord; written: boolean } | undefined> {
+  const values = await comparableValues(repo, ctx, update);
+  if (!values) return undefined;
+  const answer = update.answer === false ? undefined : await planWriteAnswer(repo, ctx, 'update');
+  const change = rowChange(ctx);
+  const sql = sqlContext(repo.env, repo.env.database.knex);
+  const caller = { userId: change.userId, actorId: change.actorId, requestId: ctx.requestId ?? null, createdAt: change.at };
+  const done = await repo.translated(() => updateCompared(sql, repo.model, { id: update.id, values, modified: modifiedColumns(change), caller, readBack: answer?.read.readBack }));
+  if (!done?.written) return undefined;
+  if (!answer) return { written: true };
+  return { record: await answerWrite(repo, ctx, { plan: answer, id: update.id, read: done.read }), written: true };
 }
 
 /**

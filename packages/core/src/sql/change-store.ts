@@ -59,10 +59,11 @@ export interface StoredChange extends NewChange {
   seq: number;
 }
 
-const COLUMNS = ['entity_type', 'record_id', 'action', 'diff', 'user_id', 'actor_id', 'request_id', 'owner_id', 'assignee_id', 'created_at'];
+/** The columns of a change, in the order statements write them. */
+export const CHANGE_COLUMNS = ['entity_type', 'record_id', 'action', 'diff', 'user_id', 'actor_id', 'request_id', 'owner_id', 'assignee_id', 'created_at'];
 
 /** Changes as a recordset: the diff given as the object itself. */
-const CHANGE_ROWS: RowShape = { table: 'record_change', columns: COLUMNS, jsonColumns: ['diff'] };
+const CHANGE_ROWS: RowShape = { table: 'record_change', columns: CHANGE_COLUMNS, jsonColumns: ['diff'] };
 
 /**
  * A change as a row. Its diff goes as JSON text in a row of its own, and as the object itself in
@@ -104,7 +105,7 @@ const q = (name: string) => `"${name.replaceAll('"', '""')}"`;
  * Columns a batch's changes often share: one entity type, caller, request and time, mostly one
  * action and owner (bound once when all changes of the statement hold the same value).
  */
-const SHAREABLE = COLUMNS.filter((c) => c !== 'record_id' && c !== 'diff');
+const SHAREABLE = CHANGE_COLUMNS.filter((c) => c !== 'record_id' && c !== 'diff');
 
 /** The insert of many changes (those of one upsert of new records differ only in record and diff). */
 function changeInsert(dialect: Dialect, changes: readonly NewChange[], returning = ''): TextStatement & { bindings: unknown[] } {
@@ -120,7 +121,7 @@ export interface ReadyChanges {
 
 /** Makes the statements that insert `changes` (one per recordset); a single change goes as a row of its own. */
 export function readyChanges(dialect: Dialect, changes: readonly NewChange[]): ReadyChanges {
-  const inserts = changes.length > 1 ? chunks(changes, dialect.recordsetRows(COLUMNS.length)).map((part) => changeInsert(dialect, part)) : [];
+  const inserts = changes.length > 1 ? chunks(changes, dialect.recordsetRows(CHANGE_COLUMNS.length)).map((part) => changeInsert(dialect, part)) : [];
   return { changes, inserts };
 }
 
@@ -140,7 +141,7 @@ export async function insertChanges(sql: SqlContext, given: readonly NewChange[]
   let deliveries = 0;
   if (targets) {
     const logged: LoggedChange[] = [];
-    for (const part of chunks(changes, dialect.recordsetRows(COLUMNS.length))) logged.push(...(await insertReturning(sql, part)));
+    for (const part of chunks(changes, dialect.recordsetRows(CHANGE_COLUMNS.length))) logged.push(...(await insertReturning(sql, part)));
     deliveries = await insertDeliveries(sql, { changes: logged, targets });
   } else if (changes.length === 1) {
     await insertRow(sql, { table: CHANGE_TABLE.name }, toRow(changes[0]));
@@ -262,8 +263,8 @@ function withChangeOf(sql: SqlContext<Knex>, write: (param: Param) => Knex.Query
   return prepareStatement('rows', (param) => {
     const written = write(param).toSQL();
     const returning = readBack ? 'returning *' : `returning ${q('id')}`;
-    const log = `insert into ${q(CHANGE_TABLE.name)} (${COLUMNS.map(q).join(', ')}) select ${COLUMNS.map(() => '?').join(', ')} from w`;
-    const bindings = [...written.bindings, ...COLUMNS.map((c) => param(`change:${c}`))] as Knex.RawBinding[];
+    const log = `insert into ${q(CHANGE_TABLE.name)} (${CHANGE_COLUMNS.map(q).join(', ')}) select ${CHANGE_COLUMNS.map(() => '?').join(', ')} from w`;
+    const bindings = [...written.bindings, ...CHANGE_COLUMNS.map((c) => param(`change:${c}`))] as Knex.RawBinding[];
     if (!readBack) return sql.db.raw(`with w as (${written.sql} ${returning}) ${log} returning seq`, bindings);
     const read = readBack.select(param, 'w').toSQL();
     return sql.db.raw(`with w as (${written.sql} ${returning}), c as (${log}) ${read.sql}`, [...bindings, ...read.bindings] as Knex.RawBinding[]);
@@ -277,13 +278,13 @@ function withChangeValues(values: Record<string, unknown>, change: NewChange): R
 }
 
 /** What follows a change logged outside `insertChanges`, as it follows one logged there: listeners woken, the routing told (a written Webhook drops the routing's list). */
-function afterLogged(sql: SqlContext, change: ChangeKind): void {
+export function afterLogged(sql: SqlContext, change: ChangeKind): void {
   changesWritten(sql.db);
   sql.routing?.written(sql.db, { changes: [change], deliveries: 0 });
 }
 
 /** The most fields a diff built by the database takes: `json_build_object` takes at most 100 arguments. */
-const MAX_BUILT_FIELDS = 50;
+export const MAX_BUILT_FIELDS = 50;
 
 /** An insert of new records that also logs their `Create` changes (see `createsLoggedByInsert`). */
 export interface LoggingInsert extends InsertLogging {
@@ -326,7 +327,7 @@ export async function createsLoggedByInsert(
     created_at: '?',
   };
   return {
-    wrap: (insert) => `with p as (${insert} returning *) insert into ${q(CHANGE_TABLE.name)} (${COLUMNS.map(q).join(', ')}) select ${COLUMNS.map((c) => values[c]).join(', ')} from p`,
+    wrap: (insert) => `with p as (${insert} returning *) insert into ${q(CHANGE_TABLE.name)} (${CHANGE_COLUMNS.map(q).join(', ')}) select ${CHANGE_COLUMNS.map((c) => values[c]).join(', ')} from p`,
     bindings: [model.name, 'Create', caller.userId, caller.actorId, caller.requestId, caller.createdAt],
     written: () => afterLogged(sql, kind),
   };
