@@ -64,9 +64,14 @@ describe.each(TEST_DBS)('queries per list page on %s', (kind) => {
       expect(at).toBeGreaterThan(0);
       return statements.slice(0, at).filter((s) => /^select /i.test(s));
     };
-    const reads = readsBefore(sql, /^(update|with) /i);
-    expect(reads).toHaveLength(1);
-    expect(reads[0]).not.toMatch(/ join /i);
+    if (kind === 'postgres') {
+      // Compared by the database in the statement that writes: it reads the id, version and price.
+      expect(sql[0]).toMatch(/^with o as \(select "id", "record_version", "price" from "product" where [^)]*\), w as \(update /i);
+    } else {
+      const reads = readsBefore(sql, /^(update|with) /i);
+      expect(reads).toHaveLength(1);
+      expect(reads[0]).not.toMatch(/ join /i);
+    }
     // Multiple links the body names are read to compare them, the others are not.
     const withLinks = await recordQueries(t, () => t.patch(`/api/Product/${id}`, { categoriesIds: [] }).expect(200));
     expect(readsBefore(withLinks, /^(update|with|delete) /i)).toHaveLength(2);
