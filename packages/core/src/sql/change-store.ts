@@ -271,9 +271,13 @@ function withChangeOf(sql: SqlContext<Knex>, write: (param: Param) => Knex.Query
   });
 }
 
+/** The names of a change's values in a `withChangeOf` statement, made once (not per request). */
+const CHANGE_VALUE_NAMES = CHANGE_COLUMNS.map((c) => `change:${c}`);
+
 /** The values of a `withChangeOf` statement: the write's, and the change's by column. */
 function withChangeValues(values: Record<string, unknown>, change: NewChange): Record<string, unknown> {
-  for (const [column, value] of Object.entries(toRow(change))) values[`change:${column}`] = value;
+  const row = toRow(change);
+  for (let i = 0; i < CHANGE_COLUMNS.length; i++) values[CHANGE_VALUE_NAMES[i]] = row[CHANGE_COLUMNS[i]];
   return values;
 }
 
