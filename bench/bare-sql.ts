@@ -60,16 +60,19 @@ export const INSERT_PRODUCT_LOGGED =
   `"modified_by_actor_id", "modified_by_id", "name", "price", "quantity", "sku") select ${marks(1, 13)} ` +
   'where exists (select 1 from "brand" where "id" = $14 and "deleted" = $15) returning *), ' +
   `c as (${LOG_CHANGE(16)}) ${WRITTEN_PRODUCT(26)}`;
-/** What an update compares: the stored price, the owner (for the edit level `own`) and the version. */
-export const STORED_PRICE = `select ${P}."id" as "id", ${P}."price" as "price", ${P}."created_by_id" as "createdById", ${P}."record_version" as "__version" from ${P} where ${P}."deleted" = $1 and ${P}."id" = $2`;
 /**
- * The update, its entry in the change log and the product read back from the row updated, in one
- * statement; the columns in name order, as ours. The update names the version the price was read
- * at, so a write by another request in between is not overwritten unseen.
+ * The update as ours sends it when the database compares (a price, by a caller who edits every
+ * product): the stored price and version read (`o`), the row written when the price differs and
+ * the version is still the one read, its change with the diff the database makes of the two
+ * rows, and the product read back from the row written, in one statement.
  */
 export const UPDATE_PRICE =
-  'with w as (update "product" set "modified_at" = $1, "modified_by_actor_id" = $2, "modified_by_id" = $3, "price" = $4, "record_version" = "record_version" + 1 where "record_version" = $5 and "id" = $6 and "deleted" = $7 returning *), ' +
-  `c as (${LOG_CHANGE(8)}) ${WRITTEN_PRODUCT(18)}`;
+  'with o as (select "id", "record_version", "price" from "product" where "id" = $1 and "deleted" = $2), ' +
+  'w as (update "product" as t set "price" = $3, "modified_at" = $4, "modified_by_id" = $5, "modified_by_actor_id" = $6, "record_version" = t."record_version" + 1 ' +
+  'from o where t."id" = o."id" and t."record_version" = o."record_version" and t."deleted" = $7 and (t."price" is distinct from $8) returning t.*, o."price" as "was:price"), ' +
+  'c as (insert into "record_change" ("entity_type", "record_id", "action", "diff", "user_id", "actor_id", "request_id", "owner_id", "assignee_id", "created_at") ' +
+  `select $9, w."id", 'Update', '{' || concat_ws(',', case when w."was:price" is distinct from w."price" then '"price":' || json_build_object('was', w."was:price", 'became', w."price")::text end) || '}', ` +
+  `$10, $11, $12, w."created_by_id", null, $13 from w) ${WRITTEN_PRODUCT(14)}`;
 export const TOKEN_BY_HASH =
   'select "id" as "id", "user_id" as "userId", "created_at" as "createdAt", "last_used_at" as "lastUsedAt", ' +
   '"expires_at" as "expiresAt", "idle_ms" as "idleMs", "actor_id" as "actorId" from "auth_token" where "token_hash" = $1 limit $2';
