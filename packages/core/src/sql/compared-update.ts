@@ -72,6 +72,11 @@ function diffOfRows(fields: readonly StoredField[]): string {
   return `'{' || concat_ws(',', ${entries.join(', ')}) || '}'`;
 }
 
+/**
+ * `with o as (<the stored row>), w as (<the update where a field differs, at o's version>), c as
+ * (<the change>) <the read back, or the id>`: the text of `updateCompared`, compiled once per table,
+ * set of fields and read.
+ */
 function comparedStatement(sql: SqlContext, model: EntityModel, { fields, param, readBack }: { fields: readonly StoredField[]; param: Param; readBack?: ReadBack }): Knex.Raw {
   const { live } = sql.dialect;
   const t = q(model.table);
