@@ -115,7 +115,7 @@ async function updateProduct(id: string, body: Row, userId: string): Promise<Row
   if (typeof body.price !== 'number' || !Number.isFinite(body.price)) throw new HttpError(400, 'CORE_VALIDATION_FAILED', 'price is invalid');
   if (!isId(id)) return undefined;
   const at = now();
-  const bindings = [id, false, body.price, at, userId, null, false, body.price, 'Product', userId, null, randomUUID(), at, ...NOT_DELETED, id];
+  const bindings = [id, false, body.price, at, userId, null, false, body.price, 'Product', 'Update', userId, null, randomUUID(), at, ...NOT_DELETED, id];
   // No row: the product is missing, its price is the one sent, or another request wrote it meanwhile.
   const rows = await query<Row>(pool, UPDATE_PRICE, bindings);
   return rows.length ? (await shape(rows))[0] : getProduct(id);

@@ -317,24 +317,33 @@ export async function createsLoggedByInsert(
   const kind: ChangeKind = { entityType: model.name, action: 'Create' };
   if (await sql.routing?.targets(sql.db, [kind])) return undefined;
   const diff = `json_build_object(${fields.map((f) => `'${f.key.replaceAll("'", "''")}', json_build_object('was', null, 'became', p.${q(f.column as string)})`).join(', ')})::text`;
+  return {
+    wrap: (insert) => `with p as (${insert} returning *) ${logWrittenRows(model, { source: 'p', diff })}`,
+    bindings: [model.name, 'Create', caller.userId, caller.actorId, caller.requestId, caller.createdAt],
+    written: () => afterLogged(sql, kind),
+  };
+}
+
+/**
+ * The insert of a change per row that a part of the statement's `with` wrote (`source`): the
+ * record's id, owner and assignee taken from the row, `diff` an expression of it, the other
+ * columns bound, in this order: entity type, action, user, actor, request, time.
+ */
+export function logWrittenRows(model: EntityModel, { source, diff }: { source: string; diff: string }): string {
   const assignee = model.field.get('assignedUser')?.column;
   const values: Record<string, string> = {
     entity_type: '?',
-    record_id: 'p.id',
+    record_id: `${source}.id`,
     action: '?',
     diff,
     user_id: '?',
     actor_id: '?',
     request_id: '?',
-    owner_id: 'p.created_by_id',
-    assignee_id: assignee ? `p.${q(assignee)}` : 'null',
+    owner_id: `${source}.created_by_id`,
+    assignee_id: assignee ? `${source}.${q(assignee)}` : 'null',
     created_at: '?',
   };
-  return {
-    wrap: (insert) => `with p as (${insert} returning *) insert into ${q(CHANGE_TABLE.name)} (${CHANGE_COLUMNS.map(q).join(', ')}) select ${CHANGE_COLUMNS.map((c) => values[c]).join(', ')} from p`,
-    bindings: [model.name, 'Create', caller.userId, caller.actorId, caller.requestId, caller.createdAt],
-    written: () => afterLogged(sql, kind),
-  };
+  return `insert into ${q(CHANGE_TABLE.name)} (${CHANGE_COLUMNS.map(q).join(', ')}) select ${CHANGE_COLUMNS.map((c) => values[c]).join(', ')} from ${source}`;
 }
 
 /** The changes some deliveries carry, by seq (one the retention removed is missing). */

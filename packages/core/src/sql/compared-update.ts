@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { FieldType } from '../declarations';
 import type { EntityModel, StoredField } from '../definition/model';
-import { afterLogged, CHANGE_COLUMNS, CHANGE_TABLE, MAX_BUILT_FIELDS, type NewChange, type ReadBack, type RowWritten } from './change-store';
+import { afterLogged, logWrittenRows, MAX_BUILT_FIELDS, type NewChange, type ReadBack, type RowWritten } from './change-store';
 import type { ChangeKind } from './change-routing';
 import { quoteName as q } from './dialects/shared';
 import { prepareStatement, runPrepared, type Param } from './prepared';
@@ -43,7 +43,7 @@ export async function updateCompared(sql: SqlContext<Knex>, model: EntityModel, 
   const { readBack } = update;
   const key = `updateCompared:${model.table}:${fields.map((f) => f.column).join(',')}${readBack ? `>${readBack.key}` : ''}`;
   const statement = sql.statements.get(key, () => prepareStatement('rows', (param) => comparedStatement(sql, model, { fields, param, readBack })));
-  const values: Record<string, unknown> = { id: update.id, ...update.modified, ...callerValues(model, update.caller) };
+  const values: Record<string, unknown> = { id: update.id, ...update.modified, ...callerValues(update.caller) };
   update.values.forEach((value, field) => (values[`set:${field.column}`] = dialect.toDb(field.type, value)));
   const rows = await runPrepared<Record<string, unknown>[]>(sql, statement, values);
   const written = rows.length > 0;
@@ -51,8 +51,7 @@ export async function updateCompared(sql: SqlContext<Knex>, model: EntityModel, 
   return { written, read: readBack && rows };
 }
 
-const callerValues = (model: EntityModel, caller: ComparedUpdate['caller']) => ({
-  'change:entity_type': model.name,
+const callerValues = (caller: ComparedUpdate['caller']) => ({
   'change:user_id': caller.userId,
   'change:actor_id': caller.actorId,
   'change:request_id': caller.requestId,
@@ -88,20 +87,7 @@ function comparedStatement(sql: SqlContext, model: EntityModel, { fields, param,
     `update ${t} as t set ${assignments.join(', ')} from o ` +
     `where t."id" = o."id" and t.${version} = o.${version} and t."deleted" = ? and (${fields.map((f) => `t.${q(f.column)} is distinct from ?`).join(' or ')}) ` +
     `returning t.*, ${fields.map((f) => `o.${q(f.column)} as ${wasColumn(f)}`).join(', ')}`;
-  const assignee = model.field.get('assignedUser')?.column;
-  const change: Record<string, string> = {
-    entity_type: '?',
-    record_id: 'w."id"',
-    action: "'Update'",
-    diff: diffOfRows(fields),
-    user_id: '?',
-    actor_id: '?',
-    request_id: '?',
-    owner_id: 'w."created_by_id"',
-    assignee_id: assignee ? `w.${q(assignee)}` : 'null',
-    created_at: '?',
-  };
-  const log = `insert into ${q(CHANGE_TABLE.name)} (${CHANGE_COLUMNS.map(q).join(', ')}) select ${CHANGE_COLUMNS.map((c) => change[c]).join(', ')} from w`;
+  const log = logWrittenRows(model, { source: 'w', diff: diffOfRows(fields) });
   const bindings = [
     param('id'),
     live,
@@ -111,7 +97,9 @@ function comparedStatement(sql: SqlContext, model: EntityModel, { fields, param,
     param('modified_by_actor_id'),
     live,
     ...fields.map(set),
-    ...['entity_type', 'user_id', 'actor_id', 'request_id', 'created_at'].map((c) => param(`change:${c}`)),
+    model.name,
+    'Update',
+    ...['user_id', 'actor_id', 'request_id', 'created_at'].map((c) => param(`change:${c}`)),
   ] as Knex.RawBinding[];
   const read = readBack?.select(param, 'w').toSQL() ?? { sql: 'select "id" from w', bindings: [] };
   return sql.db.raw(`with o as (${stored}), w as (${update}), c as (${log}) ${read.sql}`, [...bindings, ...read.bindings] as Knex.RawBinding[]);
