@@ -1,4 +1,4 @@
-import { definePlugin } from '@entity-records/core';
+import { defineEntity, definePlugin, systemContext } from '@entity-records/core';
 import { GENERATIONS, recordQueries, startTestApi, type TestApi } from '../../../../test/support/api';
 import { TEST_DBS } from '../../../../test/support/databases';
 import { testEntities } from '../../../../test/support/fixtures';
@@ -13,11 +13,14 @@ import { userWithRole } from '../../../../test/support/users';
 const STARTS_COMPARED = /^with o as \(select /i;
 const writes = (sql: string[]) => sql.filter((s) => /^(begin|commit|update|insert|delete|with)\b/i.test(s));
 
+/** A type only the server writes, with a field that is neither read-only nor computed. */
+const Reading = defineEntity({ name: 'Reading', serverWritten: true, fields: { value: { type: 'varchar' } } });
+
 describe.each(TEST_DBS)('an update compared by the database on %s', (kind) => {
   let t: TestApi;
   let brandId: string;
   beforeAll(async () => {
-    t = await startTestApi(kind, { entities: testEntities, auth: { tokenCacheSeconds: 3600 } });
+    t = await startTestApi(kind, { entities: [...testEntities, Reading], auth: { tokenCacheSeconds: 3600 } });
     brandId = (await t.post('/api/Brand', { name: 'Compared' }).expect(200)).body.id;
   });
   afterAll(() => t.close());
@@ -105,6 +108,14 @@ describe.each(TEST_DBS)('an update compared by the database on %s', (kind) => {
     expect((await t.get(`/api/Product/${id}`).expect(200)).body).toMatchObject({ price: 4, brandId: null });
     expect((await changes(id)).map((c) => Object.keys(c.diff))).toEqual([expect.any(Array), ['price'], ['price', 'brandId']]);
     if (kind === 'postgres') for (const sql of [matched, ownSql, linked]) expect(sql.some((s) => STARTS_COMPARED.test(s))).toBe(false);
+  });
+
+  it.each(GENERATIONS)('refuses an update of a type the server writes alone (403), even to an admin, and writes nothing (generation %s)', async (_g, base) => {
+    const { id } = await t.api.repository('Reading').create(systemContext(), { value: 'measured' });
+    const res = await t.patch(`${base}/Reading/${id}`, { value: 'forged' }).expect(403);
+    expect(JSON.stringify(res.body)).toContain('written by the server only');
+    expect((await t.get(`${base}/Reading/${id}`).expect(200)).body).toMatchObject({ value: 'measured' });
+    expect((await changes(id)).map((c) => c.action)).toEqual(['Create']);
   });
 
   it('refuses a field the role may not edit (403) as the usual way does, and writes nothing', async () => {
