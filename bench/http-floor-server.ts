@@ -5,6 +5,7 @@
  */
 import http from 'node:http';
 import express, { type RequestHandler } from 'express';
+import { createHttpServer } from '@entity-records/core';
 import { QueryCapture, serveHttpToBench } from './child-ipc';
 
 const RECORD = {
@@ -58,11 +59,24 @@ function routedLikeOurs(): express.Express {
 
 const LAYERS: Record<string, () => http.RequestListener> = {
   'node:http': () => writeRecord as unknown as http.RequestListener,
+  // Bare node:http, but each request and response gets another prototype as Express gives them.
+  'node:http, prototypes swapped': () => (req, res) => {
+    Object.setPrototypeOf(req, express.request);
+    Object.setPrototypeOf(res, express.response);
+    (writeRecord as unknown as http.RequestListener)(req, res);
+  },
   'express, the answer written by hand': () => app().use(writeRecord),
   'express, res.json': () => app().use(jsonRecord),
   'express, routed like ours': routedLikeOurs,
+  'express routed like ours, born with its prototypes': routedLikeOurs,
 };
 
-const layer = LAYERS[process.env.BENCH_HTTP_LAYER ?? ''];
+/** Express apps run by a server whose requests and responses are born with the app's prototypes. */
+const BORN = new Set(['express routed like ours, born with its prototypes']);
+
+const name = process.env.BENCH_HTTP_LAYER ?? '';
+const layer = LAYERS[name];
 if (!layer) throw new Error(`BENCH_HTTP_LAYER must be one of: ${Object.keys(LAYERS).join(', ')}`);
-void serveHttpToBench(http.createServer(layer()), new QueryCapture(), async () => undefined);
+const listener = layer();
+const server = BORN.has(name) ? createHttpServer(listener as express.Express) : http.createServer(listener);
+void serveHttpToBench(server, new QueryCapture(), async () => undefined);

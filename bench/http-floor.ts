@@ -14,7 +14,14 @@ const autocannon = require('autocannon') as (options: Record<string, unknown>) =
 const DURATION = Number(option('duration', '5'));
 const WARMUP = Number(option('warmup', '3'));
 const CONNECTIONS = Number(option('connections', '10'));
-const LAYERS = process.env.LAYERS ? process.env.LAYERS.split(';') : ['node:http', 'express, the answer written by hand', 'express, res.json', 'express, routed like ours'];
+const LAYERS = process.env.LAYERS ? process.env.LAYERS.split(';') : [
+      'node:http',
+      'node:http, prototypes swapped',
+      'express, the answer written by hand',
+      'express, res.json',
+      'express, routed like ours',
+      'express routed like ours, born with its prototypes',
+    ];
 
 async function measure(layer: string): Promise<{ rps: number; cpuUs: number }> {
   const server = await ServerChild.start(layer, path.join(__dirname, 'http-floor-server.js'), { BENCH_HTTP_LAYER: layer });

@@ -14,6 +14,9 @@ interface PimLike {
   };
 }
 
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { createHttpServer } = require('@entity-records/core') as typeof import('@entity-records/core');
+
 const PIM_APP = path.resolve(__dirname, '../../examples/pim/dist/app.js');
 const PIM_CONFIG = path.resolve(__dirname, '../../examples/pim/dist/config.js');
 
@@ -38,7 +41,9 @@ async function main(): Promise<void> {
   });
   const capture = new QueryCapture();
   pim.api.database.knex.on('query', (q) => capture.record(q.sql, q.bindings ?? []));
-  await serveHttpToBench(http.createServer(pim.app), capture, () => pim.api.close());
+  // BENCH_PLAIN_SERVER=1: Node's own server, as `app.listen` makes (Express swaps prototypes).
+  const server = process.env.BENCH_PLAIN_SERVER === '1' ? http.createServer(pim.app) : createHttpServer(pim.app as unknown as import('express').Express);
+  await serveHttpToBench(server, capture, () => pim.api.close());
 }
 
 main().catch((error: unknown) => {

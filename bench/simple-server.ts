@@ -23,7 +23,10 @@ async function main(): Promise<void> {
   await api.ready();
   const capture = new QueryCapture();
   api.database.knex.on('query', (q: { sql: string; bindings?: unknown[] }) => capture.record(q.sql, q.bindings ?? []));
-  await serveHttpToBench(http.createServer(express().use(api.router)), capture, () => api.close());
+  const app = express().use(api.router);
+  // BENCH_PLAIN_SERVER=1: Node's own server, as `app.listen` makes (Express swaps prototypes).
+  const server = process.env.BENCH_PLAIN_SERVER === '1' ? http.createServer(app) : core.createHttpServer(app);
+  await serveHttpToBench(server, capture, () => api.close());
 }
 
 main().catch((error: unknown) => {

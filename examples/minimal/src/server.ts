@@ -1,4 +1,4 @@
-import { createEntityApi, defineEntity } from '@entity-records/core';
+import { createEntityApi, createHttpServer, defineEntity } from '@entity-records/core';
 import express from 'express';
 
 /** The smallest embedding: one entity, the router mounted in an existing Express app. */
@@ -23,7 +23,8 @@ const port = Number(process.env.PORT ?? 3001);
 api
   .ready()
   .then(() => {
-    const server = app.listen(port, '127.0.0.1', () => console.log(`http://127.0.0.1:${port}/api/Note`));
+    // Like app.listen, but Express runs about twice as fast on it (see createHttpServer).
+    const server = createHttpServer(app).listen(port, '127.0.0.1', () => console.log(`http://127.0.0.1:${port}/api/Note`));
     // Stop taking requests, then close the database, on Ctrl-C or a service manager's SIGTERM.
     const stop = () => server.close(() => void api.close().then(() => process.exit(0)));
     process.once('SIGINT', stop);

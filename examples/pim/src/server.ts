@@ -1,5 +1,4 @@
-import http from 'node:http';
-import { answerClientErrors } from '@entity-records/core';
+import { createHttpServer } from '@entity-records/core';
 import { createPim } from './app';
 import { readConfig } from './config';
 
@@ -13,8 +12,8 @@ async function main(): Promise<void> {
   }
   if (passwordReset) console.log(`Set the password of user '${config.adminUserName}' from ADMIN_PASSWORD.`);
   // Long lists in `where` travel in the query string: room for about 10,000 short values.
-  const server = http.createServer({ maxHeaderSize: 256 * 1024 }, app);
-  answerClientErrors(server);
+  // Requests born with Express's prototypes; Node's refusals answered with the API's JSON errors.
+  const server = createHttpServer(app, { maxHeaderSize: 256 * 1024 });
   server.once('error', (error) => {
     // A port in use, or a HOST this machine does not have: say so and stop.
     console.error(`Cannot listen on ${config.host}:${config.port}: ${error.message}`);

@@ -1,5 +1,5 @@
 import express from 'express';
-import { createEntityApi, defineEntity } from '@entity-records/core';
+import { createEntityApi, createHttpServer, defineEntity } from '@entity-records/core';
 
 const Brand = defineEntity({ name: 'Brand', fields: { name: { type: 'varchar', required: true, unique: true } } });
 
@@ -14,4 +14,5 @@ const app = express();
 app.use(api.router); // /api/…, /api/v1/…, /apidocs/
 await api.ready(); // creates tables, columns and indexes, then the admin
 const port = Number(process.env.PORT ?? 3000);
-app.listen(port, '127.0.0.1', () => console.log(`Listening on http://127.0.0.1:${port} (API docs: /apidocs/)`));
+// Like app.listen, but Express runs about twice as fast on it (see createHttpServer).
+createHttpServer(app).listen(port, '127.0.0.1', () => console.log(`Listening on http://127.0.0.1:${port} (API docs: /apidocs/)`));

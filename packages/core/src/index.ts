@@ -46,6 +46,7 @@ export { WHERE_OPERATORS } from './sql/where';
 export type { WhereItem } from './sql/where';
 export { errorHandler, consoleLogger } from './http/error-handler';
 export { answerClientErrors } from './http/client-errors';
+export { bornWithAppPrototypes, createHttpServer } from './http/server';
 export { sendRecord } from './http/record-routes';
 export type { Logger, LogFn } from './logger';
 export { hashPassword, verifyPassword } from './auth/password';

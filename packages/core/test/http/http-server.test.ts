@@ -1,0 +1,127 @@
+import http from 'node:http';
+import net from 'node:net';
+import express from 'express';
+import request from 'supertest';
+import { bornWithAppPrototypes, createEntityApi, createHttpServer, type EntityApi } from '@entity-records/core';
+import { ADMIN } from '../../../../test/support/api';
+import { createTestDatabase, TEST_DBS, type TestDatabase } from '../../../../test/support/databases';
+import { testEntities } from '../../../../test/support/fixtures';
+
+/** Listens on loopback and gives the base URL; closed after the test file. */
+async function listening(server: http.Server): Promise<string> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`;
+}
+
+/** Sends raw bytes and gives what came back once the server closes the connection. */
+function raw(base: string, bytes: string): Promise<string> {
+  const { hostname, port } = new URL(base);
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(Number(port), hostname, () => socket.end(bytes));
+    let answer = '';
+    socket.on('data', (chunk: Buffer) => (answer += chunk.toString('utf8')));
+    socket.on('close', () => resolve(answer));
+    socket.on('error', reject);
+  });
+}
+
+describe.each(TEST_DBS)('createHttpServer: an Express host served with its prototypes from birth, on %s', (kind) => {
+  let db: TestDatabase;
+  let api: EntityApi;
+  const servers: http.Server[] = [];
+
+  /** Whether each request and response had the app's prototypes before Express took them. */
+  const bornWithThem: boolean[] = [];
+
+  function serve(app: express.Express, options?: http.ServerOptions): Promise<string> {
+    const server = createHttpServer(app, options);
+    server.prependListener('request', (req, res) => bornWithThem.push(Object.getPrototypeOf(req) === app.request && Object.getPrototypeOf(res) === app.response));
+    servers.push(server);
+    return listening(server);
+  }
+
+  beforeAll(async () => {
+    db = await createTestDatabase(kind);
+    api = createEntityApi({ database: db.url, entities: testEntities, admin: ADMIN, logger: { info() {}, warn() {}, error() {} } });
+    await api.ready();
+  });
+  afterAll(async () => {
+    for (const server of servers) server.closeAllConnections();
+    await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+    await api.close();
+    await db.drop();
+  });
+
+  it('serves the API and the host routes, with the app prototypes Express would have given', async () => {
+    const app = express();
+    (app.request as unknown as { hostThing: string }).hostThing = 'from the host';
+    app.get('/host', (req, res) => {
+      res.locals.seen = true;
+      res.json({
+        request: Object.getPrototypeOf(req) === app.request,
+        response: Object.getPrototypeOf(res) === app.response,
+        app: req.app === app && res.app === app,
+        locals: res.locals.seen,
+        hostThing: (req as unknown as { hostThing: string }).hostThing,
+        incoming: req instanceof http.IncomingMessage && res instanceof http.ServerResponse,
+      });
+    });
+    app.use(api.router);
+    const base = await serve(app);
+    expect((await request(base).get('/host').expect(200)).body).toEqual({ request: true, response: true, app: true, locals: true, hostThing: 'from the host', incoming: true });
+
+    const token = (await request(base).get('/api/userSession').auth(ADMIN.userName, ADMIN.password).set('Authorization-Token-Only', 'true').expect(200)).body.authorizationToken as string;
+    const created = await request(base).post('/api/v1/Brand').set('Authorization-Token', token).send({ name: `Born ${kind}` }).expect(200);
+    const read = await request(base).get(`/api/Brand/${created.body.id}`).set('Authorization-Token', token).expect(200);
+    expect(read.body.name).toBe(`Born ${kind}`);
+    expect(read.headers.etag).toBe(created.headers.etag);
+    const bad = await request(base).post('/api/Brand').set('Authorization-Token', token).set('Content-Type', 'application/json').send('{"name":');
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.code).toBe('CORE_INVALID_JSON');
+    expect(bornWithThem).toEqual([true, true, true, true, true]);
+  });
+
+  it("answers what Node's parser refuses with the API's JSON errors, and keeps Node's options", async () => {
+    const base = await serve(express().use(api.router), { maxHeaderSize: 2048 });
+    const malformed = await raw(base, 'BREW /api/Brand HTTP/1.1\r\nHost: x\r\n\r\n');
+    expect(malformed).toMatch(/^HTTP\/1\.1 400 /);
+    expect(JSON.parse(malformed.slice(malformed.indexOf('\r\n\r\n') + 4)).error.code).toBe('CORE_MALFORMED_REQUEST');
+    const tooLarge = await raw(base, `GET /api/Brand HTTP/1.1\r\nHost: x\r\nX-Long: ${'a'.repeat(4096)}\r\n\r\n`);
+    expect(tooLarge).toMatch(/^HTTP\/1\.1 431 /);
+    expect(JSON.parse(tooLarge.slice(tooLarge.indexOf('\r\n\r\n') + 4)).error.code).toBe('CORE_HEADERS_TOO_LARGE');
+  });
+
+  it("keeps a host's own response class", async () => {
+    let made = 0;
+    class HostResponse extends http.ServerResponse {
+      constructor(req: http.IncomingMessage) {
+        super(req);
+        made++;
+      }
+    }
+    const app = express().use(api.router);
+    const base = await serve(app, { ServerResponse: HostResponse as typeof http.ServerResponse });
+    await request(base).get('/api/Brand').expect(401);
+    expect(made).toBe(1);
+  });
+});
+
+describe('bornWithAppPrototypes', () => {
+  it("gives constructors whose objects are born with the app's prototypes", () => {
+    const app = express();
+    const options = bornWithAppPrototypes(app);
+    expect(options.IncomingMessage?.prototype).toBe(app.request);
+    expect(options.ServerResponse?.prototype).toBe(app.response);
+  });
+
+  it('gives nothing where Node makes its requests with a class, which cannot be called on another object', () => {
+    const node = http as { IncomingMessage: typeof http.IncomingMessage };
+    const original = node.IncomingMessage;
+    node.IncomingMessage = class extends original {};
+    try {
+      expect(bornWithAppPrototypes(express())).toEqual({});
+    } finally {
+      node.IncomingMessage = original;
+    }
+  });
+});
