@@ -5,20 +5,22 @@ import { answerClientErrors } from './client-errors';
 type Constructor = new (...args: never[]) => object;
 
 /**
- * A constructor for Node's server to make requests (or responses) with: Node's own, but each
- * object is born with `prototype`. Undefined where Node's constructor is a class (it cannot be
- * called on an object made elsewhere): the server then makes its usual objects.
+ * Node's constructor made to give its objects `prototype` in front of its own prototype chain: a
+ * subclass, so V8 lays its objects out as Node's own (a plain function that calls Node's would
+ * hold all their fields outside the object, slower to reach).
  */
-function bornWith<TMade extends Constructor>(base: TMade, prototype: object): TMade | undefined {
-  if (Function.prototype.toString.call(base).startsWith('class')) return undefined;
-  const call = base as unknown as (this: unknown, ...args: unknown[]) => void;
-  // Called with `new` by Node: `this` already has `prototype`; Node's constructor fills it in.
-  function Born(this: unknown, ...args: unknown[]): void {
-    call.apply(this, args);
-  }
-  Born.prototype = prototype;
+function bornWith<TMade extends Constructor>(base: TMade, prototype: object): TMade {
+  const Born = class extends (base as unknown as new (...args: unknown[]) => object) {};
+  // What `req.constructor` was: Node's, through Express's prototypes.
+  delete (Born.prototype as { constructor?: unknown }).constructor;
+  Object.setPrototypeOf(Born.prototype, prototype);
   return Born as unknown as TMade;
 }
+
+type BornOptions = Pick<http.ServerOptions, 'IncomingMessage' | 'ServerResponse'>;
+
+/** The options given for each app: made once, its prototypes replaced once. */
+const bornOptions = new WeakMap<Express, BornOptions>();
 
 /**
  * The options that make a Node HTTP server's requests and responses carry an Express app's own
@@ -28,8 +30,12 @@ function bornWith<TMade extends Constructor>(base: TMade, prototype: object): TM
  * (`Object.setPrototypeOf`). V8 makes objects whose prototype changed after birth slow to
  * read and write in every part of Node's HTTP code that touches them: about as much CPU per
  * request as the whole of bare `node:http` (see `npm run bench:http`). Born with them, the
- * change is a no-op and nothing else differs: `req.app`, `res.locals` and the host's own
- * `app.request` additions work as before.
+ * change is a no-op.
+ *
+ * To that end `app.request` and `app.response` become the prototypes of Node's classes
+ * subclassed, each placed in front of the app's former one: everything the host put on
+ * `app.request` or `app.response`, before or after, still reaches every request (`req.app`,
+ * `res.locals` and the rest work as before). The same app gives the same options every time.
  *
  * Merge them into the options of `http.createServer` or `https.createServer`; `createHttpServer`
  * does it for plain HTTP.
@@ -37,10 +43,17 @@ function bornWith<TMade extends Constructor>(base: TMade, prototype: object): TM
  * @example
  * const server = https.createServer({ ...bornWithAppPrototypes(app), key, cert }, app);
  */
-export function bornWithAppPrototypes(app: Express): Pick<http.ServerOptions, 'IncomingMessage' | 'ServerResponse'> {
-  const IncomingMessage = bornWith(http.IncomingMessage, app.request);
-  const ServerResponse = bornWith(http.ServerResponse, app.response);
-  return IncomingMessage && ServerResponse ? { IncomingMessage, ServerResponse } : {};
+export function bornWithAppPrototypes(app: Express): BornOptions {
+  let options = bornOptions.get(app);
+  if (!options) {
+    const IncomingMessage = bornWith(http.IncomingMessage, app.request);
+    const ServerResponse = bornWith(http.ServerResponse, app.response);
+    app.request = IncomingMessage.prototype as Express['request'];
+    app.response = ServerResponse.prototype as Express['response'];
+    options = { IncomingMessage, ServerResponse };
+    bornOptions.set(app, options);
+  }
+  return options;
 }
 
 /**

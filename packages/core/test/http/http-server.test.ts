@@ -107,21 +107,34 @@ describe.each(TEST_DBS)('createHttpServer: an Express host served with its proto
 });
 
 describe('bornWithAppPrototypes', () => {
-  it("gives constructors whose objects are born with the app's prototypes", () => {
+  it("gives Node's classes made to give their objects the app's prototypes, the same each time", () => {
     const app = express();
     const options = bornWithAppPrototypes(app);
     expect(options.IncomingMessage?.prototype).toBe(app.request);
     expect(options.ServerResponse?.prototype).toBe(app.response);
+    expect(new (options.IncomingMessage as typeof http.IncomingMessage)(new net.Socket())).toBeInstanceOf(http.IncomingMessage);
+    expect(bornWithAppPrototypes(app)).toBe(options);
+    expect(app.request).toBe(options.IncomingMessage?.prototype);
   });
 
-  it('gives nothing where Node makes its requests with a class, which cannot be called on another object', () => {
-    const node = http as { IncomingMessage: typeof http.IncomingMessage };
-    const original = node.IncomingMessage;
-    node.IncomingMessage = class extends original {};
+  it('keeps what the host put on app.request and app.response, before and after', async () => {
+    const app = express();
+    (app.request as unknown as Record<string, unknown>).before = 'before';
+    (app.response as unknown as Record<string, unknown>).shown = function shown(this: express.Response) {
+      this.json({ before: (this.req as unknown as Record<string, unknown>).before, after: (this.req as unknown as Record<string, unknown>).after });
+    };
+    const server = createHttpServer(app);
+    (app.request as unknown as Record<string, unknown>).after = 'after';
+    app.get('/', (req, res) => {
+      expect(req.constructor).toBe(http.IncomingMessage);
+      expect(res.constructor).toBe(http.ServerResponse);
+      (res as unknown as { shown(): void }).shown();
+    });
     try {
-      expect(bornWithAppPrototypes(express())).toEqual({});
+      const base = await listening(server);
+      expect((await request(base).get('/').expect(200)).body).toEqual({ before: 'before', after: 'after' });
     } finally {
-      node.IncomingMessage = original;
+      await new Promise((resolve) => server.close(resolve));
     }
   });
 });
