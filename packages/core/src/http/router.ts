@@ -23,6 +23,7 @@ import { mountWebhookRoutes, type WebhookRouteParts } from './webhook-routes';
 import type { AttributeEndpoints } from '../attributes/endpoints';
 import { toHandler } from './to-handler';
 import { series } from './series';
+import { dispatchByFirstSegment } from './first-segment';
 import { assertQueryParameterCount, parseQueryString } from './list-params';
 import type { Traffic } from './traffic';
 import { ConcurrencyLimit } from '../util/concurrency-limit';
@@ -75,7 +76,7 @@ export interface RouterParts {
 }
 
 /** One generation's routes; mounted at `/api` (A) and `/api/v1` (B) from the same code. */
-function generationRouter(generation: Generation, { parts, largeBodies }: { parts: RouterParts; largeBodies: ConcurrencyLimit }): Router {
+function generationRouter(generation: Generation, { parts, largeBodies }: { parts: RouterParts; largeBodies: ConcurrencyLimit }): RequestHandler {
   const router = express.Router();
   const setGeneration: RequestHandler = (req, _res, next) => {
     requestContext(req).generation = generation.name;
@@ -99,7 +100,7 @@ function generationRouter(generation: Generation, { parts, largeBodies }: { part
   router.use((req, _res, next) => {
     next(new ApiError('CORE_ROUTE_NOT_FOUND', `No route ${req.method} ${req.baseUrl}${req.path}`));
   });
-  return router;
+  return dispatchByFirstSegment(router);
 }
 
 /**
