@@ -1,4 +1,4 @@
-import type { Request, Response, Router } from 'express';
+import express, { type Request, type Response, type Router } from 'express';
 import type { ApiRecord } from '../declarations';
 import { ApiError, assertKnownKeys } from '../errors';
 import type { Generation } from '../generations';
@@ -41,8 +41,38 @@ const bodyObject = (req: Request): Record<string, unknown> => {
  */
 export function sendRecord(res: Response, record: object): void {
   const version = versionOf(record);
-  if (version !== undefined) res.set('ETag', etagOf(version));
-  res.json(record);
+  if (version === undefined) {
+    res.json(record);
+    return;
+  }
+  res.setHeader('ETag', etagOf(version));
+  if (!answersAsExpressWould(res)) {
+    res.json(record);
+    return;
+  }
+  const text = JSON.stringify(record);
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(text));
+  res.end(res.req.method === 'HEAD' ? undefined : text);
+}
+
+const { json: expressJson, send: expressSend } = express.response;
+
+/**
+ * Whether writing a record's JSON answer directly gives what `res.json` would: Express's own
+ * `json` and `send` (not wrapped for an idempotency key, nor the host's), no JSON setting of the
+ * app, no type or transfer coding set, a status with a body, and no conditional header that
+ * Express would answer with 304. `res.json` costs a content-type parse and several header reads.
+ */
+function answersAsExpressWould(res: Response): boolean {
+  if (res.json !== expressJson || res.send !== expressSend) return false;
+  const app = res.app;
+  if (app.get('json replacer') || app.get('json spaces') || app.get('json escape')) return false;
+  if (res.getHeader('content-type') !== undefined || res.getHeader('transfer-encoding') !== undefined) return false;
+  const status = res.statusCode;
+  if (status === 204 || status === 205 || status === 304) return false;
+  const { method, headers } = res.req;
+  return !((method === 'GET' || method === 'HEAD') && (headers['if-none-match'] !== undefined || headers['if-modified-since'] !== undefined));
 }
 
 /** List, read, create, update (PATCH and PUT), delete and restore of records. */
