@@ -61,8 +61,8 @@ const { json: expressJson, send: expressSend } = express.response;
 /**
  * Whether writing a record's JSON answer directly gives what `res.json` would: Express's own
  * `json` and `send` (not wrapped for an idempotency key, nor the host's), no JSON setting of the
- * app, no type or transfer coding set, a status with a body, and no conditional header that
- * Express would answer with 304. `res.json` costs a content-type parse and several header reads.
+ * app, no type or transfer coding set, a status with a body, and no `If-None-Match` that Express
+ * would answer with 304. `res.json` costs a content-type parse and several header reads.
  */
 function answersAsExpressWould(res: Response): boolean {
   if (res.json !== expressJson || res.send !== expressSend) return false;
@@ -71,8 +71,10 @@ function answersAsExpressWould(res: Response): boolean {
   if (res.getHeader('content-type') !== undefined || res.getHeader('transfer-encoding') !== undefined) return false;
   const status = res.statusCode;
   if (status === 204 || status === 205 || status === 304) return false;
-  const { method, headers } = res.req;
-  return !((method === 'GET' || method === 'HEAD') && (headers['if-none-match'] !== undefined || headers['if-modified-since'] !== undefined));
+  // Express answers 304 for a matching If-None-Match; If-Modified-Since alone never matches, as
+  // a record's answer has no Last-Modified.
+  const method = res.req.method;
+  return !((method === 'GET' || method === 'HEAD') && res.req.headers['if-none-match'] !== undefined);
 }
 
 /** List, read, create, update (PATCH and PUT), delete and restore of records. */
