@@ -1,6 +1,6 @@
 /**
  * What the HTTP layer alone costs per request: the same 350-byte answer sent by bare `node:http`
- * and by Express 5 in three shapes (see http-floor-server.ts), each in a child process, loaded
+ * and by Express 5 in several shapes (see http-floor-server.ts), each in a child process, loaded
  * by autocannon on loopback. Prints requests per second and the server's CPU per request.
  *
  *   npm run bench:http [-- --duration 5 --warmup 3 --connections 10]
@@ -14,14 +14,15 @@ const autocannon = require('autocannon') as (options: Record<string, unknown>) =
 const DURATION = Number(option('duration', '5'));
 const WARMUP = Number(option('warmup', '3'));
 const CONNECTIONS = Number(option('connections', '10'));
-const LAYERS = process.env.LAYERS ? process.env.LAYERS.split(';') : [
-      'node:http',
-      'node:http, prototypes swapped',
-      'express, the answer written by hand',
-      'express, res.json',
-      'express, routed like ours',
-      'express routed like ours, born with its prototypes',
-    ];
+const ALL_LAYERS = [
+  'node:http',
+  'node:http, prototypes swapped',
+  'express, the answer written by hand',
+  'express, res.json',
+  'express, routed like ours',
+  'express routed like ours, born with its prototypes',
+];
+const LAYERS = process.env.LAYERS ? process.env.LAYERS.split(';') : ALL_LAYERS;
 
 async function measure(layer: string): Promise<{ rps: number; cpuUs: number }> {
   const server = await ServerChild.start(layer, path.join(__dirname, 'http-floor-server.js'), { BENCH_HTTP_LAYER: layer });
