@@ -43,8 +43,20 @@ export function createAttributes({ registry, options, database, schema }: Instan
   return new AttributeService({ database, schema, store, languages, v1AttributesFormat: format });
 }
 
+/**
+ * Seconds a process trusts a checked token and the roles it loaded (`auth.tokenCacheSeconds`).
+ * PostgreSQL tells every process of the database of a change at once (NOTIFY): there the cache
+ * saves queries and 5 s bounds it only while that channel is down. SQLite has no such channel:
+ * half a second keeps a token revoked through one process refused by every other within a
+ * second, for a token query per process and token every half second.
+ */
+export function tokenCacheSeconds({ options, database }: Pick<InstanceBase, 'options' | 'database'>): number {
+  return options.auth?.tokenCacheSeconds ?? (database.dialect.name === 'postgres' ? 5 : 0.5);
+}
+
 /** Users' rights, from the roles read (as the system) through the Role repository. */
-export function createAccessService({ repositories, options }: InstanceBase): AccessService {
+export function createAccessService(base: InstanceBase): AccessService {
+  const { repositories } = base;
   return new AccessService(async (ids) => {
     const found = await (repositories.get('Role') as Repository).find(systemContext(), {
       where: [{ type: 'in', attribute: 'id', value: [...ids] }],
@@ -52,7 +64,7 @@ export function createAccessService({ repositories, options }: InstanceBase): Ac
       maxSize: 1000,
     });
     return (found.list ?? []).map((r) => ({ id: r.id, scopes: (r.scopes ?? {}) as RoleData['scopes'], fields: (r.fields ?? {}) as RoleData['fields'] }));
-  }, (options.auth?.tokenCacheSeconds ?? 5) * 1000);
+  }, tokenCacheSeconds(base) * 1000);
 }
 
 /** One repository per entity type, all sharing the instance's database, hooks, rights and list sizes. */

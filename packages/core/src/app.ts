@@ -3,7 +3,7 @@ import { LoginThrottle } from './auth/login-throttle';
 import { setPasswordHashQueue } from './auth/password';
 import { instanceLifecycle } from './app-lifecycle';
 import { buildRouter, openApiText } from './app-router';
-import { addRepositories, createAccessService, createAttributes, createIdempotency, createJobs, type InstanceBase } from './app-services';
+import { addRepositories, createAccessService, createAttributes, createIdempotency, createJobs, tokenCacheSeconds, type InstanceBase } from './app-services';
 import type { EntityApi, EntityApiOptions, EntityJobs, TypedEntityApi } from './app-types';
 import { CORE_ENTITIES } from './core-entities';
 import { installJobHooks, installRoleHooks, installUserHooks } from './core-hooks';
@@ -73,7 +73,8 @@ export function createEntityApi<const TEntities extends readonly EntityDefinitio
   addRepositories(base, { accessService, attributes });
   const cacheEvents = openCacheEvents(database);
   const announce = (event: CacheEvent) => cacheEvents.publish(event).catch(() => undefined);
-  const auth = new AuthService(new AuthStore(database, schema.entity('User') as EntityModel, schema.entity('Role') as EntityModel), options.auth, announce);
+  const authStore = new AuthStore(database, schema.entity('User') as EntityModel, schema.entity('Role') as EntityModel);
+  const auth = new AuthService(authStore, { ...options.auth, tokenCacheSeconds: tokenCacheSeconds(base) }, announce);
   const throttle = new LoginThrottle(new ThrottleStore(database), options.auth?.throttle, options.auth?.passwordHashQueue);
   const jobs = createJobs(base);
   installJobHooks(registry);

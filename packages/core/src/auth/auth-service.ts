@@ -15,7 +15,8 @@ export interface AuthOptions {
   tokenIdleHours?: number;
   /**
    * Seconds a checked token is trusted without asking the database again. Revocation through this
-   * process takes effect at once; through another process within this many seconds. Default 5.
+   * process takes effect at once; through another process at once on PostgreSQL (NOTIFY), within
+   * this many seconds on SQLite. Default 5 on PostgreSQL, 0.5 on SQLite.
    */
   tokenCacheSeconds?: number;
   /** log2 of scrypt's N for new password hashes; default 17 (OWASP). Lower only in tests (min 14). */
