@@ -87,11 +87,12 @@ export class AuthService {
 
   constructor(
     private readonly store: AuthStore,
-    private readonly options: AuthOptions = {},
+    /** `tokenCacheSeconds` as the instance settled it (its default depends on the database). */
+    private readonly options: AuthOptions & { tokenCacheSeconds: number },
     /** Tells the other processes of the database to drop what they cached (see CacheEvents). */
     private readonly announce: (event: CacheEvent) => Promise<void> = async () => undefined,
   ) {
-    this.cacheMs = (options.tokenCacheSeconds ?? 5) * 1000;
+    this.cacheMs = options.tokenCacheSeconds * 1000;
   }
 
   /** Checks a user name and password; 401 for a wrong pair or an inactive user. */

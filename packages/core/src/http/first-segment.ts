@@ -15,7 +15,9 @@ const DYNAMIC = /[:*{}()?+\\[\]]/;
  */
 function firstSegmentOf(layer: Layer): string | undefined {
   const path = layer.route ? layer.route.path : layer.rawPath;
-  if (typeof path !== 'string' || !path.startsWith('/') || path === '/') return path === '/' && layer.route ? '' : undefined;
+  if (typeof path !== 'string' || !path.startsWith('/')) return undefined;
+  // A route at `/` answers only an empty first segment; a middleware at `/` sees every path.
+  if (path === '/') return layer.route ? '' : undefined;
   const end = path.indexOf('/', 1);
   const segment = path.slice(1, end === -1 ? undefined : end);
   return DYNAMIC.test(segment) ? undefined : segment.toLowerCase();

@@ -2,16 +2,11 @@ import http from 'node:http';
 import net from 'node:net';
 import express from 'express';
 import request from 'supertest';
-import { bornWithAppPrototypes, createEntityApi, createHttpServer, type EntityApi } from '@entity-records/core';
-import { ADMIN } from '../../../../test/support/api';
-import { createTestDatabase, TEST_DBS, type TestDatabase } from '../../../../test/support/databases';
+import { bornWithAppPrototypes, createHttpServer } from '@entity-records/core';
+import { ADMIN, startTestApi, type TestApi } from '../../../../test/support/api';
+import { TEST_DBS } from '../../../../test/support/databases';
 import { testEntities } from '../../../../test/support/fixtures';
-
-/** Listens on loopback and gives the base URL; closed after the test file. */
-async function listening(server: http.Server): Promise<string> {
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`;
-}
+import { listenOnLoopback, type LoopbackServer } from '../../../../test/support/loopback';
 
 /** Sends raw bytes and gives what came back once the server closes the connection. */
 function raw(base: string, bytes: string): Promise<string> {
@@ -25,31 +20,31 @@ function raw(base: string, bytes: string): Promise<string> {
   });
 }
 
-describe.each(TEST_DBS)('createHttpServer: an Express host served with its prototypes from birth, on %s', (kind) => {
-  let db: TestDatabase;
-  let api: EntityApi;
-  const servers: http.Server[] = [];
+/** The base URL of `server` listening on loopback; closed by `servers`' owner. */
+async function listening(server: http.Server, servers: LoopbackServer[]): Promise<string> {
+  const listened = await listenOnLoopback(server);
+  servers.push(listened);
+  return `http://127.0.0.1:${listened.port}`;
+}
 
+describe.each(TEST_DBS)('createHttpServer: an Express host served with its prototypes from birth, on %s', (kind) => {
+  let t: TestApi;
+  const servers: LoopbackServer[] = [];
   /** Whether each request and response had the app's prototypes before Express took them. */
   const bornWithThem: boolean[] = [];
 
   function serve(app: express.Express, options?: http.ServerOptions): Promise<string> {
     const server = createHttpServer(app, options);
     server.prependListener('request', (req, res) => bornWithThem.push(Object.getPrototypeOf(req) === app.request && Object.getPrototypeOf(res) === app.response));
-    servers.push(server);
-    return listening(server);
+    return listening(server, servers);
   }
 
   beforeAll(async () => {
-    db = await createTestDatabase(kind);
-    api = createEntityApi({ database: db.url, entities: testEntities, admin: ADMIN, logger: { info() {}, warn() {}, error() {} } });
-    await api.ready();
+    t = await startTestApi(kind, { entities: testEntities });
   });
   afterAll(async () => {
-    for (const server of servers) server.closeAllConnections();
-    await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
-    await api.close();
-    await db.drop();
+    for (const server of servers) server.close();
+    await t.close();
   });
 
   it('serves the API and the host routes, with the app prototypes Express would have given', async () => {
@@ -66,10 +61,11 @@ describe.each(TEST_DBS)('createHttpServer: an Express host served with its proto
         incoming: req instanceof http.IncomingMessage && res instanceof http.ServerResponse,
       });
     });
-    app.use(api.router);
+    app.use(t.api.router);
     const base = await serve(app);
     expect((await request(base).get('/host').expect(200)).body).toEqual({ request: true, response: true, app: true, locals: true, hostThing: 'from the host', incoming: true });
 
+    // A sign-in through the born server itself.
     const token = (await request(base).get('/api/userSession').auth(ADMIN.userName, ADMIN.password).set('Authorization-Token-Only', 'true').expect(200)).body.authorizationToken as string;
     const created = await request(base).post('/api/v1/Brand').set('Authorization-Token', token).send({ name: `Born ${kind}` }).expect(200);
     const read = await request(base).get(`/api/Brand/${created.body.id}`).set('Authorization-Token', token).expect(200);
@@ -82,7 +78,7 @@ describe.each(TEST_DBS)('createHttpServer: an Express host served with its proto
   });
 
   it("answers what Node's parser refuses with the API's JSON errors, and keeps Node's options", async () => {
-    const base = await serve(express().use(api.router), { maxHeaderSize: 2048 });
+    const base = await serve(express().use(t.api.router), { maxHeaderSize: 2048 });
     const malformed = await raw(base, 'BREW /api/Brand HTTP/1.1\r\nHost: x\r\n\r\n');
     expect(malformed).toMatch(/^HTTP\/1\.1 400 /);
     expect(JSON.parse(malformed.slice(malformed.indexOf('\r\n\r\n') + 4)).error.code).toBe('CORE_MALFORMED_REQUEST');
@@ -99,7 +95,7 @@ describe.each(TEST_DBS)('createHttpServer: an Express host served with its proto
         made++;
       }
     }
-    const app = express().use(api.router);
+    const app = express().use(t.api.router);
     const base = await serve(app, { ServerResponse: HostResponse as typeof http.ServerResponse });
     await request(base).get('/api/Brand').expect(401);
     expect(made).toBe(1);
@@ -124,6 +120,7 @@ describe('bornWithAppPrototypes', () => {
       this.json({ before: (this.req as unknown as Record<string, unknown>).before, after: (this.req as unknown as Record<string, unknown>).after });
     };
     const server = createHttpServer(app);
+    const servers: LoopbackServer[] = [];
     (app.request as unknown as Record<string, unknown>).after = 'after';
     app.get('/', (req, res) => {
       expect(req.constructor).toBe(http.IncomingMessage);
@@ -131,10 +128,10 @@ describe('bornWithAppPrototypes', () => {
       (res as unknown as { shown(): void }).shown();
     });
     try {
-      const base = await listening(server);
+      const base = await listening(server, servers);
       expect((await request(base).get('/').expect(200)).body).toEqual({ before: 'before', after: 'after' });
     } finally {
-      await new Promise((resolve) => server.close(resolve));
+      servers[0]?.close();
     }
   });
 });

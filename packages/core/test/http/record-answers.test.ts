@@ -1,80 +1,70 @@
 import express from 'express';
 import request from 'supertest';
-import { createEntityApi, type EntityApi } from '@entity-records/core';
-import { ADMIN } from '../../../../test/support/api';
-import { createTestDatabase, TEST_DBS, type TestDatabase } from '../../../../test/support/databases';
+import { startTestApi, type TestApi } from '../../../../test/support/api';
+import { TEST_DBS } from '../../../../test/support/databases';
 import { testEntities } from '../../../../test/support/fixtures';
 
-/** The bytes of an answer, as the client reads them. */
-const text = (test: request.Test) => test.buffer(true).parse((res, done) => {
-  let body = '';
-  res.setEncoding('utf8');
-  res.on('data', (chunk: string) => (body += chunk));
-  res.on('end', () => done(null, body));
-});
-
 describe.each(TEST_DBS)('the answer of a record: the bytes res.json would send, on %s', (kind) => {
-  let db: TestDatabase;
-  let api: EntityApi;
-  let token: string;
+  let t: TestApi;
   let id: string;
 
   beforeAll(async () => {
-    db = await createTestDatabase(kind);
-    api = createEntityApi({ database: db.url, entities: testEntities, admin: ADMIN, logger: { info() {}, warn() {}, error() {} } });
-    await api.ready();
-    const app = express().use(api.router);
-    token = (await request(app).get('/api/userSession').auth(ADMIN.userName, ADMIN.password).set('Authorization-Token-Only', 'true').expect(200)).body.authorizationToken;
-    id = (await request(app).post('/api/Brand').set('Authorization-Token', token).send({ name: 'Ünïcode <&> "quoted"' }).expect(200)).body.id;
+    t = await startTestApi(kind, { entities: testEntities });
+    id = (await t.post('/api/Brand', { name: 'Ünïcode <&> "quoted"' }).expect(200)).body.id;
   });
-  afterAll(async () => {
-    await api.close();
-    await db.drop();
+  afterAll(() => t.close());
+
+  /** A request to an app of its own that holds the API's router, with the admin token. */
+  const to = (app: express.Express) => ({
+    get: (path: string) => request(app).get(path).set('Authorization-Token', t.token),
+    head: (path: string) => request(app).head(path).set('Authorization-Token', t.token),
   });
 
   it('sends compact JSON with its type, length and version, for GET, HEAD, PATCH and POST', async () => {
-    const app = express().use(api.router);
-    const got = await text(request(app).get(`/api/Brand/${id}`).set('Authorization-Token', token)).expect(200);
+    const got = await t.get(`/api/Brand/${id}`).expect(200);
     expect(got.headers['content-type']).toBe('application/json; charset=utf-8');
-    expect(got.body).toBe(JSON.stringify(JSON.parse(got.body)));
-    expect(Number(got.headers['content-length'])).toBe(Buffer.byteLength(got.body));
+    expect(got.text).toBe(JSON.stringify(JSON.parse(got.text)));
+    expect(Number(got.headers['content-length'])).toBe(Buffer.byteLength(got.text));
     expect(got.headers.etag).toBe('"1"');
-    expect(JSON.parse(got.body).name).toBe('Ünïcode <&> "quoted"');
+    expect(got.body.name).toBe('Ünïcode <&> "quoted"');
 
-    const head = await request(app).head(`/api/Brand/${id}`).set('Authorization-Token', token).expect(200);
+    const head = await to(t.app).head(`/api/Brand/${id}`).expect(200);
     expect(head.headers['content-length']).toBe(got.headers['content-length']);
     expect(head.headers.etag).toBe('"1"');
     expect(head.text ?? '').toBe('');
 
-    const patched = await text(request(app).patch(`/api/v1/Brand/${id}`).set('Authorization-Token', token).send({ code: 'u1' })).expect(200);
+    const patched = await t.patch(`/api/v1/Brand/${id}`, { code: 'u1' }).expect(200);
     expect(patched.headers.etag).toBe('"2"');
-    expect(JSON.parse(patched.body).code).toBe('u1');
-    expect(Number(patched.headers['content-length'])).toBe(Buffer.byteLength(patched.body));
+    expect(patched.body.code).toBe('u1');
+    expect(Number(patched.headers['content-length'])).toBe(Buffer.byteLength(patched.text));
+
+    const created = await t.post('/api/v1/Brand', { name: `Created ${kind}` }).expect(200);
+    expect(created.headers.etag).toBe('"1"');
+    expect(created.text).toBe(JSON.stringify(created.body));
+    expect(Number(created.headers['content-length'])).toBe(Buffer.byteLength(created.text));
   });
 
   it("keeps the host's JSON settings", async () => {
-    const app = express().set('json spaces', 2).set('json escape', true).use(api.router);
-    const got = await text(request(app).get(`/api/Brand/${id}`).set('Authorization-Token', token)).expect(200);
-    expect(got.body).toContain('\n  "id": ');
-    expect(got.body).toContain('\\u003c\\u0026\\u003e');
-    expect(Number(got.headers['content-length'])).toBe(Buffer.byteLength(got.body));
+    const app = express().set('json spaces', 2).set('json escape', true).use(t.api.router);
+    const got = await to(app).get(`/api/Brand/${id}`).expect(200);
+    expect(got.text).toContain('\n  "id": ');
+    expect(got.text).toContain('\\u003c\\u0026\\u003e');
+    expect(Number(got.headers['content-length'])).toBe(Buffer.byteLength(got.text));
   });
 
   it('answers a matching If-None-Match with 304 and another with the record', async () => {
-    const app = express().use(api.router);
-    const current = (await request(app).get(`/api/Brand/${id}`).set('Authorization-Token', token).expect(200)).headers.etag as string;
-    await request(app).get(`/api/Brand/${id}`).set('Authorization-Token', token).set('If-None-Match', current).expect(304);
-    const other = await request(app).get(`/api/Brand/${id}`).set('Authorization-Token', token).set('If-None-Match', '"999"').expect(200);
+    const current = (await t.get(`/api/Brand/${id}`).expect(200)).headers.etag as string;
+    await t.get(`/api/Brand/${id}`).set('If-None-Match', current).expect(304);
+    const other = await t.get(`/api/Brand/${id}`).set('If-None-Match', '"999"').expect(200);
     expect(other.body.id).toBe(id);
     expect(other.headers.etag).toBe(current);
   });
 
   it('replays the same bytes for a repeated Idempotency-Key', async () => {
-    const app = express().use(api.router);
-    const send = () => text(request(app).post('/api/Brand').set('Authorization-Token', token).set('Idempotency-Key', `answers-${kind}`).send({ name: `Kept ${kind}` })).expect(200);
+    const send = () => t.post('/api/Brand', { name: `Kept ${kind}` }).set('Idempotency-Key', `answers-${kind}`).expect(200);
     const first = await send();
     const again = await send();
-    expect(again.body).toBe(first.body);
+    expect(again.text).toBe(first.text);
     expect(again.headers.etag).toBe(first.headers.etag);
     expect(again.headers['content-type']).toBe(first.headers['content-type']);
   });
