@@ -71,7 +71,7 @@ export const UPDATE_PRICE =
   'w as (update "product" as t set "price" = $3, "modified_at" = $4, "modified_by_id" = $5, "modified_by_actor_id" = $6, "record_version" = t."record_version" + 1 ' +
   'from o where t."id" = o."id" and t."record_version" = o."record_version" and t."deleted" = $7 and (t."price" is distinct from $8) returning t.*, o."price" as "was:price"), ' +
   'c as (insert into "record_change" ("entity_type", "record_id", "action", "diff", "user_id", "actor_id", "request_id", "owner_id", "assignee_id", "created_at") ' +
-  `select $9, w.id, $10, '{' || concat_ws(',', case when w."was:price" is distinct from w."price" then '"price":' || json_build_object('was', w."was:price", 'became', w."price")::text end) || '}', ` +
+  `select $9, w.id, $10, '{' || concat_ws(',', case when w."was:price" is distinct from w."price" then '"price":{"was":' || coalesce(to_json(w."was:price")::text, 'null') || ',"became":' || coalesce(to_json(w."price")::text, 'null') || '}' end) || '}', ` +
   `$11, $12, $13, w.created_by_id, null, $14 from w) ${WRITTEN_PRODUCT(15)}`;
 export const TOKEN_BY_HASH =
   'select "id" as "id", "user_id" as "userId", "created_at" as "createdAt", "last_used_at" as "lastUsedAt", ' +

@@ -287,8 +287,41 @@ export function afterLogged(sql: SqlContext, change: ChangeKind): void {
   sql.routing?.written(sql.db, { changes: [change], deliveries: 0 });
 }
 
-/** The most fields a diff built by the database takes: `json_build_object` takes at most 100 arguments. */
+/** The most fields a diff built by the database takes (an update's diff is one `concat_ws` of them, which takes at most 100 arguments). */
 export const MAX_BUILT_FIELDS = 50;
+
+/** Part of a JSON text PostgreSQL makes: literal text, or an expression whose value goes as JSON. */
+export type JsonTextPart = { literal: string } | { value: string };
+
+/**
+ * The expression of a JSON text made of `parts`: the literal text joined with each value's JSON
+ * (`to_json`, `null` for NULL), adjacent literals as one. It costs the database about half what
+ * the same objects made with `json_build_object` cost.
+ */
+export function jsonTextOf(parts: readonly JsonTextPart[]): string {
+  const terms: string[] = [];
+  let literal = '';
+  const endLiteral = () => {
+    if (literal) terms.push(`'${literal.replaceAll("'", "''")}'`);
+    literal = '';
+  };
+  for (const part of parts) {
+    if ('literal' in part) literal += part.literal;
+    else {
+      endLiteral();
+      terms.push(`coalesce(to_json(${part.value})::text, 'null')`);
+    }
+  }
+  endLiteral();
+  return terms.join(' || ');
+}
+
+/** The parts of one field of a diff, `"key":{"was":<was>,"became":<became>}`; `was` undefined for a created record (`null`). */
+export function diffEntryParts(key: string, was: string | undefined, became: string): JsonTextPart[] {
+  const head = `${JSON.stringify(key)}:{"was":`;
+  const wasParts: JsonTextPart[] = was === undefined ? [{ literal: `${head}null` }] : [{ literal: head }, { value: was }];
+  return [...wasParts, { literal: ',"became":' }, { value: became }, { literal: '}' }];
+}
 
 /** An insert of new records that also logs their `Create` changes (see `createsLoggedByInsert`). */
 export interface LoggingInsert extends InsertLogging {
@@ -316,7 +349,8 @@ export async function createsLoggedByInsert(
   if (!fields.every((f) => isStoredField(f) && dialect.jsonAsShown.has(f.type as FieldType))) return undefined;
   const kind: ChangeKind = { entityType: model.name, action: 'Create' };
   if (await sql.routing?.targets(sql.db, [kind])) return undefined;
-  const diff = `json_build_object(${fields.map((f) => `'${f.key.replaceAll("'", "''")}', json_build_object('was', null, 'became', p.${q(f.column as string)})`).join(', ')})::text`;
+  const entries = fields.flatMap((f, i) => [...(i ? [{ literal: ',' }] : []), ...diffEntryParts(f.key, undefined, `p.${q(f.column as string)}`)]);
+  const diff = jsonTextOf([{ literal: '{' }, ...entries, { literal: '}' }]);
   return {
     wrap: (insert) => `with p as (${insert} returning *) ${logWrittenRows(model, { source: 'p', diff })}`,
     bindings: [model.name, 'Create', caller.userId, caller.actorId, caller.requestId, caller.createdAt],

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { FieldType } from '../declarations';
 import type { EntityModel, StoredField } from '../definition/model';
-import { afterLogged, logWrittenRows, MAX_BUILT_FIELDS, type NewChange, type ReadBack, type RowWritten } from './change-store';
+import { afterLogged, diffEntryParts, jsonTextOf, logWrittenRows, MAX_BUILT_FIELDS, type NewChange, type ReadBack, type RowWritten } from './change-store';
 import type { ChangeKind } from './change-routing';
 import { quoteName as q } from './dialects/shared';
 import { prepareStatement, runPrepared, type Param } from './prepared';
@@ -65,8 +65,7 @@ const wasColumn = (f: StoredField) => q(`was:${f.column}`);
 function diffOfRows(fields: readonly StoredField[]): string {
   const entries = fields.map((f) => {
     const [was, became] = [`w.${wasColumn(f)}`, `w.${q(f.column)}`];
-    const key = `${JSON.stringify(f.key)}:`.replaceAll("'", "''");
-    return `case when ${was} is distinct from ${became} then '${key}' || json_build_object('was', ${was}, 'became', ${became})::text end`;
+    return `case when ${was} is distinct from ${became} then ${jsonTextOf(diffEntryParts(f.key, was, became))} end`;
   });
   return `'{' || concat_ws(',', ${entries.join(', ')}) || '}'`;
 }

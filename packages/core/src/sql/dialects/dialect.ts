@@ -115,7 +115,7 @@ export interface Dialect {
   notifications(knex: Knex): Notifications;
   /**
    * Field types whose column the database turns into the JSON value the API shows
-   * (`json_build_object` of the column): a created record's diff can be built from its row (see
+   * (`to_json` of the column): a created record's diff can be built from its row (see
    * `createsLoggedByInsert`). Empty where the database builds none.
    */
   readonly jsonAsShown: ReadonlySet<FieldType>;
