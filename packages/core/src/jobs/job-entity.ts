@@ -23,7 +23,7 @@ export const JobEntity = defineEntity({
     startedAt: { type: 'datetime', readOnly: true },
     endedAt: { type: 'datetime', readOnly: true },
     payload: { type: 'jsonObject', readOnly: true, writeOnly: true },
-    context: { type: 'jsonObject', readOnly: true, writeOnly: true, description: 'What the job keeps of the request that started it: its path generation.' },
+    context: { type: 'jsonObject', readOnly: true, writeOnly: true, description: 'What the job keeps of the request that started it: its path generation and whether it flattened attributes.' },
     processed: { type: 'int', readOnly: true, writeOnly: true, default: 0 },
   },
 });

@@ -66,8 +66,9 @@ export class JobService {
   }
 
   /**
-   * Records a pending job for the context's user, with the path generation of its request, and
-   * hands it to the queue; answers its id. The job runs with that generation.
+   * Records a pending job for the context's user, with the path generation of its request and
+   * whether it flattened attributes, and hands it to the queue; answers its id. The job runs with
+   * both, so it writes what the same body written synchronously writes.
    */
   async enqueue(type: string, payload: Record<string, unknown>, ctx: RequestContext): Promise<string> {
     if (!this.handlers.has(type)) throw new ApiError('CORE_INTERNAL', `No handler for job type '${type}'`);
@@ -77,9 +78,10 @@ export class JobService {
       throw new ApiError('CORE_INVALID_JSON', `A job's input must not nest objects and arrays deeper than ${MAX_JSON_DEPTH} levels`, { details: { maxDepth: MAX_JSON_DEPTH } });
     }
     const id = uuidv7();
-    // The path generation changes what a write checks (an Attribute's code); the headers of the
-    // request change only what it reads, or are refused before a job starts (flattened attributes).
-    const context = ctx.generation ? { generation: ctx.generation } : {};
+    // The path generation changes what a write checks (an Attribute's code), and
+    // `Flatten-Attributes: true` makes attribute values fields of the body; the other headers of
+    // the request change only what it reads.
+    const context = { ...(ctx.generation && { generation: ctx.generation }), ...(ctx.flattenAttributes && { flattenAttributes: true }) };
     await this.store.insert({ id, type, payload, context, userId: ctx.user?.id ?? null, actorId: ctx.actor?.id ?? null });
     try {
       await this.queue.send(id);

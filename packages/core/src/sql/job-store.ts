@@ -8,6 +8,8 @@ import type { Database } from './database';
 /** What a job keeps of the request that started it (a job stored by an earlier version has none). */
 export interface JobContext {
   generation?: GenerationName;
+  /** The request sent `Flatten-Attributes: true`: attribute values are fields of its body. */
+  flattenAttributes?: boolean;
 }
 
 export interface StoredJob {
@@ -24,8 +26,11 @@ export interface StoredJob {
 
 /** The stored context, keeping only what is known and well formed. */
 function jobContext(value: unknown): JobContext {
-  const generation = (value as { generation?: unknown } | null)?.generation;
-  return typeof generation === 'string' && Object.hasOwn(GENERATIONS, generation) ? { generation: generation as GenerationName } : {};
+  const { generation, flattenAttributes } = (value ?? {}) as { generation?: unknown; flattenAttributes?: unknown };
+  return {
+    ...(typeof generation === 'string' && Object.hasOwn(GENERATIONS, generation) && { generation: generation as GenerationName }),
+    ...(flattenAttributes === true && { flattenAttributes }),
+  };
 }
 
 const countColumns = (counts: JobCounts) => ({ created: counts.created, updated: counts.updated, not_modified: counts.notModified, failed: counts.failed });

@@ -46,6 +46,33 @@ describe.each(TEST_DBS)('jobs run with the generation of their request on %s', (
         expect(job.result).toEqual({ updated: 1, errors: [] });
       }
     });
+
+    it('jobs write attribute values under Flatten-Attributes: true as the same requests do synchronously', async () => {
+      const code = unique('jobShade');
+      await createAttribute(t, { code, type: 'varchar' });
+      const FLAT = { 'Flatten-Attributes': 'true' };
+      const product = async () => (await t.post(`${base}/Product`, { name: unique('Flat') }).expect(200)).body.id as string;
+      const valueOf = async (id: string) => (await t.get(`${base}/Product/${id}`).set(FLAT).expect(200)).body[code];
+      const [synced, queued, massed, massQueued] = [await product(), await product(), await product(), await product()];
+      const item = (id: string, value: string) => [{ entity: 'Product', payload: { id, [code]: value } }];
+
+      expect(statuses((await t.post(`${base}/upsert`, item(synced, 'sync')).set(FLAT).expect(200)).body)).toEqual(['Updated']);
+      const upserted = await finishedJob(t, { base, id: (await t.post(`${base}/upsertAsync`, item(queued, 'async')).set(FLAT).expect(200)).body.jobId });
+      expect(statuses(upserted.result)).toEqual(['Updated']);
+      expect([await valueOf(synced), await valueOf(queued)]).toEqual(['sync', 'async']);
+
+      const direct = await t.post(`${base}/entityMassUpdate`, { entityName: 'Product', ids: [massed], values: { [code]: 'mass' } }).set(FLAT).expect(200);
+      expect(direct.body).toEqual({ updated: 1, errors: [] });
+      const where = [{ type: 'equals', attribute: 'id', value: massQueued }];
+      const job = await finishedJob(t, { base, id: (await t.post(`${base}/entityMassUpdate`, { entityName: 'Product', where, values: { [code]: 'mass job' } }).set(FLAT).expect(200)).body.jobId });
+      expect(job.result).toEqual({ updated: 1, errors: [] });
+      expect([await valueOf(massed), await valueOf(massQueued)]).toEqual(['mass', 'mass job']);
+
+      // Without the header an attribute is an unknown field, synchronously and in a job alike.
+      expect((await t.post(`${base}/upsert`, item(synced, 'plain')).expect(200)).body[0].status).toBe('Failed');
+      const plain = await finishedJob(t, { base, id: (await t.post(`${base}/upsertAsync`, item(queued, 'plain')).expect(200)).body.jobId });
+      expect(plain.result[0]).toMatchObject({ status: 'Failed', message: (await t.post(`${base}/upsert`, item(synced, 'plain')).expect(200)).body[0].message });
+    });
   });
 });
 
