@@ -35,7 +35,8 @@ export class LoginThrottle {
   }
 
   private keys(userName: string, address: string): [string, string] {
-    const name = userName.toLowerCase();
+    // Compared as sign-in compares it: exactly (`VICTIM` is another user name than `victim`).
+    const name = userName;
     // A name that does not fit the key column (or holds a NUL) is throttled by its hash.
     const user = name.length <= 200 && !name.includes('\u0000') ? `user:${name}` : `user#${createHash('sha256').update(name).digest('hex')}`;
     return [user, `ip:${address}`];

@@ -84,12 +84,19 @@ describe.each(TEST_DBS)('login throttling on %s', (kind) => {
     const blocked = await attempt('victim', 'right-pw').expect(429);
     expect(Number(blocked.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     expect(blocked.body.error.code).toBe('CORE_TOO_MANY_REQUESTS');
-    await attempt('VICTIM', 'wrong').expect(429);
+    // Another user name, as sign-in compares names exactly: its failures are its own.
+    await attempt('VICTIM', 'wrong').expect(401);
     await attempt('other', 'right-pw').expect(200);
     const wait = Number((await attempt('victim', 'right-pw').expect(429)).headers['retry-after']);
     expect(wait).toBeLessThanOrEqual(6);
     await new Promise((r) => setTimeout(r, wait * 1000 + 200));
     await attempt('victim', 'right-pw').expect(200);
+  });
+
+  it('does not refuse a user name for the failures of the same name in other case', async () => {
+    for (let i = 0; i < 11; i++) await attempt('OTHER', 'wrong').expect(i < 10 ? 401 : 429);
+    await attempt('other', 'right-pw').expect(200);
+    await request(t.app).get('/api/v1/App/user').auth('other', 'right-pw').expect(200);
   });
 
   it('counts attempts sent at once together: of 20 parallel wrong passwords at most 10 are tried, the others are 429', async () => {
