@@ -12,15 +12,15 @@ export interface ChunkInput {
   bytes: Buffer;
 }
 
-function issue(path: string, message: string): ApiError {
-  return new ApiError('CORE_VALIDATION_FAILED', message, { details: { issues: [{ path: [path], code: 'invalid_type', message }] } });
+function issue(path: string, message: string, code = 'invalid_type'): ApiError {
+  return new ApiError('CORE_VALIDATION_FAILED', message, { details: { issues: [{ path: [path], code, message }] } });
 }
 
-/** A non-negative whole number, also when sent as a string ("2097152"). */
+/** A JSON integer of at least `min` (spec: `start` and `piecesCount` are integers; a string is a wrong type). */
 function wholeNumber(value: unknown, path: string, min: number): number {
-  const n = typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value;
-  if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < min) throw issue(path, `${path} must be a whole number of at least ${min}`);
-  return n;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value)) throw issue(path, `${path} must be an integer (a JSON number, not a string) of at least ${min}`);
+  if (value < min) throw issue(path, `${path} must be an integer of at least ${min}`, 'too_small');
+  return value;
 }
 
 /** Checks a chunk body: `id`, `name`, `fileUniqueHash`, `start`, `piecesCount` and a base64 `piece`. */

@@ -25,9 +25,9 @@ const schemas = {
       id: { ...id, description: 'The id of the File to create; the same for every chunk.' },
       name,
       fileUniqueHash: { type: 'string', maxLength: 255, description: 'Names the upload; unique per whole file, distinct from `id`.' },
-      start: { type: ['integer', 'string'], description: 'Byte offset of the chunk in the file.' },
+      start: { type: 'integer', minimum: 0, description: 'Byte offset of the chunk in the file (a JSON number; a string is 400).' },
       piece: { type: 'string', pattern: '^data:[^,]*;base64,', description: '`data:application/octet-stream;base64,<data>`.' },
-      piecesCount: { type: ['integer', 'string'], description: 'How many chunks the file has.' },
+      piecesCount: { type: 'integer', minimum: 1, description: 'How many chunks the file has (a JSON number; a string is 400).' },
     },
   },
   FileChunkAnswer: {

@@ -16,6 +16,22 @@ import { fetchUrl, parseFileUrl } from './url-fetch';
 const CHUNK_KEYS = ['piece', 'fileUniqueHash', 'piecesCount', 'start'];
 const CONTENT_KEYS = ['fileContents', 'url', ...CHUNK_KEYS];
 
+const METHODS = { fileContents: ['fileContents'], url: ['url'], chunk: CHUNK_KEYS } as const;
+
+/**
+ * A body carries one upload method: `fileContents`, `url`, or a chunk. One that mixes them is
+ * 400 `FILES_CONTENT_INVALID`, its issues naming each key of the methods besides `taken` (the
+ * one the route reads), so that nothing of a body is silently ignored.
+ */
+function assertOneMethod(body: Record<string, unknown>, taken: keyof typeof METHODS): void {
+  const others = Object.entries(METHODS).filter(([method]) => method !== taken).flatMap(([, keys]) => keys.filter((key) => body[key] !== undefined));
+  if (others.length === 0) return;
+  const message = 'Send one upload method: fileContents, url, or a chunk (piece, fileUniqueHash, start, piecesCount), not several';
+  throw new ApiError('FILES_CONTENT_INVALID', message, {
+    details: { issues: others.map((key) => ({ path: [key], code: 'conflict', message: `${key} belongs to another upload method than ${taken}` })) },
+  });
+}
+
 function bodyObject(req: Request): Record<string, unknown> {
   const body: unknown = req.body;
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
@@ -94,11 +110,9 @@ export function fileRoutes(parts: FileRoutesParts): (router: Router) => void {
   });
 
   const createFromJson = async (ctx: RequestContext, body: Record<string, unknown>): Promise<ApiRecord> => {
+    assertOneMethod(body, body.fileContents !== undefined ? 'fileContents' : 'url');
     const fields = recordFields(body);
     await mayCreate(ctx);
-    if (body.fileContents !== undefined && body.url !== undefined) {
-      throw new ApiError('FILES_CONTENT_INVALID', 'Send either fileContents or url, not both');
-    }
     if (body.fileContents !== undefined) {
       // The data URL's type is recorded as given: only contents declared an image are measured.
       const { mimeType, bytes } = decodeDataUrl(body.fileContents, 'fileContents');
@@ -112,6 +126,7 @@ export function fileRoutes(parts: FileRoutesParts): (router: Router) => void {
   };
 
   const receiveChunk = async (ctx: RequestContext, body: Record<string, unknown>) => {
+    assertOneMethod(body, 'chunk');
     const input = parseChunk(body, files.options.maxPiecesCount);
     // The File is made at the last chunk from `id` and `name`: anything else a chunk names is
     // refused at once, as the other methods refuse it (read-only or unknown field).

@@ -208,8 +208,31 @@ describe.each(TEST_DBS)('chunked upload on %s', (kind) => {
         expect({ body, code: res.body.error.code }).toEqual({ body, code });
       }
       expect(await t.api.database.knex('file_upload').where({ file_id: u.id })).toEqual([]);
-      // offsets and counts may come as strings, as the reference client sends them
-      expect((await t.post(`${base}/File`, { ...good, start: '0', piecesCount: '2' }).expect(200)).body).toEqual({ chunks: ['0'] });
+      expect((await t.post(`${base}/File`, good).expect(200)).body).toEqual({ chunks: ['0'] });
+    });
+
+    it('refuses start and piecesCount sent as strings, and a chunk that also carries fileContents or url, at both chunk routes', async () => {
+      const u = ids();
+      const good = { ...u, name: 'typed.bin', piecesCount: 2, start: 0, piece: dataUrl('abc') };
+      const cases: [Record<string, unknown>, string, string[]][] = [
+        [{ ...good, start: '0' }, 'CORE_VALIDATION_FAILED', ['start']],
+        [{ ...good, piecesCount: '2' }, 'CORE_VALIDATION_FAILED', ['piecesCount']],
+        [{ ...good, start: '0', piecesCount: '2' }, 'CORE_VALIDATION_FAILED', ['piecesCount']],
+        [{ ...good, fileContents: dataUrl('abc') }, 'FILES_CONTENT_INVALID', ['fileContents']],
+        [{ ...good, url: 'http://example.invalid/typed.bin' }, 'FILES_CONTENT_INVALID', ['url']],
+      ];
+      for (const path of ['/File', '/File/createChunk']) {
+        for (const [body, code, issuePath] of cases) {
+          const { error } = (await t.post(`${base}${path}`, body).expect(400)).body;
+          expect({ path, body, code: error.code, issuePath: error.details.issues?.[0]?.path }).toEqual({ path, body, code, issuePath });
+        }
+      }
+      expect(await t.api.database.knex('file_upload').where({ file_id: u.id })).toEqual([]);
+      // A body with any chunk field is a chunk: the other method's key is the one named.
+      const mixed = (await t.post(`${base}/File`, { name: 'mixed.txt', fileContents: dataUrl('abc'), start: 0 }).expect(400)).body.error;
+      expect({ code: mixed.code, paths: mixed.details.issues.map((i: { path: string[] }) => i.path) }).toEqual({ code: 'FILES_CONTENT_INVALID', paths: [['fileContents']] });
+      expect((await t.post(`${base}/File`, { name: 'mixed.txt', url: 'http://example.invalid/x', piecesCount: 1 }).expect(400)).body.error.code).toBe('FILES_CONTENT_INVALID');
+      expect((await t.post(`${base}/File`, good).expect(200)).body).toEqual({ chunks: ['0'] });
     });
   });
 });
