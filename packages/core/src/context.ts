@@ -31,6 +31,13 @@ export interface RequestContext {
    * languages (`main` resolved to the main code). Undefined when none was asked for.
    */
   language?: string;
+  /**
+   * A read made for a caller who sees its records through a link (the names of linked records in
+   * a language, `_meta.options`), usually with `systemContext()`: the caller's rights, so that
+   * present hooks show no field these rights do not let a link show
+   * (`UserAccess.readsThroughLink`).
+   */
+  shownTo?: UserAccess;
   /** Whether the response carries `_meta` on every record (header `With-Meta: true` or `1`). */
   withMeta?: boolean;
   /** The request's id (its sane `X-Request-Id`, else a new one), as logs and the `X-Request-Id` answer header show it. */

@@ -32,7 +32,8 @@ const idsOf = (record: ApiRecord, field: FieldModel): string[] => {
 
 /**
  * `options`: for every link to `ExtensibleEnumOption`, the option objects `{id, code, name, color,
- * sortOrder}`, read for the whole page in one query (names in the language asked for).
+ * sortOrder}`, read for the whole page in one query (names in the language asked for, where the
+ * caller may read that variant of the option's name).
  */
 export const optionsCategory: MetaCategory = {
   schema: OPTIONS_SCHEMA,
@@ -41,7 +42,7 @@ export const optionsCategory: MetaCategory = {
     const fields = optionFields(model).filter((f) => access.field(model.name, f.name).read);
     if (fields.length === 0) return records.map(() => undefined);
     const ids = records.flatMap((r) => fields.flatMap((f) => idsOf(r, f)));
-    const found = ids.length ? await repository(OPTION_ENTITY).findByIds({ ...systemContext(), language: ctx.language }, ids, { select: [...OPTION_KEYS] }) : new Map();
+    const found = ids.length ? await repository(OPTION_ENTITY).findByIds({ ...systemContext(), language: ctx.language, shownTo: access }, ids, { select: [...OPTION_KEYS] }) : new Map();
     const option = (id: string) => {
       const o = found.get(id);
       return o && { id: o.id, code: o.code, name: o.name, color: o.color, sortOrder: o.sortOrder };

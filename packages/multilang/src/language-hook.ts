@@ -29,14 +29,17 @@ const isEmpty = (value: unknown) => value === null || value === undefined || val
 
 /**
  * `<link>Name` / `<link>Names` of links to entity types with a multilingual `name`, in the
- * language asked for: one query per target entity type for the whole page.
+ * language asked for where the reader may read that variant of the linked type (else the main
+ * name the page's own query read stays): one query per such target entity type for the whole page.
  */
 async function localizeLinkNames(event: PresentEvent, index: MultilangIndex, language: string): Promise<void> {
-  const { fields, records, repository } = event;
+  const { ctx, fields, records, access, repository } = event;
+  const reader = ctx.shownTo ?? access;
   const byTarget = new Map<string, FieldModel[]>();
   for (const field of fields) {
     if ((field.type !== 'link' && field.type !== 'linkMultiple') || !field.target) continue;
-    if (!index.of(field.target).some((e) => e.field.name === 'name' && e.variants.has(language))) continue;
+    const variant = index.of(field.target).find((e) => e.field.name === 'name')?.variants.get(language);
+    if (!variant || !reader.readsThroughLink(field.target, variant.name)) continue;
     byTarget.set(field.target, [...(byTarget.get(field.target) ?? []), field]);
   }
   for (const [target, links] of byTarget) {
@@ -62,8 +65,9 @@ async function localizeLinkNames(event: PresentEvent, index: MultilangIndex, lan
 /**
  * The `language` header on lists, single records and linked records: the variants leave the
  * records, and each multilingual field carries its value in the language asked for (the main
- * value where that one is empty). The variant of the language is read in the page's own query;
- * names of linked records with a multilingual `name` cost one query per target entity type.
+ * value where that one is empty), where the caller may read the variant. The variant of the
+ * language is read in the page's own query; names of linked records with a multilingual `name`
+ * cost one query per target entity type whose variant the caller may read.
  */
 export function languageHook(languages: Languages, index: MultilangIndex): PresentHook {
   const wanted = (entry: MultilangField, language: string | undefined) => (language && language !== languages.main ? entry.variants.get(language) : undefined);
@@ -81,8 +85,10 @@ export function languageHook(languages: Languages, index: MultilangIndex): Prese
       if (ctx.language !== languages.main) await localizeLinkNames(event, index, ctx.language);
       for (const entry of index.of(model.name)) {
         const variant = wanted(entry, ctx.language);
-        // The variant is a field of its own for roles: one the caller may not read shows nothing.
-        const substitute = variant && fields.includes(entry.field) && access.field(model.name, variant.name).read ? variant : undefined;
+        // The variant is a field of its own for roles: one the caller may not read shows nothing
+        // (nor one a link may not show to the caller a read through a link is made for).
+        const readable = variant && (ctx.shownTo ? ctx.shownTo.readsThroughLink(model.name, variant.name) : access.field(model.name, variant.name).read);
+        const substitute = variant && fields.includes(entry.field) && readable ? variant : undefined;
         for (const record of records) {
           if (substitute && !isEmpty(record[substitute.key])) record[entry.field.key] = record[substitute.key];
           for (const v of entry.variants.values()) delete record[v.key];

@@ -40,7 +40,7 @@ export class AttributeEndpoints {
   async values({ ctx, repo, id }: RecordTarget): Promise<Record<string, unknown>[]> {
     this.assertHasAttributes(repo);
     await repo.visible(ctx, { id, fields: [repo.model.field.get('id') as FieldModel] });
-    const { values, linkNames } = await this.service.loadValues(repo.env.database.knex, repo.model, { ids: [id], language: this.service.translation(ctx) });
+    const { values, linkNames } = await this.service.loadValues(repo.env.database.knex, repo.model, { ctx, ids: [id] });
     const view = this.service.view(ctx, linkNames);
     return [...(groupValues(values).get(id)?.values() ?? [])].map((entry) => simpleItem(entry, view));
   }

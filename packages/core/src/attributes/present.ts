@@ -18,6 +18,8 @@ export interface ValueView {
   language?: string;
   /** `Entity:id` → name of linked records. */
   linkNames: ReadonlyMap<string, string | null>;
+  /** Whether labels read in `language`: the caller may read that variant of `Attribute.name`. */
+  labelInLanguage: boolean;
 }
 
 /** Groups loaded rows by record, then attribute (in load order). */
@@ -57,9 +59,9 @@ function linkedIds(entry: RecordAttribute): string[] {
   return Array.isArray(value) ? (value as string[]) : [];
 }
 
-/** Label of an attribute in the asked language (its name, else code, else id). */
+/** Label of an attribute in the asked language where the caller may read it (its name, else code, else id). */
 function label(a: AttributeDef, view: ValueView): string {
-  const translated = view.language ? a.names[view.language] : undefined;
+  const translated = view.language && view.labelInLanguage ? a.names[view.language] : undefined;
   return translated || a.name || a.code || a.id;
 }
 

@@ -43,32 +43,52 @@ export class AttributeService implements RecordAttributes {
 
   /**
    * How values read in this request: the `language` asked for (any instance language, the main
-   * one included: `main` arrives resolved to its code) and link names.
+   * one included: `main` arrives resolved to its code), link names, and whether attribute labels
+   * read in that language (where the caller may read that variant of `Attribute.name`).
    */
   view(ctx: RequestContext, linkNames: ReadonlyMap<string, string | null> = new Map()): ValueView {
     const { languages } = this.options;
-    const language = ctx.language && languages.includes(ctx.language) ? ctx.language : undefined;
-    return { languages, language, linkNames };
+    const language = this.language(ctx);
+    const translated = this.translation(ctx);
+    return { languages, language, linkNames, labelInLanguage: translated !== undefined && this.shows(ctx)('Attribute', `name${languageSuffix(translated)}`) };
+  }
+
+  /** The instance language the request asks for, if any (the main one included). */
+  private language(ctx: RequestContext): string | undefined {
+    return ctx.language && this.options.languages.includes(ctx.language) ? ctx.language : undefined;
+  }
+
+  /**
+   * Whether the caller may see a field of a record it sees through a link (the variant of a
+   * linked record's or an attribute's name in a language; `UserAccess.readsThroughLink`). The
+   * system sees every one; a caller whose rights the context does not carry yet, none.
+   */
+  private shows(ctx: RequestContext): (entity: string, field: string) => boolean {
+    const { access } = ctx;
+    if (access) return (entity, field) => access.readsThroughLink(entity, field);
+    return () => !ctx.user;
   }
 
   /** The non-main language values and link names read in, if the request asks for one. */
   translation(ctx: RequestContext): string | undefined {
-    const { language } = this.view(ctx);
+    const language = this.language(ctx);
     return language === this.options.languages[0] ? undefined : language;
   }
 
   /**
-   * Values of records with the names of linked records (in `language`, a non-main language, when
-   * their name has a variant in it): one query, plus one when links are among them.
+   * Values of records with the names of linked records (in the language the caller asks for, a
+   * non-main one, when their name has a variant in it that the caller may read): one query, plus
+   * one when links are among them.
    */
   async loadValues(
     db: Connection,
     model: EntityModel,
-    wanted: { ids: readonly string[]; only?: readonly AttributeDef[]; language?: string },
+    wanted: { ctx: RequestContext; ids: readonly string[]; only?: readonly AttributeDef[] },
   ): Promise<{ values: LoadedValue[]; linkNames: Map<string, string | null> }> {
     const values = await this.store.load(db, model, { recordIds: wanted.ids, attributeIds: wanted.only?.map((a) => a.id) });
     const targets = linkTargets(values);
-    return { values, linkNames: targets.size ? await this.store.linkNames(db, targets, wanted.language) : new Map() };
+    if (targets.size === 0) return { values, linkNames: new Map() };
+    return { values, linkNames: await this.store.linkNames(db, targets, { language: this.translation(wanted.ctx), shows: this.shows(wanted.ctx) }) };
   }
 
   async listQuery(_ctx: RequestContext, model: EntityModel, params: AttributeListParams): Promise<AttributeListQuery | undefined> {
@@ -89,7 +109,7 @@ export class AttributeService implements RecordAttributes {
     // Single reads show every attribute the record has; lists those asked for (nested lists: all).
     const shown = how.mode === 'single' || format === 'nested' ? (how.query?.shown ?? 'all') : how.query?.shown;
     const { values, linkNames } = shown
-      ? await this.loadValues(this.db, model, { ids: records.map((r) => r.id), only: shown === 'all' ? undefined : shown, language: this.translation(ctx) })
+      ? await this.loadValues(this.db, model, { ctx, ids: records.map((r) => r.id), only: shown === 'all' ? undefined : shown })
       : { values: [], linkNames: new Map<string, string | null>() };
     const view = this.view(ctx, linkNames);
     const byRecord = groupValues(values);

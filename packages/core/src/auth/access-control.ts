@@ -168,6 +168,18 @@ export class UserAccess {
   }
 
   /**
+   * Whether a field of a record the caller sees through a link may show (the language variant of
+   * a linked record's name, `nameDeDE`): the caller's field rights where the caller reads the
+   * entity type; where it does not (a link shows its records' names whatever the caller may read
+   * of them), unless the roles that name the type hide the field (`fieldRule`).
+   */
+  readsThroughLink(entity: string, field: string): boolean {
+    if (this.unrestricted) return true;
+    if (ADMIN_ONLY.has(entity)) return false;
+    return this.scope(entity).read !== 'no' ? this.field(entity, field).read : this.fieldRule(entity, field).read;
+  }
+
+  /**
    * A decision derived from the caller's rights and `list` only, worked out once per list and
    * deriving function for all callers with the same roles (see `RoleRights.derived`); for
    * unrestricted callers, at each call.

@@ -32,6 +32,13 @@ export interface ValueWrite {
   unitId: string | null;
 }
 
+/** Who link names are read for: the language asked for (a non-main one), and which variants the reader may see. */
+export interface LinkNameReader {
+  language?: string;
+  /** Whether the reader may see `field`, a variant of `name`, of a record of `entity` it sees through a link. */
+  shows(entity: string, field: string): boolean;
+}
+
 /** Reads and writes attribute values; every table and column name comes from the definitions. */
 export class AttributeStore {
   private readonly attribute: EntityModel;
@@ -145,16 +152,21 @@ export class AttributeStore {
 
   /**
    * Names of linked records, `Entity:id` → name, in one query for every target entity type; in
-   * `language` where the target's `name` has a variant in it that is not empty.
+   * the reader's `language` where the target's `name` has a variant in it that is not empty and
+   * the reader may see that variant, else the main name.
    */
-  async linkNames(db: Knex | Knex.Transaction, wanted: ReadonlyMap<string, ReadonlySet<string>>, language?: string): Promise<Map<string, string | null>> {
+  async linkNames(
+    db: Knex | Knex.Transaction,
+    wanted: ReadonlyMap<string, ReadonlySet<string>>,
+    reader: LinkNameReader,
+  ): Promise<Map<string, string | null>> {
     const parts: Knex.QueryBuilder[] = [];
     for (const [entity, ids] of wanted) {
       const target = this.schema.entity(entity);
       if (!target || ids.size === 0) continue;
       parts.push(
         db(target.table)
-          .select({ e: db.raw('?', [entity]) as unknown as string, id: 'id', n: this.nameIn(db, target, language) as unknown as string })
+          .select({ e: db.raw('?', [entity]) as unknown as string, id: 'id', n: this.nameIn(db, target, reader) as unknown as string })
           .whereIn('id', [...ids])
           .andWhere('deleted', this.dialect.live as never),
       );
@@ -170,12 +182,12 @@ export class AttributeStore {
 
   /**
    * The name of a record of `target` (its own table): the language variant of `name` (`nameDeDE`,
-   * as multilingual fields name them) when set, else its name.
+   * as multilingual fields name them) when set and the reader may see it, else its name.
    */
-  private nameIn(db: Knex | Knex.Transaction, target: EntityModel, language: string | undefined): Knex.Raw {
+  private nameIn(db: Knex | Knex.Transaction, target: EntityModel, { language, shows }: LinkNameReader): Knex.Raw {
     const name = nameSql(db, target, target.table);
     const variant = language && target.field.has('name') ? target.field.get(`name${languageSuffix(language)}`) : undefined;
-    if (!variant?.column) return name;
+    if (!variant?.column || !shows(target.name, variant.name)) return name;
     return db.raw(`coalesce(nullif(??, ''), ?)`, [`${target.table}.${variant.column}`, name]);
   }
 
