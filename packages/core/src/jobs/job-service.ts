@@ -95,8 +95,9 @@ export class JobService {
   }
 
   /** Connects the queue; a worker also takes jobs (API-only processes only send them). */
-  start(worker = true): Promise<void> {
-    return this.queue.start(worker ? (jobId) => this.run(jobId) : undefined);
+  async start(worker = true): Promise<void> {
+    await this.store.zeroMissingCounts();
+    await this.queue.start(worker ? (jobId) => this.run(jobId) : undefined);
   }
 
   stop(): Promise<void> {

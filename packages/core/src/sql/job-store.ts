@@ -4,6 +4,7 @@ import type { JobCounts } from '../jobs/job-counts';
 import type { JobStatus } from '../jobs/job-entity';
 import { nowDateTime } from '../time';
 import type { Database } from './database';
+import { VERSION_COLUMN } from './schema-sync';
 
 /** What a job keeps of the request that started it (a job stored by an earlier version has none). */
 export interface JobContext {
@@ -33,6 +34,8 @@ function jobContext(value: unknown): JobContext {
   };
 }
 
+/** A job's counts before it counts anything: 0 each (the fields' default), never NULL. */
+const NO_COUNTS: JobCounts = { created: 0, updated: 0, notModified: 0, failed: 0 };
 const countColumns = (counts: JobCounts) => ({ created: counts.created, updated: counts.updated, not_modified: counts.notModified, failed: counts.failed });
 
 /** The SQL of the job table: rows are the truth; queues only carry job ids. */
@@ -58,6 +61,7 @@ export class JobStore {
       status: 'Pending',
       progress: 0,
       processed: 0,
+      ...countColumns(NO_COUNTS),
       payload: this.json(job.payload),
       context: this.json(job.context),
       created_at: now,
@@ -67,6 +71,22 @@ export class JobStore {
       created_by_actor_id: job.actorId,
       modified_by_actor_id: job.actorId,
     });
+  }
+
+  /**
+   * Gives the counters of jobs stored before new jobs started at 0 (NULL there) their value 0, so
+   * that reads, filters and updates of those jobs see what the fields declare; their version moves
+   * (their answer changed). Run at start-up; a row to repair is one of an earlier version.
+   */
+  async zeroMissingCounts(): Promise<void> {
+    const columns = Object.keys(countColumns(NO_COUNTS));
+    const { knex } = this.database;
+    const zeroed = Object.fromEntries(columns.map((c) => [c, knex.raw('coalesce(??, 0)', [c])]));
+    await this.table
+      .update({ ...zeroed, [VERSION_COLUMN]: knex.raw('?? + 1', [VERSION_COLUMN]) })
+      .where((q) => {
+        for (const c of columns) q.orWhereNull(c);
+      });
   }
 
   async get(id: string): Promise<StoredJob | undefined> {

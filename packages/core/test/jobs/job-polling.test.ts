@@ -1,6 +1,7 @@
 import { ApiError, BootError, systemContext } from '@entity-records/core';
 import { GENERATIONS, startTestApi, type TestApi } from '../../../../test/support/api';
-import { TEST_DBS } from '../../../../test/support/databases';
+import { TEST_DBS, type TestDatabase } from '../../../../test/support/databases';
+import { durableDatabase } from '../../../../test/support/instances';
 import { testEntities } from '../../../../test/support/fixtures';
 import { finishedJob } from '../../../../test/support/jobs';
 
@@ -82,5 +83,45 @@ describe.each(TEST_DBS)('jobs a UI can poll on %s', (kind) => {
     expect(() => t.api.jobs.define('report', async () => null)).toThrow(BootError);
     expect(() => t.api.jobs.define('upsert', async () => null)).toThrow(/job type 'upsert' is defined already/);
     expect(() => t.api.jobs.define('no spaces', async () => null)).toThrow(/must be a letter/);
+  });
+});
+
+describe.each(TEST_DBS)('the counters of a job that has not counted yet on %s', (kind) => {
+  let db: TestDatabase;
+  beforeAll(async () => {
+    db = await durableDatabase(kind);
+  });
+  afterAll(() => db.drop());
+
+  it('are 0, not null: of a new pending job, and of one an earlier version stored without them once the instance starts', async () => {
+    const counters = { created: 0, updated: 0, notModified: 0, failed: 0 };
+    const sender = await startTestApi(kind, { entities: testEntities, jobs: { worker: false } }, db);
+    const jobs: Record<string, string> = {};
+    try {
+      for (const [gen, base] of GENERATIONS) {
+        const { jobId } = (await sender.post(`${base}/upsertAsync`, [{ entity: 'Brand', payload: { name: `pending ${gen}` } }]).expect(200)).body;
+        jobs[gen] = jobId;
+        expect((await sender.get(`${base}/Job/${jobId}`).expect(200)).body).toMatchObject({ status: 'Pending', ...counters });
+        const listed = (await sender.get(`${base}/Job?select=status,created,updated,notModified,failed&maxSize=200`).expect(200)).body.list;
+        expect(listed.find((j: { id: string }) => j.id === jobId)).toMatchObject({ status: 'Pending', ...counters });
+      }
+      // As a process of an earlier version stored them: no counters.
+      await sender.api.database.knex('job').update({ created: null, updated: null, not_modified: null, failed: null });
+    } finally {
+      await sender.close();
+    }
+    const again = await startTestApi(kind, { entities: testEntities, jobs: { worker: false } }, db);
+    try {
+      for (const [gen, base] of GENERATIONS) {
+        const read = (await again.get(`${base}/Job/${jobs[gen]}`).expect(200)).body;
+        expect(read).toMatchObject({ status: 'Pending', ...counters });
+        const zero = (await again.get(`${base}/Job?where[0][type]=equals&where[0][attribute]=failed&where[0][value]=0&select=id&maxSize=200`).expect(200)).body;
+        expect(zero.list.map((j: { id: string }) => j.id)).toContain(jobs[gen]);
+        // The job as read goes back with the cancel.
+        expect((await again.put(`${base}/Job/${jobs[gen]}`, { ...read, status: 'Canceled' }).expect(200)).body).toMatchObject({ status: 'Canceled', ...counters });
+      }
+    } finally {
+      await again.close();
+    }
   });
 });
