@@ -74,29 +74,43 @@ export interface Pim {
   api: EntityApi;
   /** Set when the admin was created with a generated password. */
   generatedPassword?: string;
-  /** The admin existed with another password, and now has ADMIN_PASSWORD. */
-  passwordReset: boolean;
+  /** What this start changed of the admin user that existed (ADMIN_PASSWORD given). */
+  adminRestored: AdminRestored;
   /** Products the demo data added on this start (0 when off, or the database had records). */
   demoProducts: number;
 }
 
+/** What a start changed of an existing admin user from ADMIN_PASSWORD. */
+export interface AdminRestored {
+  /** The password did not sign the user in and is now ADMIN_PASSWORD. */
+  passwordReset: boolean;
+  /** The user was no admin, or inactive, and is an active admin again. */
+  madeAdmin: boolean;
+}
+
 /**
- * ADMIN_PASSWORD is the admin's password whatever an earlier start stored: when it does not sign
- * the admin in, it becomes their password (which revokes their tokens, as any password change).
+ * ADMIN_PASSWORD makes the user named ADMIN_USERNAME the instance's admin whatever an earlier
+ * start or a request stored: when the password does not sign them in it becomes theirs (which
+ * revokes their tokens, as any password change), and a user demoted or deactivated since is an
+ * active admin again. So an instance left without an admin is recovered by a restart.
  */
-async function applyAdminPassword(api: EntityApi, admin: { userName: string; password: string }): Promise<boolean> {
-  try {
-    await api.auth.verifyCredentials(admin.userName, admin.password);
-    return false;
-  } catch (error) {
-    if (!(error instanceof ApiError && error.code === 'CORE_UNAUTHORIZED')) throw error;
-  }
+async function restoreAdmin(api: EntityApi, admin: { userName: string; password: string }): Promise<AdminRestored> {
   const users = api.repository('User');
   const where = [{ type: 'equals', attribute: 'userName', value: admin.userName }];
   const user = (await users.find(systemContext(), { where, maxSize: 1, collectionOnly: true })).list?.[0];
-  if (!user) return false;
-  await users.update(systemContext(), user.id, { password: admin.password });
-  return true;
+  if (!user) return { passwordReset: false, madeAdmin: false };
+  const madeAdmin = user.isAdmin !== true || user.isActive !== true;
+  // Before the password is checked: an inactive user's password signs nobody in.
+  if (madeAdmin) await users.update(systemContext(), user.id as string, { isAdmin: true, isActive: true });
+  let passwordReset = false;
+  try {
+    await api.auth.verifyCredentials(admin.userName, admin.password);
+  } catch (error) {
+    if (!(error instanceof ApiError && error.code === 'CORE_UNAUTHORIZED')) throw error;
+    await users.update(systemContext(), user.id as string, { password: admin.password });
+    passwordReset = true;
+  }
+  return { passwordReset, madeAdmin };
 }
 
 /** Builds the example app: every package composed, tables created, admin and lists seeded. */
@@ -106,7 +120,10 @@ export async function createPim(config: PimConfig): Promise<Pim> {
   const api = createEntityApi({ ...options, plugins: [...(options.plugins ?? []), images.plugin] });
   await api.ready();
   const admin = await ensureAdmin(api, { userName: config.adminUserName, password: config.adminPassword });
-  const passwordReset = !admin.created && config.adminPassword !== undefined && (await applyAdminPassword(api, { userName: config.adminUserName, password: config.adminPassword }));
+  const adminRestored =
+    !admin.created && config.adminPassword !== undefined
+      ? await restoreAdmin(api, { userName: config.adminUserName, password: config.adminPassword })
+      : { passwordReset: false, madeAdmin: false };
   await seedLists(api);
   await seedMeasures(api);
   const demoProducts = config.demoData ? await seedDemo(api, images.files()) : 0;
@@ -119,5 +136,5 @@ export async function createPim(config: PimConfig): Promise<Pim> {
     const error = new ApiError('CORE_NOT_FOUND', 'No such route');
     res.status(error.status).setHeader('X-Status-Reason', error.message).json(error.toJSON());
   });
-  return { app, api, generatedPassword: admin.password, passwordReset, demoProducts };
+  return { app, api, generatedPassword: admin.password, adminRestored, demoProducts };
 }

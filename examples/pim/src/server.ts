@@ -4,13 +4,14 @@ import { readConfig } from './config';
 
 async function main(): Promise<void> {
   const config = readConfig();
-  const { app, api, generatedPassword, passwordReset, demoProducts } = await createPim(config);
+  const { app, api, generatedPassword, adminRestored, demoProducts } = await createPim(config);
   if (demoProducts) console.log(`Added demo data: ${demoProducts} products with brands, categories, attributes and images (DEMO_DATA=0 starts empty).`);
   if (generatedPassword) {
     console.log(`Created user '${config.adminUserName}' with password: ${generatedPassword}`);
     console.log('This password is shown only once.');
   }
-  if (passwordReset) console.log(`Set the password of user '${config.adminUserName}' from ADMIN_PASSWORD.`);
+  if (adminRestored.madeAdmin) console.log(`Made user '${config.adminUserName}' an active admin again (ADMIN_PASSWORD is set).`);
+  if (adminRestored.passwordReset) console.log(`Set the password of user '${config.adminUserName}' from ADMIN_PASSWORD.`);
   // Long lists in `where` travel in the query string: room for about 10,000 short values.
   // Requests born with Express's prototypes; Node's refusals answered with the API's JSON errors.
   const server = createHttpServer(app, { maxHeaderSize: 256 * 1024 });

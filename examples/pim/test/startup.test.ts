@@ -54,6 +54,41 @@ describe('examples/pim start-up', () => {
     await scope.stop(same);
   });
 
+  it('makes the ADMIN_USERNAME user an active admin again when ADMIN_PASSWORD is set: a demoted admin, an existing ordinary user', async () => {
+    const env = { DATABASE_URL: sqlite('demoted.sqlite'), ADMIN_PASSWORD: 'admin-password' };
+    const first = await startPim(env);
+    const token = ((await (await signIn(first.url, 'admin', 'admin-password')).json()) as { authorizationToken: string }).authorizationToken;
+    const call = (method: string, url: string, body: unknown) =>
+      fetch(`${first.url}${url}`, { method, headers: { 'Authorization-Token': token, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+    expect((await call('POST', '/api/User', { userName: 'ed', password: 'ed-password' })).status).toBe(200);
+    const me = (await (await fetch(`${first.url}/api/v1/App/user`, { headers: { 'Authorization-Token': token } })).json()) as { user: { id: string } };
+    // The only admin demotes itself: the instance has no admin left.
+    expect((await call('PATCH', `/api/User/${me.user.id}`, { isAdmin: false })).status).toBe(200);
+    await scope.stop(first);
+
+    const isAdmin = async (url: string, userName: string, password: string) => {
+      const res = await fetch(`${url}/api/userSession`, { headers: { Authorization: `Basic ${Buffer.from(`${userName}:${password}`).toString('base64')}` } });
+      return ((await res.json()) as { user: { isAdmin: boolean } }).user.isAdmin;
+    };
+    const restored = await startPim(env);
+    expect(restored.output()).toContain("Made user 'admin' an active admin again (ADMIN_PASSWORD is set).");
+    expect(restored.output()).not.toContain('Set the password');
+    expect(await isAdmin(restored.url, 'admin', 'admin-password')).toBe(true);
+    await scope.stop(restored);
+
+    // An ordinary user named as the admin becomes the admin, with the password given.
+    const named = await startPim({ ...env, ADMIN_USERNAME: 'ed', ADMIN_PASSWORD: 'ed-admin-password' });
+    expect(named.output()).toContain("Made user 'ed' an active admin again (ADMIN_PASSWORD is set).");
+    expect(named.output()).toContain("Set the password of user 'ed' from ADMIN_PASSWORD.");
+    expect(await isAdmin(named.url, 'ed', 'ed-admin-password')).toBe(true);
+    await scope.stop(named);
+
+    // Without ADMIN_PASSWORD a start changes no existing user.
+    const plain = await startPim({ DATABASE_URL: env.DATABASE_URL, ADMIN_USERNAME: 'ed' });
+    expect(plain.output()).not.toMatch(/admin again|password/i);
+    await scope.stop(plain);
+  });
+
   it('stops with a message and exit code 1 when it cannot listen', async () => {
     const first = await startPim({ DATABASE_URL: sqlite('taken.sqlite'), ADMIN_PASSWORD: 'pim-start-password' });
     const port = new URL(first.url).port;
