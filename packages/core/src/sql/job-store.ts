@@ -53,6 +53,15 @@ export class JobStore {
     return this.database.dialect.toDb('jsonObject', value);
   }
 
+  /**
+   * The columns of a change of a job's row, its version one more: a job is a record (CONTRACT
+   * §16), and a client polling it with `If-None-Match` must see every change the worker makes.
+   */
+  private changed(columns: Record<string, unknown>, at = nowDateTime()): Record<string, unknown> {
+    const { knex } = this.database;
+    return { ...columns, modified_at: at, [VERSION_COLUMN]: knex.raw('?? + 1', [VERSION_COLUMN]) };
+  }
+
   async insert(job: { id: string; type: string; payload: unknown; context: JobContext; userId: string | null; actorId: string | null }): Promise<void> {
     const now = nowDateTime();
     await this.table.insert({
@@ -106,26 +115,29 @@ export class JobStore {
     };
   }
 
-  /** Marks a pending (or interrupted running) job as running; false when it is finished or canceled. */
+  /**
+   * Marks a pending (or interrupted running) job as running, from now on unless it started
+   * before; false when it is finished or canceled.
+   */
   async claim(id: string): Promise<boolean> {
     const now = nowDateTime();
+    const started = this.database.knex.raw('coalesce(??, ?)', ['started_at', now]);
     const count = await this.table
-      .update({ status: 'Running', modified_at: now })
+      .update(this.changed({ status: 'Running', started_at: started }, now))
       .where({ id })
       .whereIn('status', ['Pending', 'Running']);
-    if (count > 0) await this.table.update({ started_at: now }).where({ id }).whereNull('started_at');
     return count > 0;
   }
 
   /** Saves how far a running job got: items done, percent, the partial result and its counts. */
   async checkpoint(id: string, { processed, progress, result, counts }: { processed: number; progress: number; result: unknown; counts: JobCounts }): Promise<void> {
-    await this.table.update({ processed, progress, result: this.json(result), ...countColumns(counts), modified_at: nowDateTime() }).where({ id, status: 'Running' });
+    await this.table.update(this.changed({ processed, progress, result: this.json(result), ...countColumns(counts) })).where({ id, status: 'Running' });
   }
 
   async finish(id: string, { status, result, message, counts }: { status: JobStatus; result: unknown; message: string | null; counts: JobCounts }): Promise<void> {
     const now = nowDateTime();
     await this.table
-      .update({ status, result: this.json(result), ...countColumns(counts), message, ended_at: now, modified_at: now, ...(status === 'Success' && { progress: 100 }) })
+      .update(this.changed({ status, result: this.json(result), ...countColumns(counts), message, ended_at: now, ...(status === 'Success' && { progress: 100 }) }, now))
       .where({ id, status: 'Running' });
   }
 
