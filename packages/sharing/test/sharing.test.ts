@@ -102,6 +102,43 @@ describe.each(TEST_DBS)('Sharing on %s', (kind) => {
       expect((await get(limitedPath, 'bytes=8-').expect(410)).body.toString()).toMatch(/SHARING_USED_UP/);
     });
 
+    it('moves the version of the sharing with every counted download, and only then (CONTRACT §16)', async () => {
+      const file = await upload(base, 'counted.txt', '0123456789');
+      const created = await t.post(`${base}/Sharing`, { fileId: file.id }).expect(200);
+      const first = created.headers.etag as string;
+      expect(first).toMatch(/^"\d+"$/);
+      const read = (ifNoneMatch: string) => t.get(`${base}/Sharing/${created.body.id}`).set('If-None-Match', ifNoneMatch);
+      expect((await read(first)).status).toBe(304);
+      const linkPath = new URL(created.body.link).pathname;
+
+      await request(t.app).get(linkPath).expect(200);
+      const once = await read(first);
+      expect(once.status).toBe(200);
+      expect(once.body.used).toBe(1);
+      const second = once.headers.etag as string;
+      expect(second).not.toBe(first);
+      expect((await read(second)).status).toBe(304);
+
+      // Not counted, not changed: a HEAD and a range that continues a download.
+      await request(t.app).head(linkPath).expect(200);
+      await request(t.app).get(linkPath).set('Range', 'bytes=5-').expect(206);
+      expect((await read(second)).status).toBe(304);
+
+      await request(t.app).post(linkPath).type('form').send({}).expect(200);
+      const twice = await read(second);
+      expect([twice.status, twice.body.used]).toEqual([200, 2]);
+      expect(twice.headers.etag).not.toBe(second);
+
+      // A refused download counts nothing and changes nothing.
+      const limited = await t.post(`${base}/Sharing`, { fileId: file.id, allowedUsage: 1 }).expect(200);
+      const limitedPath = new URL(limited.body.link).pathname;
+      await request(t.app).get(limitedPath).expect(200);
+      const usedUp = (await t.get(`${base}/Sharing/${limited.body.id}`).expect(200)).headers.etag as string;
+      expect(usedUp).not.toBe(limited.headers.etag);
+      await request(t.app).get(limitedPath).expect(410);
+      expect((await t.get(`${base}/Sharing/${limited.body.id}`).set('If-None-Match', usedUp)).status).toBe(304);
+    });
+
     it('refuses with 404 unknown and inactive sharings, with 410 used-up and expired ones', async () => {
       const file = await upload(base, 'a.txt', 'a');
       await request(t.app).get('/sharings/nope.txt').expect(404);

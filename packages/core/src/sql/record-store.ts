@@ -190,7 +190,8 @@ export async function countRows(sql: SqlContext, model: EntityModel, filter: (qb
 /**
  * Adds 1 to an int column of a live record in one statement, only while it is below another int
  * column (a NULL limit: none) and the record meets `filter`: callers on any number of processes
- * never pass the limit together. Answers whether it counted.
+ * never pass the limit together. The count is a write of the record: its version moves with it.
+ * Answers whether it counted.
  */
 export async function incrementBelow(
   sql: SqlContext,
@@ -201,7 +202,7 @@ export async function incrementBelow(
   const qb = db(model.table).where({ [`${model.table}.id`]: id, [`${model.table}.deleted`]: dialect.live });
   qb.andWhere((w) => void w.whereNull(`${model.table}.${limit}`).orWhere(`${model.table}.${counter}`, '<', db.ref(`${model.table}.${limit}`)));
   filter(qb);
-  return (await qb.update({ [counter]: db.raw('?? + 1', [counter]) })) === 1;
+  return (await qb.update(withNextVersion(sql, { [counter]: db.raw('?? + 1', [counter]) }))) === 1;
 }
 
 export { createdColumns, keyColumns, modifiedColumns, ownedBy, toRow, withNextVersion, type Owner, type RowChange, type RowFilter } from './record-columns';
