@@ -138,14 +138,14 @@ function claimable(sql: SqlContext, { now, limit }: { now: number; limit: number
 
 /**
  * Takes up to `limit` due deliveries for this worker until `leaseMs` from now, counting the
- * attempt. Workers of several processes each take other rows (the dialect's `skipLocked`); one
- * whose process dies leaves a lease that runs out.
+ * attempt (a change of the record: its version moves). Workers of several processes each take
+ * other rows (the dialect's `skipLocked`); one whose process dies leaves a lease that runs out.
  */
 export async function claimDeliveries(sql: SqlContext, { lease, leaseMs, limit }: { lease: string; leaseMs: number; limit: number }): Promise<ClaimedDelivery[]> {
   const now = Date.now();
   const select = claimable(sql, { now, limit });
   const result = await sql.db.raw(
-    `update ${q(DELIVERY)} set locked_until = ?, lease = ?, attempts = attempts + 1 where id in (${select.sql}) returning id, webhook_id, seq, attempts`,
+    `update ${q(DELIVERY)} set locked_until = ?, lease = ?, attempts = attempts + 1, record_version = record_version + 1 where id in (${select.sql}) returning id, webhook_id, seq, attempts`,
     [now + leaseMs, lease, ...select.bindings],
   );
   return sql.dialect
@@ -207,9 +207,9 @@ export async function nextDue(sql: SqlContext): Promise<number | undefined> {
   return due === null || due === undefined ? undefined : Number(due);
 }
 
-/** Hands a delivery back unattempted (its worker stops): due again at once, the attempt not counted. */
+/** Hands a delivery back unattempted (its worker stops): due again at once, the attempt not counted (a new version again). */
 export async function releaseDelivery(sql: SqlContext, { id, lease }: { id: string; lease: string }): Promise<void> {
-  await sql.db(DELIVERY).update({ locked_until: null, lease: null, attempts: sql.db.raw('attempts - 1') }).where({ id, lease });
+  await sql.db(DELIVERY).update({ locked_until: null, lease: null, attempts: sql.db.raw('attempts - 1'), record_version: sql.db.raw('record_version + 1') }).where({ id, lease });
 }
 
 /** Removes finished deliveries last changed before `before` (`YYYY-MM-DD HH:MM:SS`); answers how many. */

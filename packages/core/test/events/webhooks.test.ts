@@ -243,6 +243,31 @@ describe.each(TEST_DBS)('webhooks on %s', (kind) => {
       await t.post('/api/WebhookDelivery/no-such-delivery/redeliver').expect(404);
     });
 
+    it('move the version of a delivery when a worker takes an attempt, and again when it ends (CONTRACT §16)', async () => {
+      receiver.answer = () => 'hold';
+      const hook = await webhook({ entityTypes: ['Category'] });
+      await t.post('/api/Category', { name: 'Held', code: `held-${Date.now()}` }).expect(200);
+      await receiver.waitFor(1);
+      const [delivery] = await deliveriesOf(hook);
+      const tags = new Set<string>();
+      for (const [, base] of GENERATIONS) {
+        const read = (ifNoneMatch: string) => t.get(`${base}/WebhookDelivery/${delivery.id}`).set('If-None-Match', ifNoneMatch);
+        // Stored at version 1 with no attempt; the attempt in flight is another version.
+        const held = await read('"1"');
+        expect(held.status).toBe(200);
+        expect(held.body).toMatchObject({ status: 'Pending', attempts: 1, lastError: null });
+        tags.add(held.headers.etag as string);
+        expect((await read(held.headers.etag as string)).status).toBe(304);
+      }
+      expect(tags.size).toBe(1);
+      const [heldTag] = tags;
+      await t.patch(`/api/Webhook/${hook}`, { isActive: false }).expect(200);
+      await eventually(() => deliveriesOf(hook), (l) => l[0]?.lastError !== null, 10_000);
+      const ended = await t.get(`/api/v1/WebhookDelivery/${delivery.id}`).set('If-None-Match', heldTag);
+      expect(ended.status).toBe(200);
+      expect(ended.body.lastError).toBe('no answer within 2000 ms');
+    });
+
     it('count a receiver that does not answer in time, or refuses the connection, as a failed attempt', async () => {
       receiver.answer = () => 'hold';
       const slow = await webhook({ entityTypes: ['Category'] });
