@@ -22,12 +22,18 @@ export const ownershipOf = (record: Record<string, unknown>): Ownership => ({
 /** Fields a change never shows: system fields (its own columns say who and when) and write-only ones. */
 export const isLogged = (field: FieldModel) => !field.system && !field.def.writeOnly;
 
-/** The diff of writing `values` over `before` (a create: over nothing); only the values that differ go in. */
+/** A field's value before anything was written: a multiple link is an id set, the empty one; any other field null. */
+const nothingOf = (field: FieldModel): unknown => (field.type === 'linkMultiple' ? [] : null);
+
+/**
+ * The diff of writing `values` over `before` (a create: over nothing); only the values that
+ * differ go in. A multiple link was the empty set where nothing held it (CONTRACT §16: id sets).
+ */
 export function diffOf(values: ReadonlyMap<FieldModel, unknown>, before?: Record<string, unknown>): Diff {
   const diff: Diff = {};
   for (const [field, value] of values) {
     if (!isLogged(field)) continue;
-    diff[field.key] = { was: before ? (before[field.key] ?? null) : null, became: value ?? null };
+    diff[field.key] = { was: before?.[field.key] ?? nothingOf(field), became: value ?? nothingOf(field) };
   }
   return diff;
 }

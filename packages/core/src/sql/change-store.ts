@@ -335,9 +335,10 @@ export interface LoggingInsert extends InsertLogging {
  * each diff built by the database from the row it stored: `{field: {was: null, became: column}}`
  * for `fields`, in their order (the fields every new record sets, with the defaults). The process
  * then makes no diff, no change and no JSON of them. Undefined where the changes go the usual way:
- * no writable CTE (SQLite), a field whose column is not turned into JSON as the API shows it
- * (`Dialect.jsonAsShown`), or an active webhook that
- * wants such changes (its deliveries are inserted with them, `insertChanges`).
+ * no writable CTE (SQLite), a field without a column of its own (a multiple link, whose `was` is
+ * the empty set: `diffOf`), a field whose column is not turned into JSON as the API shows it
+ * (`Dialect.jsonAsShown`), or an active webhook that wants such changes (its deliveries are
+ * inserted with them, `insertChanges`).
  */
 export async function createsLoggedByInsert(
   sql: SqlContext,

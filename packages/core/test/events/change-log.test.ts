@@ -1,6 +1,7 @@
 import { ADMIN, GENERATIONS, startTestApi, type TestApi } from '../../../../test/support/api';
 import { TEST_DBS } from '../../../../test/support/databases';
 import { testEntities } from '../../../../test/support/fixtures';
+import { finishedJob } from '../../../../test/support/jobs';
 import { delegatedToken, clientFor, userWithRole } from '../../../../test/support/users';
 
 type Change = { id: string; action: string; diff: Record<string, { was: unknown; became: unknown }>; userId: string | null; userName: string | null; actor?: { id: string; name: string | null }; createdAt: string };
@@ -37,7 +38,7 @@ describe.each(TEST_DBS)('the change log on %s', (kind) => {
       const changes = await changesOf('Product', created.id);
       expect(changes.map((c) => c.action)).toEqual(['Create', 'Update', 'Update']);
       const [create, price, links] = changes;
-      expect(create.diff).toMatchObject({ name: { was: null, became: 'Logged' }, price: { was: null, became: 2 }, categoriesIds: { was: null, became: [cats[0]] }, isActive: { was: null, became: true } });
+      expect(create.diff).toMatchObject({ name: { was: null, became: 'Logged' }, price: { was: null, became: 2 }, categoriesIds: { was: [], became: [cats[0]] }, isActive: { was: null, became: true } });
       expect(price.diff).toEqual({ price: { was: 2, became: 3 } });
       expect(links.diff).toEqual({ brandId: { was: null, became: brand }, categoriesIds: { was: [cats[0]], became: [cats[1], cats[0]] } });
       for (const c of changes) {
@@ -75,6 +76,36 @@ describe.each(TEST_DBS)('the change log on %s', (kind) => {
       ]);
       expect((await t.get(`${base}/Product/${id}`).expect(200)).body.categoriesIds).toEqual([cats[1]]);
     });
+  });
+
+  it.each(GENERATIONS)('logs a multiple link of a Create as id sets, was the empty set, on every route that creates (generation %s)', async (g, base) => {
+    const upsertPath = g === 'A' ? '/api/upsert' : '/api/v1/MassActions/action/upsert';
+    const item = (payload: Record<string, unknown>) => ({ entity: 'Product', payload });
+    const posted = (await t.post(`${base}/Product`, { name: `Set ${g}`, categoriesIds: [cats[0], cats[1]] }).expect(200)).body.id;
+    // The list of a one-to-many link, written from its "many" side.
+    const brandOf = (await t.post(`${base}/Brand`, { name: `Set brand ${g}`, productsIds: [posted] }).expect(200)).body.id;
+    // A batch of new records only (on PostgreSQL the insert may log such a batch itself), then a
+    // batch that mixes a new record with an item that links it afterwards (one merged Create).
+    const batch = (await t.post(upsertPath, [item({ sku: `set-a-${g}`, name: 'A', categoriesIds: [cats[2]] }), item({ sku: `set-b-${g}`, name: 'B', categoriesIds: [cats[0]] })]).expect(200)).body;
+    const mixed = (await t.post(upsertPath, [item({ sku: `set-c-${g}`, name: 'C' }), item({ sku: `set-c-${g}`, categoriesIds: [cats[1]] })]).expect(200)).body;
+    const { jobId } = (await t.post(`${base}/upsertAsync`, [item({ sku: `set-d-${g}`, name: 'D', categoriesIds: [cats[2], cats[0]] })]).expect(200)).body;
+    const job = await finishedJob(t, { base, id: jobId });
+    const expected: [string, string, string, string[]][] = [
+      ['Product', posted, 'categoriesIds', [cats[0], cats[1]]],
+      ['Brand', brandOf, 'productsIds', [posted]],
+      ['Product', batch[0].entity.id, 'categoriesIds', [cats[2]]],
+      ['Product', batch[1].entity.id, 'categoriesIds', [cats[0]]],
+      ['Product', mixed[0].entity.id, 'categoriesIds', [cats[1]]],
+      ['Product', job.result[0].entity.id, 'categoriesIds', [cats[2], cats[0]]],
+    ];
+    for (const [entity, id, key, became] of expected) {
+      // The stream of both bases and both routes shows the diff as stored.
+      for (const path of [`${base}/entityStream?entityName=${entity}&id=${id}`, `/api/v1/${entity}/${id}/stream`]) {
+        const list = (await t.get(path).expect(200)).body.list as Change[];
+        const create = list.find((c) => c.action === 'Create') as Change;
+        expect([entity, key, create.diff[key]]).toEqual([entity, key, { was: [], became }]);
+      }
+    }
   });
 
   it('logs set-based writes: upsert creates and updates, not unchanged items; a mass update once per record, values and links together', async () => {

@@ -149,7 +149,7 @@ describe.each(TEST_DBS)('the stream of a record on %s', (kind) => {
     const { total, list } = (await t.get(`/api/v1/Product/${id}/stream`).expect(200)).body as { total: number; list: Item[] };
     expect(total).toBe(2);
     expect(list[0]).toMatchObject({ action: 'Update', diff: { categoriesIds: { was: [cats[0], cats[1]], became: [cats[1], cats[2]] } } });
-    expect(list[1].diff.categoriesIds).toEqual({ was: null, became: [cats[0], cats[1]] });
+    expect(list[1].diff.categoriesIds).toEqual({ was: [], became: [cats[0], cats[1]] });
   });
 
   it('names the acting admin as actor {id, name} in a delegated session only', async () => {
