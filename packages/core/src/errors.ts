@@ -173,6 +173,40 @@ export const notFound = (entity: string, id: string): ApiError =>
 export const validationFailed = (message: string, issues: ValidationIssue[]): ApiError =>
   new ApiError('CORE_VALIDATION_FAILED', message, { details: { issues } });
 
+/**
+ * A JSON body as an object (a missing body is an empty one). Any other JSON value (an array) is
+ * 400 `CORE_VALIDATION_FAILED` with one issue at the path `[]`: `what` ("The body") must be an object.
+ */
+export function objectBody(body: unknown, what = 'The body'): Record<string, unknown> {
+  if (body === undefined) return {};
+  if (typeof body === 'object' && body !== null && !Array.isArray(body)) return body as Record<string, unknown>;
+  const got = Array.isArray(body) ? 'an array' : body === null ? 'null' : `a ${typeof body}`;
+  throw validationFailed(`${what} must be a JSON object, not ${got}`, [{ path: [], code: 'invalid_type', message: `expected an object, got ${got}` }]);
+}
+
+/**
+ * 400 `CORE_VALIDATION_FAILED` (with `message`) unless `value` is an array of strings: the issue
+ * names the list (`[name]`: missing or not an array) or its first item that is not a string (`[name, i]`).
+ */
+export function assertStringList(value: unknown, name: string, message: string): asserts value is string[] {
+  if (value === undefined) throw validationFailed(message, [{ path: [name], code: 'required', message: `${name} is required` }]);
+  if (!Array.isArray(value)) throw validationFailed(message, [{ path: [name], code: 'invalid_type', message: `${name} must be an array of strings` }]);
+  const bad = value.findIndex((item) => typeof item !== 'string');
+  if (bad >= 0) throw validationFailed(message, [{ path: [name, bad], code: 'invalid_type', message: `${name}.${bad} must be a string` }]);
+}
+
+/**
+ * The error of a part of a body named from the top of the body: the paths of its
+ * `details.issues` under `prefix` (`values` of an entityMassUpdate, `brand` of a link object).
+ * Anything else is returned as it is.
+ */
+export function issuesUnder(error: unknown, prefix: readonly (string | number)[]): unknown {
+  const issues = error instanceof ApiError ? error.details?.issues : undefined;
+  if (!(error instanceof ApiError) || !Array.isArray(issues) || prefix.length === 0) return error;
+  const moved = (issues as ValidationIssue[]).map((issue) => ({ ...issue, path: [...prefix, ...(Array.isArray(issue.path) ? issue.path : [])] }));
+  return new ApiError(error.code, error.message, { details: { ...error.details, issues: moved }, headers: error.headers, cause: error.cause });
+}
+
 /** Anything thrown becomes an ApiError; unknown values become CORE_INTERNAL with their cause. */
 export function toApiError(value: unknown): ApiError {
   if (value instanceof ApiError) return value;

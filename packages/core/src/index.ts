@@ -26,7 +26,7 @@ export type { LoadDefinitionsOptions } from './definition/load-definitions';
 export { readDefinitionsFile } from './definition/read-definitions-file';
 export { buildMetadata } from './definition/metadata';
 export * from './declarations';
-export { ApiError, BootError, BOOT_ERROR_CODES, CORE_ERRORS, createError, declareErrors, errorStatuses, toApiError } from './errors';
+export { ApiError, BootError, BOOT_ERROR_CODES, CORE_ERRORS, createError, declareErrors, errorStatuses, objectBody, toApiError } from './errors';
 export type { ErrorCode, ErrorCodes, ErrorTable, BootErrorCode, ValidationIssue } from './errors';
 export { definePlugin } from './plugin';
 export type { Plugin, PluginApi, PluginEntry, CheckedPlugins, OpenApiFragment, RouteInstaller, RequestParameter } from './plugin';

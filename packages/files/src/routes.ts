@@ -1,5 +1,5 @@
 import type { Request, Response, Router } from 'express';
-import { ApiError, claimIdempotency, ConcurrencyLimit, idempotencyKeyOf, idempotent, requestContext, sendRecord, toHandler, type ApiRecord, type EntityApi, type RequestContext } from '@entity-records/core';
+import { ApiError, claimIdempotency, ConcurrencyLimit, idempotencyKeyOf, idempotent, objectBody, requestContext, sendRecord, toHandler, type ApiRecord, type EntityApi, type RequestContext } from '@entity-records/core';
 import { decodeDataUrl } from './base64';
 import { requestedRange } from './byte-range';
 import { parseChunk } from './chunk-input';
@@ -32,13 +32,8 @@ function assertOneMethod(body: Record<string, unknown>, taken: keyof typeof METH
   });
 }
 
-function bodyObject(req: Request): Record<string, unknown> {
-  const body: unknown = req.body;
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw new ApiError('CORE_VALIDATION_FAILED', 'The body must be a JSON object', { details: { issues: [] } });
-  }
-  return body as Record<string, unknown>;
-}
+/** The JSON body as an object; another JSON value (an array), or none, is 400 with an issue at `[]`. */
+const bodyObject = (req: Request): Record<string, unknown> => objectBody(req.body ?? null);
 
 /** The record fields of an upload body: what is left without the content keys; read-only ones refused. */
 function recordFields(body: Record<string, unknown>): Record<string, unknown> {

@@ -43,6 +43,11 @@ describe.each(TEST_DBS)('File records on %s', (kind) => {
         expect({ field, code: res.body.error.code }).toEqual({ field, code: 'CORE_READ_ONLY_FIELD' });
       }
       expect((await create({ fileContents: dataUrl('a') }).expect(400)).body.error.code).toBe('CORE_VALIDATION_FAILED');
+      // A JSON array is no upload: its one issue is the body itself.
+      for (const path of ['/File', '/File/createChunk']) {
+        const array = (await t.post(`${base}${path}`, [{ name: 'a.txt', fileContents: dataUrl('a') }]).expect(400)).body.error;
+        expect({ path, code: array.code, issues: array.details.issues }).toEqual({ path, code: 'CORE_VALIDATION_FAILED', issues: [{ path: [], code: 'invalid_type', message: 'expected an object, got an array' }] });
+      }
       expect((await create({ name: 'a.txt', fileContents: dataUrl('a'), colour: 'red' }).expect(400)).body.error.code).toBe('CORE_UNKNOWN_FIELD');
       expect(listFiles(t.storageDir).filter((f) => f.startsWith('files/')).length).toBe((await t.get('/api/File?totalOnly=true').expect(200)).body.total);
     });

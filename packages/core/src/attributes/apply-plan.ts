@@ -7,8 +7,11 @@ import { equalValues } from '../records/values';
 import { attributeKey, hasUnit, languageSuffix, type AttributeDef, type StoredValue } from './attribute-def';
 import type { ValueChange, WritePlan } from './write-plan';
 
-/** Finds or creates the record a link object names, inside the write's transaction; returns its id. */
-export type LinkObjectResolver = (trx: Transaction, field: LinkEnd, object: Record<string, unknown>) => Promise<string>;
+/**
+ * Finds or creates the record a link object names, inside the write's transaction; returns its id.
+ * `path` is where the object is in the body: its issues are named under it.
+ */
+export type LinkObjectResolver = (trx: Transaction, field: LinkEnd, link: { object: Record<string, unknown>; path: readonly (string | number)[] }) => Promise<string>;
 
 /**
  * The rules of the record's write that attribute values pass too: link objects found or created
@@ -41,7 +44,7 @@ async function resolveLinkObjects(ac: ApplyContext, plan: WritePlan): Promise<vo
     if (!change.linkObject) continue;
     const resolve = ac.rules.resolveLinkObject;
     if (!resolve) throw validationFailed('Link objects are not accepted here', [{ path: change.path, code: 'invalid_link_object', message: 'send an id' }]);
-    change.value = await resolve(ac.trx, linkField(change.attribute), change.linkObject);
+    change.value = await resolve(ac.trx, linkField(change.attribute), { object: change.linkObject, path: change.path });
   }
 }
 

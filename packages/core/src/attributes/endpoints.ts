@@ -1,7 +1,7 @@
 import { generationOf } from '../generations';
 import type { RequestContext } from '../context';
 import type { FieldModel } from '../definition/normalize';
-import { ApiError, assertKnownKeys, validationFailed } from '../errors';
+import { ApiError, assertKnownKeys, assertStringList, objectBody, validationFailed } from '../errors';
 import type { Repository } from '../records/repository';
 import { attributeKey, hasUnit, isMultilang, type AttributeDef } from './attribute-def';
 import { groupValues, simpleItem } from './present';
@@ -46,13 +46,13 @@ export class AttributeEndpoints {
   }
 
   /** Attributes of the record's type named by id (generation A: or code); unknown names are 400. */
-  private async resolve({ ctx, repo }: RecordTarget, names: readonly string[], path: string): Promise<AttributeDef[]> {
+  private async resolve({ ctx, repo }: RecordTarget, names: readonly string[], pathOf: (i: number) => (string | number)[]): Promise<AttributeDef[]> {
     const { byCode } = generationOf(ctx).attributes;
     const found = await this.service.store.attributes(repo.env.database.knex, repo.model.name, names);
     const issues = names
       .map((name, i) => ({ name, i, a: found.find((a) => a.id === name || (byCode && a.code === name)) }))
       .filter((x) => !x.a)
-      .map((x) => ({ path: [path, x.i], code: 'unknown_attribute', message: `'${x.name}' is not an attribute of ${repo.model.name}` }));
+      .map((x) => ({ path: pathOf(x.i), code: 'unknown_attribute', message: `'${x.name}' is not an attribute of ${repo.model.name}` }));
     if (issues.length) throw validationFailed(`Unknown attributes: ${issues.map((i) => i.message).join('; ')}`, issues);
     return names.map((name) => found.find((a) => a.id === name || (byCode && a.code === name)) as AttributeDef);
   }
@@ -70,7 +70,7 @@ export class AttributeEndpoints {
     const ids = stringList(body, 'attributeIds');
     await repo.editable(ctx, id);
     const plan = new WritePlan();
-    for (const a of await this.resolve(target, ids, 'attributeIds')) plan.assign.set(a.id, a);
+    for (const a of await this.resolve(target, ids, (i) => ['attributeIds', i])) plan.assign.set(a.id, a);
     await this.write(target, plan);
     return true;
   }
@@ -81,13 +81,16 @@ export class AttributeEndpoints {
     this.assertHasAttributes(repo);
     if (!Array.isArray(body)) throw validationFailed('The body must be an array of {attributeId, value, valueUnitId?}', [{ path: [], code: 'invalid_type', message: 'expected an array' }]);
     const items = body.map((item, i) => {
-      if (typeof item !== 'object' || item === null || Array.isArray(item) || typeof (item as { attributeId?: unknown }).attributeId !== 'string') {
-        throw validationFailed(`Item ${i} needs an attributeId`, [{ path: [i, 'attributeId'], code: 'required', message: `${i}.attributeId is required` }]);
+      if (typeof item !== 'object' || item === null || Array.isArray(item)) {
+        throw validationFailed(`Item ${i} must be an object {attributeId, value, valueUnitId?}`, [{ path: [i], code: 'invalid_type', message: `${i} must be an object` }]);
       }
+      const { attributeId } = item as { attributeId?: unknown };
+      if (attributeId === undefined) throw validationFailed(`Item ${i} needs an attributeId`, [{ path: [i, 'attributeId'], code: 'required', message: `${i}.attributeId is required` }]);
+      if (typeof attributeId !== 'string') throw validationFailed(`Item ${i} needs an attributeId`, [{ path: [i, 'attributeId'], code: 'invalid_type', message: `${i}.attributeId must be a string` }]);
       return item as Record<string, unknown> & { attributeId: string };
     });
     await repo.editable(ctx, id);
-    const attributes = await this.resolve(target, items.map((item) => item.attributeId), 'attributeId');
+    const attributes = await this.resolve(target, items.map((item) => item.attributeId), (i) => [i, 'attributeId']);
     const plan = new WritePlan();
     this.planItems(plan, attributes, items);
     await this.write(target, plan);
@@ -135,13 +138,11 @@ export class AttributeEndpoints {
   }
 }
 
-/** `{<name>: [ids…]}` from a body (400 otherwise). */
+/** `{<name>: [ids…]}` from a body (400 otherwise, naming what is wrong). */
 function stringList(body: unknown, name: string): string[] {
-  const isObject = typeof body === 'object' && body !== null && !Array.isArray(body);
-  if (isObject) assertKnownKeys(body, [name], `a body of {${name}}`);
-  const value = isObject ? (body as Record<string, unknown>)[name] : undefined;
-  if (!Array.isArray(value) || !value.every((v) => typeof v === 'string')) {
-    throw validationFailed(`${name} must be an array of attribute ids`, [{ path: [name], code: 'invalid_type', message: `${name} must be an array of strings` }]);
-  }
-  return value as string[];
+  const object = objectBody(body, `A body of {${name}}`);
+  assertKnownKeys(object, [name], `a body of {${name}}`);
+  const value = object[name];
+  assertStringList(value, name, `${name} must be an array of attribute ids`);
+  return value;
 }

@@ -132,7 +132,7 @@ export function compileRecordValidator(model: EntityModel, extraKeys: ReadonlySe
 
   return (body, mode) => {
     if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-      throw new ApiError('CORE_VALIDATION_FAILED', 'The body must be a JSON object', { details: { issues: [] } });
+      throw new ApiError('CORE_VALIDATION_FAILED', 'The body must be a JSON object', { details: { issues: [{ path: [], code: 'invalid_type', message: 'expected an object' }] } });
     }
     const input = body as Record<string, unknown>;
     const isUnknown = (k: string) => !model.byKey.has(k) && !isDerivedKey(model, k) && !extraKeys.has(k) && !(k === 'id' && mode === 'create');

@@ -3,7 +3,7 @@ import type { AuthOptions, AuthService, Session, TokenTimes } from '../auth/auth
 import { unauthorized } from '../auth/auth-service';
 import type { LoginThrottle } from '../auth/login-throttle';
 import type { ContextUser } from '../context';
-import { ApiError, assertKnownKeys } from '../errors';
+import { ApiError, assertKnownKeys, objectBody, validationFailed } from '../errors';
 import { requestContext } from './request-context';
 import { toHandler } from './to-handler';
 
@@ -175,14 +175,14 @@ export function mountSessionRoutes(router: Router, paths: string[], parts: Sessi
     res.json(true);
   });
   const cookieIn = toHandler(async (req, res) => {
-    const body = (req.body ?? {}) as Record<string, unknown>;
+    const body = objectBody(req.body, 'A cookie sign-in body');
     assertKnownKeys(body, ['userName', 'password'], 'a cookie sign-in body');
-    if (typeof body.userName !== 'string' || typeof body.password !== 'string') {
-      throw new ApiError('CORE_VALIDATION_FAILED', 'userName and password are required', {
-        details: { issues: [{ path: ['userName'], code: 'required', message: 'userName and password must be strings' }] },
-      });
-    }
-    const session = await signInWithPassword(parts, req, { userName: body.userName, password: body.password });
+    // One issue for each of the two that is missing or not a string.
+    const issues = (['userName', 'password'] as const)
+      .filter((key) => typeof body[key] !== 'string')
+      .map((key) => (body[key] === undefined ? { path: [key], code: 'required', message: `${key} is required` } : { path: [key], code: 'invalid_type', message: `${key} must be a string` }));
+    if (issues.length) throw validationFailed('userName and password are required, as strings', issues);
+    const session = await signInWithPassword(parts, req, { userName: body.userName as string, password: body.password as string });
     const token = await auth.issueToken(session.user, tokenTimes(req), session.actor);
     setCookie(res, token, parts.secureCookies);
     res.setHeader('Cache-Control', 'no-store');

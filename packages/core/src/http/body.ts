@@ -3,7 +3,7 @@ import express, { type RequestHandler, type Response } from 'express';
 import { ApiError } from '../errors';
 import type { Generation } from '../generations';
 import type { ConcurrencyLimit } from '../util/concurrency-limit';
-import { MAX_JSON_DEPTH, nestsDeeper } from '../util/json-depth';
+import { MAX_JSON_DEPTH, nestsDeeper, pathOfText } from '../util/json-depth';
 import { series } from './series';
 
 const JSON_TYPES = ['application/json', 'application/*+json'];
@@ -78,18 +78,19 @@ export function jsonBody(options: JsonBodyOptions): RequestHandler {
       next(untyped ? new ApiError('CORE_INVALID_JSON', 'The body could not be read (its Content-Encoding does not match it)') : error);
     });
   };
-  // PostgreSQL stores no NUL in text, SQLite would: a body with one is refused on both alike.
-  const refuseNul: RequestHandler = (_req, res, next) => {
+  // PostgreSQL stores no NUL in text, SQLite would: a body with one is refused on both alike. The
+  // issue names the first value (or key) holding one.
+  const refuseNul: RequestHandler = (req, res, next) => {
     if (!res.locals.bodyHasNul) return next();
     next(new ApiError('CORE_VALIDATION_FAILED', 'Text in the body must not contain the NUL character (\\u0000)', {
-      details: { issues: [{ path: [], code: 'nul_character', message: 'Text must not contain the NUL character' }] },
+      details: { issues: [{ path: pathOfText(req.body, (text) => text.includes('\u0000')) ?? [], code: 'nul_character', message: 'Text must not contain the NUL character' }] },
     }));
   };
   // Half of a UTF-16 pair is no character: each database would store another replacement of it.
-  const refuseLoneSurrogate: RequestHandler = (_req, res, next) => {
+  const refuseLoneSurrogate: RequestHandler = (req, res, next) => {
     if (!res.locals.bodyHasLoneSurrogate) return next();
     next(new ApiError('CORE_VALIDATION_FAILED', 'Text in the body must be well-formed Unicode: an escape \\uD800-\\uDFFF must be one half of a surrogate pair', {
-      details: { issues: [{ path: [], code: 'lone_surrogate', message: 'Text must not contain a lone surrogate' }] },
+      details: { issues: [{ path: pathOfText(req.body, (text) => LONE_SURROGATE.test(text)) ?? [], code: 'lone_surrogate', message: 'Text must not contain a lone surrogate' }] },
     }));
   };
   // Deeper JSON than any record or upsert needs would overflow the stack of later steps (500).
@@ -108,6 +109,9 @@ export function jsonBody(options: JsonBodyOptions): RequestHandler {
 const announcesBody = (headers: Record<string, unknown>) => headers['transfer-encoding'] !== undefined || headers['content-length'] !== undefined;
 
 const NUL_ESCAPE = Buffer.from('\\u0000');
+
+/** Half of a UTF-16 surrogate pair without its other half, in a parsed string. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /**
  * Whether a JSON text holds a NUL character: the escape `\u0000` (JSON allows NUL no other way)

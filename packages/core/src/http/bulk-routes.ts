@@ -1,7 +1,7 @@
 import type { Request, Router } from 'express';
 import type { RequestContext } from '../context';
 import { isLinkField } from '../definition/model';
-import { ApiError, assertKnownKeys, unknownKeys } from '../errors';
+import { ApiError, assertKnownKeys, assertStringList, issuesUnder, objectBody, unknownKeys } from '../errors';
 import type { Generation } from '../generations';
 import { massUpdate } from '../jobs/bulk-jobs';
 import { checkedLinkIds } from '../records/link-delta';
@@ -17,8 +17,8 @@ import { toHandler } from './to-handler';
 /** `entityMassUpdate` with more ids than this (or with `where`) runs as a job. */
 export const MASS_UPDATE_SYNC_LIMIT = 200;
 
-const invalid = (message: string, path: string) =>
-  new ApiError('CORE_VALIDATION_FAILED', message, { details: { issues: [{ path: [path], code: 'invalid_type', message }] } });
+const invalid = (message: string, ...path: string[]) =>
+  new ApiError('CORE_VALIDATION_FAILED', message, { details: { issues: [{ path, code: 'invalid_type', message }] } });
 
 /** `{link: [ids]}` of an entityMassUpdate: links of the entity type, lists of ids (400 otherwise). */
 function linkChanges(repo: Repository, value: unknown, path: string): Record<string, string[]> | undefined {
@@ -27,8 +27,8 @@ function linkChanges(repo: Repository, value: unknown, path: string): Record<str
   if (!isObject) throw invalid(`${path} must be an object of links and lists of ids`, path);
   for (const [link, ids] of Object.entries(value)) {
     const field = repo.model.field.get(link);
-    if (!field || field.system || !isLinkField(field)) throw unknownKeys([link], { noun: 'link', where: `of ${repo.model.name}` });
-    if (!Array.isArray(ids)) throw invalid(`${path}.${link} must be a list of ids`, path);
+    if (!field || field.system || !isLinkField(field)) throw issuesUnder(unknownKeys([link], { noun: 'link', where: `of ${repo.model.name}` }), [path]);
+    if (!Array.isArray(ids)) throw invalid(`${path}.${link} must be a list of ids`, path, link);
     checkedLinkIds(field, { ids, adding: path === 'addLinks', path: [path, link] });
   }
   return value as Record<string, string[]>;
@@ -43,7 +43,7 @@ function massUpdateBody(repo: Repository, body: Record<string, unknown>) {
   const values = body.values ?? (addLinks || removeLinks ? {} : undefined);
   if (typeof values !== 'object' || values === null || Array.isArray(values)) throw invalid('values must be an object of fields', 'values');
   if ('id' in values) throw new ApiError('CORE_READ_ONLY_FIELD', 'id cannot be changed', { details: { issues: [{ path: ['values', 'id'], code: 'read_only', message: 'id cannot be changed' }] } });
-  if (ids !== undefined && (!Array.isArray(ids) || !ids.every((id) => typeof id === 'string'))) throw invalid('ids must be a list of ids', 'ids');
+  if (ids !== undefined) assertStringList(ids, 'ids', 'ids must be a list of ids');
   if (where !== undefined && !Array.isArray(where)) throw invalid('where must be a list of conditions', 'where');
   if ((ids === undefined) === (where === undefined)) throw invalid('give either ids or where', 'ids');
   return { ids: ids as string[] | undefined, where: where as unknown[] | undefined, values: values as Record<string, unknown>, addLinks, removeLinks };
@@ -106,12 +106,15 @@ export function mountBulkRoutes(router: Router, { lookup, jobs, generation, maxU
   );
 
   const mass = toHandler(async (req, res) => {
-    const body = (req.body ?? {}) as Record<string, unknown>;
+    const body = objectBody(req.body, 'An entityMassUpdate body');
     const repo = repositoryFor(lookup, body.entityName);
     const ctx = bulkContext(req);
     await repo.guard.scope(ctx, 'edit');
     const { ids, where, ...change } = massUpdateBody(repo, body);
-    await repo.assertUpdateBody(ctx, { body: change.values, links: [...Object.keys(change.addLinks ?? {}), ...Object.keys(change.removeLinks ?? {})] });
+    // What is wrong with a field is named under `values`, where the body has it.
+    await repo.assertUpdateBody(ctx, { body: change.values, links: [...Object.keys(change.addLinks ?? {}), ...Object.keys(change.removeLinks ?? {})] }).catch((error: unknown) => {
+      throw issuesUnder(error, ['values']);
+    });
     // A bad condition is 400 now, not a failed job later: reading one id checks it.
     if (where !== undefined) await repo.find(ctx, { where, select: ['id'], maxSize: 1, collectionOnly: true });
     if (ids === undefined || ids.length > MASS_UPDATE_SYNC_LIMIT) {

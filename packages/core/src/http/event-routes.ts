@@ -5,7 +5,7 @@ import type { ContextUser } from '../context';
 import { listen, listeningTimestamp } from '../events/listening';
 import { recordStream } from '../events/stream';
 import type { SubscriptionOptions, Subscriptions } from '../events/subscriptions';
-import { ApiError, assertKnownKeys } from '../errors';
+import { ApiError, assertKnownKeys, objectBody } from '../errors';
 import type { Generation } from '../generations';
 import { requestSession, requestToken } from './auth-routes';
 import { hashToken } from '../auth/auth-service';
@@ -103,7 +103,7 @@ export function mountEventRoutes(router: Router, parts: EventRouteParts, generat
   router.post(
     '/startEntityListening',
     toHandler(async (req, res) => {
-      const body = (req.body ?? {}) as Record<string, unknown>;
+      const body = objectBody(req.body);
       assertKnownKeys(body, ['entityName', 'entityId'], 'a startEntityListening body');
       if (typeof body.entityId !== 'string' || body.entityId === '') throw new ApiError('CORE_VALIDATION_FAILED', 'entityId is required', { details: { issues: [{ path: ['entityId'], code: 'required', message: 'entityId is required' }] } });
       res.json(await listen(repositoryFor(lookup, body.entityName), requestContext(req), body.entityId));

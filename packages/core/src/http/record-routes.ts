@@ -1,6 +1,6 @@
 import express, { type Request, type Response, type Router } from 'express';
 import type { ApiRecord } from '../declarations';
-import { ApiError, assertKnownKeys } from '../errors';
+import { ApiError, assertKnownKeys, assertStringList, objectBody } from '../errors';
 import type { Generation } from '../generations';
 import type { Repository } from '../records/repository';
 import { etagOf, matchesVersion, versionOf } from '../records/version';
@@ -25,14 +25,7 @@ export function repositoryFor(lookup: RepositoryLookup, name: unknown): Reposito
   return repository;
 }
 
-const bodyObject = (req: Request): Record<string, unknown> => {
-  const body: unknown = req.body;
-  if (body === undefined) return {};
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw new ApiError('CORE_VALIDATION_FAILED', 'The body must be a JSON object', { details: { issues: [] } });
-  }
-  return body as Record<string, unknown>;
-};
+const bodyObject = (req: Request): Record<string, unknown> => objectBody(req.body);
 
 /**
  * Sends a record read or written through a repository as the answer, with its version as a strong
@@ -85,11 +78,7 @@ export function mountRecordRoutes(router: Router, lookup: RepositoryLookup, gene
       const body = bodyObject(req);
       assertKnownKeys(body, ['entityName', 'ids'], 'an entityRestore body');
       const { entityName, ids } = body;
-      if (!Array.isArray(ids) || !ids.every((id) => typeof id === 'string')) {
-        throw new ApiError('CORE_VALIDATION_FAILED', 'ids must be a list of record ids', {
-          details: { issues: [{ path: ['ids'], code: 'invalid_type', message: 'ids must be an array of strings' }] },
-        });
-      }
+      assertStringList(ids, 'ids', 'ids must be a list of record ids');
       res.json(await repositoryFor(lookup, entityName).restore(requestContext(req), ids as string[]));
     }),
   );

@@ -52,7 +52,8 @@ export async function createRecord<TRecord extends ApiRecord>(repo: Repository<T
 function newRecordId(input: Record<string, unknown>): string {
   const id = input.id === undefined || input.id === null ? uuidv7() : input.id;
   if (!isValidId(id)) {
-    throw new ApiError('CORE_INVALID_ID', 'id must be 1 to 64 characters of A-Z, a-z, 0-9, _ and -', { details: { id } });
+    const message = 'id must be 1 to 64 characters of A-Z, a-z, 0-9, _ and -';
+    throw new ApiError('CORE_INVALID_ID', message, { details: { id, issues: [{ path: ['id'], code: 'invalid_format', message }] } });
   }
   return id;
 }

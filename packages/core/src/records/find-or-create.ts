@@ -2,6 +2,7 @@ import type { AttributeWriteRules } from '../attributes/apply-plan';
 import { forbidden } from '../auth/access-control';
 import type { RequestContext } from '../context';
 import type { FieldModel, LinkEnd } from '../definition/model';
+import { issuesUnder } from '../errors';
 import type { Transaction } from '../sql/database';
 import { findMatching, optionListId } from '../sql/link-store';
 import type { Owner } from '../sql/record-store';
@@ -79,6 +80,9 @@ function lockKeys(objects: LinkObjects<LinkEnd>): string[] {
   return keys;
 }
 
+/** Where a link object of a record's body is: `brand`, or `categories` and its place in the list. */
+const placeInBody = (field: LinkEnd, index: number): (string | number)[] => (field.type === 'link' ? [field.name] : [field.name, index]);
+
 /** Where found ids go: the values of the write, by link. */
 interface LinkValues<TField> {
   get(field: TField): unknown;
@@ -93,7 +97,7 @@ interface LinkValues<TField> {
 export async function resolveLinkObjects<TField extends LinkEnd>(
   repo: Repository,
   write: LinkObjectWrite,
-  { objects, values }: { objects: LinkObjects<TField>; values: LinkValues<TField> },
+  { objects, values, pathOf = placeInBody }: { objects: LinkObjects<TField>; values: LinkValues<TField>; pathOf?: (field: TField, index: number) => (string | number)[] },
 ): Promise<void> {
   if (objects.size === 0) return;
   const sql = sqlContext(repo.env, write.trx);
@@ -102,15 +106,19 @@ export async function resolveLinkObjects<TField extends LinkEnd>(
     const target = repo.env.repository(field.target);
     const listId = await listIdOf(sql, field);
     const ids: string[] = [];
-    for (const item of items) {
+    for (const [index, item] of items.entries()) {
       if (typeof item === 'string') {
         ids.push(item);
         continue;
       }
       const object = item as Record<string, unknown>;
-      const found = await matchingRecord(sql, write.ctx, { field, target, object, listId });
-      // An option joins the field's list: the system sets that, not the client.
-      ids.push(found ?? (await target.insertWithin(write, { body: listId ? { ...object, extensibleEnumId: listId } : object, sent: object })));
+      try {
+        const found = await matchingRecord(sql, write.ctx, { field, target, object, listId });
+        // An option joins the field's list: the system sets that, not the client.
+        ids.push(found ?? (await target.insertWithin(write, { body: listId ? { ...object, extensibleEnumId: listId } : object, sent: object })));
+      } catch (error) {
+        throw issuesUnder(error, pathOf(field, index));
+      }
     }
     values.set(field, field.type === 'link' ? ids[0] : [...new Set([...((values.get(field) as string[]) ?? []), ...ids])]);
   }
@@ -130,7 +138,9 @@ export async function findSingleLinkObjects(
   for (const [field, [object]] of objects) {
     if (field.type !== 'link') continue;
     const target = repo.env.repository(field.target);
-    const found = await matchingRecord(sql, ctx, { field, target, object: object as Record<string, unknown>, listId: await listIdOf(sql, field) });
+    const found = await matchingRecord(sql, ctx, { field, target, object: object as Record<string, unknown>, listId: await listIdOf(sql, field) }).catch((error: unknown) => {
+      throw issuesUnder(error, placeInBody(field, 0));
+    });
     if (found !== undefined) values.set(field, found);
   }
 }
@@ -141,9 +151,9 @@ export async function findSingleLinkObjects(
  */
 export function attributeWriteRules(repo: Repository, ctx: RequestContext, after: AfterCommit): AttributeWriteRules {
   return {
-    async resolveLinkObject(trx, field, object) {
+    async resolveLinkObject(trx, field, { object, path }) {
       const values = new Map<LinkEnd, unknown>();
-      await resolveLinkObjects(repo, { trx, ctx, after }, { objects: new Map([[field, [object]]]), values });
+      await resolveLinkObjects(repo, { trx, ctx, after }, { objects: new Map([[field, [object]]]), values, pathOf: () => [...path] });
       return values.get(field) as string;
     },
     async assertLinks(trx, values) {

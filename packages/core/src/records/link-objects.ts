@@ -11,6 +11,12 @@ const invalid = (field: LinkEnd, message: string) =>
     details: { issues: [{ path: [field.name], code: 'invalid_link_object', message }] },
   });
 
+/** What is wrong inside one link object, at `path` within the object (its place in the body is added where it is resolved). */
+const invalidIn = (field: LinkEnd, message: string, path: string[]) =>
+  new ApiError('CORE_VALIDATION_FAILED', `${field.name}: ${message}`, {
+    details: { issues: [{ path, code: 'invalid_link_object', message }] },
+  });
+
 const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 const linkNamesByModel = new WeakMap<EntityModel, Set<string>>();
@@ -64,15 +70,15 @@ export function splitLinkObjects(model: EntityModel, body: Record<string, unknow
   return { data, objects };
 }
 
-/** One object's fields, checked to be simple values of the target entity (one level only). */
+/** One object's fields, checked to be simple values of the target entity (one level only); issues are named within the object. */
 export function matchFields(field: LinkEnd, target: EntityModel, object: Record<string, unknown>): [StoredField, unknown][] {
   const entries = Object.entries(object);
-  if (entries.length === 0) throw invalid(field, 'an empty object matches nothing');
+  if (entries.length === 0) throw invalidIn(field, 'an empty object matches nothing', []);
   return entries.map(([key, value]) => {
-    if (typeof value === 'object' && value !== null) throw invalid(field, `nested objects are not supported ('${key}')`);
+    if (typeof value === 'object' && value !== null) throw invalidIn(field, `nested objects are not supported ('${key}')`, [key]);
     const f = target.byKey.get(key);
     if (!f || f.system || f.def.writeOnly || !isStoredField(f) || !SIMPLE_TYPES.has(f.type)) {
-      throw invalid(field, `'${key}' is not a simple field of ${target.name}`);
+      throw invalidIn(field, `'${key}' is not a simple field of ${target.name}`, [key]);
     }
     return [f, value];
   });

@@ -19,3 +19,44 @@ export function nestsDeeper(value: unknown, limit: number): boolean {
   }
   return false;
 }
+
+/** A place in a parsed JSON value: its key or index, and the place of its parent. */
+interface Place {
+  node: unknown;
+  key?: string | number;
+  parent?: Place;
+  /** The place is a key of an object, `node` its text: walked as a value, never descended into. */
+  isKey?: boolean;
+}
+
+const pathTo = (place: Place): (string | number)[] => {
+  const path: (string | number)[] = [];
+  for (let p: Place | undefined = place; p?.key !== undefined; p = p.parent) path.unshift(p.key);
+  return path;
+};
+
+/**
+ * The path to the first text of a parsed JSON value, in document order, that `bad` holds true of:
+ * a string value, or a key (then the path ends at that key). Undefined when there is none. Walked
+ * with an explicit stack, as `nestsDeeper`, in time linear in the value however deep it nests.
+ */
+export function pathOfText(value: unknown, bad: (text: string) => boolean): (string | number)[] | undefined {
+  const stack: Place[] = [{ node: value }];
+  while (stack.length > 0) {
+    const place = stack.pop() as Place;
+    const { node } = place;
+    if (typeof node === 'string') {
+      if (bad(node)) return pathTo(place);
+      continue;
+    }
+    if (place.isKey || node === null || typeof node !== 'object') continue;
+    const children: Place[] = [];
+    if (Array.isArray(node)) node.forEach((child, i) => children.push({ node: child, key: i, parent: place }));
+    else {
+      for (const [key, child] of Object.entries(node)) children.push({ node: key, key, parent: place, isKey: true }, { node: child, key, parent: place });
+    }
+    // Reversed, so that the first child is taken first.
+    for (let i = children.length - 1; i >= 0; i--) stack.push(children[i]);
+  }
+  return undefined;
+}
