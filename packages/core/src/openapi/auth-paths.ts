@@ -32,12 +32,20 @@ export const COOKIE_SESSION = {
   properties: { user: SESSION.properties.user, actor: SESSION.properties.actor, acl: SESSION.properties.acl },
 };
 
+/** The token times a sign-in may ask for instead of the instance's: hours from 0 (no limit) to 100 years. */
+const hoursHeader = (name: string) => ({
+  name,
+  in: 'header',
+  schema: { type: 'number', minimum: 0, maximum: 876_000 },
+  description: 'Hours, instead of the instance default; 0 = no limit; at most 876000 (else 400).',
+});
+const TOKEN_TIMES = [hoursHeader('Authorization-Token-Lifetime'), hoursHeader('Authorization-Token-Idletime')];
+
 /** A sign-in also fails with 429 after too many failures. */
 const signInResponses = () => ({ ...errorResponses(), '429': responseRef('TooManyRequests') });
 
 /** Token sessions: sign in with Basic credentials, read the session, revoke the token. */
 export function sessionPath(op: OperationId, suffix: string): PathItem {
-  const hoursHeader = (name: string) => ({ name, in: 'header', schema: { type: 'number', minimum: 0 }, description: 'Hours; 0 = no limit.' });
   return {
     get: {
       operationId: op(`signIn${suffix}`),
@@ -46,8 +54,7 @@ export function sessionPath(op: OperationId, suffix: string): PathItem {
       security: [{ basicAuth: [] }, { tokenAuth: [] }],
       parameters: [
         { name: 'Authorization-Token-Only', in: 'header', schema: { type: 'string', enum: ['true'] }, description: 'Answer `{authorizationToken}` only.' },
-        hoursHeader('Authorization-Token-Lifetime'),
-        hoursHeader('Authorization-Token-Idletime'),
+        ...TOKEN_TIMES,
         { name: 'Authorization-Delegate', in: 'header', schema: { type: 'string' }, description: 'Admins only: the user name of the user the new token acts for.' },
       ],
       responses: { '200': ok('The token (and the user with its rights)', ref('Session')), ...signInResponses() },
@@ -76,7 +83,7 @@ export function cookiePath(op: OperationId, suffix: string, generation: Generati
       tags: ['Auth'],
       summary: 'Sign in and receive the session cookie (HttpOnly, SameSite=Lax)',
       security: [],
-      parameters: [{ name: 'Authorization-Delegate', in: 'header', schema: { type: 'string' }, description: 'Admins only: the user name of the user the session acts for.' }],
+      parameters: [...TOKEN_TIMES, { name: 'Authorization-Delegate', in: 'header', schema: { type: 'string' }, description: 'Admins only: the user name of the user the session acts for.' }],
       requestBody: jsonBody(credentials),
       responses: {
         '200': {

@@ -35,11 +35,21 @@ export const errorResponses = () => ({
   default: responseRef('Error'),
 });
 
-/** What a request with a JSON body may also get: too large, and in generation A a wrong content type. */
+/**
+ * What a request with a JSON body may also get: too large, and a body the server cannot read as
+ * JSON text (415): in either generation a charset other than UTF-8 or a `Content-Encoding` the
+ * parser does not know, in generation A (`jsonOnly`) also a content type that is not JSON.
+ */
 export const bodyResponses = (generation: Generation) => ({
   '413': responseRef('PayloadTooLarge'),
-  ...(generation.jsonOnly && { '415': responseRef('UnsupportedMediaType') }),
+  '415': { ...responseRef('UnsupportedMediaType'), description: unsupportedBody(generation) },
 });
+
+/** When a generation answers 415 to a body. */
+const unsupportedBody = (generation: Generation) =>
+  generation.jsonOnly
+    ? 'A body whose Content-Type is not application/json (or application/*+json), or in a charset other than UTF-8 or a Content-Encoding the server cannot read'
+    : 'A body in a charset other than UTF-8 or a Content-Encoding the server cannot read (any Content-Type is read as JSON)';
 
 /** The per-item failures of an operation on many items, each named by `key`. */
 export const itemErrors = (key: string, description: string) => ({
@@ -78,7 +88,7 @@ export function responseComponents() {
     PayloadTooLarge: errorResponse('The body is larger than the instance allows'),
     PreconditionFailed: errorResponse('If-Match named another version of the record: nothing was written'),
     NotModified: { description: 'The record is still at the version If-None-Match names', headers: { ETag: ETAG_HEADER } },
-    UnsupportedMediaType: errorResponse('Generation A: a body that is not application/json'),
+    UnsupportedMediaType: errorResponse('A body the server cannot read as JSON: generation A, a Content-Type that is not JSON; either generation, a charset other than UTF-8 or an unknown Content-Encoding'),
     TooManyRequests: {
       ...throttled,
       headers: { ...throttled.headers, 'Retry-After': { description: 'Seconds until a sign-in is accepted again.', schema: { type: 'integer' } } },

@@ -1,7 +1,7 @@
 import { isLinkField, type EntityModel } from '../definition/model';
 import { MAX_STREAM_SIZE } from '../events/stream';
-import { errorResponses } from './error-responses';
-import { json, jsonBody, ok, param, ref, type GenerationContext, type OperationId, type PathItem } from './refs';
+import { bodyResponses, errorResponses } from './error-responses';
+import { json, jsonBody, ok, param, ref, type Generation, type GenerationContext, type OperationId, type PathItem } from './refs';
 
 const ACTIONS = ['Create', 'Update', 'Delete', 'Restore', 'Relate', 'Unrelate'];
 const DIFF = {
@@ -71,7 +71,7 @@ const streamAnswer = { '200': ok('The record\'s changes, newest first', ref('Str
 const STREAM_NOTE = 'Needs read access to the record and the role\'s `stream` right on its entity type (403). Diffs leave out the fields the caller may not read.';
 
 /** `GET /events`, `GET /entityStream` and `POST /startEntityListening` of one generation. */
-export function changePaths(op: OperationId): Record<string, PathItem> {
+export function changePaths(op: OperationId, generation: Generation): Record<string, PathItem> {
   return {
     '/events': {
       get: {
@@ -108,7 +108,7 @@ export function changePaths(op: OperationId): Record<string, PathItem> {
         summary: 'Listen to a record for eight hours: its public endpoint tells when it last changed',
         description: 'Needs read access to the record.',
         requestBody: jsonBody({ type: 'object', required: ['entityName', 'entityId'], properties: { entityName: { type: 'string' }, entityId: { type: 'string' } } }),
-        responses: { '200': ok('When the record last changed, and its endpoint', ref('ListeningStarted')), ...errorResponses() },
+        responses: { '200': ok('When the record last changed, and its endpoint', ref('ListeningStarted')), ...bodyResponses(generation), ...errorResponses() },
       },
     },
   };
@@ -131,14 +131,14 @@ export function recordStreamPath(model: EntityModel, { op }: GenerationContext):
 }
 
 /** Both generations: `POST` and `DELETE /{Entity}/{id}/{link}` link and unlink records; merged into generation B's `GET`. */
-export function linkWritePaths(model: EntityModel, { op }: GenerationContext): Record<string, PathItem> {
+export function linkWritePaths(model: EntityModel, { op, generation }: GenerationContext): Record<string, PathItem> {
   const paths: Record<string, PathItem> = {};
   // Records only the server writes have no link a client may change (403 for everyone).
   if (model.def.serverWritten) return paths;
   for (const f of model.fields) {
     if (f.system || !isLinkField(f)) continue;
     const suffix = f.name.charAt(0).toUpperCase() + f.name.slice(1);
-    const answer = { '200': ok('Done', { type: 'boolean', const: true }), '409': { $ref: '#/components/responses/Conflict' }, ...errorResponses() };
+    const answer = { '200': ok('Done', { type: 'boolean', const: true }), '409': { $ref: '#/components/responses/Conflict' }, ...bodyResponses(generation), ...errorResponses() };
     paths[`/${model.name}/{id}/${f.name}`] = {
       post: {
         operationId: op(`link${model.name}${suffix}`),

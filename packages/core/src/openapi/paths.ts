@@ -43,7 +43,7 @@ export function generationPaths(
     if (generation.linkRoutes) Object.assign(paths, linkedPaths(schema, model, context), recordStreamPath(model, context));
     for (const [path, item] of Object.entries(linkWritePaths(model, context))) paths[path] = { ...paths[path], ...item };
   }
-  Object.assign(paths, changePaths(op));
+  Object.assign(paths, changePaths(op, generation));
   addFragmentPaths(paths, fragments, op);
   return paths;
 }

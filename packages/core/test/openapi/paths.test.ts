@@ -111,8 +111,9 @@ describe('OpenAPI paths of records, bulk operations and sessions', () => {
       expect(Object.keys((doc.paths[`${base}/Product`].get as Operation).responses ?? {})).toEqual(expect.arrayContaining(['200', '400', '401', '403', '404']));
       expect(Object.keys((doc.paths[`${base}/Product`].post as Operation).responses ?? {})).toEqual(expect.arrayContaining(['409', '413']));
     }
+    // Both generations answer 415 to a body they cannot read as JSON text (generation A also to a non-JSON type).
     expect(Object.keys((doc.paths['/api/Product'].post as Operation).responses ?? {})).toContain('415');
-    expect(Object.keys((doc.paths['/api/v1/Product'].post as Operation).responses ?? {})).not.toContain('415');
+    expect(Object.keys((doc.paths['/api/v1/Product'].post as Operation).responses ?? {})).toContain('415');
   });
 
   it('documents the list parameters on lists', () => {

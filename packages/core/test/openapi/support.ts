@@ -13,7 +13,12 @@ export type Doc = {
   security?: unknown[];
   tags?: { name: string }[];
 };
-export type Operation = { operationId?: string; responses?: Record<string, unknown>; parameters?: ({ $ref?: string; name?: string; in?: string })[] };
+export type Operation = {
+  operationId?: string;
+  responses?: Record<string, unknown>;
+  parameters?: ({ $ref?: string; name?: string; in?: string })[];
+  requestBody?: { content: Record<string, unknown> };
+};
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
 export const BASES = ['/api', '/api/v1'];
