@@ -1,5 +1,5 @@
 import type { EntityModel } from '../definition/normalize';
-import { bodyResponses, errorResponses } from './error-responses';
+import { bodyResponses, errorResponses, responseRef } from './error-responses';
 import { jsonBody, ok, param, ref, type GenerationContext, type Operation } from './refs';
 
 /** The four simple attribute endpoints of an entity type with attributes. */
@@ -8,6 +8,8 @@ export function attributePaths(model: EntityModel, { op, generation, extra }: Ge
   const tags = [name];
   const id = param('id');
   const language = extra('read').filter((p) => p.$ref.endsWith('/Language'));
+  // The writes take If-Match as an update does: another version is 412 and writes nothing.
+  const written = (description: string, schema: unknown) => ({ '200': ok(description, schema), '412': responseRef('PreconditionFailed'), ...bodyResponses(generation), ...errorResponses() });
   return {
     [`/${name}/{id}/attributeValues`]: {
       get: {
@@ -23,9 +25,9 @@ export function attributePaths(model: EntityModel, { op, generation, extra }: Ge
         tags,
         summary: `Remove attributes (and their values) from a ${name}`,
         description: 'Needs the edit right. Attributes that are unknown, or protected, are reported in `errors`; the others are removed.',
-        parameters: [id],
+        parameters: [id, param('IfMatch')],
         requestBody: jsonBody(ref('AttributeIds')),
-        responses: { '200': ok('How many were removed, and why others were not', ref('AttributeDeleteResult')), ...bodyResponses(generation), ...errorResponses() },
+        responses: written('How many were removed, and why others were not', ref('AttributeDeleteResult')),
       },
     },
     [`/${name}/{id}/addAttributes`]: {
@@ -34,9 +36,9 @@ export function attributePaths(model: EntityModel, { op, generation, extra }: Ge
         tags,
         summary: `Put attributes on a ${name} (without values)`,
         description: 'Needs the edit right. An unknown attribute is 400 and nothing is added.',
-        parameters: [id],
+        parameters: [id, param('IfMatch')],
         requestBody: jsonBody(ref('AttributeIds')),
-        responses: { '200': ok('Added', { type: 'boolean', const: true }), ...bodyResponses(generation), ...errorResponses() },
+        responses: written('Added', { type: 'boolean', const: true }),
       },
     },
     [`/${name}/{id}/upsertAttributeValues`]: {
@@ -45,9 +47,9 @@ export function attributePaths(model: EntityModel, { op, generation, extra }: Ge
         tags,
         summary: `Set attribute values of a ${name}, adding the attributes it lacks`,
         description: 'Needs the edit right. Values are checked by type (enum options, number bounds, linked records, units of the measure); one bad item is 400 and nothing is written.',
-        parameters: [id],
+        parameters: [id, param('IfMatch')],
         requestBody: jsonBody({ type: 'array', items: ref('AttributeValueInput') }),
-        responses: { '200': ok('Stored', { type: 'boolean', const: true }), ...bodyResponses(generation), ...errorResponses() },
+        responses: written('Stored', { type: 'boolean', const: true }),
       },
     },
   };

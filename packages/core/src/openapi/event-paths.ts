@@ -1,6 +1,6 @@
 import { isLinkField, type EntityModel } from '../definition/model';
 import { MAX_STREAM_SIZE } from '../events/stream';
-import { bodyResponses, errorResponses } from './error-responses';
+import { bodyResponses, errorResponses, responseRef } from './error-responses';
 import { json, jsonBody, ok, param, ref, type Generation, type GenerationContext, type OperationId, type PathItem } from './refs';
 
 const ACTIONS = ['Create', 'Update', 'Delete', 'Restore', 'Relate', 'Unrelate'];
@@ -138,14 +138,20 @@ export function linkWritePaths(model: EntityModel, { op, generation }: Generatio
   for (const f of model.fields) {
     if (f.system || !isLinkField(f)) continue;
     const suffix = f.name.charAt(0).toUpperCase() + f.name.slice(1);
-    const answer = { '200': ok('Done', { type: 'boolean', const: true }), '409': { $ref: '#/components/responses/Conflict' }, ...bodyResponses(generation), ...errorResponses() };
+    const answer = {
+      '200': ok('Done', { type: 'boolean', const: true }),
+      '409': responseRef('Conflict'),
+      '412': responseRef('PreconditionFailed'),
+      ...bodyResponses(generation),
+      ...errorResponses(),
+    };
     paths[`/${model.name}/{id}/${f.name}`] = {
       post: {
         operationId: op(`link${model.name}${suffix}`),
         tags: [model.name],
         summary: `Link ${f.target} records to ${f.name} of a ${model.name}`,
         description: `Follows the rules of an update of \`${f.name}\` (the edit right on the ${model.name}, targets that exist and the caller may read) and stores a Relate change.`,
-        parameters: [param('id')],
+        parameters: [param('id'), param('IfMatch')],
         requestBody: jsonBody(ref('LinkIds')),
         responses: answer,
       },
@@ -154,7 +160,7 @@ export function linkWritePaths(model: EntityModel, { op, generation }: Generatio
         tags: [model.name],
         summary: `Unlink ${f.target} records from ${f.name} of a ${model.name}`,
         description: 'The ids come in the body (`{id}` or `{ids}`) or as `?id=a,b`. Stores an Unrelate change.',
-        parameters: [param('id'), query('id', 'The ids to unlink (comma list), when there is no body.')],
+        parameters: [param('id'), param('IfMatch'), query('id', 'The ids to unlink (comma list), when there is no body.')],
         requestBody: { required: false, ...json(ref('LinkIds')) },
         responses: answer,
       },

@@ -77,5 +77,26 @@ describe.each(TEST_DBS)('attributes in the OpenAPI document on %s', (kind) => {
       check('/Product/{id}/attributeValues', 'get', await t.get(`${base}/Product/nope/attributeValues`).expect(404));
       check('/Product/{id}/attributeValues', 'delete', await t.del(`${base}/Product/${id}/attributeValues`).send({ attributeIds: [weight, 'nope'] }).expect(200));
     });
+
+    it('documents the If-Match and 412 the attribute endpoints and the link routes answer with', async () => {
+      const attribute = await createAttribute(t, { code: `versioned${base.length}`, type: 'text' });
+      const id = (await t.post(`${base}/Product`, { name: 'Versioned' }).expect(200)).body.id;
+      const category = (await t.post(`${base}/Category`, { name: 'Versioned', code: `versioned-${base.length}` }).expect(200)).body.id;
+      const stale = (test: request.Test) => test.set('Authorization-Token', t.token).set('If-Match', '"999"');
+      const writes: [string, string, request.Test][] = [
+        ['/Product/{id}/addAttributes', 'post', stale(request(t.app).post(`${base}/Product/${id}/addAttributes`)).send({ attributeIds: [attribute] })],
+        ['/Product/{id}/upsertAttributeValues', 'post', stale(request(t.app).post(`${base}/Product/${id}/upsertAttributeValues`)).send([{ attributeId: attribute, value: 'x' }])],
+        ['/Product/{id}/attributeValues', 'delete', stale(request(t.app).delete(`${base}/Product/${id}/attributeValues`)).send({ attributeIds: [attribute] })],
+        ['/Product/{id}/categories', 'post', stale(request(t.app).post(`${base}/Product/${id}/categories`)).send({ id: category })],
+        ['/Product/{id}/categories', 'delete', stale(request(t.app).delete(`${base}/Product/${id}/categories`)).send({ id: category })],
+      ];
+      for (const [path, method, send] of writes) {
+        const res = await send;
+        const op = doc.paths[`${base}${path}`][method];
+        const documents = { ifMatch: params(doc, op).some((p) => p.in === 'header' && p.name === 'If-Match'), status412: '412' in op.responses };
+        expect({ path, method, status: res.status, code: res.body.error?.code, ...documents }).toEqual({ path, method, status: 412, code: 'CORE_PRECONDITION_FAILED', ifMatch: true, status412: true });
+      }
+      expect((await t.get(`${base}/Product/${id}/attributeValues`).expect(200)).body).toEqual([]);
+    });
   });
 });
