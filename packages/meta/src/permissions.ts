@@ -15,7 +15,9 @@ export const PERMISSIONS_SCHEMA = {
  * (`DELETE /{Entity}/{id}/{link}`) is an update of that link of the record it starts from, so that
  * record must be editable by the caller, and its link field too (of every kind of link alike). A
  * `hasMany` link is held by the listed record's own single link (`Product.brand` of
- * `Brand.products`): unlinking writes the listed record too, which must be editable with that field.
+ * `Brand.products`): unlinking writes the listed record too, which must be editable with that
+ * field. A many-to-many pair is in the listed record's list too when its type declares the other
+ * side (`Category.products` of `Product.categories`): the listed record must be editable as well.
  */
 async function unlinkRule(event: PresentEvent): Promise<(record: ApiRecord) => Promise<boolean>> {
   const { ctx, access, link, repository, model } = event;
@@ -23,9 +25,15 @@ async function unlinkRule(event: PresentEvent): Promise<(record: ApiRecord) => P
   const source = repository(link.model.name);
   const allowed = access.field(link.model.name, link.field.name).edit && (await source.permits(ctx, 'edit', link.record));
   const field = link.field;
-  if (!allowed || field.type !== 'linkMultiple' || field.linkKind !== 'hasMany') return async () => allowed;
-  const holding = model.fields.find((f) => f.type === 'link' && f.column === field.foreignColumn);
-  if (holding && !access.field(model.name, holding.name).edit) return async () => false;
+  if (!allowed || field.type !== 'linkMultiple') return async () => allowed;
+  if (field.linkKind === 'hasMany') {
+    const holding = model.fields.find((f) => f.type === 'link' && f.column === field.foreignColumn);
+    if (holding && !access.field(model.name, holding.name).edit) return async () => false;
+  } else {
+    const { join } = field;
+    const otherSide = model.fields.some((f) => f !== field && f.type === 'linkMultiple' && f.linkKind === 'manyToMany' && f.join.table === join.table && f.join.ownColumn === join.targetColumn);
+    if (!otherSide) return async () => allowed;
+  }
   const listed = repository(model.name);
   return (record) => listed.permits(ctx, 'edit', record);
 }

@@ -1,5 +1,5 @@
-import { isLinkField } from '../definition/model';
-import type { Rights } from '../auth/access-control';
+import { isLinkField, type MultipleLinkField } from '../definition/model';
+import type { Rights, UserAccess } from '../auth/access-control';
 import type { EntityModel, FieldModel, SchemaModel } from '../definition/normalize';
 import { otherSideOf } from '../sql/join-other-side';
 
@@ -65,3 +65,29 @@ function linkCounterparts(model: EntityModel, schema: SchemaModel): Map<FieldMod
 export function oneToManyReach(rights: Pick<Rights, 'scope'>, field: FieldModel): 'no' | 'own' | 'all' | undefined {
   return field.type === 'linkMultiple' && field.linkKind === 'hasMany' ? rights.scope(field.target).read : undefined;
 }
+
+/** `judgedOnOtherSide` by field, worked out once (a batch asks it for every item). */
+const judgedFields = new WeakMap<MultipleLinkField, boolean>();
+
+/**
+ * Whether a write of this multiple link changes records of its target too, so that it is judged on
+ * them (`assertOtherSide`): a one-to-many list writes the single link of the records it adds and
+ * removes (`Brand.products` sets each product's `brand`); a many-to-many pair is in the lists of
+ * both its records, when the target declares the other side (`Category.products` of
+ * `Product.categories`; a link to options of a list that declares none changes no option).
+ */
+export function judgedOnOtherSide(schema: SchemaModel, field: MultipleLinkField): boolean {
+  let judged = judgedFields.get(field);
+  if (judged === undefined) judgedFields.set(field, (judged = field.linkKind === 'hasMany' || otherSideOf(schema, field) !== undefined));
+  return judged;
+}
+
+/** The entity type whose records a write of `field` of `model` changes besides its own (`judgedOnOtherSide`), or undefined. */
+export function otherSideType(model: EntityModel, field: FieldModel): EntityModel | undefined {
+  const schema = schemas.get(model);
+  if (!schema || field.type !== 'linkMultiple' || !judgedOnOtherSide(schema, field)) return undefined;
+  return schema.entity(field.target);
+}
+
+/** Whether the caller may edit every record of a type: no level (`own`) to judge its records by. */
+export const editsAll = (access: UserAccess, entity: string): boolean => access.unrestricted || access.scope(entity).edit === 'all';

@@ -5,6 +5,7 @@ import { liveIdsOf, OPTION_ENTITY, optionIdsInList, optionListId } from '../sql/
 import type { Owner } from '../sql/record-columns';
 import type { LinkGuard } from '../sql/record-store';
 import type { SqlContext } from '../sql/sql-context';
+import { judgedOnOtherSide } from './counterparts';
 import type { RowFilter, RowRules } from './row-rules';
 import { assertFieldsEditable, assertMay, type Writer } from './write-rules';
 
@@ -168,30 +169,24 @@ function holdingLink(target: EntityModel, field: MultipleLinkField): FieldModel 
 }
 
 /**
- * Whether a write of this multiple link is judged on its other side too (`assertOtherSide`): a
- * `hasMany` link, which writes the rows of the records it adds and removes. A many-to-many link
- * writes pairs only: a write of it is judged on the record written and its targets, as from
- * either side.
- */
-export const judgedOnOtherSide = (field: MultipleLinkField): boolean => field.linkKind === 'hasMany';
-
-/**
  * The rules on the other side of a multiple link (CONTRACT §15). A record a write removes from
  * the link must be one the caller may read, else the same 400 as a link to a missing record (a
- * record it adds is judged as a link target already). A `hasMany` link is judged further: a
- * write that changes `Brand.products` writes the `brand` of the products it adds and removes, and
- * no route may change a record that another route would refuse to change. The caller must be
- * allowed to edit that field (403) and each record it adds or removes, at the role's level (403).
+ * record it adds is judged as a link target already). A link whose write changes the records it
+ * adds and removes (`judgedOnOtherSide`) is judged further, as a write of those records: no route
+ * may change a record that another route would refuse to change. `Brand.products` writes the
+ * `brand` of the products it adds and removes; a pair of `Category.products` is in each
+ * product's `categories` too. The caller must be allowed to edit the type (403), such a single
+ * link (403) and each record added or removed, at the role's level for its type (403: under
+ * `own`, another user's record).
  */
 export async function assertOtherSide(sql: SqlContext, writer: LinkWriter, { field, added, removed }: { field: MultipleLinkField; added: readonly string[]; removed: readonly string[] }): Promise<void> {
   if (added.length === 0 && removed.length === 0) return;
-  if (!judgedOnOtherSide(field)) return assertRemovable(sql, writer, { field, removed });
+  if (!judgedOnOtherSide(sql.schema, field)) return assertRemovable(sql, writer, { field, removed });
   const target = sql.schema.entity(field.target) as EntityModel;
+  // The right on the type first, as the field rules of the write judge it (`assertOtherSidesEditable`).
+  const level = assertMay(target, writer.access, 'edit');
   const holding = holdingLink(target, field);
   if (holding) assertFieldsEditable(target, writer.access, [holding]);
-  const level = assertMay(target, writer.access, 'edit');
-  const within = await writer.rows(field.target);
-  const owner = { userId: writer.ctx.user?.id ?? '' };
   /** The first of `ids` that `allowed` lacks and is live (a link to a record deleted since is no record's: nothing to judge). */
   const firstOutside = async (ids: readonly string[], allowed: ReadonlySet<string>) => {
     const missing = ids.filter((id) => !allowed.has(id));
@@ -201,7 +196,8 @@ export async function assertOtherSide(sql: SqlContext, writer: LinkWriter, { fie
   await assertRemovable(sql, writer, { field, removed });
   if (level.edit === 'own') {
     const changed = [...added, ...removed];
-    const editable = await liveIdsOf(sql, field.target, { ids: changed, owner, within });
+    const owner = { userId: writer.ctx.user?.id ?? '' };
+    const editable = await liveIdsOf(sql, field.target, { ids: changed, owner, within: await writer.rows(field.target) });
     if ((await firstOutside(changed, editable)) !== undefined) throw forbidden(`Not allowed to edit this ${target.name}`);
   }
 }

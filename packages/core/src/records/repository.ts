@@ -5,6 +5,7 @@ import { isStoredField, type EntityModel, type FieldModel } from '../definition/
 import { compileRecordValidator, type RecordValidator } from '../definition/validate-record';
 import { ApiError } from '../errors';
 import type { QueryBuilder } from '../sql/database';
+import type { ErrorContext } from '../sql/dialects/dialect';
 import { databaseUnavailable, isConnectionError } from '../sql/dialects/shared';
 import { findAnyRow, incrementBelow } from '../sql/record-store';
 import { uniqueIndexNames } from '../sql/schema-sync';
@@ -49,6 +50,8 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
   private readonly readPlans = new ShapeCache<ReadPlan>();
   private commonPlan?: ReadPlan;
   private readonly uniqueByKey: Map<string, string[]>;
+  /** @internal What a driver error of this entity type's table can name: its entity and unique fields (see `translated`). */
+  readonly errorContext: ErrorContext;
 
   constructor(env: RepositoryEnvironment, model: EntityModel) {
     this.env = env;
@@ -64,6 +67,14 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
       this.uniqueByKey.set(u.name, u.fields);
       this.uniqueByKey.set(u.columns.join(','), u.fields);
     }
+    this.errorContext = { entity: model.name, uniqueFields: (key) => this.uniqueByKey.get(key), ofTable: (table) => this.otherTableContext(table) };
+  }
+
+  /** The error context of another entity type's table (a write of a one-to-many list writes the rows of its records). */
+  private otherTableContext(table: string): ErrorContext | undefined {
+    if (table === this.model.table) return undefined;
+    for (const other of this.env.schema.entities.values()) if (other.table === table) return this.env.repository(other.name).errorContext;
+    return undefined;
   }
 
   /** @internal What reads of one shape need (keys, decoding, the select by id), worked out once per shape. */
@@ -82,7 +93,7 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
       return await fn();
     } catch (error) {
       if (error instanceof ApiError) throw error;
-      const api = this.env.database.dialect.translateError(error, { entity: this.model.name, uniqueFields: (key) => this.uniqueByKey.get(key) });
+      const api = this.env.database.dialect.translateError(error, this.errorContext);
       if (api) throw api;
       if (isConnectionError(error)) throw databaseUnavailable(error);
       throw error;

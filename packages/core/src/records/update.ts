@@ -24,7 +24,7 @@ import { assertWithinRules, prepareRowRules, rowRulesOf } from './row-rules';
 import { sameValue } from './values';
 import { matchesVersion, preconditionFailed, versionOf } from './version';
 import { keysSetByHooks, rowChange } from './write-values';
-import { assertFieldsEditable, assertRecordLevel, checkFields, sentFields } from './write-rules';
+import { assertFieldsEditable, assertOtherSidesEditable, assertRecordLevel, checkFields, sentFields } from './write-rules';
 
 /** A checked update of one record, ready to be written inside its transaction. */
 interface RecordChange {
@@ -198,7 +198,8 @@ function expectedColumns(repo: Repository, expect: Record<string, unknown> | und
  * What no update could take, whatever record it is sent to, as an update of one record answers
  * it: 400 for the body (its shape, types, unknown keys, link objects and flattened attribute
  * keys), then 403 for a field the role may not edit among those it sends and the links it
- * changes (`links`, by name). What a mass update checks before it starts.
+ * changes (`links`, by name), and for a multiple link among them that would change records of a
+ * type the role may not edit at all. What a mass update checks before it starts.
  */
 export async function assertUpdateBody(repo: Repository, ctx: RequestContext, { body, links = [] }: { body: Record<string, unknown>; links?: readonly string[] }): Promise<void> {
   const attributes = await repo.env.attributes?.prepareWrite(ctx, repo.model, body);
@@ -206,7 +207,9 @@ export async function assertUpdateBody(repo: Repository, ctx: RequestContext, { 
   const { data, objects } = splitLinkObjects(repo.model, sent);
   const values = repo.validate(data, 'update');
   const fields = [...sentFields(values, { sent, objects: objects.keys() }), ...links.map((link) => linkNamed(repo.model, link))];
-  assertFieldsEditable(repo.model, await repo.guard.access(ctx), fields);
+  const access = await repo.guard.access(ctx);
+  assertFieldsEditable(repo.model, access, fields);
+  assertOtherSidesEditable(repo.model, access, { fields });
 }
 
 /** An update: the record, the body, and (attribute endpoints) attribute values already planned. */

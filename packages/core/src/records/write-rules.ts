@@ -3,7 +3,7 @@ import type { RequestContext } from '../context';
 import type { ApiRecord } from '../declarations';
 import type { EntityModel, FieldModel } from '../definition/normalize';
 import { ApiError } from '../errors';
-import { counterpartOf, oneToManyReach, type Counterpart } from './counterparts';
+import { counterpartOf, oneToManyReach, otherSideType, type Counterpart } from './counterparts';
 import { equalValues, sameValue } from './values';
 
 /**
@@ -77,6 +77,41 @@ function lockedOtherSide(model: EntityModel, access: UserAccess, field: FieldMod
 }
 
 /**
+ * 403 when a write of a multiple link would change records of a type the role may not edit at all
+ * (`Not allowed to edit Product`): `Brand.products` writes the `brand` of the products it adds and
+ * removes, and a pair of `Category.products` is in each product's `categories` too. Judged with
+ * the field rights, before any link target is read, on the lists the write changes (`changes`: a
+ * list sent back as stored changes no other record); a mass update, which reads no record first,
+ * judges every such link it names. Which records the role may change under `own` is judged on the
+ * records themselves (`assertOtherSide`).
+ */
+export function assertOtherSidesEditable(model: EntityModel, access: UserAccess, { fields, changes }: { fields: Iterable<FieldModel>; changes?: (field: FieldModel) => boolean }): void {
+  for (const field of fields) {
+    const other = otherSideType(model, field);
+    if (!other) continue;
+    try {
+      assertMay(other, access, 'edit');
+    } catch (error) {
+      // Compared only when refused: a write the type allows costs no comparison.
+      if (!changes || changes(field)) throw error;
+    }
+  }
+}
+
+/**
+ * Whether the ids a write sends for a multiple link differ from those the record holds (all of
+ * them for a new record). A list of link objects alone is judged once they are found or created.
+ */
+function changesList(sent: unknown, held: unknown): boolean {
+  if (!Array.isArray(sent)) return false;
+  const before = new Set(Array.isArray(held) ? (held as unknown[]) : []);
+  const after = new Set(sent as unknown[]);
+  if (after.size !== before.size) return true;
+  for (const id of after) if (!before.has(id)) return true;
+  return false;
+}
+
+/**
  * 403 when an upsert would look a record up by a field the caller may not read: whether it finds
  * one would tell the hidden value.
  */
@@ -115,7 +150,8 @@ export function sentFields(values: ReadonlyMap<FieldModel, unknown>, { sent, obj
 
 /**
  * The field rules of one write, in their one order: the edit right of every field the client
- * sent (403), then read-only fields (400).
+ * sent (403) and of the entity types whose records its multiple links change (403), then
+ * read-only fields (400).
  */
 export function checkFields(
   model: EntityModel,
@@ -123,5 +159,6 @@ export function checkFields(
   write: { values: Map<FieldModel, unknown>; sent: readonly FieldModel[]; existing?: ApiRecord | Record<string, unknown>; fromHooks?: ReadonlySet<string> },
 ): void {
   assertFieldsEditable(model, access, write.sent);
+  assertOtherSidesEditable(model, access, { fields: write.sent, changes: (field) => changesList(write.values.get(field), write.existing?.[field.key]) });
   keepReadOnly(write.values, write);
 }

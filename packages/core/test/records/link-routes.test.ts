@@ -131,7 +131,8 @@ describe.each(TEST_DBS)('link routes on %s', (kind) => {
     });
 
     it('refuses a missing target and a target the caller may not read with the same 400 CORE_INVALID_LINK', async () => {
-      const hidden = await userWithRole(t, { scopes: { Product: { read: 'all', create: true, edit: 'all' }, Brand: { read: 'own' }, Category: { read: 'no' } } });
+      // A pair is the category's too: the role edits its own categories, and cannot read the admin's.
+      const hidden = await userWithRole(t, { scopes: { Product: { read: 'all', create: true, edit: 'all' }, Brand: { read: 'own' }, Category: { read: 'own', edit: 'own' } } });
       const id = (await hidden.post('/api/Product', { name: 'Mine' }).expect(200)).body.id;
       const cases: [string, string, string][] = [
         ['brand', brands[0], `Brand '${brands[0]}' not found (brandId)`],
@@ -173,8 +174,9 @@ describe.each(TEST_DBS)('link routes on %s', (kind) => {
       expect(await read(id)).toMatchObject({ categoriesIds: [cats[0]], brandId: brands[0] });
       expect(await changesOf('Product', id)).toHaveLength(1);
       // A pair is the category's too: removing one with a category the user cannot read is the
-      // 400 of a missing link (CONTRACT §15: its side would refuse), on every route; keeping it is fine.
-      const editor = await userWithRole(t, { scopes: { Product: { read: 'all', edit: 'all' }, Category: { read: 'no' } } });
+      // 400 of a missing link (CONTRACT §15: its side would refuse), on every route; keeping it is
+      // fine. (The user edits its own categories: a type it may not edit at all would be a 403.)
+      const editor = await userWithRole(t, { scopes: { Product: { read: 'all', edit: 'all' }, Category: { read: 'own', edit: 'own' } } });
       const missing = `Category '${cats[0]}' not found (categoriesIds)`;
       expect((await editor.del(`${base}/Product/${id}/categories?id=${cats[0]}`).expect(400)).body.error.message).toBe(missing);
       expect((await editor.patch(`${base}/Product/${id}`, { categoriesIds: [] }).expect(400)).body.error.message).toBe(missing);

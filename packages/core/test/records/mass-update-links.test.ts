@@ -88,7 +88,8 @@ describe.each(TEST_DBS)('entityMassUpdate addLinks and removeLinks on %s', (kind
     });
 
     it('reports a missing or hidden target per record as CORE_INVALID_LINK, and links nothing', async () => {
-      const hidden = await userWithRole(t, { scopes: { Product: { read: 'all', create: true, edit: 'all' }, Category: { read: 'no' } } });
+      // A pair is the category's too: the role edits its own categories, and cannot read the admin's.
+      const hidden = await userWithRole(t, { scopes: { Product: { read: 'all', create: true, edit: 'all' }, Category: { read: 'own', edit: 'own' } } });
       const ids = await products(2);
       for (const [user, target] of [[t, 'no-such-cat'], [hidden, cats[0]]] as const) {
         const res = await user.post(`${base}/entityMassUpdate`, { entityName: 'Product', ids, addLinks: { categories: [target] } }).expect(200);
@@ -112,7 +113,7 @@ describe.each(TEST_DBS)('entityMassUpdate addLinks and removeLinks on %s', (kind
         const field = 'values' in body ? 'price' : 'categories';
         expect(res.body.error).toMatchObject({ code: 'CORE_FORBIDDEN', message: `Not allowed to edit Product.${field}` });
       }
-      const own = await userWithRole(t, { scopes: { Product: { read: 'all', create: true, edit: 'own' }, Category: { read: 'all' } } });
+      const own = await userWithRole(t, { scopes: { Product: { read: 'all', create: true, edit: 'own' }, Category: { read: 'all', edit: 'all' } } });
       const mine = (await own.post('/api/Product', { name: 'Mine' }).expect(200)).body.id;
       const res = await own.post(`${base}/entityMassUpdate`, { entityName: 'Product', ids: [mine, ...ids], addLinks: { categories: [cats[2]] } }).expect(200);
       expect(res.body.updated).toBe(1);

@@ -161,6 +161,26 @@ export const RULE_CASES: RuleCase[] = [
     expect: forbidden('Not allowed to edit Product'),
   },
   {
+    rule: "a many-to-many pair is in both records' lists: no edit right on the other side's type is 403",
+    role: withRole({ scopes: { Category: { edit: 'no' } } }),
+    modes: both,
+    body: (w, mode) => named(mode, { categoriesIds: [w.category] }),
+    expect: forbidden('Not allowed to edit Category'),
+  },
+  {
+    rule: "a many-to-many pair is in both records' lists: edit level own on the other side, another user's record is 403",
+    role: withRole({ scopes: { Category: { edit: 'own' } } }),
+    modes: both,
+    body: (w, mode) => named(mode, { categoriesIds: [w.category] }),
+    expect: forbidden('Not allowed to edit this Category'),
+  },
+  {
+    rule: "a many-to-many pair is in both records' lists: stored where the role may edit both",
+    modes: both,
+    body: (w, mode) => named(mode, { categoriesIds: [w.category] }),
+    expect: { stored: (record, w) => expect(record.categoriesIds).toEqual([w.category]) },
+  },
+  {
     rule: 'a link field the role may not edit is 403',
     role: withRole({ fields: { Product: { brand: { edit: false } } } }),
     modes: both,

@@ -11,11 +11,15 @@ import { FULL, startWorld, type World } from './world';
  */
 jest.setTimeout(120_000);
 
-/** What the admin reads of the records a write could touch: the written record and the counts of every type. */
+/**
+ * What the admin reads of the records a write could touch: the written record, the category (a
+ * pair is in its list too) and the counts of every type.
+ */
 async function snapshot(w: World, id?: string): Promise<unknown> {
   const counts: Record<string, number> = {};
   for (const entity of ['Product', 'Brand', 'ExtensibleEnumOption']) counts[entity] = (await w.t.get(`/api/${entity}?totalOnly=true`).expect(200)).body.total;
-  return { counts, record: id ? (await w.t.get(`/api/Product/${id}`).expect(200)).body : undefined };
+  const category = await w.t.get(`/api/Category/${w.category}`).expect(200);
+  return { counts, record: id ? (await w.t.get(`/api/Product/${id}`).expect(200)).body : undefined, category: [category.headers.etag, category.body] };
 }
 
 /** How an outcome differs from the refusal expected (only what the route tells is compared). */

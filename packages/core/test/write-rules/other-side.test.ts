@@ -7,8 +7,8 @@ import { userWithRole, type UserClient } from '../../../../test/support/users';
  * CONTRACT §15 on the other side of a `hasMany` link: `Brand.products` is held by each product's
  * `brand`. A write of the link from the brand writes the products it adds and removes, so it must
  * obey what a write of those products would: the same refusal on every route, and nothing stored.
- * A many-to-many link writes pairs only, judged from either side on the record written; a field
- * right on either side holds for both (they state one relation).
+ * A many-to-many pair is in the lists of both its records: it is judged on both (see
+ * `other-side-routes.test.ts`); a field right on either side holds for both (they state one relation).
  */
 
 /** How a route answered: stored, or refused with a status (where the route tells one), code and message. */
@@ -130,12 +130,19 @@ describe.each(TEST_DBS)('the other side of multiple links on %s', (kind) => {
       expect((await productOf(p)).categoriesIds).toEqual([]);
     });
 
-    it('lets a role that may not edit brands or categories link its products to them: only field rights lock the other side', async () => {
-      const user = await userWithRole(t, { scopes: { Product: { read: 'all', edit: 'all', create: true }, Brand: { read: 'all', edit: 'no' }, Category: { read: 'all', edit: 'no' } } });
+    it('lets a role that may not edit brands link its products to one (the product holds the link), not to a category it may not edit (a pair is both records\')', async () => {
+      const scopes = { Product: { read: 'all', edit: 'all', create: true }, Brand: { read: 'all', edit: 'no' }, Category: { read: 'all', edit: 'no' } };
+      const user = await userWithRole(t, { scopes });
       const brand = (await t.post(`${base}/Brand`, { name: `Not editable ${gen} ${kind}` }).expect(200)).body.id;
       const category = (await t.post(`${base}/Category`, { name: `Not editable ${gen}`, code: `not-editable-${gen}-${kind}` }).expect(200)).body.id;
       const p = await product('Linked by a reader of brands', user);
-      await user.patch(`${base}/Product/${p}`, { brandId: brand, categoriesIds: [category] }).expect(200);
+      await user.patch(`${base}/Product/${p}`, { brandId: brand }).expect(200);
+      const refused = await user.patch(`${base}/Product/${p}`, { categoriesIds: [category] }).expect(403);
+      expect(refused.body.error).toMatchObject({ code: 'CORE_FORBIDDEN', message: 'Not allowed to edit Category' });
+      expect(await productOf(p)).toMatchObject({ brandId: brand, categoriesIds: [] });
+      // With the right to edit categories, the same write is stored.
+      const editor = await userWithRole(t, { scopes: { ...scopes, Category: { read: 'all', edit: 'all' } } });
+      await editor.patch(`${base}/Product/${p}`, { categoriesIds: [category] }).expect(200);
       expect(await productOf(p)).toMatchObject({ brandId: brand, categoriesIds: [category] });
     });
 

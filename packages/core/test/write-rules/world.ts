@@ -4,7 +4,10 @@ import { userWithRole, type UserClient } from '../../../../test/support/users';
 
 /** The records of the reference app that the rules concern: links, an option list on each of two fields, a read-only field, attributes. */
 const Brand = defineEntity({ name: 'Brand', fields: { name: { type: 'varchar', required: true, unique: true }, code: { type: 'varchar' } } });
-const Category = defineEntity({ name: 'Category', fields: { name: { type: 'varchar', required: true }, code: { type: 'varchar' } } });
+const Category = defineEntity({
+  name: 'Category',
+  fields: { name: { type: 'varchar', required: true }, code: { type: 'varchar' }, products: { type: 'linkMultiple', entity: 'Product', foreign: 'categories' } },
+});
 const Product = defineEntity({
   name: 'Product',
   hasAttributes: true,
@@ -16,7 +19,7 @@ const Product = defineEntity({
     quantity: { type: 'int' },
     internalNote: { type: 'varchar', readOnly: true },
     brand: { type: 'link', entity: 'Brand' },
-    categories: { type: 'linkMultiple', entity: 'Category' },
+    categories: { type: 'linkMultiple', entity: 'Category', foreign: 'products' },
     status: { type: 'link', entity: 'ExtensibleEnumOption', extensibleEnum: 'product_status' },
     tags: { type: 'linkMultiple', entity: 'ExtensibleEnumOption', extensibleEnum: 'product_tags' },
   },
@@ -28,12 +31,15 @@ const productHook = definePlugin({ name: 'product-hook', setup: (api) => api.onR
 
 export type Role = { scopes: Record<string, Record<string, unknown>>; fields?: Record<string, Record<string, Record<string, boolean>>> };
 
-/** The rights every case starts from: all on Product and Brand, read on what Product links to. */
+/**
+ * The rights every case starts from: all on Product and Brand, read on what Product links to, and
+ * edit on Category (a pair of `Product.categories` is in the category's `products` too).
+ */
 export const FULL: Role = {
   scopes: {
     Product: { create: true, read: 'all', edit: 'all', delete: 'all' },
     Brand: { create: true, read: 'all', edit: 'all', delete: 'all' },
-    Category: { read: 'all' },
+    Category: { read: 'all', edit: 'all' },
     ExtensibleEnumOption: { read: 'all' },
   },
 };

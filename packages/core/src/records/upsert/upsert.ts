@@ -11,7 +11,8 @@ import { splitLinkObjects } from '../link-objects';
 import { derivesCode } from '../option-codes';
 import type { LinkDelta } from '../link-delta';
 import type { Repository } from '../repository';
-import { judgedOnOtherSide } from '../link-rules';
+import type { UserAccess } from '../../auth/access-control';
+import { editsAll, judgedOnOtherSide } from '../counterparts';
 import { prepareRowRules, rowFilter } from '../row-rules';
 import { ambiguousLookup, assertHiddenHit, assertLookup, assertMayChange, hiddenCollision, seesHit } from './item-rules';
 import { BatchIndex, failed, lookupOf, type Hit, type Prepared, type UpsertMode, type UpsertResult } from './plan';
@@ -117,13 +118,17 @@ function needsSinglePath(repo: Repository, ctx: RequestContext, { body, objects,
 
 /**
  * Keys an item may send that only the single-record path judges, so an item sending one takes
- * it: multiple links whose writes are judged on their other side (see `assertOtherSide`), and
- * computed fields, which may come back as a read shows them (see `withComputed` in update.ts).
+ * it: multiple links whose writes are judged on the records they add and remove (see
+ * `assertOtherSide`): a one-to-many list, which writes those records' rows, and a many-to-many
+ * link with another side whose type the caller may edit only in part (`own`; the batch judges a
+ * type it may not edit at all with the field rights); and computed fields, which may come back as
+ * a read shows them (see `withComputed` in update.ts).
  */
-function otherSideKeys(repo: Repository): Set<string> {
+function otherSideKeys(repo: Repository, access: UserAccess): Set<string> {
   const keys = new Set<string>();
   for (const field of repo.model.fields) {
-    if ((field.type === 'linkMultiple' && judgedOnOtherSide(field)) || field.def.computed) keys.add(field.key).add(field.name);
+    const judged = field.type === 'linkMultiple' && judgedOnOtherSide(repo.env.schema, field) && (field.linkKind === 'hasMany' || !editsAll(access, field.target));
+    if (judged || field.def.computed) keys.add(field.key).add(field.name);
   }
   return keys;
 }
@@ -191,7 +196,7 @@ export async function upsertItems(call: UpsertCall, items: readonly unknown[]): 
         await flush();
         // Resolved once per request and entity type: no work for a type without rules.
         perRecord = hasWriteHooks(repo) || (await rowFilter(repo, ctx)) !== undefined;
-        otherSide = otherSideKeys(repo);
+        otherSide = otherSideKeys(repo, await repo.guard.access(ctx));
         deltasOnOtherSide = (call.links ?? []).some((d) => otherSide.has(d.field.key));
       }
       runRepo = repo;

@@ -14,6 +14,7 @@ import { nowDateTime } from '../../time';
 import { changeOf, isLogged, itemDiff, mergedDiff, movedLinkChanges, ownershipOf, type Diff } from '../changes';
 import { linkAction, type LinkDelta } from '../link-delta';
 import { assertOtherSide, withHiddenLinked } from '../link-rules';
+import { editsAll, judgedOnOtherSide } from '../counterparts';
 import { rowRulesOf } from '../row-rules';
 import type { Repository } from '../repository';
 import { applyValues, ChangedMeanwhile, recordKeys, uniqueViolation, type Prepared, type RecordState } from './plan';
@@ -147,10 +148,21 @@ export async function writeDecided(write: DecidedWrite, decided: Prepared[]) {
     if (field.type !== 'linkMultiple') continue;
     const touched = ok.filter((s) => s.dirty.has(field));
     if (!touched.length) continue;
-    // Pairs an item may not remove are judged per item (applyToExisting in run.ts).
-    if (field.linkKind === 'manyToMany') moves.push(...movedLinkChanges(write.ctx, await replaceJoinRows(sql, field, new Map(touched.map((s) => [s.id, s.record[field.key] as string[]])))));
-    else {
-      const writer = { ctx: write.ctx, access: await repo.guard.access(write.ctx), rows: rowRulesOf(repo, write.ctx) };
+    const access = await repo.guard.access(write.ctx);
+    const writer = { ctx: write.ctx, access, rows: rowRulesOf(repo, write.ctx) };
+    if (field.linkKind === 'manyToMany') {
+      // Pairs an item may not remove are judged per item (applyToExisting in run.ts). Items
+      // changing records of a type the caller edits in part take the single-record path
+      // (upsert.ts); judged here too, so that no path writes one unjudged.
+      if (judgedOnOtherSide(sql.schema, field) && !editsAll(access, field.target)) {
+        const stored = await fetchMultipleLinks(sql, field, { ownerIds: touched.map((s) => s.id) });
+        for (const s of touched) {
+          const [previous, ids] = [stored.get(s.id) ?? [], s.record[field.key] as string[]];
+          await assertOtherSide(sql, writer, { field, added: ids.filter((x) => !previous.includes(x)), removed: previous.filter((x) => !ids.includes(x)) });
+        }
+      }
+      moves.push(...movedLinkChanges(write.ctx, await replaceJoinRows(sql, field, new Map(touched.map((s) => [s.id, s.record[field.key] as string[]])))));
+    } else {
       // Items writing such a link take the single-record path (upsert.ts); judged here too, so that no path writes one unjudged.
       for (const s of touched) {
         const previous = (await fetchMultipleLinks(sql, field, { ownerIds: [s.id] })).get(s.id) ?? [];

@@ -32,6 +32,12 @@ export interface ErrorContext {
   entity?: string;
   /** Index name or column list → API field names. */
   uniqueFields?: (indexOrColumns: string) => string[] | undefined;
+  /**
+   * The context of another table than the entity's own, where a write of the entity's records
+   * also writes rows of another type (`Brand.products` sets each product's brand): an index of
+   * that table is named by its own entity and fields.
+   */
+  ofTable?: (table: string) => ErrorContext | undefined;
 }
 
 /**

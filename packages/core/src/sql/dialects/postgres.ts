@@ -252,8 +252,8 @@ export const postgresDialect: Dialect = {
     const code = (error as { code?: string } | null)?.code;
     if (typeof code !== 'string') return undefined;
     if (code === '23505') {
-      const constraint = (error as { constraint?: string }).constraint ?? '';
-      return uniqueViolation(context, constraint, error);
+      const { constraint = '', table } = error as { constraint?: string; table?: string };
+      return uniqueViolation(context, { key: constraint, table }, error);
     }
     if (UNAVAILABLE_STATES.has(code)) return databaseUnavailable(error);
     if (code === STATEMENT_TIMEOUT_STATE) return statementTimedOut(error);

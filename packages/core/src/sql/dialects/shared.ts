@@ -5,9 +5,14 @@ import type { ErrorContext } from './dialect';
 /** A quoted SQL identifier. */
 export const quoteName = (name: string): string => `"${name.replaceAll('"', '""')}"`;
 
-export function uniqueViolation(context: ErrorContext, key: string, cause: unknown): ApiError {
-  const fields = context.uniqueFields?.(key) ?? [];
-  const entity = context.entity ?? 'record';
+/**
+ * 409 for a unique key taken: the entity and fields of the index that collided, of the table the
+ * driver names (`table`) when that is another entity's than the context's own.
+ */
+export function uniqueViolation(context: ErrorContext, { key, table }: { key: string; table?: string }, cause: unknown): ApiError {
+  const of = (table !== undefined && context.ofTable?.(table)) || context;
+  const fields = of.uniqueFields?.(key) ?? [];
+  const entity = of.entity ?? 'record';
   const message = fields.length
     ? `${entity} with the same ${fields.join(', ')} already exists`
     : `${entity} already exists`;

@@ -224,9 +224,11 @@ export const sqliteDialect: Dialect = {
     if (code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY') {
       const message = (error as Error).message;
       const index = /index '([^']+)'/.exec(message)?.[1];
-      const columns = /constraint failed: (.+)$/.exec(message)?.[1];
-      const key = index ?? (columns ?? '').split(', ').map((c) => c.split('.').pop()).join(',');
-      return uniqueViolation(context, key, error);
+      // `UNIQUE constraint failed: product.brand_id, product.mpn`: the table, then the columns.
+      const columns = (/constraint failed: (.+)$/.exec(message)?.[1] ?? '').split(', ');
+      const key = index ?? columns.map((c) => c.split('.').pop()).join(',');
+      const table = index || !columns[0].includes('.') ? undefined : columns[0].slice(0, columns[0].lastIndexOf('.'));
+      return uniqueViolation(context, { key, table }, error);
     }
     // better-sqlite3 reports extended codes (SQLITE_BUSY_SNAPSHOT, SQLITE_LOCKED_SHAREDCACHE…).
     if (/^SQLITE_(BUSY|LOCKED|CANTOPEN)/.test(code)) return databaseUnavailable(error);
