@@ -58,6 +58,41 @@ describe.each(TEST_DBS)('_meta.options and _meta.audit on %s', (kind) => {
       expect(res.body.statusId).toBeUndefined();
     });
 
+    it("shows the record's own options whatever the caller reads of ExtensibleEnumOption, without the option fields its roles hide", async () => {
+      const strip = (option: Option, hidden: string[]) => Object.fromEntries(Object.entries(option).filter(([key]) => !hidden.includes(key)));
+      const roles: [string, { scopes: Record<string, Record<string, unknown>>; fields?: Record<string, Record<string, Record<string, boolean>>> }, string[]][] = [
+        ['no right on options', { scopes: { Product: { read: 'all' }, Brand: { read: 'all' } } }, []],
+        [
+          'no right on options, code hidden',
+          { scopes: { Product: { read: 'all' }, Brand: { read: 'all' }, ExtensibleEnumOption: { read: 'no' } }, fields: { ExtensibleEnumOption: { code: { read: false } } } },
+          ['code'],
+        ],
+        [
+          'reads options, code and color hidden',
+          { scopes: { Product: { read: 'all' }, Brand: { read: 'all' }, ExtensibleEnumOption: { read: 'all' } }, fields: { ExtensibleEnumOption: { code: { read: false }, color: { read: false } } } },
+          ['code', 'color'],
+        ],
+      ];
+      for (const [name, role, hidden] of roles) {
+        const v = await userWithRole(t, role);
+        const status = (await v.get(`${base}/ExtensibleEnumOption/${o.active.id}`)).status;
+        expect([name, status]).toEqual([name, role.scopes.ExtensibleEnumOption?.read === 'all' ? 200 : 403]);
+        const expected = { status: strip(o.active, hidden), tags: [...full.tagsIds].map((id: string) => strip(Object.values(o).find((x) => x.id === id) as Option, hidden)) };
+        const single = await v.get(`${base}/Product/${full.id}`).set('With-Meta', 'true').expect(200);
+        const list = await v.get(`${base}/Product?sortBy=name`).set('With-Meta', 'true').expect(200);
+        const linked = await v.get(`${base}/entityRelation?entityName=Brand&id=${brand.id}&link=products&sortBy=name`).set('With-Meta', 'true').expect(200);
+        const shown = [single.body, ...list.body.list, ...linked.body.list].filter((r: Rec) => r.id === full.id).map((r: Rec) => r._meta.options);
+        expect([name, shown]).toEqual([name, [expected, expected, expected]]);
+        // The option's name shows as the link's name does.
+        expect([name, single.body.statusName]).toEqual([name, o.active.name]);
+      }
+      const doc = t.api.openapi() as { components: { schemas: Record<string, { properties: Record<string, any> }> } };
+      const description = doc.components.schemas.Product.properties._meta.properties.options.description as string;
+      expect(description).not.toMatch(/ExtensibleEnumOption the caller may read/);
+      expect(description).toMatch(/whatever the caller may read of ExtensibleEnumOption/);
+      expect(description).toMatch(/leaves out the fields of ExtensibleEnumOption that the caller's roles hide/);
+    });
+
     it('shows who acted for whom after a write in a delegated session, and nothing otherwise', async () => {
       const plain = await u.post(`${base}/Product`, { name: `Plain ${base}` }).set('With-Meta', 'true').expect(200);
       expect(plain.body._meta.audit).toBeUndefined();
