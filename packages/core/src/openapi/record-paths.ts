@@ -78,11 +78,14 @@ export function entityPaths(model: EntityModel, { op, generation, extra }: Gener
   };
 }
 
-/** Generation B: the records one link of a record points at, one path per link. */
+/**
+ * Generation B: the records one link of a record points at, one path per link: the links a record
+ * shows, the system's `createdBy` and `modifiedBy` among them (a write-only link shows none, 404).
+ */
 export function linkedPaths(schema: SchemaModel, model: EntityModel, { op, extra }: GenerationContext): Record<string, PathItem> {
   const paths: Record<string, PathItem> = {};
   for (const f of model.fields) {
-    if (f.system || !isLinkField(f)) continue;
+    if (f.def.writeOnly || !isLinkField(f)) continue;
     const target = schema.entity(f.target);
     const suffix = f.name.charAt(0).toUpperCase() + f.name.slice(1);
     paths[`/${model.name}/{id}/${f.name}`] = {
@@ -90,6 +93,7 @@ export function linkedPaths(schema: SchemaModel, model: EntityModel, { op, extra
         operationId: op(`list${model.name}${suffix}`),
         tags: [model.name],
         summary: `The ${f.target} records that ${f.name} of a ${model.name} links to`,
+        ...(f.system && { description: `The ${f.target} the server stored in \`${f.name}\` (none when it is empty), with the caller's rights on ${f.target}. Written by the server only: POST and DELETE on this path are 404.` }),
         parameters: [param('id'), ...listParams(target).map(param), ...extra('linked', target)],
         responses: { '200': ok(`A page of ${f.target} records`, ref(`${f.target}List`)), ...errorResponses() },
       },
@@ -109,7 +113,7 @@ export function relationPath({ op, extra }: GenerationContext): PathItem {
       parameters: [
         required('entityName', 'The entity type of the record.'),
         required('id', 'The id of the record.'),
-        required('link', 'The name of the link field (`categories`, `brand`).'),
+        required('link', 'The name of the link field (`categories`, `brand`), or a link the server writes (`createdBy`, `modifiedBy`).'),
         ...[...LIST_PARAMS, 'attributes', 'allAttributes'].map(param),
         ...extra('linked'),
       ],

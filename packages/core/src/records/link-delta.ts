@@ -5,11 +5,13 @@ import type { ChangeAction } from '../sql/change-store';
 
 /**
  * The link field a route names (404 for a name that is no link of the entity type). The system's
- * links (`createdBy`, `modifiedBy`) are read (`reading`), never written through a link route.
+ * links (`createdBy`, `modifiedBy`) are read (`reading`), never written through a link route; a
+ * write-only link (the actors of a delegated session, `createdByActor`) is never read, as its
+ * value never shows.
  */
 export function linkNamed(model: EntityModel, link: string, { reading = false }: { reading?: boolean } = {}): LinkField {
   const field = model.field.get(link);
-  if (!field || (field.system && !reading) || !isLinkField(field)) {
+  if (!field || (reading ? field.def.writeOnly : field.system) || !isLinkField(field)) {
     throw new ApiError('CORE_NOT_FOUND', `${model.name} has no link '${link}'`, { details: { entity: model.name, link } });
   }
   return field;

@@ -41,14 +41,16 @@ describe('OpenAPI paths of records, bulk operations and sessions', () => {
     expect(Object.keys((doc.paths['/api/userSession'].delete as Operation).responses ?? {})).toContain('403');
   });
 
-  it('documents the linked-record routes: entityRelation in both generations, one path per link, listed in generation B and linked or unlinked in both', () => {
+  it('documents the linked-record routes: entityRelation in both generations, one path per link, listed in generation B and linked or unlinked in both (the server\'s links listed only)', () => {
     for (const base of BASES) expect(Object.keys(doc.paths[`${base}/entityRelation`] ?? {})).toEqual(['get']);
     for (const link of ['brand', 'categories']) {
       expect(Object.keys(doc.paths[`/api/v1/Product/{id}/${link}`] ?? {})).toEqual(['get', 'post', 'delete']);
       expect(Object.keys(doc.paths[`/api/Product/{id}/${link}`] ?? {})).toEqual(['post', 'delete']);
     }
-    expect(doc.paths['/api/v1/Product/{id}/createdBy']).toBeUndefined();
-    expect(doc.paths['/api/Product/{id}/createdBy']).toBeUndefined();
+    // the server's links are listed in generation B, never written; its write-only actors not even listed
+    for (const link of ['createdBy', 'modifiedBy']) expect(Object.keys(doc.paths[`/api/v1/Product/{id}/${link}`] ?? {})).toEqual(['get']);
+    for (const link of ['createdBy', 'createdByActor']) expect(doc.paths[`/api/Product/{id}/${link}`]).toBeUndefined();
+    expect(doc.paths['/api/v1/Product/{id}/createdByActor']).toBeUndefined();
     // records only the server writes offer their links to read, never to change
     expect(Object.keys(doc.paths['/api/v1/WebhookDelivery/{id}/webhook'] ?? {})).toEqual(['get']);
     expect(doc.paths['/api/WebhookDelivery/{id}/webhook']).toBeUndefined();
