@@ -1,4 +1,4 @@
-import type { ApiRecord, MetaCategory, PresentEvent } from '@entity-records/core';
+import type { MetaCategory, PresentEvent } from '@entity-records/core';
 
 const BOOL = { type: 'boolean' };
 
@@ -11,31 +11,12 @@ export const PERMISSIONS_SCHEMA = {
 };
 
 /**
- * Whether the caller may take a listed record off the link the response follows: unlinking
- * (`DELETE /{Entity}/{id}/{link}`) is an update of that link of the record it starts from, so that
- * record must be editable by the caller, and its link field too (of every kind of link alike). A
- * `hasMany` link is held by the listed record's own single link (`Product.brand` of
- * `Brand.products`): unlinking writes the listed record too, which must be editable with that
- * field. A many-to-many pair is in the listed record's list too when its type declares the other
- * side (`Category.products` of `Product.categories`): the listed record must be editable as well.
+ * Whether the caller may take each listed record off the link the response follows: what
+ * `DELETE /{Entity}/{id}/{link}` would do, by that route's own rules (`Repository.permitsUnlinking`).
  */
-async function unlinkRule(event: PresentEvent): Promise<(record: ApiRecord) => Promise<boolean>> {
-  const { ctx, access, link, repository, model } = event;
-  if (!link) return async () => false;
-  const source = repository(link.model.name);
-  const allowed = access.field(link.model.name, link.field.name).edit && (await source.permits(ctx, 'edit', link.record));
-  const field = link.field;
-  if (!allowed || field.type !== 'linkMultiple') return async () => allowed;
-  if (field.linkKind === 'hasMany') {
-    const holding = model.fields.find((f) => f.type === 'link' && f.column === field.foreignColumn);
-    if (holding && !access.field(model.name, holding.name).edit) return async () => false;
-  } else {
-    const { join } = field;
-    const otherSide = model.fields.some((f) => f !== field && f.type === 'linkMultiple' && f.linkKind === 'manyToMany' && f.join.table === join.table && f.join.ownColumn === join.targetColumn);
-    if (!otherSide) return async () => allowed;
-  }
-  const listed = repository(model.name);
-  return (record) => listed.permits(ctx, 'edit', record);
+async function unlinkable({ ctx, link, records, repository }: PresentEvent): Promise<boolean[]> {
+  if (!link) return records.map(() => false);
+  return repository(link.model.name).permitsUnlinking(ctx, { link: link.field.name, from: link.record, listed: records });
 }
 
 /**
@@ -50,14 +31,14 @@ export const permissionsCategory: MetaCategory = {
     const { ctx, model, records, access, kind, repository } = event;
     const repo = repository(model.name);
     const stream = access.scope(model.name).stream;
-    const unlink = kind === 'linked' ? await unlinkRule(event) : undefined;
+    const unlink = kind === 'linked' ? await unlinkable(event) : undefined;
     const values = [];
-    for (const record of records) {
+    for (const [i, record] of records.entries()) {
       values.push({
         edit: await repo.permits(ctx, 'edit', record),
         delete: await repo.permits(ctx, 'delete', record),
         stream,
-        ...(unlink && { unlink: await unlink(record) }),
+        ...(unlink && { unlink: unlink[i] }),
       });
     }
     return values;

@@ -164,7 +164,7 @@ export async function assertLinks(sql: SqlContext, writer: LinkWriter, values: R
 }
 
 /** The single link of the other side that holds a `hasMany` owner's id (`Product.brand` of `Brand.products`). */
-function holdingLink(target: EntityModel, field: MultipleLinkField): FieldModel | undefined {
+export function holdingLink(target: EntityModel, field: MultipleLinkField): FieldModel | undefined {
   return field.linkKind === 'hasMany' ? target.fields.find((f) => f.type === 'link' && f.column === field.foreignColumn) : undefined;
 }
 

@@ -23,6 +23,7 @@ import { makeReadPlan, readShapeKey, type ReadPlan, type ReadShape } from './rea
 import { ShapeCache } from '../util/shape-cache';
 import type { FindParams, FindResult, ListOptions, RepositoryEnvironment, RestoreResult } from './repository-types';
 import { restoreRecords } from './restore';
+import { permitsUnlinking } from './unlink-rule';
 import { assertUpdateBody, editableRecord, updateRecord } from './update';
 import { isOwn } from './write-rules';
 
@@ -124,6 +125,17 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
     if (action !== 'read' && this.model.def.serverWritten && ctx.user) return false;
     const level = (await this.guard.access(ctx)).scope(this.model.name)[action];
     return level === 'all' || (level === 'own' && isOwn(ctx, record));
+  }
+
+  /**
+   * For each of `listed`, whether the caller may take it off the link `link` of the record `from`
+   * through the link routes (`DELETE /{Entity}/{id}/{link}`), by the rules that route applies: no
+   * for a system link, a read-only link or a required single link, nor where the caller may not
+   * edit `from`, the link or, when unlinking writes them too, the listed records. The records
+   * need the keys `permits` reads.
+   */
+  async permitsUnlinking(ctx: RequestContext, options: { link: string; from: ApiRecord; listed: readonly ApiRecord[] }): Promise<boolean[]> {
+    return permitsUnlinking(this, ctx, options);
   }
 
   /** @internal A page for a list, a linked-record response, or `findByIds` (no size limit). */
