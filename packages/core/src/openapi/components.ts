@@ -8,7 +8,7 @@ import { errorBody, responseComponents } from './error-responses';
 import { EVENT_SCHEMAS } from './event-paths';
 import { JOB_RESULT_PAGE } from './job-paths';
 import { METADATA } from './metadata-path';
-import { componentParameters, type ListSizes } from './parameters';
+import { componentParameters, hasAttributeTypes, type ListSizes } from './parameters';
 import { entitySchemas, RECORD_LIST, WHERE_ITEM } from './record-schemas';
 
 /** What the components are made of besides the definitions. */
@@ -56,7 +56,7 @@ export function components(schema: SchemaModel, input: ComponentInput) {
   for (const f of fragments) Object.assign(schemas, f.components?.schemas ?? {});
   return {
     securitySchemes: SECURITY_SCHEMES,
-    parameters: componentParameters(sizes, input.parameters ?? []),
+    parameters: componentParameters(sizes, input.parameters ?? [], { attributes: hasAttributeTypes(schema) }),
     responses: responseComponents(),
     schemas,
   };

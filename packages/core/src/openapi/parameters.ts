@@ -1,4 +1,4 @@
-import type { EntityModel } from '../definition/normalize';
+import type { EntityModel, SchemaModel } from '../definition/normalize';
 import type { RequestParameter } from '../plugin';
 import { IDEMPOTENCY_KEY_PARAMETER } from './idempotency';
 import { json, ref } from './refs';
@@ -11,6 +11,9 @@ export interface ListSizes {
 }
 
 export const LIST_PARAMS = ['select', 'offset', 'maxSize', 'sortBy', 'asc', 'order', 'where', 'totalOnly', 'collectionOnly'];
+
+/** Whether some entity type of the schema has attributes. */
+export const hasAttributeTypes = (schema: SchemaModel): boolean => [...schema.entities.values()].some((m) => m.def.hasAttributes === true);
 
 /** The list parameters of an entity type's lists (attributes only where it has them). */
 export const listParams = (model: EntityModel | undefined) => [...LIST_PARAMS, ...(model?.def.hasAttributes ? ['attributes', 'allAttributes'] : [])];
@@ -30,13 +33,24 @@ const query = (name: string, description: string, schema: Record<string, unknown
   schema,
 });
 
-/** The parameters of the components: request parameters, list parameters, `id` and `permanently`. */
-export function componentParameters(sizes: ListSizes, requestParameters: readonly RequestParameter[]) {
+/**
+ * `Flatten-Attributes` on the bulk writes (upsert, upsertAsync, entityMassUpdate), documented
+ * where some entity type has attributes: the attribute keys of their bodies.
+ */
+const FLATTEN_ATTRIBUTES_WRITES = header(
+  'Flatten-Attributes',
+  '`true`: an item\'s `payload` (upsert, upsertAsync) and the `values` of a mass update may set attribute values of a record of an entity type with attributes as virtual fields (keyed by attribute code, or id when it has none), as an update with this header does; a job keeps the header. Without it such a key is an unknown field (the item `Failed`, the mass update 400). The flattened fields are not described here; the attribute endpoints are.',
+  ['true'],
+);
+
+/** The parameters of the components: request parameters, list parameters, `id` and `permanently` (and, with `attributes`, the bulk writes' `Flatten-Attributes`). */
+export function componentParameters(sizes: ListSizes, requestParameters: readonly RequestParameter[], { attributes = false }: { attributes?: boolean } = {}) {
   const max = sizes.maxListSize ?? 1000;
   const size = sizes.defaultListSize ?? 200;
   return {
     ...parameterComponents(requestParameters),
     FlattenAttributesNone: header('Flatten-Attributes', 'Accepted; this entity type has no attributes, so the header changes nothing.', ['true']),
+    ...(attributes && { FlattenAttributesWrites: FLATTEN_ATTRIBUTES_WRITES }),
     IfMatch: header('If-Match', 'Write only if the record is still at this version (its `ETag`); 412 CORE_PRECONDITION_FAILED otherwise. `*` matches any version.'),
     IfNoneMatch: header('If-None-Match', 'The `ETag` the client holds: 304 without a body while the record is still at that version.'),
     IdempotencyKey: IDEMPOTENCY_KEY_PARAMETER,

@@ -10,6 +10,7 @@ import { redeliverPath } from './webhook-paths';
 import { metadataPath } from './metadata-path';
 import { entityPaths, linkedPaths, relationPath } from './record-paths';
 import { param, type Generation, type GenerationContext, type KindParameters, type PathItem } from './refs';
+import { hasAttributeTypes } from './parameters';
 import { parameterRefs } from './request-parameters';
 
 /** The paths of one generation, relative to its base; the paths of plugin fragments come last. */
@@ -32,9 +33,11 @@ export function generationPaths(
   for (const { path, name } of generation.metadataPaths) paths[path] = metadataPath(op, name);
   paths['/entityRestore'] = restorePath(op, generation);
   paths['/entityRelation'] = relationPath(context);
-  for (const { path, name } of generation.upsertPaths) paths[path] = upsertPath(op, generation, name);
-  paths['/upsertAsync'] = upsertAsyncPath(op, generation);
-  paths['/entityMassUpdate'] = massUpdatePath(op, generation);
+  // The bulk writes take attribute values under Flatten-Attributes, as record writes do.
+  const bulkHeaders = hasAttributeTypes(schema) ? [param('FlattenAttributesWrites')] : [];
+  for (const { path, name } of generation.upsertPaths) paths[path] = upsertPath(op, generation, { name, headers: bulkHeaders });
+  paths['/upsertAsync'] = upsertAsyncPath(op, generation, bulkHeaders);
+  paths['/entityMassUpdate'] = massUpdatePath(op, generation, bulkHeaders);
   if (schema.entities.has('Job')) paths['/Job/{id}/result'] = jobResultPath(op);
   if (schema.entities.has('WebhookDelivery')) paths['/WebhookDelivery/{id}/redeliver'] = redeliverPath(op);
   for (const model of schema.entities.values()) {

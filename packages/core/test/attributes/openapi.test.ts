@@ -3,7 +3,8 @@ import Ajv2020 from 'ajv/dist/2020';
 import request from 'supertest';
 import { GENERATIONS, type TestApi } from '../../../../test/support/api';
 import { TEST_DBS } from '../../../../test/support/databases';
-import { createAttribute, createWeight, startAttributeApi } from './support';
+import { finishedJob } from '../../../../test/support/jobs';
+import { createAttribute, createWeight, FLAT, startAttributeApi } from './support';
 
 type Param = { $ref?: string; name?: string; in?: string; description?: string };
 type Operation = { operationId?: string; parameters?: Param[]; responses: Record<string, { $ref?: string; content?: Record<string, { schema: unknown }> }> };
@@ -76,6 +77,44 @@ describe.each(TEST_DBS)('attributes in the OpenAPI document on %s', (kind) => {
       check('/Product/{id}/attributeValues', 'get', await t.get(`${base}/Product/${id}/attributeValues`).expect(200));
       check('/Product/{id}/attributeValues', 'get', await t.get(`${base}/Product/nope/attributeValues`).expect(404));
       check('/Product/{id}/attributeValues', 'delete', await t.del(`${base}/Product/${id}/attributeValues`).send({ attributeIds: [weight, 'nope'] }).expect(200));
+    });
+
+    it('documents Flatten-Attributes on the bulk writes, which write attribute values with it and refuse them without', async () => {
+      const code = `bulk${base.length}`;
+      await createAttribute(t, { code, type: 'varchar' });
+      const product = async () => (await t.post(`${base}/Product`, { name: 'Bulk' }).expect(200)).body.id as string;
+      const valueOf = async (id: string) => (await t.get(`${base}/Product/${id}`).set(FLAT).expect(200)).body[code];
+      const upsert = (path: string) => async (id: string, value: string, flat: boolean) => {
+        const res = await (flat ? t.post(path, [{ entity: 'Product', payload: { id, [code]: value } }]).set(FLAT) : t.post(path, [{ entity: 'Product', payload: { id, [code]: value } }])).expect(200);
+        if (path.endsWith('Async')) return (await finishedJob(t, { base, id: res.body.jobId })).result[0].status as string;
+        return res.body[0].status as string;
+      };
+      const mass = (method: 'post' | 'patch') => async (id: string, value: string, flat: boolean) => {
+        const send = t[method](`${base}/entityMassUpdate`, { entityName: 'Product', ids: [id], values: { [code]: value } });
+        const res = await (flat ? send.set(FLAT) : send);
+        return res.status === 200 && res.body.updated === 1 ? 'Updated' : `${res.status} ${res.body.error?.code}`;
+      };
+      type Write = [string, string, (id: string, value: string, flat: boolean) => Promise<string>];
+      const writes: Write[] = [
+        ['/upsert', 'post', upsert(`${base}/upsert`)],
+        ['/upsertAsync', 'post', upsert(`${base}/upsertAsync`)],
+        ['/entityMassUpdate', 'post', mass('post')],
+        ['/entityMassUpdate', 'patch', mass('patch')],
+      ];
+      if (base === '/api/v1') writes.push(['/MassActions/action/upsert', 'post', upsert(`${base}/MassActions/action/upsert`)]);
+      for (const [path, method, write] of writes) {
+        const header = params(doc, doc.paths[`${base}${path}`][method]).find((p) => p.in === 'header' && p.name === 'Flatten-Attributes');
+        const id = await product();
+        const honoured = { flat: await write(id, `${path} ${method}`, true), plain: await write(id, 'plain', false), value: await valueOf(id) };
+        expect({ path, method, documented: header?.description?.match(/virtual fields/)?.[0], ...honoured }).toEqual({
+          path,
+          method,
+          documented: 'virtual fields',
+          flat: 'Updated',
+          plain: path.includes('psert') ? 'Failed' : '400 CORE_UNKNOWN_FIELD',
+          value: `${path} ${method}`,
+        });
+      }
     });
 
     it('documents the If-Match and 412 the attribute endpoints and the link routes answer with', async () => {

@@ -1,6 +1,6 @@
 import type { TestApi } from '../../../../test/support/api';
 import { testEntities } from '../../../../test/support/fixtures';
-import { BASES, startWithDocument, type Doc, type Operation } from './support';
+import { BASES, headerNames, startWithDocument, type Doc, type Operation } from './support';
 
 describe('OpenAPI paths of records, bulk operations and sessions', () => {
   let t: TestApi;
@@ -106,6 +106,15 @@ describe('OpenAPI paths of records, bulk operations and sessions', () => {
     expect(schemas.MassUpdate).toMatchObject({ required: ['entityName', 'values'], oneOf: [{ required: ['ids'] }, { required: ['where'] }] });
     expect(schemas.MassUpdateResult).toMatchObject({ required: ['updated', 'errors'] });
     expect(schemas.JobStarted).toMatchObject({ required: ['jobId'] });
+  });
+
+  it('leaves Flatten-Attributes off the bulk writes of an instance whose entity types have no attributes', () => {
+    for (const base of BASES) {
+      for (const [path, method] of [['/upsert', 'post'], ['/upsertAsync', 'post'], ['/entityMassUpdate', 'post'], ['/entityMassUpdate', 'patch']]) {
+        expect({ path, headers: headerNames(doc, doc.paths[`${base}${path}`][method] as Operation) }).toEqual({ path, headers: ['idempotency-key'] });
+      }
+    }
+    expect(doc.components.parameters.FlattenAttributesWrites).toBeUndefined();
   });
 
   it('documents the error statuses records can answer with', () => {
