@@ -8,7 +8,12 @@ type Rec = Record<string, any> & { id: string };
 
 const Brand = defineEntity({
   name: 'Brand',
-  fields: { name: { type: 'varchar', required: true }, products: { type: 'linkMultiple', entity: 'Product', foreign: 'brand' } },
+  fields: {
+    name: { type: 'varchar', required: true },
+    products: { type: 'linkMultiple', entity: 'Product', foreign: 'brand' },
+    // Taking a product off this list would leave its required maker empty.
+    made: { type: 'linkMultiple', entity: 'Product', foreign: 'maker' },
+  },
 });
 const Category = defineEntity({
   name: 'Category',
@@ -55,6 +60,7 @@ const CASES = [
   ['Product', 'brand'],
   ['Product', 'categories'],
   ['Brand', 'products'],
+  ['Brand', 'made'],
 ] as const;
 
 /**
@@ -100,7 +106,7 @@ describe.each(TEST_DBS)('_meta.permissions.unlink where the unlink route refuses
       expect(seen.map(([entity, link, said, status]) => [entity, link, said, status === 200])).toEqual(seen.map(([entity, link, said]) => [entity, link, said, said]));
       // The refusals: the server's links 404, the links no update may empty 400, the rights 403.
       const refused = Object.fromEntries(seen.filter(([, , said]) => !said).map(([entity, link, , status]) => [`${entity}.${link}`, status]));
-      const always = { 'Product.createdBy': 404, 'Product.modifiedBy': 404, 'Product.fixed': 400, 'Product.fixedMany': 400, 'Product.maker': 400 };
+      const always = { 'Product.createdBy': 404, 'Product.modifiedBy': 404, 'Product.fixed': 400, 'Product.fixedMany': 400, 'Product.maker': 400, 'Brand.made': 400 };
       const byRole: Record<string, Record<string, number>> = {
         admin: {},
         everything: {},

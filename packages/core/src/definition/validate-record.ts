@@ -84,6 +84,12 @@ function addDefaults(writable: readonly FieldModel[], values: Map<FieldModel, un
 }
 
 /** Required fields missing (create) or cleared (both modes). */
+/** The issue of a required field left empty. */
+export const requiredIssue = (field: FieldModel): ValidationIssue => ({ path: [field.key], code: 'required', message: `${field.key} is required` });
+
+/** The 400 of a record's values that break its definition (`Invalid Product: …`). */
+export const invalidRecord = (model: EntityModel, issues: ValidationIssue[]): ApiError => validationFailed(`Invalid ${model.name}: ${issues.map((i) => i.message).join('; ')}`, issues);
+
 function requiredIssues(writable: readonly FieldModel[], values: Map<FieldModel, unknown>, mode: 'create' | 'update'): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
   for (const field of writable) {
@@ -92,7 +98,7 @@ function requiredIssues(writable: readonly FieldModel[], values: Map<FieldModel,
     const value = values.get(field);
     const empty = value === null || value === '' || (Array.isArray(value) && value.length === 0);
     if ((mode === 'create' && (!present || empty)) || (mode === 'update' && present && empty)) {
-      issues.push({ path: [field.key], code: 'required', message: `${field.key} is required` });
+      issues.push(requiredIssue(field));
     }
   }
   return issues;
@@ -112,7 +118,7 @@ export function completeForCreate(model: EntityModel, values: Map<FieldModel, un
   values.forEach((value, field) => complete.set(field, value));
   addDefaults(writable, complete);
   const issues = requiredIssues(writable, complete, 'create');
-  if (issues.length) throw validationFailed(`Invalid ${model.name}: ${issues.map((i) => i.message).join('; ')}`, issues);
+  if (issues.length) throw invalidRecord(model, issues);
   return complete;
 }
 
@@ -153,7 +159,7 @@ export function compileRecordValidator(model: EntityModel, extraKeys: ReadonlySe
     }
     if (mode === 'create') addDefaults(writable, values);
     issues.push(...requiredIssues(writable, values, mode));
-    if (issues.length) throw validationFailed(`Invalid ${model.name}: ${issues.map((i) => i.message).join('; ')}`, issues);
+    if (issues.length) throw invalidRecord(model, issues);
     return values;
   };
 }

@@ -1,5 +1,6 @@
-import { forbidden } from '../auth/access-control';
+import { forbidden, type UserAccess } from '../auth/access-control';
 import type { EntityModel, FieldModel, LinkEnd, MultipleLinkField } from '../definition/model';
+import { invalidRecord, requiredIssue } from '../definition/validate-record';
 import { ApiError } from '../errors';
 import { liveIdsOf, OPTION_ENTITY, optionIdsInList, optionListId } from '../sql/link-store';
 import type { Owner } from '../sql/record-columns';
@@ -7,7 +8,7 @@ import type { LinkGuard } from '../sql/record-store';
 import type { SqlContext } from '../sql/sql-context';
 import { judgedOnOtherSide } from './counterparts';
 import type { RowFilter, RowRules } from './row-rules';
-import { assertFieldsEditable, assertMay, type Writer } from './write-rules';
+import { assertFieldsEditable, assertMay, readOnlyError, type Writer } from './write-rules';
 
 /** The caller of a write whose links are judged: its rights, and the row rules of the link targets. */
 export interface LinkWriter extends Writer {
@@ -169,6 +170,18 @@ export function holdingLink(target: EntityModel, field: MultipleLinkField): Fiel
 }
 
 /**
+ * The rules of the single link a one-to-many list writes (`holding`, `Product.brand` of
+ * `Brand.products`): it sets the link of the records the list adds and clears that of those it
+ * removes, so, as a write of those records would, the caller must be allowed to edit it (403), it
+ * may not be read-only (400) nor, when records are removed, required (400: left empty).
+ */
+export function assertHoldingWritable(access: UserAccess, { target, holding, removes }: { target: EntityModel; holding: FieldModel; removes: boolean }): void {
+  assertFieldsEditable(target, access, [holding]);
+  if (holding.def.readOnly) throw readOnlyError(holding);
+  if (removes && holding.def.required) throw invalidRecord(target, [requiredIssue(holding)]);
+}
+
+/**
  * The rules on the other side of a multiple link (CONTRACT §15). A record a write removes from
  * the link must be one the caller may read, else the same 400 as a link to a missing record (a
  * record it adds is judged as a link target already). A link whose write changes the records it
@@ -186,7 +199,7 @@ export async function assertOtherSide(sql: SqlContext, writer: LinkWriter, { fie
   // The right on the type first, as the field rules of the write judge it (`assertOtherSidesEditable`).
   const level = assertMay(target, writer.access, 'edit');
   const holding = holdingLink(target, field);
-  if (holding) assertFieldsEditable(target, writer.access, [holding]);
+  if (holding) assertHoldingWritable(writer.access, { target, holding, removes: removed.length > 0 });
   /** The first of `ids` that `allowed` lacks and is live (a link to a record deleted since is no record's: nothing to judge). */
   const firstOutside = async (ids: readonly string[], allowed: ReadonlySet<string>) => {
     const missing = ids.filter((id) => !allowed.has(id));

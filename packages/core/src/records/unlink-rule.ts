@@ -5,9 +5,9 @@ import type { EntityModel } from '../definition/model';
 import { ApiError } from '../errors';
 import { judgedOnOtherSide } from './counterparts';
 import { linkNamed } from './link-delta';
-import { holdingLink } from './link-rules';
+import { assertHoldingWritable, holdingLink } from './link-rules';
 import type { Repository } from './repository';
-import { assertFieldsEditable, assertMay, checkFields } from './write-rules';
+import { assertMay, checkFields } from './write-rules';
 
 /** What `unlinkRule` tells of a link the routes let the caller unlink from: whether each listed record is judged too. */
 interface Unlinking {
@@ -24,7 +24,8 @@ interface Unlinking {
  * and so does a read-only link (400), and the field rights (the field and its other side) and
  * the right on the type whose records a multiple link changes too are those of an update (403);
  * a one-to-many list writes each listed record's single link, which the caller must be allowed
- * to edit (403). Undefined when the route refuses.
+ * to edit (403) and which may be neither read-only nor required (400). Undefined when the route
+ * refuses.
  */
 function unlinkRule(repo: Repository, access: UserAccess, link: string): Unlinking | undefined {
   const { model, env } = repo;
@@ -39,7 +40,7 @@ function unlinkRule(repo: Repository, access: UserAccess, link: string): Unlinki
     const listed = env.schema.entity(field.target) as EntityModel;
     assertMay(listed, access, 'edit');
     const holding = holdingLink(listed, field);
-    if (holding) assertFieldsEditable(listed, access, [holding]);
+    if (holding) assertHoldingWritable(access, { target: listed, holding, removes: true });
     return { listed };
   } catch (error) {
     if (error instanceof ApiError) return undefined;

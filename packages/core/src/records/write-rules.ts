@@ -122,7 +122,8 @@ export function assertLookupReadable(model: EntityModel, access: UserAccess, fie
   }
 }
 
-const readOnlyError = (field: FieldModel) =>
+/** The 400 of a write that changes a read-only field. */
+export const readOnlyError = (field: FieldModel) =>
   new ApiError('CORE_READ_ONLY_FIELD', `${field.key} is read-only`, {
     details: { issues: [{ path: [field.key], code: 'read_only', message: `${field.key} is read-only` }] },
   });
