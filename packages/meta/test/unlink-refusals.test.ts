@@ -36,6 +36,7 @@ const filler = definePlugin({
   name: 'fills read-only links',
   setup(api) {
     api.onRecord('beforeCreate', 'Product', ({ data }) => {
+      if (!data) return;
       data.fixedId = data.brandId;
       data.fixedManyIds = [data.brandId];
     });

@@ -30,7 +30,7 @@ const filler = definePlugin({
   name: 'fills fixed',
   setup(api) {
     api.onRecord('beforeCreate', 'Product', ({ data }) => {
-      data.fixedId = data.makerId;
+      if (data) data.fixedId = data.makerId;
     });
   },
 });
