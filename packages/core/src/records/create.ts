@@ -66,7 +66,7 @@ async function insertValues(repo: Repository, write: LinkObjectWrite, record: { 
   await repo.translated(() => insertRow(sql, repo.model, row));
   const writer = { ctx: write.ctx, access: await repo.guard.access(write.ctx), rows: rowRulesOf(repo, write.ctx) };
   for (const [field, ids] of links) {
-    await assertOtherSide(sql, writer, { field, added: ids, removed: [] });
+    await assertOtherSide(sql, writer, { field, ids });
     await insertChanges(sql, movedLinkChanges(write.ctx, await writeMultipleLink(sql, field, { ownerId: record.id, ids, previous: [] })));
   }
 }

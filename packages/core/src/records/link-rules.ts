@@ -190,9 +190,16 @@ export function assertHoldingWritable(access: UserAccess, { target, holding, rem
  * `brand` of the products it adds and removes; a pair of `Category.products` is in each
  * product's `categories` too. The caller must be allowed to edit the type (403), such a single
  * link (403) and each record added or removed, at the role's level for its type (403: under
- * `own`, another user's record).
+ * `own`, another user's record). Judged on the ids the write adds and removes: those of `ids`
+ * not in `previous` (the list as stored; none for a new record), and the other way round.
  */
-export async function assertOtherSide(sql: SqlContext, writer: LinkWriter, { field, added, removed }: { field: MultipleLinkField; added: readonly string[]; removed: readonly string[] }): Promise<void> {
+export async function assertOtherSide(
+  sql: SqlContext,
+  writer: LinkWriter,
+  { field, previous = [], ids }: { field: MultipleLinkField; previous?: readonly string[]; ids: readonly string[] },
+): Promise<void> {
+  const added = ids.filter((id) => !previous.includes(id));
+  const removed = previous.filter((id) => !ids.includes(id));
   if (added.length === 0 && removed.length === 0) return;
   if (!judgedOnOtherSide(sql.schema, field)) return assertRemovable(sql, writer, { field, removed });
   const target = sql.schema.entity(field.target) as EntityModel;

@@ -130,7 +130,7 @@ async function writeChangedRow(repo: Repository, write: LinkObjectWrite, change:
   for (const [field, sent] of links) {
     const previous = await currentLinkIds(sql, field, id);
     const ids = await withHiddenLinked(sql, writer, { field, previous, sent });
-    await assertOtherSide(sql, writer, { field, added: ids.filter((x) => !previous.includes(x)), removed: previous.filter((x) => !ids.includes(x)) });
+    await assertOtherSide(sql, writer, { field, previous, ids });
     await insertChanges(sql, movedLinkChanges(write.ctx, await writeMultipleLink(sql, field, { ownerId: id, ids, previous })));
   }
 }

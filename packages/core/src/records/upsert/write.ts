@@ -157,8 +157,7 @@ export async function writeDecided(write: DecidedWrite, decided: Prepared[]) {
       if (judgedOnOtherSide(sql.schema, field) && !editsAll(access, field.target)) {
         const stored = await fetchMultipleLinks(sql, field, { ownerIds: touched.map((s) => s.id) });
         for (const s of touched) {
-          const [previous, ids] = [stored.get(s.id) ?? [], s.record[field.key] as string[]];
-          await assertOtherSide(sql, writer, { field, added: ids.filter((x) => !previous.includes(x)), removed: previous.filter((x) => !ids.includes(x)) });
+          await assertOtherSide(sql, writer, { field, previous: stored.get(s.id), ids: s.record[field.key] as string[] });
         }
       }
       moves.push(...movedLinkChanges(write.ctx, await replaceJoinRows(sql, field, new Map(touched.map((s) => [s.id, s.record[field.key] as string[]])))));
@@ -167,7 +166,7 @@ export async function writeDecided(write: DecidedWrite, decided: Prepared[]) {
       for (const s of touched) {
         const previous = (await fetchMultipleLinks(sql, field, { ownerIds: [s.id] })).get(s.id) ?? [];
         const ids = await withHiddenLinked(sql, writer, { field, previous, sent: s.record[field.key] as string[] });
-        await assertOtherSide(sql, writer, { field, added: ids.filter((x) => !previous.includes(x)), removed: previous.filter((x) => !ids.includes(x)) });
+        await assertOtherSide(sql, writer, { field, previous, ids });
         moves.push(...movedLinkChanges(write.ctx, await writeMultipleLink(sql, field, { ownerId: s.id, ids, previous })));
       }
     }
