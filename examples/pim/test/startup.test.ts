@@ -4,6 +4,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { childServerScope, freePort, ROOT, signIn, type ChildServer } from '../../../test/support/child-server';
 import { createTestDatabase, TEST_DBS } from '../../../test/support/databases';
+import { durableDatabase } from '../../../test/support/instances';
 
 const SERVER = path.join(ROOT, 'examples/pim/dist/server.js');
 
@@ -54,8 +55,18 @@ describe('examples/pim start-up', () => {
     await scope.stop(same);
   });
 
-  it('makes the ADMIN_USERNAME user an active admin again when ADMIN_PASSWORD is set: a demoted admin, an existing ordinary user', async () => {
-    const env = { DATABASE_URL: sqlite('demoted.sqlite'), ADMIN_PASSWORD: 'admin-password' };
+  it.each(TEST_DBS)('makes the ADMIN_USERNAME user an active admin again when ADMIN_PASSWORD is set: a demoted admin, an existing ordinary user (%s)', async (kind) => {
+    const db = await durableDatabase(kind);
+    try {
+      await adminRestoredOn(db.url);
+    } finally {
+      await db.drop();
+    }
+  });
+
+  /** The admin restored by a start on the database at `url`: demoted by itself first, then an ordinary user named as the admin. */
+  async function adminRestoredOn(url: string): Promise<void> {
+    const env = { DATABASE_URL: url, ADMIN_PASSWORD: 'admin-password' };
     const first = await startPim(env);
     const token = ((await (await signIn(first.url, 'admin', 'admin-password')).json()) as { authorizationToken: string }).authorizationToken;
     const call = (method: string, url: string, body: unknown) =>
@@ -87,7 +98,7 @@ describe('examples/pim start-up', () => {
     const plain = await startPim({ DATABASE_URL: env.DATABASE_URL, ADMIN_USERNAME: 'ed' });
     expect(plain.output()).not.toMatch(/admin again|password/i);
     await scope.stop(plain);
-  });
+  }
 
   it('stops with a message and exit code 1 when it cannot listen', async () => {
     const first = await startPim({ DATABASE_URL: sqlite('taken.sqlite'), ADMIN_PASSWORD: 'pim-start-password' });
