@@ -201,10 +201,18 @@ export function assertStringList(value: unknown, name: string, message: string):
  * Anything else is returned as it is.
  */
 export function issuesUnder(error: unknown, prefix: readonly (string | number)[]): unknown {
+  if (prefix.length === 0) return error;
+  return withIssues(error, (issue) => ({ ...issue, path: [...prefix, ...(Array.isArray(issue.path) ? issue.path : [])] }));
+}
+
+/**
+ * An error whose `details.issues` are each changed by `issue` (and its message by `message`), the
+ * rest kept: code, other details, headers, cause. Anything without issues is returned as it is.
+ */
+export function withIssues(error: unknown, issue: (issue: ValidationIssue) => ValidationIssue, message = (text: string) => text): unknown {
   const issues = error instanceof ApiError ? error.details?.issues : undefined;
-  if (!(error instanceof ApiError) || !Array.isArray(issues) || prefix.length === 0) return error;
-  const moved = (issues as ValidationIssue[]).map((issue) => ({ ...issue, path: [...prefix, ...(Array.isArray(issue.path) ? issue.path : [])] }));
-  return new ApiError(error.code, error.message, { details: { ...error.details, issues: moved }, headers: error.headers, cause: error.cause });
+  if (!(error instanceof ApiError) || !Array.isArray(issues)) return error;
+  return new ApiError(error.code, message(error.message), { details: { ...error.details, issues: (issues as ValidationIssue[]).map(issue) }, headers: error.headers, cause: error.cause });
 }
 
 /** Anything thrown becomes an ApiError; unknown values become CORE_INTERNAL with their cause. */

@@ -1,5 +1,5 @@
 import type { Request, Router } from 'express';
-import { ApiError, assertKnownKeys, validationFailed, type ValidationIssue } from '../errors';
+import { assertKnownKeys, validationFailed, withIssues } from '../errors';
 import { parseQueryString } from './list-params';
 import { repositoryFor, type RepositoryLookup } from './record-routes';
 import { requestContext } from './request-context';
@@ -28,13 +28,12 @@ function linkIds(req: Request, { query }: { query: boolean }): { ids: unknown[];
 
 /** An issue of the one id of `{id}` (checked as `ids[0]`) named as the body sent it: `["id"]`. */
 function asSent(error: unknown, { single }: { single?: true }): unknown {
-  const issues = error instanceof ApiError ? error.details?.issues : undefined;
-  if (!single || !(error instanceof ApiError) || !Array.isArray(issues)) return error;
-  const renamed = (issues as ValidationIssue[]).map((issue) => (issue.path[0] === 'ids' && issue.path[1] === 0 ? { ...issue, path: ['id', ...issue.path.slice(2)], message: 'id must be a record id' } : issue));
-  return new ApiError(error.code, error.message.replace(/^ids must be record ids$/, 'id must be a record id'), {
-    details: { ...error.details, issues: renamed },
-    headers: error.headers,
-  });
+  if (!single) return error;
+  return withIssues(
+    error,
+    (issue) => (issue.path[0] === 'ids' && issue.path[1] === 0 ? { ...issue, path: ['id', ...issue.path.slice(2)], message: 'id must be a record id' } : issue),
+    (message) => message.replace(/^ids must be record ids$/, 'id must be a record id'),
+  );
 }
 
 /** Links (`add`) or unlinks the ids a link route names, its issues named as the body sent them. */
