@@ -1,4 +1,5 @@
 import type { RequestContext } from '../context';
+import { isValidId } from '../definition/validate-record';
 import { notFound } from '../errors';
 import { lastChangeAt } from '../sql/change-store';
 import { listenedAt, startListening } from '../sql/listening-store';
@@ -37,6 +38,8 @@ export async function listen(repo: Repository, ctx: RequestContext, id: string):
  * to it within the last eight hours, else 404. Read from the database: a write of any process shows.
  */
 export async function listeningTimestamp(repo: Repository, id: string): Promise<{ timestamp: number }> {
+  // No record has such an id (a NUL, which PostgreSQL cannot even compare): nobody listens to it.
+  if (!isValidId(id)) throw notFound(repo.model.name, id);
   const at = await repo.translated(() => listenedAt(repo.sql, { entityType: repo.model.name, recordId: id }));
   const timestamp = at !== undefined && at > Date.now() - LISTENING_MS ? await changedAt(repo, id) : undefined;
   if (timestamp === undefined) throw notFound(repo.model.name, id);

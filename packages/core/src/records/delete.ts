@@ -1,5 +1,6 @@
 import type { RequestContext } from '../context';
 import type { ApiRecord } from '../declarations';
+import { isValidId } from '../definition/validate-record';
 import { ApiError, notFound } from '../errors';
 import { insertChanges } from '../sql/change-store';
 import { findAnyRow, isLive, modifiedColumns, purgeRow, softDeleteRow } from '../sql/record-store';
@@ -21,6 +22,8 @@ import { assertMay, assertRecordLevel, isOwn } from './write-rules';
 async function recordToPurge(repo: Repository, ctx: RequestContext, id: string): Promise<ApiRecord> {
   const access = await repo.guard.access(ctx);
   const scope = assertMay(repo.model, access, 'read');
+  // No record has such an id (a NUL, which PostgreSQL cannot even compare): 404, as a read answers.
+  if (!isValidId(id)) throw notFound(repo.model.name, id);
   const within = await rowFilter(repo, ctx);
   const row = await repo.translated(() => findAnyRow(repo.sql, repo.model, { id, fields: [...repo.ownerFields], within }));
   if (!row || (scope.read === 'own' && !isOwn(ctx, row))) throw notFound(repo.model.name, id);

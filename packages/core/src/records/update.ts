@@ -3,6 +3,7 @@ import type { PreparedAttributeWrite } from '../attributes/record-attributes';
 import type { RequestContext } from '../context';
 import type { ApiRecord } from '../declarations';
 import { isStoredField, type FieldModel, type LinkField, type StoredField } from '../definition/model';
+import { isValidId } from '../definition/validate-record';
 import { ApiError, notFound } from '../errors';
 import type { RecordHookEvent } from '../hooks';
 import { currentLinkIds, writeMultipleLink } from '../sql/link-store';
@@ -254,6 +255,8 @@ export async function updateRecord<TRecord extends ApiRecord>(repo: Repository<T
 async function comparableValues(repo: Repository, ctx: RequestContext, update: RecordUpdate): Promise<Map<StoredField, unknown> | undefined> {
   const { model, env } = repo;
   if (!env.database.dialect.writableCte) return undefined;
+  // An id no record can have (a NUL, which PostgreSQL cannot even compare) is the 404 of the usual way.
+  if (!isValidId(update.id)) return undefined;
   if (update.links?.length || update.attributes || update.ifMatch !== undefined || update.body.id !== undefined) return undefined;
   if (ctx.flattenAttributes && model.def.hasAttributes) return undefined;
   if (env.hooks.has('beforeUpdate', model.name) || env.hooks.has('afterUpdate', model.name)) return undefined;
