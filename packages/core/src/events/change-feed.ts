@@ -96,6 +96,11 @@ export class ChangeFeed {
     return () => void this.listeners.delete(listener);
   }
 
+  /** The highest seq written to the log so far, by any process (0 while it is empty). */
+  lastWritten(): Promise<number> {
+    return lastSeq(this.sql);
+  }
+
   /** The committed changes after `seq`, up to the high-water mark (a reconnecting subscriber's replay). */
   async replay(seq: number, limit = BATCH): Promise<StoredChange[]> {
     if (seq >= this.hwm) return [];

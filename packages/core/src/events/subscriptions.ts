@@ -144,7 +144,12 @@ export class Subscriptions {
       else overflowed = true;
     };
     const unlisten = await feed.listen(live);
-    sent = options.after ?? feed.highWaterMark;
+    const mark = feed.highWaterMark;
+    // A Last-Event-ID past every change ever written (a log restored from a backup, an id of
+    // another instance, a made-up number) names no change to resume after: the stream starts
+    // now, as without one, rather than keep back every change until the log reaches that number.
+    const after = options.after !== undefined && options.after > mark && options.after > (await feed.lastWritten()) ? undefined : options.after;
+    sent = after ?? mark;
     // Each heartbeat also asks again (a process that missed a cache event learns of it here).
     const heartbeat = setInterval(() => {
       recheck();

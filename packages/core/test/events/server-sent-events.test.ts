@@ -121,6 +121,23 @@ describe.each(TEST_DBS)('server-sent events on %s', (kind) => {
       expect(seqs).toEqual([...seqs].sort((x, y) => x - y));
       expect(new Set(seqs).size).toBe(seqs.length);
     });
+
+    it('a Last-Event-ID past every change written (a log restored, a made-up id) replays nothing and streams the new changes', async () => {
+      const first = await open(`${base}/events?entityName=Brand`);
+      const b = await brand();
+      const seen = Number((await first.next((e) => data(e).recordId === b)).id);
+      first.close();
+      for (const [i, lastEventId] of [String(seen + 1_000_000), '999999999999999'].entries()) {
+        const again = await open(`${base}/events?entityName=Brand`, { 'Authorization-Token': t.token, 'Last-Event-ID': lastEventId });
+        await again.next(() => false, 200).catch(() => undefined);
+        const code = `ahead ${i}`;
+        await t.patch(`/api/Brand/${b}`, { code }).expect(200);
+        const live = await again.next((e) => data(e).diff.code?.became === code);
+        expect(Number(live.id)).toBeGreaterThan(seen);
+        expect(again.events).toEqual([live]);
+        again.close();
+      }
+    });
   });
 
   /** A brand made by the admin. */
