@@ -28,16 +28,33 @@ export function assertQueryParameterCount(url: string): void {
 /** Names the parser would drop to keep objects' prototypes intact: refused, never silently left out. */
 const PROTOTYPE_KEYS = new Set(Object.getOwnPropertyNames(Object.prototype).concat('prototype'));
 
-/** 400 for a parameter whose name, or a bracket part of it, is a name of `Object.prototype` (`where[0][__proto__]`). */
-function assertNoPrototypeKeys(query: string): void {
+/**
+ * A part of a query string decoded, or undefined when its percent escapes are not UTF-8 (`%FF`,
+ * `%C3` alone). A `%` that starts no escape (`like` with `Prod%` sent unencoded) is itself, as the
+ * parser reads it.
+ */
+function decoded(part: string): string | undefined {
+  try {
+    return decodeURIComponent(part.replaceAll('+', ' ').replace(/%(?![0-9A-Fa-f]{2})/g, '%25'));
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * 400 for a parameter the parser would misread or drop: a name or value whose percent escapes are
+ * not UTF-8 (`%FF`, which the parser keeps as the literal text), text with a NUL
+ * character (which no field, id or name holds, and PostgreSQL cannot compare), and a name, or a
+ * bracket part of it, of `Object.prototype` (`where[0][__proto__]`).
+ */
+function assertReadableParameters(query: string): void {
   for (const pair of query.split('&')) {
     const eq = pair.indexOf('=');
-    let key: string;
-    try {
-      key = decodeURIComponent((eq < 0 ? pair : pair.slice(0, eq)).replaceAll('+', ' '));
-    } catch {
-      continue;
-    }
+    const name = eq < 0 ? pair : pair.slice(0, eq);
+    const key = decoded(name);
+    const value = eq < 0 ? '' : decoded(pair.slice(eq + 1));
+    if (key === undefined || value === undefined) throw bad(`The query parameter ${key ?? name} has percent escapes that are not UTF-8`);
+    if (key.includes('\u0000') || value.includes('\u0000')) throw bad(`The query parameter ${key.replaceAll('\u0000', '\\u0000')} must not contain the NUL character (\\u0000)`);
     const part = key.split(/[[\]]+/).find((p) => PROTOTYPE_KEYS.has(p));
     if (part !== undefined) throw bad(`The query parameter ${key} uses the name '${part}', which no parameter may use`);
   }
@@ -51,7 +68,7 @@ export function parseQueryString(url: string): Record<string, unknown> {
   const at = url.indexOf('?');
   if (at < 0) return {};
   assertQueryParameterCount(url);
-  assertNoPrototypeKeys(url.slice(at + 1));
+  assertReadableParameters(url.slice(at + 1));
   try {
     return qs.parse(url.slice(at + 1), { depth: WHERE_NESTING, strictDepth: true, arrayLimit: 1000, parameterLimit: MAX_QUERY_PARAMETERS, allowPrototypes: false });
   } catch (error) {

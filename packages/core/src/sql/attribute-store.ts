@@ -96,14 +96,16 @@ export class AttributeStore {
 
   /** Live attributes of an entity type named by id or code (all of them when `names` is undefined). */
   async attributes(db: Knex | Knex.Transaction, entityType: string, names?: readonly string[]): Promise<AttributeDef[]> {
-    if (names && names.length === 0) return [];
+    // No id or code holds a NUL, which PostgreSQL cannot even compare (a `where` in JSON form can name one).
+    const wanted = names?.filter((name) => !name.includes('\u0000'));
+    if (wanted && wanted.length === 0) return [];
     const code = this.attribute.field.get('code')?.column as string;
     const qb = db({ a: this.attribute.table })
       .select(this.attributeColumns('a'))
       .where('a.deleted', this.dialect.live as never)
       .andWhere(`a.${this.attribute.field.get('entityType')?.column as string}`, entityType)
       .orderBy('a.id');
-    if (names) qb.andWhere((w) => w.whereIn('a.id', [...names]).orWhereIn(`a.${code}`, [...names]));
+    if (wanted) qb.andWhere((w) => w.whereIn('a.id', wanted).orWhereIn(`a.${code}`, wanted));
     return ((await qb) as Record<string, unknown>[]).map((row) => this.toAttribute(row));
   }
 
