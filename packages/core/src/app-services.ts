@@ -1,5 +1,6 @@
 import type { RoleData } from './auth/access-control';
 import { AccessService } from './auth/access-service';
+import { effectiveFieldRules } from './auth/role-fields';
 import { installAttributeRules } from './attributes/attribute-rules';
 import { AttributeService } from './attributes/service';
 import type { EntityApiOptions } from './app-types';
@@ -63,7 +64,11 @@ export function createAccessService(base: InstanceBase): AccessService {
       collectionOnly: true,
       maxSize: 1000,
     });
-    return (found.list ?? []).map((r) => ({ id: r.id, scopes: (r.scopes ?? {}) as RoleData['scopes'], fields: (r.fields ?? {}) as RoleData['fields'] }));
+    return (found.list ?? []).map((r) => ({
+      id: r.id,
+      scopes: (r.scopes ?? {}) as RoleData['scopes'],
+      fields: effectiveFieldRules((r.fields ?? {}) as RoleData['fields'], base.schema),
+    }));
   }, tokenCacheSeconds(base) * 1000);
 }
 

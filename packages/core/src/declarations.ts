@@ -74,6 +74,13 @@ export interface FieldDefinition extends FieldAttributes {
    * every row (terms of three characters or more; any `startsWith`). Every write updates it.
    */
   searchable?: boolean;
+  /**
+   * Another field of the entity whose field rights in roles hold for this one too: a role that
+   * hides (`read: false`) or locks (`edit: false`) that field hides or locks this one as well,
+   * whatever it says of this one. `@entity-records/multilang` sets it on each language variant
+   * (`nameDeDE` follows `name`).
+   */
+  rightsFrom?: string;
   /** Shown in metadata and OpenAPI. */
   label?: string;
   description?: string;

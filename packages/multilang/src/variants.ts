@@ -28,6 +28,8 @@ function variantOf(name: string, field: FieldDefinition, code: string): FieldDef
     ...rest,
     multilangField: name,
     multilangLocale: code,
+    // A role that hides or locks the field hides or locks it in every language.
+    rightsFrom: name,
     ...(label && { label: `${label} (${code})` }),
     description: `${description ?? label ?? name} in ${code}; when empty, reads in ${code} show the main value.`,
   };

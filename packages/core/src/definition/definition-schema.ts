@@ -32,6 +32,7 @@ const fieldSchema = {
     extensibleEnum: { type: 'string' },
     isMultilang: { type: 'boolean' },
     searchable: { type: 'boolean' },
+    rightsFrom: { type: 'string', pattern: FIELD_NAME },
     label: { type: 'string' },
     description: { type: 'string' },
   },

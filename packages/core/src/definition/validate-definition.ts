@@ -157,8 +157,19 @@ export function validateDefinition(definition: unknown, attributes?: DefinitionA
   }
   const def = definition as EntityDefinition;
   for (const [fieldName, field] of Object.entries(def.fields)) checkField(name, fieldName, field);
+  checkRightsFrom(def);
   checkStorageNames(def);
   checkFunctions(def);
+}
+
+/** `rightsFrom` names another field of the entity, one that follows no other field's rights itself. */
+function checkRightsFrom(def: EntityDefinition): void {
+  for (const [fieldName, field] of Object.entries(def.fields)) {
+    const followed = field.rightsFrom;
+    if (followed === undefined) continue;
+    if (followed === fieldName || !Object.hasOwn(def.fields, followed)) fail(def.name, `rightsFrom '${followed}' must name another field of ${def.name}`, fieldName);
+    if (def.fields[followed].rightsFrom !== undefined) fail(def.name, `rightsFrom '${followed}' names a field that follows the rights of another field itself`, fieldName);
+  }
 }
 
 /** `access` and each of `hooks` are functions (JSON Schema cannot tell). */
