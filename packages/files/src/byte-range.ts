@@ -29,6 +29,19 @@ export function parseRange(header: string | undefined, size: number): ByteRange 
 }
 
 /**
+ * Whether the request's `If-None-Match` names the contents `etag` stands for (`*`, or the tag,
+ * strong or weak: RFC 9110 compares weakly here): the client holds them, and the answer is 304.
+ */
+export function holdsContents(res: Response, etag: string): boolean {
+  const header = res.req.get('if-none-match');
+  if (header === undefined) return false;
+  return header.split(',').some((item) => {
+    const tag = item.trim();
+    return tag === '*' || tag === etag || tag === `W/${etag}`;
+  });
+}
+
+/**
  * The range a download answers for its request: the `Range` header's, unless an `If-Range`
  * names other contents than `etag` (then the whole contents). A range past the end is 416, with
  * a `Content-Range` that gives the size.

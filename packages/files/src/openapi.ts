@@ -109,12 +109,17 @@ export const filesOpenApi: OpenApiFragment = {
         operationId: 'downloadFile',
         tags: ['File'],
         summary: 'The contents of a file, as an attachment, whole or one byte range',
-        parameters: [idParam, ...rangeParameters],
+        parameters: [
+          idParam,
+          ...rangeParameters,
+          { name: 'If-None-Match', in: 'header', required: false, schema: { type: 'string' }, description: 'The `ETag` of contents the client holds: 304 without a body while the file still has them.' },
+        ],
         responses: {
           '200': {
             description: 'The contents, with the recorded Content-Type, a Content-Disposition naming the file, `ETag` (the SHA-256) and `Accept-Ranges: bytes`',
             content: { 'application/octet-stream': { schema: { type: 'string', contentMediaType: 'application/octet-stream' } } },
           },
+          '304': { description: 'The file still has the contents If-None-Match names (no body)', headers: { ETag: { description: 'The SHA-256 of the contents', schema: { type: 'string' } } } },
           ...rangeResponses,
           ...errors,
         },

@@ -1,7 +1,7 @@
 import type { Request, Response, Router } from 'express';
 import { ApiError, claimIdempotency, ConcurrencyLimit, idempotencyKeyOf, idempotent, objectBody, requestContext, sendRecord, toHandler, type ApiRecord, type EntityApi, type RequestContext } from '@entity-records/core';
 import { decodeDataUrl } from './base64';
-import { requestedRange } from './byte-range';
+import { holdsContents, requestedRange } from './byte-range';
 import { parseChunk } from './chunk-input';
 import type { ChunkService } from './chunks';
 import { readStored } from './content';
@@ -137,6 +137,11 @@ export function fileRoutes(parts: FileRoutesParts): (router: Router) => void {
     if (!content) throw new ApiError('CORE_NOT_FOUND', `File '${record.id}' not found`);
     const { size, mimeType } = content;
     const etag = `"${content.hash}"`;
+    if (holdsContents(res, etag)) {
+      // The client's copy is current: the headers a 200 would carry for caches, no bytes.
+      res.status(304).set({ ETag: etag, 'Cache-Control': 'private, no-cache' }).end();
+      return;
+    }
     const range = requestedRange(res, size, etag);
     const stream = await readStored({ storage: files.storage, key: content.storageKey }, range);
     await sendContent(res, { stream, name: String(record.name ?? record.id), mimeType, size, etag, range, disposition: 'attachment' });

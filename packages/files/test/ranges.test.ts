@@ -70,6 +70,17 @@ describe.each(TEST_DBS)('byte ranges of downloads on %s', (kind) => {
       expect(current.body.toString()).toBe('2345');
     });
 
+    it('answers 304 without bytes to an If-None-Match that names its contents (before any Range); another tag gets them', async () => {
+      const tag = `"${file.hash}"`;
+      const cases: Record<string, string>[] = [{ 'If-None-Match': tag }, { 'If-None-Match': `W/${tag}` }, { 'If-None-Match': `"other", ${tag}` }, { 'If-None-Match': '*' }, { 'If-None-Match': tag, Range: 'bytes=2-5' }];
+      for (const headers of cases) {
+        const res = await download(headers);
+        expect({ headers, status: res.status, length: res.body.length, etag: res.headers.etag, cache: res.headers['cache-control'] }).toEqual({ headers, status: 304, length: 0, etag: tag, cache: 'private, no-cache' });
+      }
+      const other = await download({ 'If-None-Match': '"other"' }).expect(200);
+      expect(other.body.toString()).toBe(TEXT);
+    });
+
     it('refuses every range of an empty file with 416', async () => {
       const empty = (await t.post(`${base}/File`, { name: 'empty.txt', fileContents: 'data:text/plain;base64,' }).expect(200)).body;
       expect((await t.get(`${base}/File/${empty.id}/download`).set('Range', 'bytes=0-').expect(416)).headers['content-range']).toBe('bytes */0');
