@@ -146,12 +146,23 @@ function changedValues(change: RecordChange): Map<FieldModel, unknown> {
   return new Map([...values].filter(([field, value]) => !sameValue(field, existing[field.key], value)));
 }
 
+/**
+ * What the link rules judge once link objects are resolved: a multiple link written as an array
+ * may name ids beside objects (`categories: ['id', {code}]`), judged as `categoriesIds` is (the
+ * ids it adds), as a create judges them.
+ */
+function judgedLinks(change: RecordChange): Map<FieldModel, unknown> {
+  if (change.objects.size === 0) return change.linkValues;
+  const resolved = [...change.objects.keys()].map((field): [FieldModel, unknown] => [field, change.values.get(field)]);
+  return new Map([...change.linkValues, ...linksMade(change.existing, resolved)]);
+}
+
 /** The update inside its transaction, with its change logged; false when nothing changed (and nothing was written). */
 async function writeChange(repo: Repository, write: LinkObjectWrite, change: RecordChange): Promise<boolean> {
   const { trx, ctx, after } = write;
   const sql = sqlContext(repo.env, trx);
   await resolveLinkObjects<LinkField>(repo, write, { objects: change.objects, values: change.values });
-  await assertLinks(sql, { ctx, access: change.access, rows: rowRulesOf(repo, ctx) }, change.linkValues);
+  await assertLinks(sql, { ctx, access: change.access, rows: rowRulesOf(repo, ctx) }, judgedLinks(change));
   const changed = changedValues(change);
   const attributes = await change.attributes?.apply?.(trx, change.id, attributeWriteRules(repo, ctx, after));
   if (changed.size === 0 && !attributes?.changed) return false;
