@@ -93,7 +93,7 @@ export class AttributeService implements RecordAttributes {
 
   async listQuery(_ctx: RequestContext, model: EntityModel, params: AttributeListParams): Promise<AttributeListQuery | undefined> {
     if (!model.def.hasAttributes) return undefined;
-    return buildListQuery({ store: this.store, db: this.db }, model, params);
+    return buildListQuery({ store: this.store, db: this.db, dialect: this.options.database.dialect }, model, params);
   }
 
   /** Which format this request reads attributes in, if any. */

@@ -3,6 +3,7 @@ import { attributeKey, type AttributeDef } from '../attributes/attribute-def';
 import type { AttributeCondition, AttributeListParams, AttributeListQuery } from '../attributes/record-attributes';
 import type { EntityModel, FieldModel, ValueType } from '../definition/model';
 import type { AttributeStore } from './attribute-store';
+import type { Dialect } from './dialects/dialect';
 import { STORED_TYPE, VALUE_COLUMN } from './attribute-table';
 import { invalidQuery } from './where-values';
 
@@ -48,13 +49,21 @@ const matches = (a: AttributeDef, name: string) => a.id === name || a.code === n
 interface AttributeSource {
   store: AttributeStore;
   db: Knex;
+  dialect: Dialect;
+}
+
+/** The value of an attribute to sort by: text in code point order (`Dialect.codePointOrder`), as fields. */
+function sortValue({ db, dialect }: AttributeSource, attribute: AttributeDef, alias: string): Knex.Raw {
+  const column = `${alias}.${VALUE_COLUMN[attribute.type]}`;
+  return STORED_TYPE[attribute.type] === 'text' ? db.raw(dialect.codePointOrder('??'), [column]) : db.raw('??', [column]);
 }
 
 /**
  * The attributes a list names, resolved with one query (none when it names none): unknown ones
  * are 400. Each gets one join alias (`av_0`, `av_1`…), never a client string.
  */
-export async function buildListQuery({ store, db }: AttributeSource, model: EntityModel, params: AttributeListParams): Promise<AttributeListQuery | undefined> {
+export async function buildListQuery(source: AttributeSource, model: EntityModel, params: AttributeListParams): Promise<AttributeListQuery | undefined> {
+  const { store, db } = source;
   const inWhere = whereAttributeNames(params.where);
   const listed = params.attributes ?? [];
   const sortName = params.sortBy && !model.byKey.has(params.sortBy) && !model.field.has(params.sortBy) ? params.sortBy : undefined;
@@ -80,6 +89,6 @@ export async function buildListQuery({ store, db }: AttributeSource, model: Enti
     shown: params.allAttributes ? 'all' : shownList.length ? shownList : undefined,
     join: (qb) => joined.forEach((a) => store.joinValue(qb, model, { alias: alias(a), attributeId: a.id })),
     condition,
-    sort: sorted ? db.raw('??', [`${alias(sorted)}.${VALUE_COLUMN[sorted.type]}`]) : undefined,
+    sort: sorted ? sortValue(source, sorted, alias(sorted)) : undefined,
   };
 }

@@ -191,11 +191,19 @@ export function selectStoredColumns(sql: SqlContext, model: EntityModel, fields:
   return db(model.table).select(columns).where(`${model.table}.deleted`, dialect.live as never);
 }
 
-/** The expression to order by for a field (a link sorts by its target's name). */
+/** Field types whose values are text, ordered in code point order on both databases (`Dialect.codePointOrder`). */
+const TEXT_TYPES: ReadonlySet<string> = new Set(['varchar', 'text', 'enum']);
+
+/**
+ * The expression to order by for a field (a link sorts by its target's name), text in code point
+ * order. Not `id`: ids sort along the primary key's index (server-made ids are in the same order
+ * in every collation).
+ */
 export function sortColumn(sql: SqlContext, model: EntityModel, field: FieldModel): Knex.Raw {
-  const { db, schema } = sql;
-  if (field.type === 'link') return nameSql(db, schema.entity(field.target) as EntityModel, linkAlias(field));
-  return db.raw('??', [`${model.table}.${field.column}`]);
+  const { db, schema, dialect } = sql;
+  if (field.type === 'link') return db.raw(dialect.codePointOrder('?'), [nameSql(db, schema.entity(field.target) as EntityModel, linkAlias(field))]);
+  const column = `${model.table}.${field.column}`;
+  return TEXT_TYPES.has(field.type) && field.name !== 'id' ? db.raw(dialect.codePointOrder('??'), [column]) : db.raw('??', [column]);
 }
 
 /** The fields whose values the driver does not answer as API values (booleans, JSON on SQLite). */

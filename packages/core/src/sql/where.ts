@@ -33,13 +33,23 @@ function requireTypes(field: FieldModel, item: WhereItem, types: Set<string>): v
 const scalar = (field: FieldModel, item: WhereItem, ctx: WhereContext) =>
   ctx.dialect.toDb(field.type, coerceScalar(field, item.value));
 
+/**
+ * `column op value`; text compares in code point order on both databases, as it sorts
+ * (`Dialect.codePointOrder`, `sortColumn`): `id` as its index orders it.
+ */
+function ordered(qb: Builder, { field, ctx }: { field: FieldModel; ctx: WhereContext }, [op, value]: [string, unknown]): void {
+  if (STRING_TYPES.has(field.type) && field.name !== 'id') qb.whereRaw(`${ctx.dialect.codePointOrder('??')} ${op} ?`, [col(ctx, field), value as never]);
+  else qb.where(col(ctx, field), op, value as never);
+}
+
 function compare(op: string): Apply {
   return ({ qb, field, item, ctx }) => {
     requireTypes(field, item, op === '=' || op === '<>' ? SCALAR_TYPES : ORDERED_TYPES);
     if (item.value === undefined || item.value === null) throw invalidQuery(`Operator '${item.type}' needs a value`);
     const value = scalar(field, item, ctx);
     if (op === '<>') qb.where((w) => w.where(col(ctx, field), '<>', value as never).orWhereNull(col(ctx, field)));
-    else qb.where(col(ctx, field), op, value as never);
+    else if (op === '=') qb.where(col(ctx, field), op, value as never);
+    else ordered(qb, { field, ctx }, [op, value]);
   };
 }
 
@@ -123,7 +133,8 @@ const OPERATORS: Readonly<Record<string, Apply>> = {
     const pair = asList(item.value);
     if (pair.length !== 2) throw invalidQuery(`Operator 'between' needs a value of two items`);
     const [a, b] = pair.map((v) => ctx.dialect.toDb(field.type, coerceScalar(field, v)));
-    qb.where(col(ctx, field), '>=', a as never).where(col(ctx, field), '<=', b as never);
+    ordered(qb, { field, ctx }, ['>=', a]);
+    ordered(qb, { field, ctx }, ['<=', b]);
   },
   in: inList(false),
   notIn: inList(true),

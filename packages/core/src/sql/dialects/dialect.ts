@@ -156,6 +156,12 @@ export interface Dialect {
    * escaping the next character (`not`: the rows that do not match).
    */
   likeSql(column: string, not: boolean): string;
+  /**
+   * SQL of a text `expression` as it sorts and compares (`order by`, `<`, `between`): in code
+   * point order on both databases, as SQLite's BINARY collation orders, whatever the locale a
+   * PostgreSQL database was made with ("Banana" before "apple", "Ä" after "z").
+   */
+  codePointOrder(expression: string): string;
   /** The index schema sync gives a `searchable` field, in a form likeSql can use; none when the database has none worth it. */
   readonly searchIndex?: SearchIndex;
   /** Column type for a field type that knex has no portable builder for. */

@@ -157,6 +157,12 @@ export const postgresDialect: Dialect = {
     return `lower(${column}) ${not ? 'not ' : ''}like lower(?)`;
   },
 
+  // "C" orders by bytes, which in UTF-8 is code point order: the order SQLite has. A database made
+  // with a language locale (en_US.UTF-8, ICU) would otherwise sort "apple" before "Banana".
+  codePointOrder(expression) {
+    return `${expression} collate "C"`;
+  },
+
   // Trigrams serve contains, startsWith, endsWith and like patterns with three characters or
   // more between wildcards (and any prefix); shorter ones read every row, as without the index.
   searchIndex: {

@@ -134,6 +134,11 @@ export const sqliteDialect: Dialect = {
     return `${UNICODE_LOWER}(${column}) ${not ? 'not ' : ''}like ${UNICODE_LOWER}(?) escape '\\'`;
   },
 
+  // BINARY, SQLite's collation of every column: byte order of UTF-8, which is code point order.
+  codePointOrder(expression) {
+    return expression;
+  },
+
   // A transaction takes the write lock when it begins (sqlite-client.ts): it already excludes
   // every other writer, of this process and of others.
   async lock() {},
