@@ -11,7 +11,7 @@ export const SharingEntity = defineEntity({
     name: { type: 'varchar', maxLength: 255 },
     file: { type: 'link', entity: 'File', required: true },
     active: { type: 'bool', default: true, description: 'An inactive sharing answers 404.' },
-    available: { type: 'bool', computed: true, description: 'As of the answer: active, not expired, not used up, and the file not deleted.' },
+    available: { type: 'bool', computed: true, description: 'As of the answer: active, not expired, not used up, the file not deleted, and the user who made it active.' },
     link: { type: 'text', computed: true, description: '{publicUrl}/sharings/{id}.{ext}: the file as an attachment.' },
     viewLink: { type: 'text', computed: true, description: 'link?view=1: the file shown inline.' },
     filePathsData: { type: 'jsonObject', computed: true, description: '`{download, thumbnails: {small, medium, large}}` of the file (each thumbnail a URL or null).' },

@@ -53,6 +53,29 @@ describe.each(TEST_DBS)('share links as secrets on %s', (kind) => {
       await t.del(`${base}/User/${sharer.user.id}`).expect(200);
       await publicGet(path).expect(404);
     });
+
+    it('says available: false while the user who made it is deactivated or deleted, as the link answers 404', async () => {
+      const sharer = await userWithRole(t, { scopes: { File: { create: true, read: 'own', edit: 'own', delete: 'no' }, Sharing: { create: true, read: 'own', edit: 'own', delete: 'own' } } });
+      const file = (await sharer.post(`${base}/File`, { name: `maker-${g}.txt`, fileContents: dataUrl('maker', 'text/plain') }).expect(200)).body;
+      const share = (await sharer.post(`${base}/Sharing`, { fileId: file.id }).expect(200)).body;
+      const other = (await t.post(`${base}/Sharing`, { fileId: file.id }).expect(200)).body;
+      const available = async () => {
+        const one = (await t.get(`${base}/Sharing/${share.id}`).expect(200)).body.available;
+        const selected = (await t.get(`${base}/Sharing?select=available&where[0][type]=in&where[0][attribute]=id&where[0][value][]=${share.id}&where[0][value][]=${other.id}`).expect(200)).body.list;
+        const byId = Object.fromEntries(selected.map((r: { id: string; available: boolean }) => [r.id, r.available]));
+        expect(byId[other.id]).toBe(true);
+        expect(byId[share.id]).toBe(one);
+        return one;
+      };
+      expect(await available()).toBe(true);
+      await t.patch(`${base}/User/${sharer.user.id}`, { isActive: false }).expect(200);
+      await publicGet(new URL(share.link).pathname).expect(404);
+      expect(await available()).toBe(false);
+      await t.patch(`${base}/User/${sharer.user.id}`, { isActive: true }).expect(200);
+      expect(await available()).toBe(true);
+      await t.del(`${base}/User/${sharer.user.id}`).expect(200);
+      expect(await available()).toBe(false);
+    });
   });
 
   it('sends Referrer-Policy: no-referrer and X-Content-Type-Options: nosniff with every public answer', async () => {
