@@ -1,3 +1,4 @@
+import { ADMIN_ONLY } from '../auth/access-control';
 import { generationOf } from '../generations';
 import type { RequestContext } from '../context';
 import type { ApiRecord } from '../declarations';
@@ -87,6 +88,8 @@ function checkTypeOptions(c: Checked, schema: SchemaModel): void {
   if (!ENUM_TYPES.has(type as string) && hasOptions) issue('options', 'not_allowed', 'is for enum and multiEnum attributes');
   const linkEntity = c.value('linkEntity');
   if (LINK_TYPES.has(type as string) && (typeof linkEntity !== 'string' || !schema.entity(linkEntity))) issue('linkEntity', 'invalid_entity', 'must name an entity type');
+  // Their records are for admins only: a link attribute would show their names to every reader of the record.
+  else if (LINK_TYPES.has(type as string) && ADMIN_ONLY.has(linkEntity as string)) issue('linkEntity', 'invalid_entity', `must not name ${String(linkEntity)}, which only admins may see`);
   if (!LINK_TYPES.has(type as string) && linkEntity) issue('linkEntity', 'not_allowed', 'is for link and linkMultiple attributes');
   if (c.value('measureId') && !UNIT_TYPES.has(type as string)) issue('measureId', 'not_allowed', 'is for int and float attributes');
   if (c.value('isMultilang') === true && !MULTILANG_TYPES.has(type as never)) issue('isMultilang', 'not_allowed', 'is for varchar and text attributes');
