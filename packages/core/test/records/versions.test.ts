@@ -156,6 +156,38 @@ describe.each(TEST_DBS)('record versions on %s', (kind) => {
       await t.get(`${base}/Product/nothing-here`).set('If-None-Match', '*').expect(404);
     });
 
+    it('refuses a write whose If-None-Match names the current version or * (412, nothing written, nothing logged); another version writes', async () => {
+      const created = await t.post(`${base}/Product`, { name: 'Not again', price: 1 }).expect(200);
+      const id = created.body.id;
+      const v1 = etag(created);
+      const category = (await t.post(`${base}/Category`, { name: 'None match', code: `none-match-${base.length}` }).expect(200)).body.id;
+      const writes: [string, () => ReturnType<TestApi['get']>][] = [
+        ['patch', () => t.patch(`${base}/Product/${id}`, { price: 2 })],
+        ['put', () => t.put(`${base}/Product/${id}`, { price: 2 })],
+        ['link', () => t.post(`${base}/Product/${id}/categories`, { id: category })],
+        ['unlink', () => t.del(`${base}/Product/${id}/categories?id=${category}`)],
+        ['delete', () => t.del(`${base}/Product/${id}`)],
+        ['delete permanently', () => t.del(`${base}/Product/${id}`).set('permanently', 'true')],
+      ];
+      for (const ifNoneMatch of [v1, `W/${v1}`, `"999999", ${v1}`, '*']) {
+        for (const [name, write] of writes) {
+          const res = await write().set('If-None-Match', ifNoneMatch);
+          expect({ name, ifNoneMatch, status: res.status, code: res.body.error?.code }).toEqual({ name, ifNoneMatch, status: 412, code: 'CORE_PRECONDITION_FAILED' });
+        }
+      }
+      const now = await t.get(`${base}/Product/${id}`).expect(200);
+      expect(now.body).toMatchObject({ price: 1, categoriesIds: [] });
+      expect(etag(now)).toBe(v1);
+      expect((await t.get(`/api/v1/Product/${id}/stream`).expect(200)).body.total).toBe(1);
+      // another version than the current one: the write is made
+      const updated = await t[update](`${base}/Product/${id}`, { price: 3 }).set('If-None-Match', '"999999"').expect(200);
+      expect(etag(updated)).not.toBe(v1);
+      await t.post(`${base}/Product/${id}/categories`, { id: category }).set('If-None-Match', v1).expect(200);
+      await t.del(`${base}/Product/${id}`).set('If-None-Match', v1).expect(200, 'true');
+      // a record the caller cannot see is left to the write: 404 as without the header
+      await t.patch(`${base}/Product/nothing-here`, { price: 1 }).set('If-None-Match', '*').expect(404);
+    });
+
     it('judges the caller’s rights before If-Match: no right is 403 whatever the version', async () => {
       const reader = await userWithRole(t, { scopes: { Product: { read: 'all', edit: 'no', delete: 'no' } } });
       const created = await t.post(`${base}/Product`, { name: 'Not yours' }).expect(200);
