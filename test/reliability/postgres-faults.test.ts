@@ -1,6 +1,6 @@
 import knex, { type Knex } from 'knex';
 import request from 'supertest';
-import { GENERATIONS, startTestApi, type TestApi } from '../support/api';
+import { ADMIN, GENERATIONS, startTestApi, type TestApi } from '../support/api';
 import { createEntityApi, systemContext, type EntityApi } from '@entity-records/core';
 import { createTestDatabase, TEST_DBS, type TestDatabase } from '../support/databases';
 import { testEntities } from '../support/fixtures';
@@ -199,6 +199,41 @@ describePg('PostgreSQL faults', () => {
       await t.post('/api/Brand', { name: 'after the kill' }).expect(200);
       const names = (await t.get('/api/Brand?select=name').expect(200)).body.list.map((b: { name: string }) => b.name);
       expect(names).toEqual(expect.arrayContaining(['before the kill', 'after the kill']));
+    });
+  });
+
+  describe('a database that refuses new connections', () => {
+    let t: TestApi;
+    beforeAll(async () => {
+      t = await startTestApi('postgres', { entities: testEntities, poolSize: 2 });
+    });
+    afterAll(() => t.close());
+
+    it('answers 503 with Retry-After on every route while connections are refused (ALLOW_CONNECTIONS false), and recovers by itself', async () => {
+      await t.post('/api/Brand', { name: 'before the refusal' }).expect(200);
+      const name = new URL(t.db.url).pathname.slice(1);
+      await admin.raw('alter database ?? allow_connections false', [name]);
+      try {
+        await admin.raw('select count(pg_terminate_backend(pid))::int as n from pg_stat_activity where datname = ?', [name]);
+        // The first request may still meet a connection the database ended; the later ones open new ones, which it refuses.
+        for (let i = 0; i < 3; i++) {
+          for (const [, base] of GENERATIONS) {
+            expect503(await t.get(`${base}/Brand`), 'CORE_DATABASE_UNAVAILABLE');
+            expect503(await t.post(`${base}/Brand`, { name: `refused ${i} ${base}` }), 'CORE_DATABASE_UNAVAILABLE');
+          }
+        }
+        expect503(await request(t.app).get('/api/userSession').auth(ADMIN.userName, ADMIN.password).set('Authorization-Token-Only', 'true'), 'CORE_DATABASE_UNAVAILABLE');
+      } finally {
+        await admin.raw('alter database ?? allow_connections true', [name]);
+      }
+      let status = 0;
+      for (let i = 0; i < 40 && status !== 200; i++) {
+        status = (await t.get('/api/Brand')).status;
+        if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(status).toBe(200);
+      const names = (await t.get('/api/Brand?select=name').expect(200)).body.list.map((b: { name: string }) => b.name);
+      expect(names).toEqual(['before the refusal']);
     });
   });
 });

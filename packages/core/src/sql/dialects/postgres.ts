@@ -32,6 +32,15 @@ const STATEMENT_TIMEOUT_STATE = '57014';
  */
 const UNAVAILABLE_STATES = new Set(['57P01', '57P02', '57P03', '57P04', '53300', '08000', '08001', '08003', '08006', '3D000']);
 
+/**
+ * A new connection to a database that accepts none now (`ALTER DATABASE … ALLOW_CONNECTIONS
+ * false`, as during maintenance): object_not_in_prerequisite_state, raised by the check of the
+ * database at connect time. That state means other things elsewhere, hence the routine too (its
+ * name is not translated, unlike the message).
+ */
+const isRefusedConnection = (error: unknown): boolean =>
+  (error as { code?: unknown }).code === '55000' && (error as { routine?: unknown }).routine === 'CheckMyDatabase';
+
 /** Column types PostgreSQL names its own way; the others are those both databases share. */
 const POSTGRES_COLUMN_TYPES: ReadonlyMap<FieldType, string> = new Map([
   ['float', 'double precision'],
@@ -261,7 +270,7 @@ export const postgresDialect: Dialect = {
       const { constraint = '', table } = error as { constraint?: string; table?: string };
       return uniqueViolation(context, { key: constraint, table }, error);
     }
-    if (UNAVAILABLE_STATES.has(code)) return databaseUnavailable(error);
+    if (UNAVAILABLE_STATES.has(code) || isRefusedConnection(error)) return databaseUnavailable(error);
     if (code === STATEMENT_TIMEOUT_STATE) return statementTimedOut(error);
     return undefined;
   },
