@@ -88,10 +88,11 @@ describe('the address classifier', () => {
     '127.0.0.1', '127.255.255.254', '0.0.0.0', '10.0.0.1', '172.16.0.1', '172.31.255.255', '192.168.1.1', '169.254.169.254',
     '100.64.0.1', '224.0.0.251', '239.255.255.250', '255.255.255.255', '240.0.0.1', '::', '::1', 'fe80::1', 'fe80::1%eth0', 'fc00::1',
     'fd12:3456::1', 'ff02::1', '::ffff:127.0.0.1', '::ffff:10.0.0.1', '::ffff:7f00:1', '::ffff:a9fe:a9fe', '64:ff9b::a00:1',
+    '::ffff:0:7f00:1', '::ffff:0:127.0.0.1', '64:ff9b:1::7f00:1', '64:ff9b:1:abcd::a00:1',
     '2002:c0a8:101::1', '::127.0.0.1', 'not-an-address',
   ])('refuses %s', (address) => expect(isForbiddenAddress(address)).toBe(true));
 
-  it.each(['8.8.8.8', '1.1.1.1', '172.32.0.1', '100.128.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8', '2002:808:808::1'])('allows %s', (address) =>
+  it.each(['8.8.8.8', '1.1.1.1', '172.32.0.1', '100.128.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8', '2002:808:808::1', '::ffff:0:808:808'])('allows %s', (address) =>
     expect(isForbiddenAddress(address)).toBe(false),
   );
 });
@@ -130,6 +131,7 @@ describe.each(TEST_DBS)('URL uploads on %s', (kind) => {
         `http://127.0.0.1:${p}/file.txt`, `http://localhost:${p}/file.txt`, `http://[::1]:${p}/file.txt`, `http://127.0.0.2:${p}/file.txt`,
         `http://0.0.0.0:${p}/file.txt`, `http://2130706433:${p}/file.txt`, `http://0x7f.1:${p}/file.txt`, `http://0x7f000001:${p}/file.txt`,
         `http://017700000001:${p}/file.txt`, `http://127.1:${p}/file.txt`, `http://[::ffff:127.0.0.1]:${p}/file.txt`, `http://[::ffff:7f00:1]:${p}/file.txt`,
+        `http://[::ffff:0:7f00:1]:${p}/file.txt`,
         `http://[0:0:0:0:0:0:0:1]:${p}/file.txt`, `http://LOCALHOST.:${p}/file.txt`,
       ];
       const before = server.hits.length;

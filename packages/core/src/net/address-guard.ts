@@ -55,12 +55,14 @@ const inV4 = (value: number, [base, bits]: [string, number]) =>
 const inV6 = (value: bigint, [base, bits]: [string, number]) =>
   value >> BigInt(128 - bits) === ipv6ToBigInt(base) >> BigInt(128 - bits);
 
-/** An IPv4 address carried inside an IPv6 one: mapped, compatible, NAT64 or 6to4. */
+/** An IPv4 address carried inside an IPv6 one: mapped, translated, compatible, NAT64 or 6to4. */
 function embeddedIpv4(value: bigint): number | undefined {
   const low32 = Number(value & 0xffffffffn);
   if (value >> 32n === 0xffffn) return low32; // ::ffff:a.b.c.d
+  if (value >> 32n === 0xffff0000n) return low32; // ::ffff:0:a.b.c.d ("translated", SIIT)
   if (value >> 32n === 0n) return low32; // ::a.b.c.d (deprecated "compatible" form)
   if (value >> 32n === ipv6ToBigInt('64:ff9b::') >> 32n) return low32; // NAT64
+  if (value >> 80n === ipv6ToBigInt('64:ff9b:1::') >> 80n) return low32; // NAT64 for local use (/48)
   if (value >> 112n === 0x2002n) return Number((value >> 80n) & 0xffffffffn); // 6to4
   return undefined;
 }
