@@ -1,7 +1,7 @@
 import type { RequestContext } from '../context';
 import { isValidId } from '../definition/validate-record';
 import { notFound } from '../errors';
-import { lastChangeAt } from '../sql/change-store';
+import { lastRecordChange } from '../sql/change-store';
 import { listenedAt, startListening } from '../sql/listening-store';
 import { visibleRecord } from '../records/read';
 import type { Repository } from '../records/repository';
@@ -12,10 +12,15 @@ export const LISTENING_MS = 8 * 60 * 60 * 1000;
 /** Unix seconds of a `YYYY-MM-DD HH:MM:SS` (UTC) time. */
 export const unixSeconds = (dateTime: string): number => Math.floor(Date.parse(`${dateTime.replace(' ', 'T')}Z`) / 1000);
 
-/** When a record last changed, in Unix seconds: its last logged change, else its `modifiedAt`. */
+/**
+ * When a record last changed, in Unix seconds: its last logged change, else its `modifiedAt`. The
+ * log keeps whole seconds, so the n-th change within one second adds (n - 1) ms: the timestamp
+ * moves after every write (CONTRACT §16), also after several within one second, and stays within
+ * that second.
+ */
 async function changedAt(repo: Repository, id: string): Promise<number | undefined> {
-  const logged = await lastChangeAt(repo.sql, { entityType: repo.model.name, recordId: id });
-  if (logged) return unixSeconds(logged);
+  const logged = await lastRecordChange(repo.sql, { entityType: repo.model.name, recordId: id });
+  if (logged) return unixSeconds(logged.at) + Math.min(logged.inSecond - 1, 999) / 1000;
   const stored = await repo.readStored(id, ['modifiedAt']);
   return typeof stored?.modifiedAt === 'string' ? unixSeconds(stored.modifiedAt) : undefined;
 }

@@ -49,7 +49,7 @@ export const EVENT_SCHEMAS = {
     type: 'object',
     required: ['timestamp', 'endpoint'],
     properties: {
-      timestamp: { type: 'integer', description: 'Unix seconds of the record\'s last change.' },
+      timestamp: { type: 'number', description: 'Unix seconds of the record\'s last change; the n-th change within one second adds n - 1 ms, so it moves after every write.' },
       endpoint: { type: 'string', description: '`listening/entity/{Entity}/{id}.json`, relative to the public URL; needs no token.' },
     },
   },
@@ -184,7 +184,7 @@ export function publicChangePaths(): Record<string, PathItem> {
           { name: 'id', in: 'path', required: true, schema: { type: 'string' } },
         ],
         responses: {
-          '200': ok('Unix seconds of the record\'s last change', { type: 'object', required: ['timestamp'], properties: { timestamp: { type: 'integer' } } }),
+          '200': ok('Unix seconds of the record\'s last change', { type: 'object', required: ['timestamp'], properties: { timestamp: { type: 'number' } } }),
           '404': { $ref: '#/components/responses/NotFound' },
         },
       },

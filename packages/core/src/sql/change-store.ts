@@ -413,11 +413,22 @@ export async function lastSeq(sql: SqlContext): Promise<number> {
   return Number(row?.seq ?? 0);
 }
 
-/** When the last change was made: of one record, or of anything; undefined without one. */
-export async function lastChangeAt(sql: SqlContext, of: { entityType?: string; recordId?: string } = {}): Promise<string | undefined> {
-  const qb = sql.db(CHANGE_TABLE.name).select('created_at').orderBy('seq', 'desc').limit(1);
-  if (of.entityType !== undefined) qb.where({ entity_type: of.entityType, record_id: of.recordId });
-  const row = (await qb)[0] as { created_at?: string } | undefined;
+/**
+ * When a record last changed (`YYYY-MM-DD HH:MM:SS`) and how many of its changes were made in that
+ * same second (at least 1), or undefined when none is logged.
+ */
+export async function lastRecordChange(sql: SqlContext, of: { entityType: string; recordId: string }): Promise<{ at: string; inSecond: number } | undefined> {
+  const key = { entity_type: of.entityType, record_id: of.recordId };
+  const last = sql.db(CHANGE_TABLE.name).select('created_at').where(key).orderBy('seq', 'desc').limit(1);
+  const row = (await sql.db(CHANGE_TABLE.name).select('created_at').count({ n: '*' }).where(key).whereIn('created_at', last).groupBy('created_at'))[0] as
+    | { created_at: string; n: number | string }
+    | undefined;
+  return row && { at: row.created_at, inSecond: Number(row.n) };
+}
+
+/** When the last change of anything was made; undefined without one. */
+export async function lastChangeAt(sql: SqlContext): Promise<string | undefined> {
+  const row = (await sql.db(CHANGE_TABLE.name).select('created_at').orderBy('seq', 'desc').limit(1))[0] as { created_at?: string } | undefined;
   return row?.created_at;
 }
 

@@ -40,13 +40,28 @@ describe.each(TEST_DBS)('listening on %s', (kind) => {
       ];
       for (const write of writes) {
         await backdateChanges(id);
-        expect((await publicGet(started.body.endpoint).expect(200)).body).toEqual({ timestamp: LONG_AGO_UNIX });
+        // every change of the record now seems made in that one second: the ms count them
+        expect(Math.floor((await publicGet(started.body.endpoint).expect(200)).body.timestamp)).toBe(LONG_AGO_UNIX);
         await write();
         const { timestamp } = (await publicGet(started.body.endpoint).expect(200)).body;
         expect(typeof timestamp).toBe('number');
         expect(timestamp).toBeGreaterThanOrEqual(before);
         expect(timestamp).toBeLessThanOrEqual(Math.ceil(Date.now() / 1000));
       }
+    });
+
+    it('moves after each of several writes made within one second, and stays within the second of the last', async () => {
+      const id = await product();
+      const { endpoint } = (await t.post(`${base}/startEntityListening`, { entityName: 'Product', entityId: id }).expect(200)).body;
+      const seen = [(await publicGet(endpoint).expect(200)).body.timestamp as number];
+      for (const price of [1, 2, 3, 4]) {
+        await t.patch(`${base}/Product/${id}`, { price }).expect(200);
+        seen.push((await publicGet(endpoint).expect(200)).body.timestamp);
+      }
+      for (let i = 1; i < seen.length; i++) expect(seen[i]).toBeGreaterThan(seen[i - 1]);
+      const last = seen[seen.length - 1];
+      const logged = await t.api.database.knex('record_change').where({ record_id: id }).orderBy('seq', 'desc').first('created_at');
+      expect(Math.floor(last)).toBe(Date.parse(`${logged.created_at.replace(' ', 'T')}Z`) / 1000);
     });
 
     it('answers 404 for a record nobody listens to, and once the last listening is older than eight hours', async () => {
