@@ -3,6 +3,7 @@ import { languageSuffix, type AttributeDef, type LoadedValue, type StoredValue }
 import type { AttributeType } from '../attributes/entities';
 import type { FieldType } from '../declarations';
 import type { EntityModel, SchemaModel } from '../definition/normalize';
+import { chunks } from '../util/chunks';
 import { uuidv7 } from '../util/uuid';
 import { STORED_TYPE, VALUE_COLUMN, VALUE_COLUMNS, valueTableName } from './attribute-table';
 import type { Database } from './database';
@@ -94,18 +95,28 @@ export class AttributeStore {
     };
   }
 
-  /** Live attributes of an entity type named by id or code (all of them when `names` is undefined). */
+  /**
+   * Live attributes of an entity type named by id or code (all of them when `names` is undefined),
+   * in id order. Any number of names: past a thousand they are looked up a thousand at a time
+   * (each part in id order), within the parameters a statement may bind.
+   */
   async attributes(db: Knex | Knex.Transaction, entityType: string, names?: readonly string[]): Promise<AttributeDef[]> {
+    if (!names) return this.attributesNamed(db, entityType);
     // No id or code holds a NUL, which PostgreSQL cannot even compare (a `where` in JSON form can name one).
-    const wanted = names?.filter((name) => !name.includes('\u0000'));
-    if (wanted && wanted.length === 0) return [];
+    const wanted = [...new Set(names)].filter((name) => !name.includes('\u0000'));
+    const found = new Map<string, AttributeDef>();
+    for (const part of chunks(wanted, 1000)) for (const attribute of await this.attributesNamed(db, entityType, part)) found.set(attribute.id, attribute);
+    return [...found.values()];
+  }
+
+  private async attributesNamed(db: Knex | Knex.Transaction, entityType: string, names?: readonly string[]): Promise<AttributeDef[]> {
     const code = this.attribute.field.get('code')?.column as string;
     const qb = db({ a: this.attribute.table })
       .select(this.attributeColumns('a'))
       .where('a.deleted', this.dialect.live as never)
       .andWhere(`a.${this.attribute.field.get('entityType')?.column as string}`, entityType)
       .orderBy('a.id');
-    if (wanted) qb.andWhere((w) => w.whereIn('a.id', wanted).orWhereIn(`a.${code}`, wanted));
+    if (names) qb.andWhere((w) => w.whereIn('a.id', [...names]).orWhereIn(`a.${code}`, [...names]));
     return ((await qb) as Record<string, unknown>[]).map((row) => this.toAttribute(row));
   }
 
