@@ -91,7 +91,9 @@ function checkTypeOptions(c: Checked, schema: SchemaModel): void {
   // Their records are for admins only: a link attribute would show their names to every reader of the record.
   else if (LINK_TYPES.has(type as string) && ADMIN_ONLY.has(linkEntity as string)) issue('linkEntity', 'invalid_entity', `must not name ${String(linkEntity)}, which only admins may see`);
   if (!LINK_TYPES.has(type as string) && linkEntity) issue('linkEntity', 'not_allowed', 'is for link and linkMultiple attributes');
+  // A measure may come as measureId or as a link object (`measure: {code}`), found or created later.
   if (c.value('measureId') && !UNIT_TYPES.has(type as string)) issue('measureId', 'not_allowed', 'is for int and float attributes');
+  else if ((c.value('measure') ?? null) !== null && !UNIT_TYPES.has(type as string)) issue('measure', 'not_allowed', 'is for int and float attributes');
   if (c.value('isMultilang') === true && !MULTILANG_TYPES.has(type as never)) issue('isMultilang', 'not_allowed', 'is for varchar and text attributes');
   for (const bound of ['min', 'max']) if (c.value(bound) !== null && c.value(bound) !== undefined && !UNIT_TYPES.has(type as string)) issue(bound, 'not_allowed', 'is for int and float attributes');
   const [min, max] = [c.value('min'), c.value('max')];
@@ -113,6 +115,11 @@ export function checkAttribute({ schema, languages }: AttributeRules, { ctx, dat
   if (existing) {
     for (const key of FIXED) {
       if (c.sent(key) && (data[key] ?? null) !== (existing[key] ?? null)) c.issues.push({ path: [key], code: 'read_only', message: `${key} cannot be changed once the attribute exists` });
+    }
+    // The measure named by its link: `null`, or an object to find or create (any object, as it is
+    // resolved only later in the write), changes it as measureId would.
+    if (c.sent('measure') && (data.measure !== null || (existing.measureId ?? null) !== null)) {
+      c.issues.push({ path: ['measure'], code: 'read_only', message: 'measure cannot be changed once the attribute exists' });
     }
   }
   const keyed = !existing || c.sent('code');

@@ -155,6 +155,34 @@ describe.each(TEST_DBS)('Attribute, Measure and Unit on %s', (kind) => {
       expect(updated.body).toMatchObject({ name: 'Renamed', type: 'float', measureId, isRequired: false, isMultilang: false });
     });
 
+    it('keeps the measure also when it is named by its link (null or an object to find or create), on every write', async () => {
+      const other = unique('volume');
+      const id = await createAttribute(t, { code: unique('fixedMeasure'), type: 'float', measureId });
+      const refused = (res: { status: number; body: { error?: { code: string; details: { issues: { path: unknown[]; code: string }[] } } } }) => {
+        expect(res.status).toBe(400);
+        expect(issueCodes(res.body as never)).toContainEqual(['measure', 'read_only']);
+      };
+      for (const measure of [null, { code: other, name: 'Volume' }]) {
+        refused(await t.patch(`${base}/Attribute/${id}`, { measure }));
+        refused(await t.put(`${base}/Attribute/${id}`, { measure }));
+        const mass = await t.post(`${base}/entityMassUpdate`, { entityName: 'Attribute', ids: [id], values: { measure } }).expect(200);
+        expect(mass.body).toMatchObject({ updated: 0, errors: [{ id, code: 'CORE_VALIDATION_FAILED' }] });
+        const upsert = await t.post(`${base}/upsert`, [{ entity: 'Attribute', payload: { id, measure } }]).expect(200);
+        expect(upsert.body[0]).toMatchObject({ status: 'Failed', stored: false });
+        expect(upsert.body[0].message).toContain('measure cannot be changed');
+      }
+      expect((await t.get(`${base}/Attribute/${id}`).expect(200)).body.measureId).toBe(measureId);
+      // no measure was made for the refused objects
+      expect((await t.get(`${base}/Measure?where[0][type]=equals&where[0][attribute]=code&where[0][value]=${other}`).expect(200)).body.total).toBe(0);
+      // an attribute without a unit takes no measure, however it is named; on create a link object is fine
+      const varchar = await t.post(`${base}/Attribute`, { code: unique('noMeasure'), type: 'varchar', entityType: 'Product', measure: { code: 'mass' } }).expect(400);
+      expect(issueCodes(varchar.body)).toEqual([['measure', 'not_allowed']]);
+      const found = await t.post(`${base}/Attribute`, { code: unique('byObject'), type: 'int', entityType: 'Product', measure: { code: 'mass' } }).expect(200);
+      expect(found.body.measureId).toBe(measureId);
+      const without = await createAttribute(t, { code: unique('noMeasureYet'), type: 'int' });
+      await t.patch(`${base}/Attribute/${without}`, { measure: null }).expect(200);
+    });
+
     it('manages measures and units through the ordinary record routes, with roles', async () => {
       const code = unique('length');
       const measure = (await t.post(`${base}/Measure`, { name: 'Length', code }).expect(200)).body;
