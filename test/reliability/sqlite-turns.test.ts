@@ -77,6 +77,16 @@ describeSqlite('long work on SQLite', () => {
     expect(longestWork(await loopBlocks(server))).toBeLessThan(MAX_HELD_CPU_MS);
   });
 
+  it('leaves GET /health answering during an entityRestore of 10,000 ids (one transaction each)', async () => {
+    const restore = server.call('POST', '/api/entityRestore', { entityName: 'Product', ids: Array.from({ length: 10_000 }, (_, i) => `none-${i}`) });
+    const { polls } = await pollHealth(server, restore);
+    const res = await restore;
+    expect(res.status).toBe(200);
+    expect(res.body.errors).toHaveLength(10_000);
+    expect(polls).toBeGreaterThan(3);
+    expect(longestWork(await loopBlocks(server))).toBeLessThan(MAX_HELD_CPU_MS);
+  });
+
   it('leaves GET /health answering while an upsertAsync job with link objects runs', async () => {
     const { jobId } = (await server.call('POST', '/api/upsertAsync', items('async', 400))).body;
     let status = 'Pending';

@@ -4,6 +4,7 @@ import { insertChanges } from '../sql/change-store';
 import { findAnyRow, modifiedColumns, restoreRow } from '../sql/record-store';
 import { sqlContext } from '../sql/sql-context';
 import { inTransaction } from '../sql/transaction';
+import { eventLoopTurns } from '../util/event-loop';
 import type { Repository, RestoreResult } from './repository';
 import { changeOf, ownershipOf } from './changes';
 import { rowFilter } from './row-rules';
@@ -19,7 +20,10 @@ export async function restoreRecords(repo: Repository, ctx: RequestContext, ids:
   const owner = scope.delete === 'own' ? { userId: ctx.user?.id ?? '' } : undefined;
   const within = await rowFilter(repo, ctx);
   const result: RestoreResult = { restored: 0, errors: [] };
+  // One transaction per record: on SQLite a long list of them would keep every other request waiting.
+  const turn = eventLoopTurns();
   for (const id of ids.map(String)) {
+    await turn();
     try {
       const restored = await repo.translated(() =>
         inTransaction(repo.env.database, async (trx) => {
