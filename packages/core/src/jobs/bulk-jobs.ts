@@ -3,6 +3,7 @@ import { ApiError } from '../errors';
 import { linkNamed, type LinkDelta } from '../records/link-delta';
 import type { Repository } from '../records/repository';
 import { publicResult, upsertItems } from '../records/upsert/upsert';
+import { derivedUuidv7 } from '../util/uuid';
 import { JobInterrupted, type JobHandler } from './job-service';
 
 type Lookup = (entity: string) => Repository | undefined;
@@ -15,7 +16,9 @@ const CHECKPOINT_MS = 2000;
 /**
  * `upsertAsync`: the items in chunks. Results are saved with the progress at checkpoints; a job
  * that runs again (its process died) resumes after the last checkpoint. Items done after it are
- * upserted again, which stores nothing twice (they come back `NotModified`).
+ * upserted again, which stores nothing twice: the record an item creates gets an id made from the
+ * job's id and the item's position, so an item whose record exists already updates it (and still
+ * counts as `Created`); an item that updated a record finds it by its keys again (`NotModified`).
  */
 export function upsertJob(lookup: Lookup): JobHandler {
   return async (run) => {
@@ -30,7 +33,9 @@ export function upsertJob(lookup: Lookup): JobHandler {
         throw new JobInterrupted();
       }
       const chunk = items.slice(done, done + UPSERT_CHUNK);
-      results.push(...(await upsertItems({ lookup, ctx: run.ctx }, chunk)).map(publicResult));
+      const first = done;
+      const newIds = (index: number) => derivedUuidv7(run.id, first + index);
+      results.push(...(await upsertItems({ lookup, ctx: run.ctx, newIds }, chunk)).map(publicResult));
       done += chunk.length;
       if (Date.now() - saved >= CHECKPOINT_MS && done < items.length) {
         await run.checkpoint(done, Math.floor((done * 100) / items.length), results);

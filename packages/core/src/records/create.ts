@@ -24,8 +24,18 @@ import { assertWithinRules, prepareRowRules, rowRulesOf } from './row-rules';
 import { keysSetByHooks, rowChange } from './write-values';
 import { assertClientMayChooseId, assertMay, checkFields, sentFields } from './write-rules';
 
-/** Creates a record; the body may carry an `id` of 1 to 64 characters `[A-Za-z0-9_-]`. */
-export async function createRecord<TRecord extends ApiRecord>(repo: Repository<TRecord>, ctx: RequestContext, body: Record<string, unknown>): Promise<TRecord> {
+/**
+ * What to create: the body, which may carry an `id` of 1 to 64 characters `[A-Za-z0-9_-]`, and the
+ * id the system gives the record when the body has none (judged as the server's own choice, not
+ * the client's).
+ */
+export interface CreateInput {
+  body: Record<string, unknown>;
+  newId?: string;
+}
+
+/** Creates a record. */
+export async function createRecord<TRecord extends ApiRecord>(repo: Repository<TRecord>, ctx: RequestContext, { body, newId }: CreateInput): Promise<TRecord> {
   // Rights and before-hooks may read the database: settle them before the transaction holds
   // a connection (SQLite has one).
   assertMay(repo.model, await repo.guard.access(ctx), 'create');
@@ -34,6 +44,7 @@ export async function createRecord<TRecord extends ApiRecord>(repo: Repository<T
   const input = { ...(attributes?.body ?? body) };
   const sent = { ...input };
   await repo.env.hooks.run('beforeCreate', { ctx, model: repo.model, data: input });
+  if (newId !== undefined && (input.id === undefined || input.id === null)) input.id = newId;
   const after: AfterCommit = [];
   const newRecord = { body: input, sent, hooksRan: true, attributes };
   const answer = await planWriteAnswer(repo, ctx, 'create');

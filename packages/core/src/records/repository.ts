@@ -164,9 +164,12 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
     return visibleRecord(this, ctx, read);
   }
 
-  /** Creates a record; the body may carry an `id` of 1 to 64 characters `[A-Za-z0-9_-]`. */
-  async create(ctx: RequestContext, body: Record<string, unknown>): Promise<TRecord> {
-    return createRecord(this, ctx, body);
+  /**
+   * Creates a record; the body may carry an `id` of 1 to 64 characters `[A-Za-z0-9_-]`. `newId` is
+   * the id the system gives it when the body has none.
+   */
+  async create(ctx: RequestContext, body: Record<string, unknown>, { newId }: { newId?: string } = {}): Promise<TRecord> {
+    return createRecord(this, ctx, { body, newId });
   }
 
   /**

@@ -125,6 +125,13 @@ export async function isLive(sql: SqlContext, model: EntityModel, { id, within }
   return !!(await qb);
 }
 
+/** Of `ids`, those of live rows: one query. */
+export async function liveIds(sql: SqlContext, model: EntityModel, ids: readonly string[]): Promise<Set<string>> {
+  if (!ids.length) return new Set();
+  const rows = (await sql.db(model.table).select('id').whereIn('id', ids).where('deleted', sql.dialect.live as never)) as { id: string }[];
+  return new Set(rows.map((r) => r.id));
+}
+
 /** Of `ids`, those of rows (live or deleted) that meet `within`: one query. */
 export async function rowsWithin(sql: SqlContext, model: EntityModel, { ids, within }: { ids: readonly string[]; within: RowFilter }): Promise<Set<string>> {
   const qb = sql.db(model.table).select(`${model.table}.id`).whereIn(`${model.table}.id`, ids);

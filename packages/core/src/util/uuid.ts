@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 
 let lastMs = 0;
 let sequence = 0;
@@ -47,5 +47,24 @@ export function uuidv7(): string {
   bytes[7] = sequence & 0xff;
   bytes[8] = (bytes[8] & 0x3f) | 0x80;
   const hex = bytes.toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+/**
+ * A UUIDv7 that is the same every time for one `seed` (a UUIDv7 itself) and `index` (below 2^32):
+ * the seed's milliseconds, then the index (so the ids of one seed sort by index), then bits of a
+ * hash of both. The ids a job gives the records its items create: a job that runs again knows
+ * which records its first run created.
+ */
+export function derivedUuidv7(seed: string, index: number): string {
+  const out = createHash('sha256').update(`${seed}:${index}`).digest().subarray(0, 16);
+  Buffer.from(seed.replace(/-/g, '').slice(0, 12), 'hex').copy(out, 0);
+  const n = index >>> 0;
+  out[6] = 0x70 | ((n >>> 28) & 0x0f);
+  out[7] = (n >>> 20) & 0xff;
+  out[8] = 0x80 | ((n >>> 14) & 0x3f);
+  out[9] = (n >>> 6) & 0xff;
+  out[10] = ((n & 0x3f) << 2) | (out[10] & 0x03);
+  const hex = out.toString('hex');
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }

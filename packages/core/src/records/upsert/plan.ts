@@ -29,6 +29,8 @@ export const publicResult = (result: UpsertResult): UpsertResult => {
 export interface Prepared {
   index: number;
   id?: string;
+  /** The id a record the item creates gets when the payload names none (else a new random one). */
+  newId?: string;
   /** The payload as sent: its keys tell which fields the item sets. */
   data: Record<string, unknown>;
   values: Map<FieldModel, unknown>;

@@ -134,7 +134,7 @@ function createNew(run: Run, p: Prepared): Placement {
   // A copy of one object shape is cheaper than adding the keys one by one. The copy alone: V8
   // copies an object spread with further keys (`{ ...blank, id }`) key by key, 20 times slower.
   const record: Record<string, unknown> = { ...run.blank };
-  record.id = p.id ?? uuidv7();
+  record.id = p.id ?? p.newId ?? uuidv7();
   for (const key of run.listKeys) record[key] = [];
   const dirty = new Set<FieldModel>();
   values.forEach((v, f) => {

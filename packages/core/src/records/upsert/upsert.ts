@@ -17,6 +17,7 @@ import { prepareRowRules, rowFilter } from '../row-rules';
 import { ambiguousLookup, assertHiddenHit, assertLookup, assertMayChange, hiddenCollision, seesHit } from './item-rules';
 import { BatchIndex, failed, lookupOf, type Hit, type Prepared, type UpsertMode, type UpsertResult } from './plan';
 import { entityOf, shownKeys } from './results';
+import { createdBefore, newIdOf, type NewIds } from './new-ids';
 import { upsertRun } from './run';
 
 export { publicResult } from './plan';
@@ -76,7 +77,7 @@ const isUniqueViolation = (error: unknown) => error instanceof ApiError && error
  * hooks, values derived on create). A create that another request's create of the same key beat
  * (a unique violation) looks the record up again, and updates it.
  */
-async function upsertSingle(repo: Repository, call: UpsertCall, payload: Record<string, unknown>): Promise<UpsertResult> {
+async function upsertSingle(repo: Repository, call: UpsertCall, { payload, newId }: { payload: Record<string, unknown>; newId?: string }): Promise<UpsertResult> {
   const { ctx } = call;
   const shown = await shownKeys(repo, ctx);
   for (let attempt = 1; ; attempt++) {
@@ -84,11 +85,11 @@ async function upsertSingle(repo: Repository, call: UpsertCall, payload: Record<
     if (!hit && call.mode === 'update') throw notFound(repo.model.name, String(payload.id ?? ''));
     if (hit && 'hidden' in hit) {
       // Judged as the create it would be: its rules first, then the collision with the record the caller cannot see.
-      const created = await repo.create(ctx, payload).catch((error: unknown) => Promise.reject(isUniqueViolation(error) ? hiddenCollision(repo.model, hit.hidden) : error));
+      const created = await repo.create(ctx, payload, { newId }).catch((error: unknown) => Promise.reject(isUniqueViolation(error) ? hiddenCollision(repo.model, hit.hidden) : error));
       return { status: 'Created', stored: true, entity: entityOf(shown, created) };
     }
     if (!hit) {
-      const created = await repo.create(ctx, payload).catch((error: unknown) => {
+      const created = await repo.create(ctx, payload, { newId }).catch((error: unknown) => {
         if (attempt < SINGLE_ATTEMPTS && isUniqueViolation(error)) return undefined;
         throw error;
       });
@@ -157,6 +158,12 @@ export interface UpsertCall {
   mode?: UpsertMode;
   /** Ids every item adds to and removes from links of its record (mass updates' `addLinks` and `removeLinks`). */
   links?: readonly LinkDelta[];
+  /**
+   * The ids of the records items create, by position (a job's, so that a run of the same items
+   * again creates nothing twice: an item whose record exists under its id updates it, and counts
+   * as `Created` when it changes nothing).
+   */
+  newIds?: NewIds;
 }
 
 /**
@@ -168,6 +175,7 @@ export async function upsertItems(call: UpsertCall, items: readonly unknown[]): 
   const { lookup, ctx } = call;
   const mode = call.mode ?? 'upsert';
   const results: UpsertResult[] = new Array(items.length);
+  const resumed = call.newIds ? await createdBefore(lookup, { items, newIds: call.newIds }) : new Map<number, string>();
   let run: Prepared[] = [];
   let runRepo: Repository | undefined;
   /** Whether row rules apply to the caller on the run's entity type, or write hooks to its records. */
@@ -191,7 +199,10 @@ export async function upsertItems(call: UpsertCall, items: readonly unknown[]): 
   };
   for (const [index, item] of items.entries()) {
     try {
-      const { repo, body } = itemParts(lookup, item);
+      const parts = itemParts(lookup, item);
+      const { repo } = parts;
+      const body = resumed.has(index) ? { ...parts.body, id: resumed.get(index) } : parts.body;
+      const newId = newIdOf(call.newIds, { repo, body, index });
       if (repo !== runRepo) {
         await flush();
         // Resolved once per request and entity type: no work for a type without rules.
@@ -204,19 +215,21 @@ export async function upsertItems(call: UpsertCall, items: readonly unknown[]): 
       const onOtherSide = deltasOnOtherSide || (otherSide.size > 0 && Object.keys(body).some((key) => otherSide.has(key)));
       if (needsSinglePath(repo, ctx, { body, objects: objects.size, perRecord: perRecord || onOtherSide })) {
         await flush();
-        results[index] = await upsertSingle(repo, { lookup, ctx, mode, links: call.links }, body).catch(failedWith);
+        results[index] = await upsertSingle(repo, { lookup, ctx, mode, links: call.links }, { payload: body, newId }).catch(failedWith);
         await turn();
         continue;
       }
       const { id } = data;
       if (id !== undefined && id !== null && !isValidId(id)) throw new ApiError('CORE_INVALID_ID', 'id must be 1 to 64 characters of A-Z, a-z, 0-9, _ and -');
       // `id` is a system key: validation lets it pass and leaves it out of the values.
-      run.push({ index, id: (id ?? undefined) as string | undefined, data, values: repo.validate(data, 'update') });
+      run.push({ index, id: (id ?? undefined) as string | undefined, newId, data, values: repo.validate(data, 'update') });
       if (repo.env.database.dialect.blocksEventLoop && run.length >= MAX_BLOCKING_RUN_ITEMS) await flush();
     } catch (error) {
       results[index] = failedWith(error);
     }
   }
   await flush();
+  // The record was created by an earlier run of this item, which answered Created.
+  for (const index of resumed.keys()) if (results[index].status === 'NotModified') results[index] = { ...results[index], status: 'Created' };
   return results;
 }
