@@ -60,4 +60,6 @@ export interface RecordAttributes {
   prepareWrite(ctx: RequestContext, model: EntityModel, body: Record<string, unknown>): Promise<PreparedAttributeWrite | undefined>;
   /** A record (or an attribute) removed for good takes its values along. */
   onPermanentDelete(trx: Transaction, model: EntityModel, id: string): Promise<void>;
+  /** A record just restored, inside the restore's transaction: an attribute may not clash with the live ones (400). */
+  onRestore(trx: Transaction, model: EntityModel, id: string): Promise<void>;
 }

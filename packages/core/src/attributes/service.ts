@@ -5,6 +5,7 @@ import type { EntityModel, SchemaModel } from '../definition/normalize';
 import type { AttributeStore } from '../sql/attribute-store';
 import type { Connection, Database, Transaction } from '../sql/database';
 import { applyPlan } from './apply-plan';
+import { checkClashes } from './attribute-clashes';
 import { languageSuffix, type AttributeDef, type LoadedValue } from './attribute-def';
 import { buildListQuery } from '../sql/attribute-query';
 import { flattenInto, groupValues, linkTargets, valueItem, type ValueView } from './present';
@@ -135,6 +136,20 @@ export class AttributeService implements RecordAttributes {
   prepared(model: EntityModel, { body, plan }: { body: Record<string, unknown>; plan: WritePlan }): PreparedAttributeWrite {
     const { schema, database } = this.options;
     return { body, apply: (trx, recordId, rules) => applyPlan({ trx, store: this.store, schema, dialect: database.dialect, model, recordId, rules }, plan) };
+  }
+
+  /**
+   * A restored attribute gives its record keys back, as a create would give them: 400 when another
+   * live attribute of its entity type answers to one of them meanwhile (its code as a unit field of
+   * another, one of its unit or language fields as another's code).
+   */
+  async onRestore(trx: Transaction, model: EntityModel, id: string): Promise<void> {
+    if (model.name !== 'Attribute') return;
+    for (const owner of this.options.schema.entities.values()) {
+      if (!owner.def.hasAttributes) continue;
+      const restored = (await this.store.attributes(trx, owner.name, [id])).find((a) => a.id === id);
+      if (restored) await checkClashes({ store: this.store, db: trx, languages: this.options.languages }, { data: { ...restored } });
+    }
   }
 
   async onPermanentDelete(trx: Transaction, model: EntityModel, id: string): Promise<void> {

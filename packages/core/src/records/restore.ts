@@ -29,6 +29,7 @@ export async function restoreRecords(repo: Repository, ctx: RequestContext, ids:
         inTransaction(repo.env.database, async (trx) => {
           const sql = sqlContext(repo.env, trx);
           if (!(await restoreRow(sql, repo.model, { id, row: modifiedColumns(rowChange(ctx)), owner, within }))) return false;
+          await repo.env.attributes?.onRestore(trx, repo.model, id);
           const stored = await findAnyRow(sql, repo.model, { id, fields: repo.ownerFields });
           await insertChanges(sql, [changeOf(ctx, { entityType: repo.model.name, recordId: id, action: 'Restore', diff: {}, owner: ownershipOf(stored ?? {}) })]);
           return true;

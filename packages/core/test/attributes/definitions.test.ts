@@ -123,6 +123,27 @@ describe.each(TEST_DBS)('Attribute, Measure and Unit on %s', (kind) => {
       await t.patch(`${base}/Attribute/${own}`, { isMultilang: true }).expect(200);
     });
 
+    it('refuses to restore an attribute whose keys another attribute took meanwhile (restored 0, nothing changes)', async () => {
+      const restore = (id: string) => t.post(`${base}/entityRestore`, { entityName: 'Attribute', ids: [id] }).expect(200);
+      const w = unique('w');
+      const weight = await createAttribute(t, { code: w, type: 'float', measureId });
+      await t.del(`${base}/Attribute/${weight}`).expect(200);
+      const unitKey = await createAttribute(t, { code: `${w}UnitId`, type: 'varchar' });
+      const title = unique('title');
+      const multilang = await createAttribute(t, { code: title, type: 'varchar', isMultilang: true });
+      await t.del(`${base}/Attribute/${multilang}`).expect(200);
+      await createAttribute(t, { code: `${title}DeDE`, type: 'varchar' });
+      for (const [id, clash] of [[weight, `${w}UnitId`], [multilang, `${title}DeDE`]]) {
+        const res = await restore(id);
+        expect(res.body).toEqual({ restored: 0, errors: [{ id, code: 'CORE_VALIDATION_FAILED', message: expect.stringContaining(clash) }] });
+        await t.get(`${base}/Attribute/${id}`).expect(404);
+      }
+      // once the other one is gone, it comes back
+      await t.del(`${base}/Attribute/${unitKey}`).expect(200);
+      expect((await restore(weight)).body).toEqual({ restored: 1, errors: [] });
+      expect((await t.get(`${base}/Attribute/${weight}`).expect(200)).body.code).toBe(w);
+    });
+
     it('checks the options of each type', async () => {
       const bad = async (body: Record<string, unknown>, path: string, code: string) => {
         const res = await t.post(`${base}/Attribute`, { code: unique('x'), entityType: 'Product', ...body }).expect(400);
