@@ -1,9 +1,8 @@
-import { isValidId } from '../definition/validate-record';
+import { INT_MAX, INT_MIN, isValidId } from '../definition/validate-record';
 import type { ValidationIssue } from '../errors';
 import { isValidDate, normalizeDateTime } from '../time';
 import type { AttributeDef } from './attribute-def';
 
-const INT_LIMIT = 2 ** 31 - 1;
 const MAX_VARCHAR = 255;
 const MAX_TEXT = 10_000_000;
 const MAX_LINKS = 10_000;
@@ -15,7 +14,7 @@ const ok = (value: unknown): ValueCheck => ({ ok: true, value });
 
 function checkNumber(a: AttributeDef, value: unknown): ValueCheck {
   if (typeof value !== 'number' || !Number.isFinite(value)) return fail('invalid_type', `must be a ${a.type === 'int' ? 'whole number' : 'number'}`);
-  if (a.type === 'int' && (!Number.isInteger(value) || Math.abs(value) > INT_LIMIT)) return fail('invalid_type', `must be a whole number within ±${INT_LIMIT}`);
+  if (a.type === 'int' && (!Number.isInteger(value) || value < INT_MIN || value > INT_MAX)) return fail('invalid_type', `must be a whole number from ${INT_MIN} to ${INT_MAX}`);
   if (a.min !== null && value < a.min) return fail('too_small', `must be at least ${a.min}`);
   if (a.max !== null && value > a.max) return fail('too_big', `must be at most ${a.max}`);
   return ok(value);

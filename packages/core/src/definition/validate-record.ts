@@ -6,7 +6,9 @@ import type { EntityModel, FieldModel } from './normalize';
 
 export const ID_PATTERN = '^[A-Za-z0-9_-]{1,64}$';
 const ID_RE = new RegExp(ID_PATTERN);
-const INT_LIMIT = 2 ** 31 - 1;
+/** The range of an `int` column (32 bits) on both databases. */
+export const INT_MIN = -(2 ** 31);
+export const INT_MAX = 2 ** 31 - 1;
 
 /** Keys a client may send back from a read that are not written (derived or system values). */
 export function isDerivedKey(model: EntityModel, key: string): boolean {
@@ -32,7 +34,7 @@ export function valueSchema(field: FieldModel): Record<string, unknown> {
     case 'text':
       return { type: nullable('string'), maxLength: 10_000_000 };
     case 'int':
-      return { type: nullable('integer'), minimum: Math.max(def.min ?? -INT_LIMIT, -INT_LIMIT), maximum: Math.min(def.max ?? INT_LIMIT, INT_LIMIT) };
+      return { type: nullable('integer'), minimum: Math.max(def.min ?? INT_MIN, INT_MIN), maximum: Math.min(def.max ?? INT_MAX, INT_MAX) };
     case 'float':
       return { type: nullable('number'), ...(def.min !== undefined && { minimum: def.min }), ...(def.max !== undefined && { maximum: def.max }) };
     case 'bool':

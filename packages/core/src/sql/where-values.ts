@@ -1,5 +1,6 @@
 import type { FieldModel } from '../definition/normalize';
 import { ApiError } from '../errors';
+import { INT_MAX, INT_MIN } from '../definition/validate-record';
 import { isValidDate, normalizeDateTime } from '../time';
 
 /** Longest text a filter value may have. */
@@ -27,7 +28,7 @@ export function coerceScalar(field: FieldModel, value: unknown): string | number
     case 'float': {
       const n = typeof value === 'number' ? value : typeof value === 'string' && NUMBER_RE.test(value) ? Number(value) : NaN;
       if (!Number.isFinite(n) || (field.type === 'int' && !Number.isInteger(n))) bad();
-      if (field.type === 'int' && Math.abs(n) > 2 ** 31 - 1) bad();
+      if (field.type === 'int' && (n < INT_MIN || n > INT_MAX)) bad();
       return n;
     }
     case 'bool':
