@@ -35,7 +35,7 @@ export type JobHandler = (run: JobRun) => Promise<unknown>;
 
 interface JobServiceOptions {
   /** The user a job runs as (and the admin who acted for them); undefined once removed. */
-  loadUser: (id: string) => Promise<ContextUser | undefined>;
+  loadUser: (id: string) => Promise<(ContextUser & { isActive?: boolean }) | undefined>;
   /** Jobs queued, started and ended at info; a failed job at error with what it threw. */
   logger: Pick<InstanceLogger, 'info' | 'error'>;
 }
@@ -135,7 +135,10 @@ export class JobService {
     if (!handler) throw new ApiError('CORE_INTERNAL', `No handler for job type '${job.type}'`);
     const user = job.createdById ? await this.options.loadUser(job.createdById) : undefined;
     if (job.createdById && !user) throw new ApiError('CORE_FORBIDDEN', 'The user who started the job no longer exists');
+    // A deactivated user's tokens are revoked: the work they queued does not write for them either.
+    if (user?.isActive === false) throw new ApiError('CORE_FORBIDDEN', 'The user who started the job is deactivated');
     const actor = job.createdByActorId ? await this.options.loadUser(job.createdByActorId) : undefined;
+    if (actor?.isActive === false) throw new ApiError('CORE_FORBIDDEN', 'The user who acted for the user who started the job is deactivated');
     const ctx: RequestContext = { user, ...(actor && { actor }), ...job.context, variables: {} };
     return handler({
       id: job.id,
