@@ -48,22 +48,24 @@ async function resolveLinkObjects(ac: ApplyContext, plan: WritePlan): Promise<vo
   }
 }
 
-/** Linked ids must name live records of the attribute's entity type; units must belong to its measure. */
+/**
+ * Linked ids must name live records of the attribute's entity type; units must belong to its
+ * measure, each value's own (one unit may be sent for several attributes, of different measures).
+ */
 async function assertTargets(ac: ApplyContext, plan: WritePlan): Promise<void> {
   const links = new Map<LinkEnd, unknown>();
-  const units = new Map<string, ValueChange>();
   for (const change of plan.changes.values()) {
     const a = change.attribute;
     if ((a.type === 'link' || a.type === 'linkMultiple') && change.value !== undefined && change.value !== null) {
       links.set({ ...linkField(a), key: change.path.join('.') }, change.value);
     }
-    if (typeof change.unitId === 'string') units.set(change.unitId, change);
   }
+  const units = [...plan.changes.values()].filter((change): change is ValueChange & { unitId: string } => typeof change.unitId === 'string');
   await ac.rules.assertLinks(ac.trx, links);
-  const measures = await ac.store.unitMeasures(ac.trx, [...units.keys()]);
-  const issues = [...units]
-    .filter(([unitId, change]) => measures.get(unitId) !== change.attribute.measureId)
-    .map(([unitId, change]) => ({ path: change.path, code: 'invalid_unit', message: `unit '${unitId}' is not a unit of the attribute's measure` }));
+  const measures = await ac.store.unitMeasures(ac.trx, [...new Set(units.map((c) => c.unitId))]);
+  const issues = units
+    .filter((change) => measures.get(change.unitId) !== change.attribute.measureId)
+    .map((change) => ({ path: change.unitPath ?? change.path, code: 'invalid_unit', message: `unit '${change.unitId}' is not a unit of the attribute's measure` }));
   if (issues.length) throw validationFailed(`Invalid units: ${issues.map((i) => i.message).join('; ')}`, issues);
 }
 

@@ -12,6 +12,8 @@ export interface ValueChange {
   value?: unknown;
   /** The unit, when given (null clears it). */
   unitId?: string | null;
+  /** Where the unit came from (`weightUnitId`, `[i, 'valueUnitId']`), for error paths. */
+  unitPath?: (string | number)[];
   /** Values of other languages, by language code. */
   languages: Map<string, unknown>;
   /** Generation A: an object to find or create and link (single links only). */
@@ -57,7 +59,9 @@ export class WritePlan {
   setUnit(attribute: AttributeDef, path: (string | number)[], unitId: unknown): void {
     if (!hasUnit(attribute)) return this.issue(path, 'no_unit', `attribute '${attribute.code ?? attribute.id}' has no unit`);
     if (unitId !== null && typeof unitId !== 'string') return this.issue(path, 'invalid_type', 'must be a unit id');
-    this.change(attribute, path).unitId = unitId;
+    const change = this.change(attribute, path);
+    change.unitId = unitId;
+    change.unitPath = path;
   }
 
   setLinkObject(attribute: AttributeDef, path: (string | number)[], object: unknown): void {

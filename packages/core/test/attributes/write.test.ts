@@ -90,6 +90,23 @@ describe.each(TEST_DBS)('writing attributes with records on %s', (kind) => {
       expect(await valuesOf(id)).toMatchObject({ mpn: 'before', pieces: 1 });
     });
 
+    it('checks the unit of every value against its own measure, also when one unit is sent for several attributes', async () => {
+      const load = unique('load');
+      await createAttribute(t, { code: load, type: 'float', measureId: other.measureId });
+      const id = await newProduct(base);
+      await t.patch(`${base}/Product/${id}`, { weight: 1, [load]: 1 }).set(FLAT).expect(200);
+      // other.kg is a unit of load's measure only: weight may not take it, whichever key comes first
+      const flat = await t.patch(`${base}/Product/${id}`, { weight: 2, weightUnitId: other.kg, [load]: 2, [`${load}UnitId`]: other.kg }).set(FLAT).expect(400);
+      expect(flat.body.error.details.issues).toEqual([expect.objectContaining({ path: ['weightUnitId'], code: 'invalid_unit' })]);
+      const attributeIds = [a.weight, (await t.get(`${base}/Product/${id}/attributeValues`).expect(200)).body.find((v: { code: string }) => v.code === load).attributeId];
+      const items = attributeIds.map((attributeId) => ({ attributeId, value: 3, valueUnitId: other.kg }));
+      const endpoint = await t.post(`${base}/Product/${id}/upsertAttributeValues`, items).expect(400);
+      expect(endpoint.body.error.details.issues).toEqual([expect.objectContaining({ path: [0, 'valueUnitId'], code: 'invalid_unit' })]);
+      const upsert = await t.post(`${base}/upsert`, [{ entity: 'Product', payload: { id, weight: 4, weightUnitId: other.kg, [load]: 4, [`${load}UnitId`]: other.kg } }]).set(FLAT).expect(200);
+      expect(upsert.body[0]).toMatchObject({ status: 'Failed', stored: false });
+      expect(await valuesOf(id)).toMatchObject({ weight: 1, weightUnitId: units.kg, [load]: 1, [`${load}UnitId`]: other.kg });
+    });
+
     it('answers 400 for keys that are no attribute, and for attribute keys without the header', async () => {
       const id = await newProduct(base);
       const unknown = await t.patch(`${base}/Product/${id}`, { nope: 1 }).set(FLAT).expect(400);
