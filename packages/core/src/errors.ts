@@ -124,8 +124,19 @@ export class ApiError extends Error {
    * The cause (a driver error with SQL text) is never part of it.
    */
   toJSON(): { error: { code: ErrorCode; message: string; details: Record<string, unknown> } } {
-    return { error: { code: this.code, message: this.message, details: this.details ?? {} } };
+    return { error: { code: this.code, message: this.message, details: answeredDetails(this.details) } };
   }
+}
+
+/** The most issues an answer lists, and keys a message names: a body of many bad keys gets a short answer. */
+const MAX_ISSUES = 100;
+const MAX_NAMED_KEYS = 20;
+
+/** `details` as answered: at most MAX_ISSUES issues, with `issuesOmitted` counting the rest. */
+function answeredDetails(details: Record<string, unknown> = {}): Record<string, unknown> {
+  const { issues } = details;
+  if (!Array.isArray(issues) || issues.length <= MAX_ISSUES) return details;
+  return { ...details, issues: issues.slice(0, MAX_ISSUES), issuesOmitted: issues.length - MAX_ISSUES };
 }
 
 /**
@@ -133,7 +144,8 @@ export class ApiError extends Error {
  * keys should be ("field"), `where` whose ("for Product", "in an upsert item").
  */
 export function unknownKeys(keys: readonly string[], { noun, where }: { noun: string; where: string }): ApiError {
-  return new ApiError('CORE_UNKNOWN_FIELD', `Unknown ${noun}${keys.length > 1 ? 's' : ''} ${where}: ${keys.join(', ')}`, {
+  const named = keys.length > MAX_NAMED_KEYS ? `${keys.slice(0, MAX_NAMED_KEYS).join(', ')} and ${keys.length - MAX_NAMED_KEYS} more` : keys.join(', ');
+  return new ApiError('CORE_UNKNOWN_FIELD', `Unknown ${noun}${keys.length > 1 ? 's' : ''} ${where}: ${named}`, {
     details: { issues: keys.map((key) => ({ path: [key], code: 'unknown_field', message: `${key} is not a ${noun} ${where}` })) },
   });
 }

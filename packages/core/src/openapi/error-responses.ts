@@ -11,7 +11,7 @@ export const errorBody = (codes: readonly string[]) => ({
       properties: {
         code: { type: 'string', enum: [...codes], description: 'See docs/reference/errors.md: codes are prefixed by package.' },
         message: { type: 'string' },
-        details: { type: 'object', description: 'Always present, empty when there is nothing to point at. Validation failures carry `issues: [{path, code, message}]`.' },
+        details: { type: 'object', description: 'Always present, empty when there is nothing to point at. Validation failures carry `issues: [{path, code, message}]` (at most 100; `issuesOmitted` counts the others).' },
       },
     },
   },

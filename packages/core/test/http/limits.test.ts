@@ -31,6 +31,25 @@ describe.each(TEST_DBS)('limits of input on %s', (kind) => {
     request(t.app)[method](path).set('Authorization-Token', t.token).set('Content-Type', 'application/json').send(text);
 
   describe.each(GENERATIONS)('generation %s', (_g, base) => {
+    it('answers a body of many unknown keys with 100 issues and a short message, the others counted, and stores nothing', async () => {
+      const keys = Array.from({ length: 50_000 }, (_, i) => `unknownKey${i}`);
+      const body = JSON.stringify(Object.fromEntries([['name', 'many keys'], ...keys.map((k) => [k, 1])]));
+      const before = await total(`${base}/Product`);
+      const id = (await t.post(`${base}/Product`, { name: 'target' }).expect(200)).body.id;
+      for (const res of [await raw(`${base}/Product`, body), await raw(`${base}/Product/${id}`, body, 'patch'), await raw('/api/entityRestore', body)]) {
+        expect(res.status).toBe(400);
+        expect(res.body.error.code).toBe('CORE_UNKNOWN_FIELD');
+        expect(res.body.error.details.issues).toHaveLength(100);
+        expect(res.body.error.details.issues.every((issue: { code: string }) => issue.code === 'unknown_field')).toBe(true);
+        // entityRestore takes no name either
+        expect([49_900, 49_901]).toContain(res.body.error.details.issuesOmitted);
+        expect(res.body.error.message).toMatch(/unknownKey1[89] and 4998[01] more$/);
+        expect(res.text.length).toBeLessThan(20_000);
+      }
+      expect(await total(`${base}/Product`)).toBe(before + 1);
+      expect((await t.get(`${base}/Product/${id}`).expect(200)).body.name).toBe('target');
+    });
+
     it('refuses JSON nested deeper than 64 levels in any body (400), and stores nothing', async () => {
       const [products, jobs] = [await total(`${base}/Product`), await total(`${base}/Job`)];
       // The body is level 1: specs may hold 63 levels, not 64.
