@@ -53,7 +53,7 @@ interface AttributeWrite {
 interface CodeRules {
   /** Generation A wants a code on create and refuses to clear it on update. */
   required: boolean;
-  /** A create, or an update that sends `code`: the key may change. */
+  /** A create, or an update that sends another `code`: the key may change. */
   keyed: boolean;
   languages: readonly string[];
 }
@@ -122,7 +122,8 @@ export function checkAttribute({ schema, languages }: AttributeRules, { ctx, dat
       c.issues.push({ path: ['measure'], code: 'read_only', message: 'measure cannot be changed once the attribute exists' });
     }
   }
-  const keyed = !existing || c.sent('code');
+  // A code sent back as stored (null included, on an attribute made through /api/v1/) changes no key.
+  const keyed = !existing || (c.sent('code') && (data.code ?? null) !== (existing.code ?? null));
   checkCode(c, owner, { required: generationOf(ctx).attributes.codeRequired && keyed, keyed, languages });
   checkTypeOptions(c, schema);
   if (c.issues.length) throw validationFailed(`Invalid Attribute: ${c.issues.map((i) => i.message).join('; ')}`, c.issues);

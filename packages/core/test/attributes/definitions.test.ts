@@ -24,6 +24,16 @@ describe.each(TEST_DBS)('Attribute, Measure and Unit on %s', (kind) => {
     const withCode = await createAttribute(t, { code: unique('clear'), type: 'int' });
     await t.patch(`/api/Attribute/${withCode}`, { code: null }).expect(400);
     await t.patch(`/api/v1/Attribute/${b.body.id}`, { name: 'Still no code' }).expect(200);
+    // An attribute without code, read and sent back through A as it is (code: null), is no clearing
+    const read = (await t.get(`/api/Attribute/${b.body.id}`).expect(200)).body;
+    expect((await t.patch(`/api/Attribute/${b.body.id}`, { ...read, name: 'Sent back' }).expect(200)).body).toMatchObject({ code: null, name: 'Sent back' });
+    expect((await t.put(`/api/Attribute/${b.body.id}`, { ...read, name: 'Put back' }).expect(200)).body).toMatchObject({ code: null, name: 'Put back' });
+    const upsert = await t.post('/api/upsert', [{ entity: 'Attribute', payload: { ...read, name: 'Upserted' } }]).expect(200);
+    expect(upsert.body[0]).toMatchObject({ status: 'Updated', entity: { code: null, name: 'Upserted' } });
+    // ... while giving it a code through A still checks it
+    expect(issueCodes((await t.patch(`/api/Attribute/${b.body.id}`, { code: 'Bad' }).expect(400)).body)).toEqual([['code', 'invalid_format']]);
+    await t.patch(`/api/Attribute/${b.body.id}`, { code: unique('given') }).expect(200);
+    await t.patch(`/api/Attribute/${b.body.id}`, { code: null }).expect(400);
   });
 
   describe.each(GENERATIONS)('generation %s', (_gen, base) => {
