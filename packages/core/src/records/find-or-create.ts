@@ -43,12 +43,23 @@ async function searchOwner(target: Repository, ctx: RequestContext, fields: Iter
   return scope.read === 'own' ? { userId: ctx.user?.id ?? '' } : undefined;
 }
 
+/**
+ * An option of a link's own list is read through the field, as its name and `_meta.options` show
+ * it: no right on the option type is needed to find one, but a field of the option that the
+ * caller's roles hide there (`code`, `nameDeDE`) is no more a search key than it is shown (403).
+ */
+async function assertOptionFieldsShown(target: Repository, ctx: RequestContext, fields: Iterable<FieldModel>): Promise<void> {
+  const access = await target.guard.access(ctx);
+  for (const field of fields) {
+    if (!access.readsThroughLink(target.model.name, field.name)) throw forbidden(`Not allowed to read ${target.model.name}.${field.name}`);
+  }
+}
+
 /** The id of the record a link object names, among those the caller could list; several are a 409. */
 async function matchingRecord(sql: SqlContext, ctx: RequestContext, { field, target, object, listId }: LinkObjectMatch): Promise<string | undefined> {
   matchFields(field, target.model, object);
   const fields = [...target.validate(object, 'update')];
-  // An option of the field's own list is read through the field, as a link to it by id and its
-  // `_meta.options` are: finding one needs no right on ExtensibleEnumOption (creating one does).
+  if (listId) await assertOptionFieldsShown(target, ctx, fields.map(([f]) => f));
   const owner = listId ? undefined : await searchOwner(target, ctx, fields.map(([f]) => f));
   const found = await findMatching(sql, target.model, { fields, listId, owner, within: await rowFilter(target, ctx) });
   if (found.length > 1) throw severalMatches(field, target.model);
