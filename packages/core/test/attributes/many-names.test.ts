@@ -22,7 +22,8 @@ describe.each(TEST_DBS)('attribute names past the parameters of a statement on %
     const id = (await t.post(`${base}/Product`, { name: unique('many') }).expect(200)).body.id;
     const added = await t.post(`${base}/Product/${id}/addAttributes`, { attributeIds: [weight, ...unknown] });
     expect([added.status, added.body.error?.code]).toEqual([400, 'CORE_VALIDATION_FAILED']);
-    expect(added.body.error.details.issues).toHaveLength(unknown.length);
+    // every unknown one counted: the answer lists the first 100
+    expect([added.body.error.details.issues.length + added.body.error.details.issuesOmitted]).toEqual([unknown.length]);
     expect(added.body.error.details.issues[0]).toMatchObject({ path: ['attributeIds', 1], code: 'unknown_attribute' });
     const values = await t.post(`${base}/Product/${id}/upsertAttributeValues`, [{ attributeId: weight, value: 1 }, ...unknown.map((attributeId) => ({ attributeId, value: 1 }))]);
     expect([values.status, values.body.error?.code]).toEqual([400, 'CORE_VALIDATION_FAILED']);
