@@ -3,7 +3,7 @@ import type { ApiRecord } from '../declarations';
 import { ApiError, assertKnownKeys, assertStringList, objectBody } from '../errors';
 import type { Generation } from '../generations';
 import type { Repository } from '../records/repository';
-import { etagOf, matchesVersion, preconditionFailed, versionOf } from '../records/version';
+import { etagOf, matchesVersion, stillMatches, versionOf } from '../records/version';
 import { parseListParams, parseQueryString } from './list-params';
 import { idempotent } from './idempotency';
 import { requestContext } from './request-context';
@@ -43,7 +43,7 @@ export async function assertNoneMatch(repository: Repository, req: Request): Pro
     throw error;
   });
   const version = record && versionOf(record);
-  if (version !== undefined && matchesVersion(header, { version, weak: true })) throw preconditionFailed(repository.model.name, id);
+  if (version !== undefined && matchesVersion(header, { version, weak: true })) throw stillMatches(repository.model.name, id);
 }
 
 /**

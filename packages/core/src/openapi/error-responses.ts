@@ -86,7 +86,7 @@ export function responseComponents() {
     Conflict: errorResponse('A unique field or index already holds the value, a link object matches several records, a job is no longer pending, or a request with the same Idempotency-Key is still running'),
     IdempotencyMismatch: errorResponse('The Idempotency-Key was used for another request (method, path or body) within the last 24 hours'),
     PayloadTooLarge: errorResponse('The body is larger than the instance allows'),
-    PreconditionFailed: errorResponse('If-Match named another version of the record: nothing was written'),
+    PreconditionFailed: errorResponse('If-Match named another version of the record, or If-None-Match its current one: nothing was written'),
     NotModified: { description: 'The record is still at the version If-None-Match names', headers: { ETag: ETAG_HEADER } },
     UnsupportedMediaType: errorResponse('A body the server cannot read as JSON: generation A, a Content-Type that is not JSON; either generation, a charset other than UTF-8 or an unknown Content-Encoding'),
     TooManyRequests: {

@@ -53,6 +53,7 @@ export function componentParameters(sizes: ListSizes, requestParameters: readonl
     ...(attributes && { FlattenAttributesWrites: FLATTEN_ATTRIBUTES_WRITES }),
     IfMatch: header('If-Match', 'Write only if the record is still at this version (its `ETag`); 412 CORE_PRECONDITION_FAILED otherwise. `*` matches any version.'),
     IfNoneMatch: header('If-None-Match', 'The `ETag` the client holds: 304 without a body while the record is still at that version.'),
+    IfNoneMatchWrite: header('If-None-Match', 'Write only if the record is at none of these versions (its `ETag`s): naming its current version, or `*` (it exists), is 412 CORE_PRECONDITION_FAILED and nothing is written.'),
     IdempotencyKey: IDEMPOTENCY_KEY_PARAMETER,
     Permanently: header('permanently', '`true` (or `1`) removes the row instead of soft-deleting it.', ['true', '1']),
     select: query('select', 'Comma-separated field names to return (`id` is always returned).', { type: 'string' }),

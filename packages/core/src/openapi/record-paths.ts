@@ -59,7 +59,7 @@ export function entityPaths(model: EntityModel, { op, generation, extra }: Gener
     tags,
     summary: `Update a ${name} (fields not sent stay unchanged)${verb === native ? '' : `; same as ${native.toUpperCase()}`}`,
     ...note(notes.update),
-    parameters: [param('id'), param('IfMatch'), ...extra('update', model)],
+    parameters: [param('id'), param('IfMatch'), param('IfNoneMatchWrite'), ...extra('update', model)],
     requestBody: jsonBody(ref(`${name}Update`)),
     responses: { '200': versioned(`The updated ${name}`, ref(name)), '409': responseRef('Conflict'), '412': responseRef('PreconditionFailed'), ...bodyResponses(generation), ...errorResponses() },
   });
@@ -67,7 +67,7 @@ export function entityPaths(model: EntityModel, { op, generation, extra }: Gener
     operationId: op(`delete${name}`),
     tags,
     summary: `Delete a ${name} (soft unless the permanently header is sent)`,
-    parameters: [param('id'), param('Permanently'), param('IfMatch')],
+    parameters: [param('id'), param('Permanently'), param('IfMatch'), param('IfNoneMatchWrite')],
     responses: { '200': ok('Deleted', { type: 'boolean', const: true }), '412': responseRef('PreconditionFailed'), ...errorResponses() },
   };
   return {

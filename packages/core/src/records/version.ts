@@ -33,3 +33,7 @@ export function matchesVersion(header: string, { version, weak }: { version: num
 /** 412: the record is no longer at the version the client names (`If-Match`); nothing was written. */
 export const preconditionFailed = (entity: string, id: string): ApiError =>
   new ApiError('CORE_PRECONDITION_FAILED', `${entity} '${id}' has changed since the version given in If-Match; read it again`, { details: { entity, id } });
+
+/** 412: the record is at a version the client names in `If-None-Match` (or `*`: it exists); nothing was written. */
+export const stillMatches = (entity: string, id: string): ApiError =>
+  new ApiError('CORE_PRECONDITION_FAILED', `${entity} '${id}' is at a version given in If-None-Match; nothing was written`, { details: { entity, id } });

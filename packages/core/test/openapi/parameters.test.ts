@@ -47,7 +47,7 @@ describe('OpenAPI request parameters of the present stage and plugins', () => {
       expect(headerNames(doc, op)).toContain('with-meta');
       expect(headerNames(doc, op)).not.toContain('language');
     }
-    expect(headerNames(doc, item.delete)).toEqual(['permanently', 'if-match']);
+    expect(headerNames(doc, item.delete)).toEqual(['permanently', 'if-match', 'if-none-match']);
     expect(doc.components.parameters.Language).toMatchObject({ in: 'header', schema: { enum: ['en_US', 'de_DE', 'main'] } });
     expect(queryNames(ops.get)).toContain('tagStyle');
     expect(queryNames(item.get)).not.toContain('tagStyle');
