@@ -20,7 +20,9 @@ const freePort = () =>
 
 async function startServer(url: string, port: number): Promise<ChildProcess> {
   const child = spawn(process.execPath, [SERVER], {
-    env: { ...process.env, DATABASE_URL: url, PORT: String(port), ADMIN_PASSWORD: PASSWORD },
+    // pg-boss's default expiry (15 minutes): a job whose process died comes back by the sweep of
+    // unleased running jobs, not by pg-boss handing it out again.
+    env: { ...process.env, DATABASE_URL: url, PORT: String(port), ADMIN_PASSWORD: PASSWORD, JOB_EXPIRE_SECONDS: '900' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   await new Promise<void>((resolve, reject) => {
@@ -56,39 +58,69 @@ describe.each(TEST_DBS)('a job survives a killed server on %s', (kind) => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  it('completes after SIGKILL and restart, storing every item once', async () => {
-    const port = await freePort();
-    const first = await startServer(db.url, port);
-    children.push(first);
-    const base = `http://127.0.0.1:${port}`;
-    const token = (await request(base).get('/api/userSession').auth('admin', PASSWORD).set('Authorization-Token-Only', 'true').expect(200)).body
-      .authorizationToken;
+  const signIn = async (base: string) =>
+    (await request(base).get('/api/userSession').auth('admin', PASSWORD).set('Authorization-Token-Only', 'true').expect(200)).body.authorizationToken as string;
+
+  /** Starts an upsert job of `n` new products and answers once part of them is stored. */
+  async function jobUnderWay(base: string, { token, prefix }: { token: string; prefix: string }) {
     const n = kind === 'sqlite' ? 60_000 : 30_000;
-    const items = Array.from({ length: n }, (_, i) => ({ entity: 'Product', payload: { sku: `K-${i}`, name: `n${i}`, quantity: i } }));
+    const items = Array.from({ length: n }, (_, i) => ({ entity: 'Product', payload: { sku: `${prefix}-${i}`, name: `n${i}`, quantity: i } }));
+    const count = async (at = base) =>
+      (await request(at).get(`/api/Product?totalOnly=true&where[0][type]=startsWith&where[0][attribute]=sku&where[0][value]=${prefix}-`).set('Authorization-Token', token).expect(200))
+        .body.total as number;
     const { jobId } = (await request(base).post('/api/upsertAsync').set('Authorization-Token', token).send(items).expect(200)).body;
     // Kill once part of the items is stored (read straight from the list, not from the job's
     // progress, which is saved only every 2 s and may already say 100 on a fast machine).
     let stored = 0;
     for (let i = 0; i < 3000 && stored === 0; i++) {
-      stored = (await request(base).get('/api/Product?totalOnly=true').set('Authorization-Token', token).expect(200)).body.total;
+      stored = await count();
       if (stored === 0) await new Promise((r) => setTimeout(r, 10));
     }
     expect(stored).toBeGreaterThan(0);
     expect(stored).toBeLessThan(n);
-    await stop(first, 'SIGKILL');
+    return { jobId: jobId as string, n, count };
+  }
 
-    const second = await startServer(db.url, port);
-    children.push(second);
+  /** Waits (at most 60 s) for the job to end; then every item was stored once. */
+  async function endsWithEveryItemOnce(base: string, { token, jobId, n, count }: { token: string; jobId: string; n: number; count: (at: string) => Promise<number> }) {
     let job: { status: string; result: { status: string }[] } = { status: 'Running', result: [] };
-    for (let i = 0; i < 600 && !['Success', 'Failed'].includes(job.status); i++) {
+    for (let i = 0; i < 240 && !['Success', 'Failed'].includes(job.status); i++) {
       await new Promise((r) => setTimeout(r, 250));
       job = (await request(base).get(`/api/Job/${jobId}`).set('Authorization-Token', token).expect(200)).body;
     }
     expect(job.status).toBe('Success');
     expect(job.result).toHaveLength(n);
     expect(job.result.every((r) => r.status === 'Created' || r.status === 'NotModified')).toBe(true);
-    const total = (await request(base).get('/api/Product?totalOnly=true').set('Authorization-Token', token).expect(200)).body.total;
-    expect(total).toBe(n);
+    expect(await count(base)).toBe(n);
+  }
+
+  it('completes after SIGKILL and restart, storing every item once', async () => {
+    const port = await freePort();
+    const first = await startServer(db.url, port);
+    children.push(first);
+    const base = `http://127.0.0.1:${port}`;
+    const token = await signIn(base);
+    const job = await jobUnderWay(base, { token, prefix: 'K' });
+    await stop(first, 'SIGKILL');
+
+    const second = await startServer(db.url, port);
+    children.push(second);
+    await endsWithEveryItemOnce(base, { token, ...job });
     await stop(second, 'SIGTERM');
   });
+
+  if (kind === 'postgres') {
+    it('is taken up by another process sharing the database within seconds when its own is killed', async () => {
+      const [portA, portB] = [await freePort(), await freePort()];
+      const a = await startServer(db.url, portA);
+      children.push(a);
+      const token = await signIn(`http://127.0.0.1:${portA}`);
+      const job = await jobUnderWay(`http://127.0.0.1:${portA}`, { token, prefix: 'T' });
+      const b = await startServer(db.url, portB);
+      children.push(b);
+      await stop(a, 'SIGKILL');
+      await endsWithEveryItemOnce(`http://127.0.0.1:${portB}`, { token, ...job });
+      await stop(b, 'SIGTERM');
+    });
+  }
 });

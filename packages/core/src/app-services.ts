@@ -94,7 +94,12 @@ export function createJobs({ options, database, schema, repositories, logger }: 
   const jobStore = new JobStore(database, schema.entity('Job') as EntityModel);
   const usePgBoss = (options.jobs?.queue ?? database.dialect.defaultJobQueue) === 'pg-boss';
   const queue = usePgBoss
-    ? new PgBossQueue({ connectionString: options.database, expireInSeconds: options.jobs?.expireInSeconds, statementTimeoutMs: options.statementTimeoutMs })
+    ? new PgBossQueue({
+        connectionString: options.database,
+        expireInSeconds: options.jobs?.expireInSeconds,
+        statementTimeoutMs: options.statementTimeoutMs,
+        running: () => jobStore.running(),
+      })
     : new InProcessQueue(() => jobStore.unfinished());
   const authStore = new AuthStore(database, schema.entity('User') as EntityModel, schema.entity('Role') as EntityModel);
   const jobs = new JobService(jobStore, queue, { loadUser: (id) => authStore.userById(id), logger });

@@ -128,7 +128,10 @@ export interface EntityApiOptions<TEntities extends readonly EntityDefinition[] 
   jobs?: {
     /** `pg-boss` (default on PostgreSQL: processes share the work) or `in-process` (default on SQLite). */
     queue?: 'pg-boss' | 'in-process';
-    /** pg-boss: seconds after which a job whose process died runs again; default 900. */
+    /**
+     * pg-boss: seconds after which pg-boss hands a job out again, as a last resort (a job whose
+     * process died is found within seconds, its lease being free); default 900.
+     */
     expireInSeconds?: number;
     /** Whether this process runs jobs (false for API-only processes); default true. */
     worker?: boolean;

@@ -1,25 +1,44 @@
+import { createHash } from 'node:crypto';
+import pg from 'pg';
 import PgBoss from 'pg-boss';
 import { statementTimeout } from '../sql/dialects/postgres';
 import type { JobQueue } from './queue';
 
 export interface PgBossQueueOptions {
   connectionString: string;
-  /** Seconds after which a job whose worker vanished is handed out again; default 900. */
+  /** Seconds after which pg-boss hands a job out again (the last resort: see the class); default 900. */
   expireInSeconds?: number;
   /** How often idle workers look for work; default 1 s. */
   pollingIntervalSeconds?: number;
   /** The instance's `statementTimeoutMs`: the queue's statements run under it too. */
   statementTimeoutMs?: number;
+  /** The ids of the jobs the job table lists as `Running`: those a sweep judges. */
+  running?: () => Promise<string[]>;
+  /** How often a worker looks for running jobs whose process died; default 5 s. */
+  sweepIntervalSeconds?: number;
 }
 
 const QUEUE = 'entity-records-jobs';
 
+/** The advisory lock a process holds while it runs a job: the first 8 bytes of a hash of its id. */
+const leaseKey = (jobId: string): string => createHash('sha256').update(`entity-records job ${jobId}`).digest().readBigInt64BE(0).toString();
+
 /**
- * A PostgreSQL-backed queue (pg-boss): any number of processes share the work, and a job whose
- * process died is retried after its expiry.
+ * A PostgreSQL-backed queue (pg-boss): any number of processes share the work.
+ *
+ * A process runs a job only while it holds the job's lease: a session advisory lock on a
+ * connection of its own, which PostgreSQL frees when that session ends, also when the process is
+ * killed. So no two processes run one job at once (a job pg-boss hands out again after its expiry
+ * while it still runs is left to the process running it), and a job the table lists as `Running`
+ * whose lease nobody holds has lost its process: every worker sweeps for such jobs at start and
+ * every few seconds and hands them out again, where they resume from their last checkpoint. pg-boss's
+ * own expiry stays as the last resort.
  */
 export class PgBossQueue implements JobQueue {
   private readonly boss: PgBoss;
+  /** Connections for leases (held while a job runs) and sweeps. */
+  private readonly leases: pg.Pool;
+  private sweeper?: NodeJS.Timeout;
   private started = false;
 
   constructor(private readonly options: PgBossQueueOptions) {
@@ -36,6 +55,8 @@ export class PgBossQueue implements JobQueue {
       maintenanceIntervalSeconds: Math.max(1, Math.min(120, expire)),
     });
     this.boss.on('error', () => undefined);
+    this.leases = new pg.Pool({ connectionString: options.connectionString, max: 2, statement_timeout: statementTimeout(options.statementTimeoutMs) });
+    this.leases.on('error', () => undefined);
   }
 
   async start(run?: (jobId: string) => Promise<void>): Promise<void> {
@@ -55,8 +76,49 @@ export class PgBossQueue implements JobQueue {
     }
     if (!run) return;
     await this.boss.work<{ jobId: string }>(QUEUE, { pollingIntervalSeconds: this.options.pollingIntervalSeconds ?? 1, batchSize: 1 }, async (jobs) => {
-      for (const job of jobs) await run(job.data.jobId);
+      for (const job of jobs) await this.runLeased(job.data.jobId, run);
     });
+    await this.sweep();
+    this.sweeper = setInterval(() => void this.sweep(), (this.options.sweepIntervalSeconds ?? 5) * 1000);
+    this.sweeper.unref();
+  }
+
+  /** Runs a job while holding its lease; a job whose lease another process holds runs there already. */
+  private async runLeased(jobId: string, run: (jobId: string) => Promise<void>): Promise<void> {
+    const client = await this.leases.connect();
+    let held = false;
+    try {
+      held = (await client.query<{ held: boolean }>('select pg_try_advisory_lock($1::bigint) as held', [leaseKey(jobId)])).rows[0].held;
+      if (held) await run(jobId);
+    } finally {
+      // Ending the session frees the lock, whatever happened meanwhile.
+      client.release(held);
+    }
+  }
+
+  /** Hands out again the running jobs whose lease nobody holds: their process died. */
+  async sweep(): Promise<string[]> {
+    if (!this.options.running) return [];
+    const orphans: string[] = [];
+    try {
+      const running = await this.options.running();
+      if (!running.length) return [];
+      const client = await this.leases.connect();
+      try {
+        for (const jobId of running) {
+          const key = leaseKey(jobId);
+          if (!(await client.query<{ held: boolean }>('select pg_try_advisory_lock($1::bigint) as held', [key])).rows[0].held) continue;
+          await client.query('select pg_advisory_unlock($1::bigint)', [key]);
+          orphans.push(jobId);
+        }
+      } finally {
+        client.release();
+      }
+      for (const jobId of orphans) await this.send(jobId);
+    } catch {
+      // The database is away: the next sweep tries again.
+    }
+    return orphans;
   }
 
   async send(jobId: string): Promise<void> {
@@ -65,6 +127,8 @@ export class PgBossQueue implements JobQueue {
 
   /** Waits for the running job to hand back (the job service interrupts it at its next chunk). */
   async stop(): Promise<void> {
+    clearInterval(this.sweeper);
     if (this.started) await this.boss.stop({ graceful: true, wait: true, timeout: 15_000 });
+    await this.leases.end();
   }
 }

@@ -149,6 +149,12 @@ export class JobStore {
     await this.table.where({ id, status: 'Pending' }).delete();
   }
 
+  /** The ids of the jobs marked `Running`. */
+  async running(): Promise<string[]> {
+    const rows = await this.table.select('id').where({ status: 'Running' }).andWhere('deleted', this.database.dialect.live as never).orderBy('id');
+    return rows.map((r: { id: string }) => r.id);
+  }
+
   /** Jobs left pending or running, oldest first (for a queue that starts again). */
   async unfinished(): Promise<string[]> {
     const rows = await this.table.select('id').whereIn('status', ['Pending', 'Running']).andWhere('deleted', this.database.dialect.live as never).orderBy('id');
