@@ -87,6 +87,8 @@ export function mountEventRoutes(router: Router, parts: EventRouteParts, generat
     '/entityStream',
     toHandler(async (req, res) => {
       const { entityName, id, offset, maxSize } = parseQueryString(req.originalUrl);
+      // Both are query parameters: one code for either missing.
+      if (typeof entityName !== 'string' || entityName === '') throw new ApiError('CORE_INVALID_QUERY', 'entityName is required');
       if (typeof id !== 'string' || id === '') throw new ApiError('CORE_INVALID_QUERY', 'id is required');
       res.json(await recordStream(repositoryFor(lookup, entityName), requestContext(req), { id, offset, maxSize }));
     }),

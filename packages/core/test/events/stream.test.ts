@@ -86,7 +86,8 @@ describe.each(TEST_DBS)('the stream of a record on %s', (kind) => {
       expect(res.body.error.code).toMatch(/^CORE_(NOT_FOUND|ROUTE_NOT_FOUND)$/);
     }
     for (const base of ['/api', '/api/v1']) {
-      expect((await t.get(`${base}/entityStream?id=${id}`).expect(400)).body.error.code).toBe('CORE_VALIDATION_FAILED');
+      expect((await t.get(`${base}/entityStream?id=${id}`).expect(400)).body.error.code).toBe('CORE_INVALID_QUERY');
+      expect((await t.get(`${base}/entityStream?entityName=&id=${id}`).expect(400)).body.error.code).toBe('CORE_INVALID_QUERY');
       expect((await t.get(`${base}/entityStream?entityName=Product`).expect(400)).body.error.code).toBe('CORE_INVALID_QUERY');
     }
     await t.del(`/api/Product/${id}`).expect(200);
