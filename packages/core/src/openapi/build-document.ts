@@ -103,7 +103,7 @@ export function buildOpenApi(input: OpenApiInput): Record<string, unknown> {
     info: {
       title: input.info?.title ?? 'Entity records API',
       version: input.info?.version ?? '1.0.0',
-      description: input.info?.description ?? 'Records of every entity type under /api/ (generation A) and /api/v1/ (generation B).',
+      description: input.info?.description ?? servedDescription(input.generations ?? ['A', 'B']),
       ...(license && { license }),
       ...(contact && { contact }),
     },
@@ -128,4 +128,12 @@ export function buildOpenApi(input: OpenApiInput): Record<string, unknown> {
   });
   dropUnusedSchemas(document);
   return document;
+}
+
+/** The default description names the bases the instance serves, and only those. */
+function servedDescription(generations: readonly GenerationName[]): string {
+  const bases = Object.values(GENERATIONS)
+    .filter((g) => generations.includes(g.name))
+    .map((g) => `${g.base}/ (generation ${g.name})`);
+  return `Records of every entity type under ${bases.join(' and ')}.`;
 }

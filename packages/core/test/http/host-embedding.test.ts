@@ -41,6 +41,8 @@ describe.each(TEST_DBS)('good manners in a host app on %s', (kind) => {
     const paths = Object.keys(onlyA.openapi().paths as object);
     expect(paths.some((p) => p.startsWith('/api/v1/'))).toBe(false);
     expect(paths).toContain('/api/Brand');
+    const docA = (await request(app).get('/apidocs/openapi.json').expect(200)).body;
+    expect(docA.info.description).toBe('Records of every entity type under /api/ (generation A).');
 
     const onlyB = await start({ generations: ['B'] });
     const appB = express().use(onlyB.router);
@@ -50,6 +52,10 @@ describe.each(TEST_DBS)('good manners in a host app on %s', (kind) => {
     // The public change routes sit at the root, outside both generations.
     const root = ['/listening/entity/{entity}/{id}.json', '/data/publicData.json'];
     expect(Object.keys(onlyB.openapi().paths as object).filter((p) => !root.includes(p)).every((p) => p.startsWith('/api/v1/'))).toBe(true);
+    expect((onlyB.openapi().info as { description: string }).description).toBe('Records of every entity type under /api/v1/ (generation B).');
+    expect(((await start()).openapi().info as { description: string }).description).toBe(
+      'Records of every entity type under /api/ (generation A) and /api/v1/ (generation B).',
+    );
   });
 
   it('leaves /apidocs out when asked, and keeps the document for api.openapi()', async () => {
