@@ -13,8 +13,12 @@ import { languageSuffix, MULTILANG_TYPES } from './attribute-def';
 export const CODE_PATTERN = '^[a-z][a-zA-Z0-9_]*$';
 const CODE_RE = new RegExp(CODE_PATTERN);
 
-/** Record keys attributes may never take. */
-const RESERVED_KEYS = new Set(['attributesDefs', 'attributesValues', '_meta', 'deleted', 'id']);
+/**
+ * Record keys attributes may never take: keys of every record, and the keys a flattened update
+ * reads as instructions (`__attributes`, `__attributesToRemove`), which an attribute keyed by its
+ * id could otherwise take, its value then unwritable and its record not to be sent back as read.
+ */
+const RESERVED_KEYS = new Set(['attributesDefs', 'attributesValues', '_meta', 'deleted', 'id', '__attributes', '__attributesToRemove']);
 /** Set once; changing them would strand the stored values. */
 const FIXED = ['entityType', 'type', 'linkEntity', 'measureId'] as const;
 

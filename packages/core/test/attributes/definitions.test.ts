@@ -36,6 +36,20 @@ describe.each(TEST_DBS)('Attribute, Measure and Unit on %s', (kind) => {
     await t.patch(`/api/Attribute/${b.body.id}`, { code: null }).expect(400);
   });
 
+  it('refuses an attribute keyed by its id when the id is a key of the flattened update (__attributes, __attributesToRemove)', async () => {
+    for (const id of ['__attributes', '__attributesToRemove']) {
+      const res = await t.post('/api/v1/Attribute', { id, name: 'Reserved', type: 'varchar', entityType: 'Product' });
+      expect({ id, status: res.status }).toEqual({ id, status: 400 });
+      expect(issueCodes(res.body)).toEqual([['id', 'taken']]);
+      const upsert = await t.post('/api/v1/MassActions/action/upsert', [{ entity: 'Attribute', payload: { id, name: 'Reserved', type: 'varchar', entityType: 'Product' } }]).expect(200);
+      expect(upsert.body[0]).toMatchObject({ status: 'Failed', stored: false });
+      await t.get(`/api/v1/Attribute/${id}`).expect(404);
+    }
+    // ... while such an id with a code of its own keys the attribute by the code
+    const code = unique('keyed');
+    await t.post('/api/v1/Attribute', { id: `__${code}`, code, name: 'Coded', type: 'varchar', entityType: 'Product' }).expect(200);
+  });
+
   describe.each(GENERATIONS)('generation %s', (_gen, base) => {
     it('checks the code pattern and keeps codes unique per entity type (409)', async () => {
       for (const code of ['Weight', '1st', 'with-dash', 'with space', '_x', '']) {
