@@ -141,21 +141,10 @@ export function createRouter(parts: RouterParts): Router {
   return root;
 }
 
-/**
- * Swagger UI at `/apidocs/` and the document at `/apidocs/openapi.json`, its server the mount path.
- * `/apidocs/` is where the spec puts the machine-readable description: a client that asks for
- * JSON there (`Accept: application/json`, not text/html first) gets the document itself.
- */
+/** Swagger UI at `/apidocs/` and the document at `/apidocs/openapi.json`, its server the mount path. */
 function mountApiDocs(root: Router, openapi: RouterParts['openapi']): void {
-  const sendDocument: RequestHandler = (req, res) => {
+  root.get('/apidocs/openapi.json', (req, res) => {
     res.type('application/json').send(openapi(req.baseUrl));
-  };
-  root.get('/apidocs/openapi.json', sendDocument);
-  // Non-strict routing: `/apidocs` and `/apidocs/`.
-  root.get('/apidocs', (req, res, next) => {
-    res.vary('Accept');
-    if (req.accepts(['text/html', 'application/json']) === 'application/json') return sendDocument(req, res, next);
-    next();
   });
   root.use(
     '/apidocs',
