@@ -59,9 +59,11 @@ describe('OpenAPI document', () => {
     expect(doc.components.securitySchemes.cookieAuth).toMatchObject({ type: 'apiKey', in: 'cookie', name: 'er_session' });
   });
 
-  it('serves Swagger UI at /apidocs/', async () => {
+  it('serves Swagger UI at /apidocs/, also to a client that asks for JSON (CONTRACT §12)', async () => {
     const res = await request(t.app).get('/apidocs/').expect(200).expect('Content-Type', /text\/html/);
     expect(res.text).toMatch(/swagger-ui/i);
+    const asked = await request(t.app).get('/apidocs/').set('Accept', 'application/json').expect(200).expect('Content-Type', /text\/html/);
+    expect(asked.text).toMatch(/swagger-ui/i);
     const init = await request(t.app).get('/apidocs/swagger-ui-init.js').expect(200);
     expect(init.text).toContain('openapi.json');
   });
