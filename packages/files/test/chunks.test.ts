@@ -187,11 +187,15 @@ describe.each(TEST_DBS)('chunked upload on %s', (kind) => {
       }
     });
 
-    it('answers 400 for a chunk without id, with a bad start or piecesCount, or with bad base64', async () => {
+    it('answers 400 for a chunk without id or with an id outside the pattern, with a bad start or piecesCount, or with bad base64', async () => {
       const u = ids();
       const good = { ...u, name: 'x.bin', piecesCount: 2, start: 0, piece: dataUrl('abc') };
       const cases: [Record<string, unknown>, string][] = [
         [{ ...good, id: undefined }, 'CORE_VALIDATION_FAILED'],
+        // an id outside [A-Za-z0-9_-]{1,64} is refused as on every create (base64, URL, records)
+        [{ ...good, id: 'a.b' }, 'CORE_INVALID_ID'],
+        [{ ...good, id: '' }, 'CORE_INVALID_ID'],
+        [{ ...good, id: 'x'.repeat(65) }, 'CORE_INVALID_ID'],
         [{ ...good, start: -1 }, 'CORE_VALIDATION_FAILED'],
         [{ ...good, start: 1.5 }, 'CORE_VALIDATION_FAILED'],
         [{ ...good, piecesCount: 0 }, 'CORE_VALIDATION_FAILED'],
