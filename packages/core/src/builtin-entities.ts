@@ -1,4 +1,5 @@
 import { defineEntity } from './definition/define-entity';
+import { keepLink } from './definition/fixed-link';
 
 /** A named list of options (`product_status`, `product_tags`). */
 export const ExtensibleEnumEntity = defineEntity({
@@ -6,7 +7,13 @@ export const ExtensibleEnumEntity = defineEntity({
   fields: {
     code: { type: 'varchar', required: true, unique: true, maxLength: 100 },
     name: { type: 'varchar', required: true },
-    options: { type: 'linkMultiple', entity: 'ExtensibleEnumOption', foreign: 'extensibleEnum' },
+    options: {
+      type: 'linkMultiple',
+      entity: 'ExtensibleEnumOption',
+      foreign: 'extensibleEnum',
+      readOnly: true,
+      description: 'The options of the list. Read-only: an option is created in its list (extensibleEnumId) and stays there.',
+    },
   },
 });
 
@@ -18,7 +25,8 @@ export const ExtensibleEnumOptionEntity = defineEntity({
     name: { type: 'varchar' },
     color: { type: 'varchar', maxLength: 32 },
     sortOrder: { type: 'int' },
-    extensibleEnum: { type: 'link', entity: 'ExtensibleEnum', required: true },
+    extensibleEnum: { type: 'link', entity: 'ExtensibleEnum', required: true, description: 'The list of the option. Fixed once created.' },
   },
   uniqueIndexes: { list_code: ['extensibleEnum', 'code'] },
+  hooks: { beforeUpdate: keepLink('extensibleEnum') },
 });

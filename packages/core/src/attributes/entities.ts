@@ -1,5 +1,6 @@
 import { FIELD_TYPES, type FieldType } from '../declarations';
 import { defineEntity } from '../definition/define-entity';
+import { keepLink } from '../definition/fixed-link';
 
 /** The value types an attribute may have: every field type but `jsonObject`. */
 export type AttributeType = Exclude<FieldType, 'jsonObject'>;
@@ -36,7 +37,13 @@ export const MeasureEntity = defineEntity({
   fields: {
     name: { type: 'varchar' },
     code: { type: 'varchar', maxLength: 100, unique: true },
-    units: { type: 'linkMultiple', entity: 'Unit', foreign: 'measure' },
+    units: {
+      type: 'linkMultiple',
+      entity: 'Unit',
+      foreign: 'measure',
+      readOnly: true,
+      description: 'The units of the measure. Read-only: a unit is created in its measure (measureId) and stays there.',
+    },
   },
 });
 
@@ -46,11 +53,12 @@ export const UnitEntity = defineEntity({
   fields: {
     name: { type: 'varchar' },
     code: { type: 'varchar', maxLength: 100 },
-    measure: { type: 'link', entity: 'Measure', required: true },
+    measure: { type: 'link', entity: 'Measure', required: true, description: 'The measure of the unit. Fixed once created.' },
     factor: { type: 'float', default: 1 },
     isDefault: { type: 'bool', default: false, description: 'The unit a value gets when it is written without one and has none yet (a value keeps its unit otherwise).' },
   },
   uniqueIndexes: { measure_code: ['measure', 'code'] },
+  hooks: { beforeUpdate: keepLink('measure') },
 });
 
 export const ATTRIBUTE_ENTITIES = [AttributeEntity, MeasureEntity, UnitEntity];

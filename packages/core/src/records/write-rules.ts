@@ -161,5 +161,9 @@ export function checkFields(
 ): void {
   assertFieldsEditable(model, access, write.sent);
   assertOtherSidesEditable(model, access, { fields: write.sent, changes: (field) => changesList(write.values.get(field), write.existing?.[field.key]) });
+  // A field sent as link objects (find-or-create) is not among the values yet: it names records
+  // to find or create, which a read-only link takes from no client.
+  const objects = write.sent.find((f) => f.def.readOnly && !write.values.has(f) && !write.fromHooks?.has(f.key));
+  if (objects) throw readOnlyError(objects);
   keepReadOnly(write.values, write);
 }
