@@ -2,11 +2,11 @@ import type { UserAccess } from '../auth/access-control';
 import type { PreparedAttributeWrite } from '../attributes/record-attributes';
 import type { RequestContext } from '../context';
 import type { ApiRecord } from '../declarations';
-import { isStoredField, type FieldModel, type LinkField, type StoredField } from '../definition/model';
+import { isStoredField, type FieldModel, type LinkField, type MultipleLinkField, type StoredField } from '../definition/model';
 import { isValidId } from '../definition/validate-record';
 import { ApiError, notFound } from '../errors';
 import type { RecordHookEvent } from '../hooks';
-import { currentLinkIds, writeMultipleLink } from '../sql/link-store';
+import { currentLinkIds, lockLinkedRows, writeMultipleLink } from '../sql/link-store';
 import { insertChanges, updateLogged, type ChangeAction, type ReadBack, type RowWritten } from '../sql/change-store';
 import { updateCompared } from '../sql/compared-update';
 import { isLive, keyColumns, modifiedColumns, toRow, updateRow } from '../sql/record-store';
@@ -47,7 +47,7 @@ interface RecordChange {
   ifMatch: boolean;
 }
 
-/** Another request wrote the record since it was read: the update is judged again on what is stored now. */
+/** Another request wrote the record since it was read: the update is judged again on what is stored now (as after a deadlock). */
 class WrittenMeanwhile extends Error {}
 
 /**
@@ -121,6 +121,27 @@ async function writeRow(repo: Repository, sql: SqlContext, change: Pick<RecordCh
   if (!(await updateRow(sql, repo.model, { id, row, expected }))) throw await unmatchedUpdate(repo, sql, change);
 }
 
+/** The ids in one list but not the other. */
+function symmetricDifference(a: readonly string[], b: readonly string[]): string[] {
+  const left = new Set(a);
+  const right = new Set(b);
+  return [...a.filter((x) => !right.has(x)), ...b.filter((x) => !left.has(x))];
+}
+
+/**
+ * Locks the record's row before the update writes anything (its attribute values, its row, its
+ * links), together with the rows of the records whose links it changes, in one order for every
+ * transaction (`lockLinkedRows`): two updates of one record, or two link writes of one pair of
+ * records from both sides, then wait for each other instead of deadlocking.
+ */
+async function lockWritten(repo: Repository, sql: SqlContext, { id, changed }: { id: string; changed: ReadonlyMap<FieldModel, unknown> }): Promise<void> {
+  if (!sql.dialect.locksRows) return;
+  const { links } = toRow(sql.dialect, changed);
+  const targets = new Map<MultipleLinkField, string[]>();
+  for (const [field, sent] of links) targets.set(field, symmetricDifference(await currentLinkIds(sql, field, id), sent));
+  await lockLinkedRows(sql, { model: repo.model, id, targets });
+}
+
 /** Writes the changed columns and links of a record, inside its transaction. */
 async function writeChangedRow(repo: Repository, write: LinkObjectWrite, change: Pick<RecordChange, 'id' | 'expected' | 'ifMatch' | 'access'> & { changed: Map<FieldModel, unknown> }): Promise<void> {
   const { id, changed, expected, ifMatch } = change;
@@ -164,6 +185,7 @@ async function writeChange(repo: Repository, write: LinkObjectWrite, change: Rec
   await resolveLinkObjects<LinkField>(repo, write, { objects: change.objects, values: change.values });
   await assertLinks(sql, { ctx, access: change.access, rows: rowRulesOf(repo, ctx) }, judgedLinks(change));
   const changed = changedValues(change);
+  await lockWritten(repo, sql, { id: change.id, changed });
   const attributes = await change.attributes?.apply?.(trx, change.id, attributeWriteRules(repo, ctx, after));
   if (changed.size === 0 && !attributes?.changed) return false;
   await writeChangedRow(repo, write, { id: change.id, changed, expected: change.expected, ifMatch: change.ifMatch, access: change.access });
@@ -247,7 +269,9 @@ export async function updateRecord<TRecord extends ApiRecord>(repo: Repository<T
     try {
       return await updateOnce(repo, ctx, update);
     } catch (error) {
-      if (!(error instanceof WrittenMeanwhile)) throw error;
+      // The database may also end the transaction to break a deadlock (rows locked in another
+      // order by a write that is not an update): nothing of it was stored; it is judged again.
+      if (!(error instanceof WrittenMeanwhile) && !repo.env.database.dialect.isDeadlock(error)) throw error;
       if (attempt >= UPDATE_ATTEMPTS) {
         throw new ApiError('CORE_CONFLICT', `${repo.model.name} '${update.id}' was changed by another request; read it again`, { details: { entity: repo.model.name, id: update.id } });
       }

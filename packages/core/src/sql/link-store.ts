@@ -162,6 +162,28 @@ export async function writeMultipleLink(
   return relinkOtherSide(sql, field, { added: pairs(added), removed: pairs(removed), skip: new Set([ownerId]) });
 }
 
+/**
+ * Locks, for the rest of the transaction, a record's row and the rows of the records on the other
+ * side of its multiple links that a link write will change (`targets`, by field), in one order
+ * for every transaction: by table name, then id (where the database locks rows). Two requests
+ * that link one pair of records from both sides then wait for each other instead of each locking
+ * its own record first and the other one next, a deadlock.
+ */
+export async function lockLinkedRows(sql: SqlContext, { model, id, targets }: { model: EntityModel; id: string; targets: ReadonlyMap<MultipleLinkField, readonly string[]> }): Promise<void> {
+  const { db, dialect } = sql;
+  if (!dialect.locksRows) return;
+  const byTable = new Map<string, Set<string>>([[model.table, new Set([id])]]);
+  for (const [field, ids] of targets) {
+    const table = entity(sql, field.target).table;
+    const set = byTable.get(table) ?? new Set<string>();
+    for (const other of ids) set.add(other);
+    byTable.set(table, set);
+  }
+  for (const table of [...byTable.keys()].sort()) {
+    for (const part of chunks([...(byTable.get(table) ?? [])].sort(), 1000)) await db(table).select('id').whereIn('id', part).orderBy('id').forUpdate();
+  }
+}
+
 /** After a permanent delete: no link anywhere keeps pointing at the removed record. */
 export async function detachEverywhere(sql: SqlContext<Knex.Transaction>, model: EntityModel, id: string): Promise<void> {
   const { db, schema } = sql;
