@@ -4,7 +4,7 @@ import { isValidId } from '../definition/validate-record';
 import { ApiError, notFound } from '../errors';
 import { insertChanges } from '../sql/change-store';
 import { findAnyRow, isLive, modifiedColumns, purgeRow, softDeleteRow } from '../sql/record-store';
-import { sqlContext } from '../sql/sql-context';
+import { sqlContext, type SqlContext } from '../sql/sql-context';
 import { inTransaction } from '../sql/transaction';
 import { changeOf, ownershipOf } from './changes';
 import { visibleRecord } from './read';
@@ -47,6 +47,17 @@ async function mayDelete(repo: Repository, ctx: RequestContext, record: ApiRecor
 }
 
 /**
+ * Why a delete found nothing to delete once in its transaction: another request wrote the record
+ * meanwhile, so `If-Match` no longer holds (412); or deleted it meanwhile (404, as a delete sent
+ * after that one answers; it was logged once, by that request).
+ */
+async function notDeleted(sql: SqlContext, { repo, id, permanently, version }: { repo: Repository; id: string; permanently?: boolean; version?: number }): Promise<ApiError> {
+  if (version === undefined) return notFound(repo.model.name, id);
+  const stillThere = permanently ? (await findAnyRow(sql, repo.model, { id, fields: [] })) !== undefined : await isLive(sql, repo.model, { id });
+  return stillThere ? preconditionFailed(repo.model.name, id) : notFound(repo.model.name, id);
+}
+
+/**
  * Soft-deletes (the row stays, invisible, and frees its unique values) or removes the row, also
  * one soft-deleted before.
  */
@@ -61,14 +72,11 @@ export async function deleteRecord(repo: Repository, ctx: RequestContext, { id, 
   await repo.translated(() =>
     inTransaction(repo.env.database, async (trx) => {
       const sql = sqlContext(repo.env, trx);
-      if (permanently) {
-        await purgeRow(sql, repo.model, id);
-        await repo.env.attributes?.onPermanentDelete(trx, repo.model, id);
-      } else if (!(await softDeleteRow(sql, repo.model, { id, row: modifiedColumns(rowChange(ctx)), version }))) {
-        // Written meanwhile by another request: If-Match no longer holds. Else deleted meanwhile, and logged then.
-        if (version !== undefined && (await isLive(sql, repo.model, { id }))) throw preconditionFailed(repo.model.name, id);
-        return;
-      }
+      const done = permanently
+        ? await purgeRow(sql, repo.model, { id, version })
+        : await softDeleteRow(sql, repo.model, { id, row: modifiedColumns(rowChange(ctx)), version });
+      if (!done) throw await notDeleted(sql, { repo, id, permanently, version });
+      if (permanently) await repo.env.attributes?.onPermanentDelete(trx, repo.model, id);
       // A permanent delete of a record deleted before is logged too: the row is gone now.
       await insertChanges(sql, [change]);
     }),

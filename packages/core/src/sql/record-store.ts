@@ -148,10 +148,18 @@ export async function softDeleteRow(sql: SqlContext, model: EntityModel, { id, r
   return (await sql.db(model.table).update(withNextVersion(sql, { ...row, deleted: sql.dialect.toDb('bool', true) })).where(where)) > 0;
 }
 
-/** Removes a record's row, live or deleted, and every link to it. */
-export async function purgeRow(sql: SqlContext<Knex.Transaction>, model: EntityModel, id: string): Promise<void> {
+/**
+ * Removes a record's row, live or deleted, and every link to it; answers whether it did. The row
+ * is locked first (where the database locks rows): of two requests that remove it at once, the
+ * second waits, then finds it gone and removes (and logs) nothing. With `version`, only the row
+ * at that version (`If-Match`).
+ */
+export async function purgeRow(sql: SqlContext<Knex.Transaction>, model: EntityModel, { id, version }: { id: string; version?: number }): Promise<boolean> {
+  const where = { id, ...(version !== undefined && { [VERSION_COLUMN]: version }) };
+  const found = sql.db(model.table).select('id').where(where);
+  if ((await (sql.dialect.locksRows ? found.forUpdate() : found)).length === 0) return false;
   await detachEverywhere(sql, model, id);
-  await sql.db(model.table).delete().where({ id });
+  return (await sql.db(model.table).delete().where(where)) > 0;
 }
 
 /** Brings a deleted record back (`owner`: only one of theirs; `within`: only one the row rules keep); answers whether it did. */
