@@ -132,14 +132,22 @@ function symmetricDifference(a: readonly string[], b: readonly string[]): string
  * Locks the record's row before the update writes anything (its attribute values, its row, its
  * links), together with the rows of the records whose links it changes, in one order for every
  * transaction (`lockLinkedRows`): two updates of one record, or two link writes of one pair of
- * records from both sides, then wait for each other instead of deadlocking.
+ * records from both sides, then wait for each other instead of deadlocking. An update of simple
+ * columns alone locks one row, its own, by writing it: it needs none of this. The links as read for
+ * the comparison tell which records change; a list changed meanwhile may lock one too few, which
+ * the deadlock retry of updateRecord covers.
  */
-async function lockWritten(repo: Repository, sql: SqlContext, { id, changed }: { id: string; changed: ReadonlyMap<FieldModel, unknown> }): Promise<void> {
+async function lockWritten(repo: Repository, sql: SqlContext, { change, changed }: { change: RecordChange; changed: ReadonlyMap<FieldModel, unknown> }): Promise<void> {
   if (!sql.dialect.locksRows) return;
   const { links } = toRow(sql.dialect, changed);
+  if (links.length === 0 && !change.attributes) return;
   const targets = new Map<MultipleLinkField, string[]>();
-  for (const [field, sent] of links) targets.set(field, symmetricDifference(await currentLinkIds(sql, field, id), sent));
-  await lockLinkedRows(sql, { model: repo.model, id, targets });
+  for (const [field, sent] of links) {
+    const read = change.existing[field.key];
+    const stored = Array.isArray(read) ? (read as string[]) : await currentLinkIds(sql, field, change.id);
+    targets.set(field, symmetricDifference(stored, sent));
+  }
+  await lockLinkedRows(sql, { model: repo.model, id: change.id, targets });
 }
 
 /** Writes the changed columns and links of a record, inside its transaction. */
@@ -185,7 +193,7 @@ async function writeChange(repo: Repository, write: LinkObjectWrite, change: Rec
   await resolveLinkObjects<LinkField>(repo, write, { objects: change.objects, values: change.values });
   await assertLinks(sql, { ctx, access: change.access, rows: rowRulesOf(repo, ctx) }, judgedLinks(change));
   const changed = changedValues(change);
-  await lockWritten(repo, sql, { id: change.id, changed });
+  await lockWritten(repo, sql, { change, changed });
   const attributes = await change.attributes?.apply?.(trx, change.id, attributeWriteRules(repo, ctx, after));
   if (changed.size === 0 && !attributes?.changed) return false;
   await writeChangedRow(repo, write, { id: change.id, changed, expected: change.expected, ifMatch: change.ifMatch, access: change.access });
