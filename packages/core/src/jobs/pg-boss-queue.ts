@@ -1,7 +1,6 @@
-import { createHash } from 'node:crypto';
 import pg from 'pg';
 import PgBoss from 'pg-boss';
-import { statementTimeout } from '../sql/dialects/postgres';
+import { advisoryKey, statementTimeout } from '../sql/dialects/postgres';
 import type { JobQueue } from './queue';
 
 export interface PgBossQueueOptions {
@@ -20,8 +19,8 @@ export interface PgBossQueueOptions {
 
 const QUEUE = 'entity-records-jobs';
 
-/** The advisory lock a process holds while it runs a job: the first 8 bytes of a hash of its id. */
-const leaseKey = (jobId: string): string => createHash('sha256').update(`entity-records job ${jobId}`).digest().readBigInt64BE(0).toString();
+/** The advisory lock a process holds while it runs a job. */
+const leaseKey = (jobId: string): string => advisoryKey(`entity-records job ${jobId}`);
 
 /**
  * A PostgreSQL-backed queue (pg-boss): any number of processes share the work.

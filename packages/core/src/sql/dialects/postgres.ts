@@ -6,6 +6,9 @@ import { PostgresNotifications } from './postgres-notifications';
 import { isStalePostgresStatement, runPostgresStatement, sendOn } from './postgres-statements';
 import { commonColumnType, databaseUnavailable, quoteName, statementTimedOut, uniqueViolation } from './shared';
 
+/** The 64-bit key of an advisory lock named by `key` (the first 8 bytes of its hash), as text for a bigint parameter. */
+export const advisoryKey = (key: string): string => createHash('sha256').update(key).digest().readBigInt64BE(0).toString();
+
 /** An arbitrary fixed key for the advisory lock taken while the schema is synced. */
 const SCHEMA_LOCK_KEY = 482_113_907;
 
@@ -181,8 +184,7 @@ export const postgresDialect: Dialect = {
 
   async lock(trx, keys) {
     if (keys.length === 0) return;
-    // Advisory locks take 64-bit keys: the first 8 bytes of each key's hash.
-    const ids = [...new Set(keys)].map((key) => createHash('sha256').update(key).digest().readBigInt64BE(0).toString()).sort();
+    const ids = [...new Set(keys)].map(advisoryKey).sort();
     await trx.raw('select pg_advisory_xact_lock(k) from unnest(?::bigint[]) as k order by k', [ids]);
   },
 
