@@ -17,7 +17,7 @@ import type { JobService } from './jobs/job-service';
 import type { IdempotencyKeys } from './idempotency/idempotency-keys';
 import { buildOpenApi } from './openapi/build-document';
 import type { OpenApiFragment } from './plugin';
-import { translateOutage } from './sql/dialects/shared';
+import { deadlockLost, translateOutage } from './sql/dialects/shared';
 import { mayReadField } from './records/guard';
 
 /** The services the router of an instance serves. */
@@ -125,8 +125,11 @@ export function buildRouter(base: InstanceBase, services: RouterServices): Route
     logger: services.logger,
     // Outside repositories (sign-in, plugins) only conditions of the database itself are known: 503.
     translateError: (error) => {
-      const known = base.database.dialect.translateError(error, {});
-      return known?.status === 503 ? known : translateOutage(error);
+      const { dialect } = base.database;
+      const known = dialect.translateError(error, {});
+      if (known?.status === 503) return known;
+      // A deadlock that outlasted the write's own tries: 503 with Retry-After, never a 500.
+      return dialect.isDeadlock(error) ? deadlockLost(error) : translateOutage(error);
     },
   });
 }

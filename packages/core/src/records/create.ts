@@ -10,7 +10,7 @@ import type { SqlContext } from '../sql/sql-context';
 import { writeMultipleLink } from '../sql/link-store';
 import { createdColumns, insertRow, toRow } from '../sql/record-store';
 import { sqlContext } from '../sql/sql-context';
-import { inTransaction } from '../sql/transaction';
+import { inTransactionAgain } from '../sql/transaction';
 import { uuidv7 } from '../util/uuid';
 import { changeOf, diffOf, movedLinkChanges, ownershipOf, type Diff } from './changes';
 import { attributeWriteRules, resolveLinkObjects, type LinkObjectWrite } from './find-or-create';
@@ -51,7 +51,11 @@ export async function createRecord<TRecord extends ApiRecord>(repo: Repository<T
   const { id, read } = await repo.translated(
     async () =>
       (!ruled && inOneStep(repo, newRecord) ? await createInOneStep(repo, ctx, { newRecord, readBack: answer.read.readBack }) : undefined) ?? {
-        id: await inTransaction(repo.env.database, (trx) => insertRecord(repo, { trx, ctx, after }, newRecord)),
+        id: await inTransactionAgain(repo.env.database, (trx) => {
+          // What a try that the database ended (a deadlock) left to run after it is not run.
+          after.length = 0;
+          return insertRecord(repo, { trx, ctx, after }, newRecord);
+        }),
       },
   );
   for (const fn of after) await fn();

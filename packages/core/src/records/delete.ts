@@ -5,7 +5,7 @@ import { ApiError, notFound } from '../errors';
 import { insertChanges } from '../sql/change-store';
 import { findAnyRow, isLive, modifiedColumns, purgeRow, softDeleteRow } from '../sql/record-store';
 import { sqlContext, type SqlContext } from '../sql/sql-context';
-import { inTransaction } from '../sql/transaction';
+import { inTransactionAgain } from '../sql/transaction';
 import { changeOf, ownershipOf } from './changes';
 import { visibleRecord } from './read';
 import { assertVersion } from './update';
@@ -70,7 +70,7 @@ export async function deleteRecord(repo: Repository, ctx: RequestContext, { id, 
   await repo.env.hooks.run('beforeDelete', { ctx, model: repo.model, id, existing });
   const change = changeOf(ctx, { entityType: repo.model.name, recordId: id, action: 'Delete', diff: {}, owner: ownershipOf(existing) });
   await repo.translated(() =>
-    inTransaction(repo.env.database, async (trx) => {
+    inTransactionAgain(repo.env.database, async (trx) => {
       const sql = sqlContext(repo.env, trx);
       const done = permanently
         ? await purgeRow(sql, repo.model, { id, version })

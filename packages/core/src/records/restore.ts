@@ -3,7 +3,7 @@ import { ApiError, notFound } from '../errors';
 import { insertChanges } from '../sql/change-store';
 import { findAnyRow, modifiedColumns, restoreRow } from '../sql/record-store';
 import { sqlContext } from '../sql/sql-context';
-import { inTransaction } from '../sql/transaction';
+import { inTransactionAgain } from '../sql/transaction';
 import { eventLoopTurns } from '../util/event-loop';
 import type { Repository, RestoreResult } from './repository';
 import { changeOf, ownershipOf } from './changes';
@@ -26,7 +26,7 @@ export async function restoreRecords(repo: Repository, ctx: RequestContext, ids:
     await turn();
     try {
       const restored = await repo.translated(() =>
-        inTransaction(repo.env.database, async (trx) => {
+        inTransactionAgain(repo.env.database, async (trx) => {
           const sql = sqlContext(repo.env, trx);
           if (!(await restoreRow(sql, repo.model, { id, row: modifiedColumns(rowChange(ctx)), owner, within }))) return false;
           await repo.env.attributes?.onRestore(trx, repo.model, id);

@@ -46,8 +46,12 @@ export async function relinkOtherSide(sql: SqlContext, field: ManyToManyField, {
   const { table, ownColumn, targetColumn } = field.join;
   const rows: Record<string, string | null>[] = [];
   const lists = new Map<string, string[]>();
-  for (const part of chunks(ids, 1000)) {
-    const found = (await db(target.table).select(columns).whereIn('id', part).andWhere('deleted', dialect.live as never)) as Record<string, string | null>[];
+  // The rows are locked in id order before their versions are counted up (where the database
+  // locks rows): two writes that link the same records in other orders then wait for each other
+  // instead of each locking one of them and waiting for the other, a deadlock.
+  for (const part of chunks([...ids].sort(), 1000)) {
+    const select = db(target.table).select(columns).whereIn('id', part).andWhere('deleted', dialect.live as never);
+    const found = (await (dialect.locksRows ? select.orderBy('id').forUpdate() : select)) as Record<string, string | null>[];
     if (!found.length) continue;
     const live = found.map((r) => r.id as string);
     rows.push(...found);

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import type { Database, Transaction } from './database';
+import { againAfterDeadlock } from './deadlock-retry';
 
 /** What to call once changes are committed, per database (the change feed of its instance). */
 const announcers = new WeakMap<Knex, () => void>();
@@ -50,6 +51,17 @@ export async function transactionOn<TResult>(knex: Knex, fn: (trx: Transaction) 
 /** Runs `fn` in a transaction of the pool: committed when it resolves, rolled back when it throws. */
 export function inTransaction<TResult>(database: Database, fn: (trx: Transaction) => Promise<TResult>): Promise<TResult> {
   return transactionOn(database.knex, fn);
+}
+
+/**
+ * Runs `fn` in a transaction of the pool, and again (a few times, after a short random pause) when
+ * the database ended it to break a deadlock: nothing of it was stored. Writes lock the rows of the
+ * records they link and count up their versions; two writes of other records can still lock some
+ * of the same rows in other orders. Only for work that changes nothing outside its transaction, or
+ * sets what it changes afresh on every run.
+ */
+export function inTransactionAgain<TResult>(database: Database, fn: (trx: Transaction) => Promise<TResult>): Promise<TResult> {
+  return againAfterDeadlock(database.dialect, () => transactionOn(database.knex, fn));
 }
 
 /**

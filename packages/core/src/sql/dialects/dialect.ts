@@ -218,7 +218,7 @@ export interface Dialect {
    * other rows (`for update skip locked`); empty where one writer runs at a time.
    */
   readonly skipLocked: string;
-  /** Whether an error ended the transaction to break a deadlock (running it again is safe). */
+  /** Whether an error ended the transaction to break a deadlock, or a serialization conflict (running it again is safe). */
   isDeadlock(error: unknown): boolean;
   /** Driver error → ApiError, or undefined when it is not a known database condition. */
   translateError(error: unknown, context: ErrorContext): ApiError | undefined;

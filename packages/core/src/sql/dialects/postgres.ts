@@ -197,7 +197,9 @@ export const postgresDialect: Dialect = {
   skipLocked: 'for update skip locked',
 
   isDeadlock(error) {
-    return (error as { code?: unknown } | null)?.code === '40P01';
+    // 40P01: deadlock detected; 40001: serialization failure. Either way the transaction was rolled back.
+    const code = (error as { code?: unknown } | null)?.code;
+    return code === '40P01' || code === '40001';
   },
 
   columnType(type, maxLength) {

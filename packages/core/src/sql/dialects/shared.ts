@@ -58,6 +58,13 @@ export const databaseUnavailable = (cause: unknown): ApiError =>
 export const statementTimedOut = (cause: unknown): ApiError =>
   new ApiError('CORE_TIMEOUT', 'The database took too long to answer; try again shortly', { cause });
 
+/**
+ * A write that the database ended to break a deadlock with other writes on every try it was given:
+ * nothing of it is stored, and it may be sent again.
+ */
+export const deadlockLost = (cause: unknown): ApiError =>
+  new ApiError('CORE_BUSY', 'Other requests were writing the same records at once; nothing was stored; try again shortly', { cause });
+
 export function parseJson(value: unknown): unknown {
   if (typeof value !== 'string') return value;
   try {
