@@ -155,7 +155,10 @@ interface WriteAnswer {
  */
 export async function answerWrite<TRecord extends ApiRecord>(repo: Repository<TRecord>, ctx: RequestContext, { plan, id, afterHook, read }: WriteAnswer): Promise<TRecord> {
   const { access, present, extra, scopes } = plan;
-  const record = (read ? await recordOf(repo, read, { plan: plan.read, scopes }) : await findById(repo, id, { fields: repo.readable, extra, scopes })) as ApiRecord;
+  const record = (read ? await recordOf(repo, read, { plan: plan.read, scopes }) : await findById(repo, id, { fields: repo.readable, extra, scopes })) as ApiRecord | undefined;
+  // Another request deleted the record between the write's commit and this read: it is not found
+  // now, as a read sent after that delete would find.
+  if (!record) throw notFound(repo.model.name, id);
   if (afterHook) {
     // Hooks see every linked record, not only those the caller may read.
     const whole = scopes ? ((await findById(repo, id, { fields: repo.readable })) as ApiRecord) : record;
