@@ -1,13 +1,13 @@
 import pg from 'pg';
 import PgBoss from 'pg-boss';
 import { advisoryKey, statementTimeout } from '../sql/dialects/postgres';
-import type { JobQueue } from './queue';
+import { JOB_START_DELAY_MS, type JobQueue } from './queue';
 
 export interface PgBossQueueOptions {
   connectionString: string;
   /** Seconds after which pg-boss hands a job out again (the last resort: see the class); default 900. */
   expireInSeconds?: number;
-  /** How often idle workers look for work; default 1 s. */
+  /** How often idle workers look for work sent by other processes; default 1 s (this process's own wake its worker). */
   pollingIntervalSeconds?: number;
   /** The instance's `statementTimeoutMs`: the queue's statements run under it too. */
   statementTimeoutMs?: number;
@@ -39,6 +39,8 @@ export class PgBossQueue implements JobQueue {
   private readonly leases: pg.Pool;
   private sweeper?: NodeJS.Timeout;
   private started = false;
+  /** This process's worker, when it takes jobs. */
+  private workerId?: string;
 
   constructor(private readonly options: PgBossQueueOptions) {
     const expire = options.expireInSeconds ?? 900;
@@ -74,7 +76,7 @@ export class PgBossQueue implements JobQueue {
       }
     }
     if (!run) return;
-    await this.boss.work<{ jobId: string }>(QUEUE, { pollingIntervalSeconds: this.options.pollingIntervalSeconds ?? 1, batchSize: 1 }, async (jobs) => {
+    this.workerId = await this.boss.work<{ jobId: string }>(QUEUE, { pollingIntervalSeconds: this.options.pollingIntervalSeconds ?? 1, batchSize: 1 }, async (jobs) => {
       for (const job of jobs) await this.runLeased(job.data.jobId, run);
     });
     await this.sweep();
@@ -120,8 +122,15 @@ export class PgBossQueue implements JobQueue {
     return orphans;
   }
 
+  /**
+   * Hands a job out; this process's own worker, when idle, looks for it after the start delay
+   * instead of at its next poll (up to a polling interval later). Workers of other processes find
+   * it at their next poll.
+   */
   async send(jobId: string): Promise<void> {
     await this.boss.send(QUEUE, { jobId }, { expireInSeconds: this.options.expireInSeconds ?? 900, retryLimit: 5 });
+    const workerId = this.workerId;
+    if (workerId !== undefined) setTimeout(() => this.boss.notifyWorker(workerId), JOB_START_DELAY_MS).unref();
   }
 
   /** Waits for the running job to hand back (the job service interrupts it at its next chunk). */

@@ -7,8 +7,8 @@ export interface JobQueue {
   stop(): Promise<void>;
 }
 
-/** How long a job sent to the in-process queue stays `Pending` at least: its request answers first. */
-const IN_PROCESS_START_DELAY_MS = 250;
+/** How long a new job stays `Pending` at least: its request answers first, and it can be canceled before it runs. */
+export const JOB_START_DELAY_MS = 250;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -26,7 +26,7 @@ export class InProcessQueue implements JobQueue {
 
   constructor(
     private readonly unfinished: () => Promise<string[]>,
-    private readonly startDelayMs = IN_PROCESS_START_DELAY_MS,
+    private readonly startDelayMs = JOB_START_DELAY_MS,
   ) {}
 
   async start(run?: (jobId: string) => Promise<void>): Promise<void> {
