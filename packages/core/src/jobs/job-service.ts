@@ -3,7 +3,7 @@ import { ApiError } from '../errors';
 import type { JobStore, StoredJob } from '../sql/job-store';
 import { MAX_JSON_DEPTH, nestsDeeper } from '../util/json-depth';
 import { uuidv7 } from '../util/uuid';
-import type { JobQueue } from './queue';
+import { HELD_LEASE, type JobLease, type JobQueue } from './queue';
 import { BootError } from '../errors';
 import type { InstanceLogger } from '../logger';
 import { jobCounts } from './job-counts';
@@ -97,7 +97,7 @@ export class JobService {
   /** Connects the queue; a worker also takes jobs (API-only processes only send them). */
   async start(worker = true): Promise<void> {
     await this.store.zeroMissingCounts();
-    await this.queue.start(worker ? (jobId) => this.run(jobId) : undefined);
+    await this.queue.start(worker ? (jobId, lease) => this.run(jobId, lease) : undefined);
   }
 
   stop(): Promise<void> {
@@ -105,15 +105,18 @@ export class JobService {
     return this.queue.stop();
   }
 
-  /** Runs one job to its end; a job already finished or canceled is left alone. */
-  async run(jobId: string): Promise<void> {
+  /**
+   * Runs one job to its end; a job already finished or canceled is left alone. Its handler is told
+   * to stop (`stopping()`) when the process stops or the job's lease is lost.
+   */
+  async run(jobId: string, lease: JobLease = HELD_LEASE): Promise<void> {
     const job = await this.store.get(jobId);
     if (!job || !(await this.store.claim(jobId))) return;
     const { logger } = this.options;
     const started = Date.now();
     logger.info({ jobId, type: job.type }, `job ${jobId} (${job.type}) started`);
     try {
-      const result = await this.execute(job);
+      const result = await this.execute(job, lease);
       const counts = jobCounts(result);
       await this.store.finish(jobId, { status: 'Success', result, message: null, counts });
       logger.info({ jobId, type: job.type, status: 'Success', ms: Date.now() - started, ...counts }, `job ${jobId} (${job.type}) succeeded`);
@@ -130,7 +133,7 @@ export class JobService {
     }
   }
 
-  private async execute(job: StoredJob): Promise<unknown> {
+  private async execute(job: StoredJob, lease: JobLease): Promise<unknown> {
     const handler = this.handlers.get(job.type);
     if (!handler) throw new ApiError('CORE_INTERNAL', `No handler for job type '${job.type}'`);
     const user = job.createdById ? await this.options.loadUser(job.createdById) : undefined;
@@ -147,7 +150,7 @@ export class JobService {
       processed: job.processed,
       partial: job.result,
       checkpoint: (processed, progress, partial) => this.store.checkpoint(job.id, { processed, progress, result: partial, counts: jobCounts(partial) }),
-      stopping: () => this.isStopping,
+      stopping: () => this.isStopping || lease.lost(),
     });
   }
 }

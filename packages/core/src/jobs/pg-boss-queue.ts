@@ -1,7 +1,7 @@
 import pg from 'pg';
 import PgBoss from 'pg-boss';
 import { advisoryKey, statementTimeout } from '../sql/dialects/postgres';
-import { JOB_START_DELAY_MS, type JobQueue } from './queue';
+import { JOB_START_DELAY_MS, type JobQueue, type RunJob } from './queue';
 
 export interface PgBossQueueOptions {
   connectionString: string;
@@ -18,6 +18,9 @@ export interface PgBossQueueOptions {
 }
 
 const QUEUE = 'entity-records-jobs';
+
+/** The `application_name` of the sessions that hold job leases (`pg_stat_activity` shows it). */
+export const LEASE_APPLICATION = 'entity-records job lease';
 
 /** The advisory lock a process holds while it runs a job. */
 const leaseKey = (jobId: string): string => advisoryKey(`entity-records job ${jobId}`);
@@ -56,11 +59,11 @@ export class PgBossQueue implements JobQueue {
       maintenanceIntervalSeconds: Math.max(1, Math.min(120, expire)),
     });
     this.boss.on('error', () => undefined);
-    this.leases = new pg.Pool({ connectionString: options.connectionString, max: 2, statement_timeout: statementTimeout(options.statementTimeoutMs) });
+    this.leases = new pg.Pool({ connectionString: options.connectionString, max: 2, statement_timeout: statementTimeout(options.statementTimeoutMs), application_name: LEASE_APPLICATION });
     this.leases.on('error', () => undefined);
   }
 
-  async start(run?: (jobId: string) => Promise<void>): Promise<void> {
+  async start(run?: RunJob): Promise<void> {
     await this.boss.start();
     this.started = true;
     // Processes starting together may deadlock creating the queue; the loser tries again.
@@ -84,16 +87,27 @@ export class PgBossQueue implements JobQueue {
     this.sweeper.unref();
   }
 
-  /** Runs a job while holding its lease; a job whose lease another process holds runs there already. */
-  private async runLeased(jobId: string, run: (jobId: string) => Promise<void>): Promise<void> {
+  /**
+   * Runs a job while holding its lease; a job whose lease another process holds runs there
+   * already. When the lease's session ends under it (the connection dropped, the server ended
+   * the session), another process's sweep may take the job up: this run is told so and stops at
+   * its next safe point.
+   */
+  private async runLeased(jobId: string, run: RunJob): Promise<void> {
     const client = await this.leases.connect();
     let held = false;
+    let lost = false;
+    const onLost = () => (lost = true);
+    client.on('error', onLost);
+    client.on('end', onLost);
     try {
       held = (await client.query<{ held: boolean }>('select pg_try_advisory_lock($1::bigint) as held', [leaseKey(jobId)])).rows[0].held;
-      if (held) await run(jobId);
+      if (held) await run(jobId, { lost: () => lost });
     } finally {
+      client.off('error', onLost);
+      client.off('end', onLost);
       // Ending the session frees the lock, whatever happened meanwhile.
-      client.release(held);
+      client.release(held || lost);
     }
   }
 
