@@ -170,13 +170,22 @@ export async function writeMultipleLink(
  * its own record first and the other one next, a deadlock.
  */
 export async function lockLinkedRows(sql: SqlContext, { model, id, targets }: { model: EntityModel; id: string; targets: ReadonlyMap<MultipleLinkField, readonly string[]> }): Promise<void> {
+  await lockRowsInOrder(sql, { model, ids: [id], targets });
+}
+
+/**
+ * Locks, for the rest of the transaction, the rows of some records of `model` and of the records
+ * on the other side of their multiple links (`targets`, by field), in the order of
+ * `lockLinkedRows`: by table name, then id (where the database locks rows).
+ */
+export async function lockRowsInOrder(sql: SqlContext, { model, ids, targets }: { model: EntityModel; ids: readonly string[]; targets: ReadonlyMap<MultipleLinkField, Iterable<string>> }): Promise<void> {
   const { db, dialect } = sql;
   if (!dialect.locksRows) return;
-  const byTable = new Map<string, Set<string>>([[model.table, new Set([id])]]);
-  for (const [field, ids] of targets) {
+  const byTable = new Map<string, Set<string>>([[model.table, new Set(ids)]]);
+  for (const [field, others] of targets) {
     const table = entity(sql, field.target).table;
     const set = byTable.get(table) ?? new Set<string>();
-    for (const other of ids) set.add(other);
+    for (const other of others) set.add(other);
     byTable.set(table, set);
   }
   for (const table of [...byTable.keys()].sort()) {

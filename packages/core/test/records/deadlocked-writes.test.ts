@@ -57,6 +57,31 @@ describe.each(TEST_DBS)('writes that deadlock on %s', (kind) => {
     });
   });
 
+  describe.each(GENERATIONS)('generation %s', (_g, base) => {
+    it('mass updates and upserts that link products and categories from both sides at once: all 200, nothing failed, every list symmetric', async () => {
+      for (let round = 0; round < 4; round++) {
+        const targets = (await linkTargets(t, { prefix: `Batch${(serial += 1)}`, categories: 3, brands: 0 })).cats;
+        const products = await Promise.all([0, 1, 2].map(async () => (await t.post(`${base}/Product`, { name: 'Batched' }).expect(200)).body.id as string));
+        const send = (i: number) => {
+          const [some, others] = i % 2 ? [products, targets] : [[...products].reverse(), [...targets].reverse()];
+          if (i % 3 === 0) return t.post(`${base}/entityMassUpdate`, { entityName: 'Category', ids: others, addLinks: { products: some }, removeLinks: { products: some.slice(0, 1) } });
+          if (i % 3 === 1) return t.post(`${base}/entityMassUpdate`, { entityName: 'Product', ids: some, values: { price: i }, addLinks: { categories: others } });
+          return t.post(`${base}/upsert`, some.map((id) => ({ entity: 'Product', payload: { id, categoriesIds: others.slice(i % 3) } })));
+        };
+        const sent = await Promise.all(Array.from({ length: 24 }, (_, i) => send(i)));
+        expect(answers(sent)).toEqual(sent.map(() => 200));
+        for (const r of sent) expect(Array.isArray(r.body) ? r.body.filter((x: { status: string }) => x.status === 'Failed') : r.body.errors).toEqual([]);
+        for (const product of products) {
+          const linked = (await t.get(`/api/Product/${product}`).expect(200)).body.categoriesIds as string[];
+          for (const category of targets) {
+            const listed = (await t.get(`/api/Category/${category}`).expect(200)).body.productsIds as string[];
+            expect(listed.includes(product)).toBe(linked.includes(category));
+          }
+        }
+      }
+    });
+  });
+
   // A deadlock on cue: the test locks a category, the create of a product with a chosen id links
   // it and waits, then the test inserts a row of that id and waits for the create. The database
   // ends the create's transaction (it waited first); the create runs again once the test lets go.

@@ -7,7 +7,9 @@ import type { Transaction } from '../../sql/database';
 import { sqlContext } from '../../sql/sql-context';
 import { inTransaction } from '../../sql/transaction';
 import { againAfterDeadlock } from '../../sql/deadlock-retry';
-import { fetchByKeys, keyLookups, loadLinkIds, lockInOrder, storedFields } from '../../sql/upsert-io';
+import { lockRowsInOrder } from '../../sql/link-store';
+import type { SqlContext } from '../../sql/sql-context';
+import { fetchByKeys, fetchMultipleLinks, keyLookups, loadLinkIds, lockInOrder, storedFields } from '../../sql/upsert-io';
 import { nowDateTime } from '../../time';
 import { uuidv7 } from '../../util/uuid';
 import { addedLinks, linkValuesAfter, type LinkDelta } from '../link-delta';
@@ -180,9 +182,12 @@ async function loadNamed(trx: Transaction, run: Run, { items, lock }: { items: r
   const { repo } = run;
   const sql = sqlContext(repo.env, trx);
   const named = await fetchByKeys(sql, repo.model, keyLookups(repo.model, items));
+  const locked = lock ? await lockLinked(sql, run, { items, records: named }) : undefined;
   const found = lock ? await lockInOrder(sql, repo.model, named) : named;
   // A caller who sees part of a one-to-many list decides on that part (the rest stays as stored).
   await loadLinkIds(sql, repo.model, { records: found, scopes: await linkScopes(repo, run.writer.ctx, repo.model.fields) });
+  // Linked meanwhile to a record not locked: its row would be locked out of order; decided again.
+  if (locked && [...locked].some(([field, ids]) => found.some((r) => [r[field.key]].flat().some((id) => typeof id === 'string' && !ids.has(id))))) throw new ChangedMeanwhile();
   // Only the many-to-many lists the items change can lose a pair.
   const changing = repo.model.fields.filter((f): f is MultipleLinkField => f.type === 'linkMultiple' && f.linkKind === 'manyToMany' && (run.deltas.some((d) => d.field === f) || items.some((p) => p.values.has(f))));
   run.unreadable = await unreadablePairs(sql, run.writer, { fields: changing, records: found });
@@ -191,6 +196,34 @@ async function loadNamed(trx: Transaction, run: Run, { items, lock }: { items: r
     run.index.add(state);
     run.hazards.track(state);
   }
+}
+
+/** The multiple links that items or deltas change. */
+function multipleLinksChanged(model: EntityModel, { items, deltas }: { items: readonly Prepared[]; deltas: readonly LinkDelta[] }): MultipleLinkField[] {
+  return model.fields.filter((f): f is MultipleLinkField => f.type === 'linkMultiple' && (deltas.some((d) => d.field === f) || items.some((p) => p.values.has(f))));
+}
+
+/**
+ * Before a locked try: the rows of the records the segment names and of the records on the other
+ * side of the multiple links it changes (those linked now, those the items send, those the deltas
+ * add or remove), in the order every write locks them (table, then id): the batch then waits for
+ * updates, link routes and other batches of the records it links instead of deadlocking with
+ * them. A record linked meanwhile may be missed; the deadlock retry covers it.
+ */
+async function lockLinked(sql: SqlContext, run: Run, { items, records }: { items: readonly Prepared[]; records: readonly Record<string, unknown>[] }): Promise<ReadonlyMap<MultipleLinkField, ReadonlySet<string>> | undefined> {
+  if (!sql.dialect.locksRows) return undefined;
+  const ids = records.map((r) => r.id as string);
+  const changing = multipleLinksChanged(run.repo.model, { items, deltas: run.deltas });
+  const targets = new Map<MultipleLinkField, Set<string>>();
+  for (const field of changing) {
+    const others = new Set<string>();
+    for (const p of items) for (const id of [p.values.get(field)].flat()) if (typeof id === 'string') others.add(id);
+    for (const d of run.deltas) if (d.field === field) for (const id of [...(d.add ?? []), ...(d.remove ?? [])]) others.add(id);
+    for (const linked of (await fetchMultipleLinks(sql, field, { ownerIds: ids })).values()) for (const id of linked) others.add(id);
+    targets.set(field, others);
+  }
+  await lockRowsInOrder(sql, { model: run.repo.model, ids, targets });
+  return targets;
 }
 
 /** What a new record starts from: its id and every stored field null, then who created it and when. */
@@ -284,8 +317,10 @@ export async function upsertRun(repo: Repository, ctx: RequestContext, { items, 
     const segment = items.slice(start, start + size);
     // Read without locks first; after a record changed meanwhile or a deadlock, with every named
     // record locked in id order as it is read (a record the segment finds only while writing, in
-    // place of a new one another request stored first, can still change meanwhile).
-    let lock = false;
+    // place of a new one another request stored first, can still change meanwhile). A segment
+    // that changes multiple links locks from the start, with the records it links (`lockLinked`):
+    // it writes rows of two tables, which other writes lock in the other order otherwise.
+    let lock = multipleLinksChanged(repo.model, { items: segment, deltas: links }).length > 0;
     const count = await againAfterDeadlock(repo.env.database.dialect, async () => {
       for (let attempt = 1; ; attempt++) {
         try {
