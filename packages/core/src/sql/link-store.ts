@@ -144,15 +144,22 @@ export async function writeMultipleLink(
     const key = target.fields.find((f) => f.type === 'link' && f.column === fk)?.key ?? fk;
     const assigned = target.field.get('assignedUser');
     const columns = ['id', fk, 'created_by_id', ...(assigned?.type === 'link' ? [assigned.column] : [])];
+    // The live rows, locked in id order as they are read (where the database locks rows): only
+    // those whose link moves are written, each with a new version and a change, never a row
+    // deleted or moved meanwhile (its version would move without a change, or a change be logged
+    // for a write that matched nothing).
     const rows: Record<string, string | null>[] = [];
-    for (const part of chunks([...added, ...removed], 1000)) rows.push(...(await db(target.table).select(columns).whereIn('id', part)));
-    // The listed records change too: their link points elsewhere, so their version moves on.
-    if (removed.length) await db(target.table).update(withNextVersion(sql, { [fk]: null })).whereIn('id', removed).andWhere(fk, ownerId);
-    if (added.length) await db(target.table).update(withNextVersion(sql, { [fk]: ownerId })).whereIn('id', added);
+    for (const part of chunks([...added, ...removed].sort(), 1000)) {
+      const select = db(target.table).select(columns).whereIn('id', part).andWhere('deleted', sql.dialect.live as never);
+      rows.push(...((await (sql.dialect.locksRows ? select.orderBy('id').forUpdate() : select)) as Record<string, string | null>[]));
+    }
     const adding = new Set(added);
-    const moved = rows
-      .filter((row) => (adding.has(row.id as string) ? row[fk] !== ownerId : row[fk] === ownerId))
-      .map((row) => ({ id: row.id as string, was: row[fk] ?? null, became: adding.has(row.id as string) ? ownerId : null, ownerId: row.created_by_id ?? null, assigneeId: assigned?.type === 'link' ? (row[assigned.column] ?? null) : null }));
+    const moving = rows.filter((row) => (adding.has(row.id as string) ? row[fk] !== ownerId : row[fk] === ownerId));
+    const movingIds = (adds: boolean) => moving.filter((row) => adding.has(row.id as string) === adds).map((row) => row.id as string);
+    // The listed records change too: their link points elsewhere, so their version moves on.
+    for (const part of chunks(movingIds(false), 1000)) await db(target.table).update(withNextVersion(sql, { [fk]: null })).whereIn('id', part);
+    for (const part of chunks(movingIds(true), 1000)) await db(target.table).update(withNextVersion(sql, { [fk]: ownerId })).whereIn('id', part);
+    const moved = moving.map((row) => ({ id: row.id as string, was: row[fk] ?? null, became: adding.has(row.id as string) ? ownerId : null, ownerId: row.created_by_id ?? null, assigneeId: assigned?.type === 'link' ? (row[assigned.column] ?? null) : null }));
     return { entityType: target.name, key, moved };
   }
   const { join } = field;

@@ -82,6 +82,28 @@ describe.each(TEST_DBS)('writes that deadlock on %s', (kind) => {
     });
   });
 
+  describe.each(GENERATIONS)('generation %s', (_g, base) => {
+    it('products linked to brands while they are deleted and restored: every version of a product is one change of its stream', async () => {
+      const brands = (await linkTargets(t, { prefix: `Moving${(serial += 1)}`, categories: 0, brands: 2 })).brands;
+      const products = await Promise.all(Array.from({ length: 8 }, async () => (await t.post(`${base}/Product`, { name: 'Moved' }).expect(200)).body.id as string));
+      for (let round = 0; round < 8; round++) {
+        const sent = await Promise.all(
+          products.flatMap((id, i) => [
+            t.post(`${base}/Brand/${brands[(i + round) % 2]}/products`, { id }),
+            t.patch(`${base}/Brand/${brands[(i + round + 1) % 2]}`, { productsIds: products.filter((_, j) => j % 2 === round % 2) }),
+            round % 2 ? t.post(`${base}/entityRestore`, { entityName: 'Product', ids: [id] }) : t.del(`${base}/Product/${id}`),
+          ]),
+        );
+        expect(sent.filter((r) => r.status >= 500).map((r) => [r.status, r.body])).toEqual([]);
+      }
+      const { knex } = t.api.database;
+      for (const id of products) {
+        const [{ record_version: version }] = await knex('product').select('record_version').where({ id });
+        expect([id, await knex('record_change').where({ record_id: id }).count({ n: '*' }).first().then((r) => Number(r?.n))]).toEqual([id, Number(version)]);
+      }
+    });
+  });
+
   // A deadlock on cue: the test locks a category, the create of a product with a chosen id links
   // it and waits, then the test inserts a row of that id and waits for the create. The database
   // ends the create's transaction (it waited first); the create runs again once the test lets go.
