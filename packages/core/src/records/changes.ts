@@ -1,7 +1,7 @@
 import type { RequestContext } from '../context';
 import type { FieldModel } from '../definition/model';
 import type { ChangeAction, NewChange } from '../sql/change-store';
-import type { MovedLinks } from '../sql/link-store';
+import type { DetachedRecord, MovedLinks } from '../sql/link-store';
 import { nowDateTime } from '../time';
 
 /** `{field: {was, became}}`: what one write changed of one record (multiple links as id sets). */
@@ -84,4 +84,13 @@ export function movedLinkChanges(ctx: RequestContext, moves: MovedLinks | undefi
   return moves.moved.map(({ id, was, became, action, ownerId, assigneeId }) =>
     changeOf(ctx, { entityType: moves.entityType, recordId: id, action: action ?? (became === null ? 'Unrelate' : 'Relate'), diff: { [moves.key]: { was, became } }, owner: { ownerId, assigneeId } }),
   );
+}
+
+/**
+ * The changes of the records a permanent delete detached from the removed record: one `Unrelate`
+ * each, of every link field that named it (a single link cleared, a multiple link's id set
+ * without it).
+ */
+export function detachedChanges(ctx: RequestContext, detached: readonly DetachedRecord[]): NewChange[] {
+  return detached.map(({ entityType, id, diff, ownerId, assigneeId }) => changeOf(ctx, { entityType, recordId: id, action: 'Unrelate', diff, owner: { ownerId, assigneeId } }));
 }

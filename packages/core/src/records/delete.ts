@@ -6,7 +6,7 @@ import { insertChanges } from '../sql/change-store';
 import { findAnyRow, isLive, modifiedColumns, purgeRow, softDeleteRow } from '../sql/record-store';
 import { sqlContext, type SqlContext } from '../sql/sql-context';
 import { inTransactionAgain } from '../sql/transaction';
-import { changeOf, ownershipOf } from './changes';
+import { changeOf, detachedChanges, ownershipOf } from './changes';
 import { visibleRecord } from './read';
 import { assertVersion } from './update';
 import { preconditionFailed } from './version';
@@ -72,13 +72,13 @@ export async function deleteRecord(repo: Repository, ctx: RequestContext, { id, 
   await repo.translated(() =>
     inTransactionAgain(repo.env.database, async (trx) => {
       const sql = sqlContext(repo.env, trx);
-      const done = permanently
-        ? await purgeRow(sql, repo.model, { id, version })
-        : await softDeleteRow(sql, repo.model, { id, row: modifiedColumns(rowChange(ctx)), version });
+      const purged = permanently ? await purgeRow(sql, repo.model, { id, version }) : undefined;
+      const done = permanently ? purged !== undefined : await softDeleteRow(sql, repo.model, { id, row: modifiedColumns(rowChange(ctx)), version });
       if (!done) throw await notDeleted(sql, { repo, id, permanently, version });
       if (permanently) await repo.env.attributes?.onPermanentDelete(trx, repo.model, id);
-      // A permanent delete of a record deleted before is logged too: the row is gone now.
-      await insertChanges(sql, [change]);
+      // A permanent delete of a record deleted before is logged too: the row is gone now. Each
+      // record whose links named it logs their loss.
+      await insertChanges(sql, [change, ...detachedChanges(ctx, purged ?? [])]);
     }),
   );
   await repo.env.hooks.run('afterDelete', { ctx, model: repo.model, id, existing });

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { isLinkField, isStoredField, type EntityModel, type FieldModel, type MultipleLinkField } from '../definition/model';
+import { isStoredField, type EntityModel, type FieldModel, type ManyToManyField, type MultipleLinkField, type SingleLinkField } from '../definition/model';
 import { chunks } from '../util/chunks';
 import { ownedBy, withNextVersion, type Owner, type RowFilter } from './record-columns';
 import { relinkOtherSide } from './join-other-side';
@@ -200,24 +200,132 @@ export async function lockRowsInOrder(sql: SqlContext, { model, ids, targets }: 
   }
 }
 
-/** After a permanent delete: no link anywhere keeps pointing at the removed record. */
-export async function detachEverywhere(sql: SqlContext<Knex.Transaction>, model: EntityModel, id: string): Promise<void> {
-  const { db, schema } = sql;
-  const joins = new Set<string>();
-  for (const other of schema.entities.values()) {
-    for (const f of other.fields) {
-      if (f.system || !isLinkField(f) || f.target !== model.name) continue;
-      if (f.type === 'link') await db(other.table).update(withNextVersion(sql, { [f.column]: null })).where(f.column, id);
-      if (f.linkKind === 'manyToMany' && !joins.has(f.join.table)) {
-        joins.add(f.join.table);
-        await db(f.join.table).delete().where(f.join.targetColumn, id);
+/** A stored link that can name a record of the entity type a permanent delete removes one of. */
+type LinkTo = SingleLinkField | ManyToManyField;
+
+/**
+ * The records of one entity type that link the record a permanent delete removes, live, as read
+ * (and locked) before it: their ownership, the single links that name it, and the lists of their
+ * many-to-many links that hold it (all their pairs, as stored).
+ */
+interface Linking {
+  model: EntityModel;
+  fields: readonly LinkTo[];
+  rows: Record<string, string | null>[];
+  lists: Map<ManyToManyField, Map<string, string[]>>;
+}
+
+/** The stored links of each entity type that can name a record of `model`, by entity type. */
+function linksTo(sql: SqlContext, model: EntityModel): Map<EntityModel, LinkTo[]> {
+  const found = new Map<EntityModel, LinkTo[]>();
+  for (const other of sql.schema.entities.values()) {
+    const fields = other.fields.filter((f): f is LinkTo => !f.system && (f.type === 'link' || (f.type === 'linkMultiple' && f.linkKind === 'manyToMany')) && f.target === model.name);
+    if (fields.length) found.set(other, fields);
+  }
+  return found;
+}
+
+/** The owners of a many-to-many link (of `field`'s side) whose list holds `id`. */
+const ownersOf = (sql: SqlContext, field: ManyToManyField, id: string) => sql.db(field.join.table).select(field.join.ownColumn).where(field.join.targetColumn, id);
+
+/**
+ * Before a permanent delete of `id`: reads the live records that link it, each entity type in one
+ * statement, and locks their rows with the record's own, in the order updates and link routes lock
+ * rows (by table name, then id; where the database locks rows): the delete then waits for the
+ * writes of those records instead of deadlocking with them.
+ */
+export async function lockLinking(sql: SqlContext<Knex.Transaction>, model: EntityModel, id: string): Promise<Linking[]> {
+  const { db, dialect } = sql;
+  const links = linksTo(sql, model);
+  if (dialect.locksRows && !links.has(model)) links.set(model, []);
+  const found: Linking[] = [];
+  for (const [other, fields] of [...links].sort(([a], [b]) => (a.table < b.table ? -1 : a.table > b.table ? 1 : 0))) {
+    const assigned = other.field.get('assignedUser');
+    const columns = ['id', 'created_by_id', ...(assigned?.type === 'link' ? [assigned.column] : []), ...fields.filter((f) => f.type === 'link').map((f) => f.column)];
+    const select = db(other.table)
+      .select([...new Set(columns)])
+      .where((w) => {
+        // The record itself, deleted or not, is locked in its table's turn.
+        if (other === model) w.where('id', id);
+        if (!fields.length) return;
+        w.orWhere((live) =>
+          live.where('deleted', dialect.live as never).andWhere((linked) => {
+            for (const f of fields) {
+              if (f.type === 'link') linked.orWhere(f.column, id);
+              else linked.orWhereIn('id', ownersOf(sql, f, id));
+            }
+          }),
+        );
+      });
+    const rows = ((await (dialect.locksRows ? select.orderBy('id').forUpdate() : select)) as Record<string, string | null>[]).filter((r) => r.id !== id);
+    const lists = new Map<ManyToManyField, Map<string, string[]>>();
+    for (const f of fields) {
+      if (f.type !== 'linkMultiple' || !rows.length) continue;
+      const { table, ownColumn, targetColumn } = f.join;
+      const byOwner = new Map<string, string[]>();
+      for (const pair of (await db(table).select({ o: ownColumn, id: targetColumn }).whereIn(ownColumn, ownersOf(sql, f, id))) as { o: string; id: string }[]) {
+        byOwner.set(pair.o, [...(byOwner.get(pair.o) ?? []), pair.id]);
       }
+      lists.set(f, byOwner);
+    }
+    if (rows.length) found.push({ model: other, fields, rows, lists });
+  }
+  return found;
+}
+
+/** A record whose stored links a permanent delete changed: the link fields that named the removed record, before and after. */
+export interface DetachedRecord {
+  entityType: string;
+  id: string;
+  diff: Record<string, { was: unknown; became: unknown }>;
+  ownerId: string | null;
+  assigneeId: string | null;
+}
+
+/**
+ * After a permanent delete: no link anywhere keeps pointing at the removed record. Each live record
+ * that linked it (`linking`, read and locked by `lockLinking`) gets a new version, once however many
+ * of its links named it, and answers what changed of them. Records in the bin lose the link too,
+ * with neither a new version nor a change, as link writes leave records in the bin alone (their
+ * restore is logged, and a client reads them again then); so does a record a write linked to the
+ * removed one after `lockLinking` read (a link does not lock its target). Set-based: one statement
+ * per link field and per 1,000 records.
+ */
+export async function detachEverywhere(sql: SqlContext<Knex.Transaction>, model: EntityModel, { id, linking }: { id: string; linking: readonly Linking[] }): Promise<DetachedRecord[]> {
+  const { db } = sql;
+  const detached: DetachedRecord[] = [];
+  for (const { model: other, fields, rows, lists } of linking) {
+    const assigned = other.field.get('assignedUser');
+    const changed: string[] = [];
+    for (const row of rows) {
+      const diff: DetachedRecord['diff'] = {};
+      for (const f of fields) {
+        if (f.type === 'link') {
+          if (row[f.column] === id) diff[f.key] = { was: id, became: null };
+          continue;
+        }
+        const was = lists.get(f)?.get(row.id as string);
+        if (was?.includes(id)) diff[f.key] = { was, became: was.filter((x) => x !== id) };
+      }
+      const assigneeId = assigned?.type === 'link' ? (row[assigned.column] ?? null) : null;
+      if (!Object.keys(diff).length) continue;
+      changed.push(row.id as string);
+      detached.push({ entityType: other.name, id: row.id as string, diff, ownerId: row.created_by_id ?? null, assigneeId });
+    }
+    for (const part of chunks(changed, 1000)) await db(other.table).update(withNextVersion(sql, {})).whereIn('id', part);
+  }
+  const joins = new Set<string>();
+  const unpair = async (table: string, column: string) => {
+    if (joins.has(`${table}.${column}`)) return;
+    joins.add(`${table}.${column}`);
+    await db(table).delete().where(column, id);
+  };
+  for (const [other, fields] of linksTo(sql, model)) {
+    for (const f of fields) {
+      if (f.type === 'link') await db(other.table).update({ [f.column]: null }).where(f.column, id);
+      else await unpair(f.join.table, f.join.targetColumn);
     }
   }
-  for (const f of model.fields) {
-    if (f.type === 'linkMultiple' && f.linkKind === 'manyToMany' && !joins.has(`own:${f.join.table}`)) {
-      joins.add(`own:${f.join.table}`);
-      await db(f.join.table).delete().where(f.join.ownColumn, id);
-    }
-  }
+  for (const f of model.fields) if (f.type === 'linkMultiple' && f.linkKind === 'manyToMany') await unpair(f.join.table, f.join.ownColumn);
+  return detached;
 }

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { EntityModel, FieldModel } from '../definition/model';
-import { detachEverywhere } from './link-store';
+import { detachEverywhere, lockLinking, type DetachedRecord } from './link-store';
 import { ownedBy, withNextVersion, type Owner, type RowFilter } from './record-columns';
 import { prepareStatement, runPrepared, type Param } from './prepared';
 import { VERSION_COLUMN } from './schema-sync';
@@ -149,17 +149,19 @@ export async function softDeleteRow(sql: SqlContext, model: EntityModel, { id, r
 }
 
 /**
- * Removes a record's row, live or deleted, and every link to it; answers whether it did. The row
- * is locked first (where the database locks rows): of two requests that remove it at once, the
- * second waits, then finds it gone and removes (and logs) nothing. With `version`, only the row
- * at that version (`If-Match`).
+ * Removes a record's row, live or deleted, and every link to it; answers the records whose links
+ * it changed (undefined when it removed nothing). The row is locked first, with those of the
+ * records that link it (where the database locks rows): of two requests that remove it at once,
+ * the second waits, then finds it gone and removes (and logs) nothing. With `version`, only the
+ * row at that version (`If-Match`).
  */
-export async function purgeRow(sql: SqlContext<Knex.Transaction>, model: EntityModel, { id, version }: { id: string; version?: number }): Promise<boolean> {
+export async function purgeRow(sql: SqlContext<Knex.Transaction>, model: EntityModel, { id, version }: { id: string; version?: number }): Promise<DetachedRecord[] | undefined> {
   const where = { id, ...(version !== undefined && { [VERSION_COLUMN]: version }) };
+  const linking = await lockLinking(sql, model, id);
   const found = sql.db(model.table).select('id').where(where);
-  if ((await (sql.dialect.locksRows ? found.forUpdate() : found)).length === 0) return false;
-  await detachEverywhere(sql, model, id);
-  return (await sql.db(model.table).delete().where(where)) > 0;
+  if ((await (sql.dialect.locksRows ? found.forUpdate() : found)).length === 0) return undefined;
+  const detached = await detachEverywhere(sql, model, { id, linking });
+  return (await sql.db(model.table).delete().where(where)) > 0 ? detached : undefined;
 }
 
 /** Brings a deleted record back (`owner`: only one of theirs; `within`: only one the row rules keep); answers whether it did. */
