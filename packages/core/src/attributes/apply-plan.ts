@@ -4,7 +4,7 @@ import type { AttributeStore, ValueWrite } from '../sql/attribute-store';
 import type { Transaction } from '../sql/database';
 import type { Dialect } from '../sql/dialects/dialect';
 import { equalValues } from '../records/values';
-import { attributeKey, hasUnit, languageSuffix, type AttributeDef, type StoredValue } from './attribute-def';
+import { attributeKey, hasUnit, valueKey, type AttributeDef, type StoredValue } from './attribute-def';
 import type { ValueChange, WritePlan } from './write-plan';
 
 /**
@@ -112,14 +112,6 @@ async function defaultUnits(ac: ApplyContext, plan: WritePlan, stored: Map<strin
 export interface AppliedAttributes {
   changed: boolean;
   diff: Record<string, { was: unknown; became: unknown }>;
-}
-
-/** The key a value of an attribute reads as in a flattened record (`maker` → `makerId`; `nameDeDE`). */
-function valueKey(a: AttributeDef, language = ''): string {
-  const key = attributeKey(a);
-  if (a.type === 'link') return `${key}Id`;
-  if (a.type === 'linkMultiple') return `${key}Ids`;
-  return language ? `${key}${languageSuffix(language)}` : key;
 }
 
 /** Writes one row (insert or update) when it differs from what is stored, noting what changed in `diff`. */

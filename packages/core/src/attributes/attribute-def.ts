@@ -39,6 +39,14 @@ export interface LoadedValue extends StoredValue {
 /** The key of an attribute's virtual fields: its code, or its id when it has none. */
 export const attributeKey = (a: Pick<AttributeDef, 'id' | 'code'>): string => a.code ?? a.id;
 
+/** The key a value of an attribute reads as in a flattened record (`maker` → `makerId`; `nameDeDE`). */
+export function valueKey(a: Pick<AttributeDef, 'id' | 'code' | 'type'>, language = ''): string {
+  const key = attributeKey(a);
+  if (a.type === 'link') return `${key}Id`;
+  if (a.type === 'linkMultiple') return `${key}Ids`;
+  return language ? `${key}${languageSuffix(language)}` : key;
+}
+
 /** int and float attributes with a measure carry a unit. */
 export const hasUnit = (a: Pick<AttributeDef, 'type' | 'measureId'>): boolean => (a.type === 'int' || a.type === 'float') && !!a.measureId;
 

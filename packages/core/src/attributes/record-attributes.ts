@@ -2,6 +2,8 @@ import type { RequestContext } from '../context';
 import type { ApiRecord } from '../declarations';
 import type { EntityModel, FieldModel } from '../definition/normalize';
 import type { QueryBuilder, SqlExpression, Transaction } from '../sql/database';
+import type { PurgedValues } from '../sql/link-store';
+import type { SqlContext } from '../sql/sql-context';
 import type { AttributeDef } from './attribute-def';
 import type { AppliedAttributes, AttributeWriteRules } from './apply-plan';
 
@@ -58,6 +60,11 @@ export interface RecordAttributes {
   present(ctx: RequestContext, { model, records }: { model: EntityModel; records: ApiRecord[] }, how: { mode: 'list' | 'single'; query?: AttributeListQuery }): Promise<void>;
   /** Takes the attribute keys (`Flatten-Attributes: true`) out of a create or update body. */
   prepareWrite(ctx: RequestContext, model: EntityModel, body: Record<string, unknown>): Promise<PreparedAttributeWrite | undefined>;
+  /**
+   * Before a permanent delete of `id`: the values of other records it changes (link values naming
+   * it), which the delete locks, clears and logs with the links it removes.
+   */
+  purging(sql: SqlContext<Transaction>, model: EntityModel, id: string): Promise<PurgedValues | undefined>;
   /** A record (or an attribute) removed for good takes its values along. */
   onPermanentDelete(trx: Transaction, model: EntityModel, id: string): Promise<void>;
   /** A record just restored, inside the restore's transaction: an attribute may not clash with the live ones (400). */

@@ -4,6 +4,8 @@ import type { ApiRecord } from '../declarations';
 import type { EntityModel, SchemaModel } from '../definition/normalize';
 import type { AttributeStore } from '../sql/attribute-store';
 import type { Connection, Database, Transaction } from '../sql/database';
+import type { PurgedValues } from '../sql/link-store';
+import type { SqlContext } from '../sql/sql-context';
 import { applyPlan } from './apply-plan';
 import { checkClashes } from './attribute-clashes';
 import { languageSuffix, type AttributeDef, type LoadedValue } from './attribute-def';
@@ -150,6 +152,10 @@ export class AttributeService implements RecordAttributes {
       const restored = (await this.store.attributes(trx, owner.name, [id])).find((a) => a.id === id);
       if (restored) await checkClashes({ store: this.store, db: trx, languages: this.options.languages }, { data: { ...restored } });
     }
+  }
+
+  purging(sql: SqlContext<Transaction>, model: EntityModel, id: string): Promise<PurgedValues | undefined> {
+    return this.store.purging(sql, model, id);
   }
 
   async onPermanentDelete(trx: Transaction, model: EntityModel, id: string): Promise<void> {

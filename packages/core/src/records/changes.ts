@@ -88,9 +88,9 @@ export function movedLinkChanges(ctx: RequestContext, moves: MovedLinks | undefi
 
 /**
  * The changes of the records a permanent delete detached from the removed record: one `Unrelate`
- * each, of every link field that named it (a single link cleared, a multiple link's id set
- * without it).
+ * each, of every link field and link value that named it (a single link cleared, a multiple
+ * link's id set without it).
  */
 export function detachedChanges(ctx: RequestContext, detached: readonly DetachedRecord[]): NewChange[] {
-  return detached.map(({ entityType, id, diff, ownerId, assigneeId }) => changeOf(ctx, { entityType, recordId: id, action: 'Unrelate', diff, owner: { ownerId, assigneeId } }));
+  return detached.map(({ entityType, id, action, diff, ownerId, assigneeId }) => changeOf(ctx, { entityType, recordId: id, action, diff, owner: { ownerId, assigneeId } }));
 }

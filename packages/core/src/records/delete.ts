@@ -72,12 +72,13 @@ export async function deleteRecord(repo: Repository, ctx: RequestContext, { id, 
   await repo.translated(() =>
     inTransactionAgain(repo.env.database, async (trx) => {
       const sql = sqlContext(repo.env, trx);
-      const purged = permanently ? await purgeRow(sql, repo.model, { id, version }) : undefined;
+      const values = permanently ? await repo.env.attributes?.purging(sql, repo.model, id) : undefined;
+      const purged = permanently ? await purgeRow(sql, repo.model, { id, version, values }) : undefined;
       const done = permanently ? purged !== undefined : await softDeleteRow(sql, repo.model, { id, row: modifiedColumns(rowChange(ctx)), version });
       if (!done) throw await notDeleted(sql, { repo, id, permanently, version });
       if (permanently) await repo.env.attributes?.onPermanentDelete(trx, repo.model, id);
       // A permanent delete of a record deleted before is logged too: the row is gone now. Each
-      // record whose links named it logs their loss.
+      // record whose links (or link values) named it logs their loss.
       await insertChanges(sql, [change, ...detachedChanges(ctx, purged ?? [])]);
     }),
   );

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { languageSuffix, type AttributeDef, type LoadedValue, type StoredValue } from '../attributes/attribute-def';
+import { languageSuffix, valueKey, type AttributeDef, type LoadedValue, type StoredValue } from '../attributes/attribute-def';
 import type { AttributeType } from '../attributes/entities';
 import type { FieldType } from '../declarations';
 import type { EntityModel, SchemaModel } from '../definition/normalize';
@@ -8,7 +8,11 @@ import { uuidv7 } from '../util/uuid';
 import { STORED_TYPE, VALUE_COLUMN, VALUE_COLUMNS, valueTableName } from './attribute-table';
 import type { Database } from './database';
 import type { Dialect } from './dialects/dialect';
+import { quoteName } from './dialects/shared';
+import type { PurgedValues, ValueLoss } from './link-store';
+import { runText } from './prepared';
 import { nameSql } from './read-query';
+import type { SqlContext } from './sql-context';
 
 /** The attribute fields a value read needs, by field name. */
 const ATTRIBUTE_FIELDS = ['code', 'name', 'entityType', 'type', 'measure', 'isMultilang', 'isRequired', 'isReadOnly', 'isProtected', 'options', 'linkEntity', 'min', 'max'];
@@ -38,6 +42,12 @@ export interface LinkNameReader {
   language?: string;
   /** Whether the reader may see `field`, a variant of `name`, of a record of `entity` it sees through a link. */
   shows(entity: string, field: string): boolean;
+}
+
+/** The values of one entity type a permanent delete changes: those of these attributes that `where` keeps. */
+interface PurgedHolding {
+  attributes: Map<string, AttributeDef>;
+  where: (qb: Knex.QueryBuilder) => void;
 }
 
 /** Reads and writes attribute values; every table and column name comes from the definitions. */
@@ -261,6 +271,92 @@ export class AttributeStore {
   /** After an attribute is removed for good: its values go too. */
   async removeAttribute(trx: Knex.Transaction, model: EntityModel, attributeId: string): Promise<void> {
     await trx(valueTableName(model)).delete().where('attribute_id', attributeId);
+  }
+
+  /**
+   * The attribute values a permanent delete of `id`, a record of `removed`, changes besides the
+   * removed record's own: the values of link attributes that name it, their attribute deleted or
+   * not (the stored values change). One statement finds the attributes; none answers undefined.
+   */
+  async purging(sql: SqlContext<Knex.Transaction>, removed: EntityModel, id: string): Promise<PurgedValues | undefined> {
+    const trx = sql.db;
+    const column = (name: string) => `a.${this.attribute.field.get(name)?.column as string}`;
+    const rows = (await trx({ a: this.attribute.table })
+      .select(this.attributeColumns('a'))
+      .where(column('linkEntity'), removed.name)
+      .whereIn(column('type'), ['link', 'linkMultiple'])) as Record<string, unknown>[];
+    const held = new Map<EntityModel, PurgedHolding>();
+    for (const a of rows.map((row) => this.toAttribute(row))) {
+      const owner = this.schema.entity(a.entityType);
+      if (!owner?.def.hasAttributes) continue;
+      const holding = held.get(owner) ?? { attributes: new Map<string, AttributeDef>(), where: () => undefined };
+      holding.attributes.set(a.id, a);
+      held.set(owner, holding);
+    }
+    if (held.size === 0) return undefined;
+    for (const holding of held.values()) {
+      const of = (type: AttributeDef['type']) => [...holding.attributes.values()].filter((a) => a.type === type).map((a) => a.id);
+      const [single, multiple] = [of('link'), of('linkMultiple')];
+      holding.where = (qb) =>
+        qb.where((w) => {
+          if (single.length) w.orWhere((x) => x.whereIn('attribute_id', single).andWhere('value_text', id));
+          if (multiple.length) w.orWhere((x) => x.whereIn('attribute_id', multiple).andWhereRaw(this.dialect.jsonArrayAnyOf(quoteName('value_json'), 1), [id]));
+        });
+    }
+    return {
+      holders: new Map([...held].map(([model, { where }]) => [model, () => trx(valueTableName(model)).select('record_id').modify(where)])),
+      clear: (live) => this.clearPurged(sql, { id, held, live }),
+    };
+  }
+
+  /**
+   * Clears the values `purging` found, of every record: a link that named the removed record
+   * becomes null, a multiple link loses its id (no id left is no value, as its write stores it).
+   * Answers, of the `live` records, what changed as their writes log it. Set-based: per entity
+   * type, one statement reads the values, one clears the links, one per recordset rewrites the
+   * multiple links.
+   */
+  private async clearPurged(
+    sql: SqlContext<Knex.Transaction>,
+    { id, held, live }: { id: string; held: ReadonlyMap<EntityModel, PurgedHolding>; live: ReadonlyMap<EntityModel, readonly string[]> },
+  ): Promise<Map<EntityModel, Map<string, ValueLoss>>> {
+    const { db: trx, dialect } = sql;
+    const losses = new Map<EntityModel, Map<string, ValueLoss>>();
+    for (const [model, { attributes, where }] of held) {
+      const table = valueTableName(model);
+      const rows = (await trx(table).select(['id', 'record_id', 'attribute_id', 'value_json']).modify(where)) as Record<string, unknown>[];
+      const alive = new Set(live.get(model));
+      const lost = new Map<string, ValueLoss>();
+      const rewritten: Record<string, unknown>[] = [];
+      let single = false;
+      for (const row of rows) {
+        const a = attributes.get(row.attribute_id as string) as AttributeDef;
+        let became: unknown = null;
+        let was: unknown = id;
+        if (a.type === 'linkMultiple') {
+          was = (this.decode(a.type, row.value_json) as string[] | null) ?? [];
+          const left = (was as string[]).filter((x) => x !== id);
+          became = left.length ? left : null;
+          rewritten.push({ id: row.id, value_json: became });
+        } else single = true;
+        const recordId = row.record_id as string;
+        if (!alive.has(recordId)) continue;
+        const loss = lost.get(recordId) ?? { action: 'Unrelate', diff: {} };
+        loss.diff[valueKey(a)] = { was, became };
+        lost.set(recordId, loss);
+      }
+      if (single) {
+        const ids = [...attributes.values()].filter((a) => a.type === 'link').map((a) => a.id);
+        await trx(table).update({ value_text: null }).whereIn('attribute_id', ids).andWhere('value_text', id);
+      }
+      for (const part of chunks(rewritten, dialect.recordsetRows(2))) {
+        const set = dialect.recordset(part, { table, columns: ['id', 'value_json'], jsonColumns: ['value_json'] });
+        const text = () => `update ${quoteName(table)} as t set ${quoteName('value_json')} = ${set.value('value_json')} from ${set.from} where t.id = ${set.value('id')}`;
+        await runText(sql, { method: 'count', key: `unlink:${table}:${set.key}`, text }, set.bindings);
+      }
+      losses.set(model, lost);
+    }
+    return losses;
   }
 
   /** Live units by id → their measure. */

@@ -215,6 +215,23 @@ interface Linking {
   lists: Map<ManyToManyField, Map<string, string[]>>;
 }
 
+/** What a permanent delete changed of one record's attribute values: `{key: {was, became}}` by their virtual fields, and how to log it. */
+export interface ValueLoss {
+  action: 'Update' | 'Unrelate';
+  diff: Record<string, { was: unknown; became: unknown }>;
+}
+
+/**
+ * The attribute values a permanent delete changes besides the removed record's own (link values
+ * that name it): the records holding them, by entity type (the select of their ids, locked with
+ * the records that link it), and their clearing.
+ */
+export interface PurgedValues {
+  holders: ReadonlyMap<EntityModel, () => Knex.QueryBuilder>;
+  /** Clears the values, of every record (in the bin too); answers what changed of the live records `live`, by entity type and id. */
+  clear(live: ReadonlyMap<EntityModel, readonly string[]>): Promise<Map<EntityModel, Map<string, ValueLoss>>>;
+}
+
 /** The stored links of each entity type that can name a record of `model`, by entity type. */
 function linksTo(sql: SqlContext, model: EntityModel): Map<EntityModel, LinkTo[]> {
   const found = new Map<EntityModel, LinkTo[]>();
@@ -229,14 +246,16 @@ function linksTo(sql: SqlContext, model: EntityModel): Map<EntityModel, LinkTo[]
 const ownersOf = (sql: SqlContext, field: ManyToManyField, id: string) => sql.db(field.join.table).select(field.join.ownColumn).where(field.join.targetColumn, id);
 
 /**
- * Before a permanent delete of `id`: reads the live records that link it, each entity type in one
- * statement, and locks their rows with the record's own, in the order updates and link routes lock
+ * Before a permanent delete of `id`: reads the live records that link it (or hold attribute values
+ * `values` changes), each entity type in one statement, and locks their rows with the record's own,
+ * in the order updates and link routes lock
  * rows (by table name, then id; where the database locks rows): the delete then waits for the
  * writes of those records instead of deadlocking with them.
  */
-export async function lockLinking(sql: SqlContext<Knex.Transaction>, model: EntityModel, id: string): Promise<Linking[]> {
+export async function lockLinking(sql: SqlContext<Knex.Transaction>, model: EntityModel, { id, values }: { id: string; values?: PurgedValues }): Promise<Linking[]> {
   const { db, dialect } = sql;
   const links = linksTo(sql, model);
+  for (const other of values?.holders.keys() ?? []) if (!links.has(other)) links.set(other, []);
   if (dialect.locksRows && !links.has(model)) links.set(model, []);
   const found: Linking[] = [];
   for (const [other, fields] of [...links].sort(([a], [b]) => (a.table < b.table ? -1 : a.table > b.table ? 1 : 0))) {
@@ -247,13 +266,15 @@ export async function lockLinking(sql: SqlContext<Knex.Transaction>, model: Enti
       .where((w) => {
         // The record itself, deleted or not, is locked in its table's turn.
         if (other === model) w.where('id', id);
-        if (!fields.length) return;
+        const holders = values?.holders.get(other);
+        if (!fields.length && !holders) return;
         w.orWhere((live) =>
           live.where('deleted', dialect.live as never).andWhere((linked) => {
             for (const f of fields) {
               if (f.type === 'link') linked.orWhere(f.column, id);
               else linked.orWhereIn('id', ownersOf(sql, f, id));
             }
+            if (holders) linked.orWhereIn('id', holders());
           }),
         );
       });
@@ -277,23 +298,30 @@ export async function lockLinking(sql: SqlContext<Knex.Transaction>, model: Enti
 export interface DetachedRecord {
   entityType: string;
   id: string;
+  action: ValueLoss['action'];
   diff: Record<string, { was: unknown; became: unknown }>;
   ownerId: string | null;
   assigneeId: string | null;
 }
 
 /**
- * After a permanent delete: no link anywhere keeps pointing at the removed record. Each live record
- * that linked it (`linking`, read and locked by `lockLinking`) gets a new version, once however many
- * of its links named it, and answers what changed of them. Records in the bin lose the link too,
+ * After a permanent delete: no link anywhere keeps pointing at the removed record, nor do the
+ * attribute values `values` names. Each live record that linked it or held such a value (`linking`,
+ * read and locked by `lockLinking`) gets a new version, once however many of its links and values
+ * named it, and answers what changed of them. Records in the bin lose the link too,
  * with neither a new version nor a change, as link writes leave records in the bin alone (their
  * restore is logged, and a client reads them again then); so does a record a write linked to the
  * removed one after `lockLinking` read (a link does not lock its target). Set-based: one statement
  * per link field and per 1,000 records.
  */
-export async function detachEverywhere(sql: SqlContext<Knex.Transaction>, model: EntityModel, { id, linking }: { id: string; linking: readonly Linking[] }): Promise<DetachedRecord[]> {
+export async function detachEverywhere(
+  sql: SqlContext<Knex.Transaction>,
+  model: EntityModel,
+  { id, linking, values }: { id: string; linking: readonly Linking[]; values?: PurgedValues },
+): Promise<DetachedRecord[]> {
   const { db } = sql;
   const detached: DetachedRecord[] = [];
+  const losses = await values?.clear(new Map(linking.map((l) => [l.model, l.rows.map((r) => r.id as string)])));
   for (const { model: other, fields, rows, lists } of linking) {
     const assigned = other.field.get('assignedUser');
     const changed: string[] = [];
@@ -308,9 +336,13 @@ export async function detachEverywhere(sql: SqlContext<Knex.Transaction>, model:
         if (was?.includes(id)) diff[f.key] = { was, became: was.filter((x) => x !== id) };
       }
       const assigneeId = assigned?.type === 'link' ? (row[assigned.column] ?? null) : null;
+      // The attribute values it lost go into the same change (an Unrelate when it lost a link).
+      const loss = losses?.get(other)?.get(row.id as string);
+      const action = loss && !Object.keys(diff).length ? loss.action : 'Unrelate';
+      Object.assign(diff, loss?.diff);
       if (!Object.keys(diff).length) continue;
       changed.push(row.id as string);
-      detached.push({ entityType: other.name, id: row.id as string, diff, ownerId: row.created_by_id ?? null, assigneeId });
+      detached.push({ entityType: other.name, id: row.id as string, action, diff, ownerId: row.created_by_id ?? null, assigneeId });
     }
     for (const part of chunks(changed, 1000)) await db(other.table).update(withNextVersion(sql, {})).whereIn('id', part);
   }

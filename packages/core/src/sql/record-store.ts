@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { EntityModel, FieldModel } from '../definition/model';
-import { detachEverywhere, lockLinking, type DetachedRecord } from './link-store';
+import { detachEverywhere, lockLinking, type DetachedRecord, type PurgedValues } from './link-store';
 import { ownedBy, withNextVersion, type Owner, type RowFilter } from './record-columns';
 import { prepareStatement, runPrepared, type Param } from './prepared';
 import { VERSION_COLUMN } from './schema-sync';
@@ -149,18 +149,23 @@ export async function softDeleteRow(sql: SqlContext, model: EntityModel, { id, r
 }
 
 /**
- * Removes a record's row, live or deleted, and every link to it; answers the records whose links
- * it changed (undefined when it removed nothing). The row is locked first, with those of the
- * records that link it (where the database locks rows): of two requests that remove it at once,
- * the second waits, then finds it gone and removes (and logs) nothing. With `version`, only the
- * row at that version (`If-Match`).
+ * Removes a record's row, live or deleted, and every link to it (the attribute values `values`
+ * names too); answers the records whose links or values it changed (undefined when it removed
+ * nothing). The row is locked first, with those of the records that link it or hold such values
+ * (where the database locks rows): of two requests that remove it at once, the second waits, then
+ * finds it gone and removes (and logs) nothing. With `version`, only the row at that version
+ * (`If-Match`).
  */
-export async function purgeRow(sql: SqlContext<Knex.Transaction>, model: EntityModel, { id, version }: { id: string; version?: number }): Promise<DetachedRecord[] | undefined> {
+export async function purgeRow(
+  sql: SqlContext<Knex.Transaction>,
+  model: EntityModel,
+  { id, version, values }: { id: string; version?: number; values?: PurgedValues },
+): Promise<DetachedRecord[] | undefined> {
   const where = { id, ...(version !== undefined && { [VERSION_COLUMN]: version }) };
-  const linking = await lockLinking(sql, model, id);
+  const linking = await lockLinking(sql, model, { id, values });
   const found = sql.db(model.table).select('id').where(where);
   if ((await (sql.dialect.locksRows ? found.forUpdate() : found)).length === 0) return undefined;
-  const detached = await detachEverywhere(sql, model, { id, linking });
+  const detached = await detachEverywhere(sql, model, { id, linking, values });
   return (await sql.db(model.table).delete().where(where)) > 0 ? detached : undefined;
 }
 

@@ -1,0 +1,152 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { countQueries, GENERATIONS, type TestApi } from '../../../../test/support/api';
+import { TEST_DBS } from '../../../../test/support/databases';
+import { openSse, type SseClient, type SseEvent } from '../../../../test/support/sse';
+import { createAttribute, FLAT, startAttributeApi, unique } from '../attributes/support';
+
+jest.setTimeout(60_000);
+
+type Change = { action: string; diff: Record<string, { was: unknown; became: unknown }> };
+type Data = Change & { seq: number; entityType: string; recordId: string };
+const data = (e: SseEvent): Data => JSON.parse(e.data) as Data;
+
+/**
+ * A permanent delete changes the attribute values that named the deleted record (link and
+ * multiple-link attributes). Each live record whose values changed gets a new version and one
+ * change (CONTRACT §16), which its stream, server-sent events (replay too) and its ETag show.
+ */
+describe.each(TEST_DBS)('attribute values a permanent delete changes on %s', (kind) => {
+  let t: TestApi;
+  let server: http.Server;
+  let url: string;
+  const clients: SseClient[] = [];
+
+  beforeAll(async () => {
+    t = await startAttributeApi(kind);
+    server = http.createServer(t.app);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterEach(() => {
+    for (const c of clients.splice(0)) c.close();
+  });
+  afterAll(async () => {
+    server.closeAllConnections();
+    server.close();
+    await t.close();
+  });
+
+  const brand = async () => (await t.post('/api/Brand', { name: unique('Purged brand ') }).expect(200)).body.id as string;
+  const product = async (body: Record<string, unknown> = {}) => (await t.post('/api/Product', { name: unique('Purged product '), ...body }).set(FLAT).expect(200)).body.id as string;
+  const etagOf = async (id: string) => (await t.get(`/api/Product/${id}`).expect(200)).headers.etag as string;
+  const purge = (base: string, entity: string, id: string) => t.del(`${base}/${entity}/${id}`).set('permanently', 'true').expect(200);
+  /** A product's changes through both stream routes (which must agree), oldest first. */
+  const changesOf = async (base: string, id: string): Promise<Change[]> => {
+    const atro = (await t.get(`${base}/entityStream?entityName=Product&id=${id}&maxSize=200`).expect(200)).body.list as Change[];
+    const v1 = (await t.get(`/api/v1/Product/${id}/stream?maxSize=200`).expect(200)).body.list as Change[];
+    expect(v1).toEqual(atro);
+    return [...atro].reverse().map(({ action, diff }) => ({ action, diff }));
+  };
+  /** The seq of the last of a record's `count` changes, as a client that saw it sends it back in Last-Event-ID. */
+  const seqOf = async (base: string, { id, count }: { id: string; count: number }): Promise<string> => {
+    const es = await openSse(`${url}${base}/events?id=${id}`, { 'Authorization-Token': t.token, 'Last-Event-ID': '0' });
+    clients.push(es);
+    await es.next(() => es.events.length >= count);
+    es.close();
+    return es.events[count - 1].id as string;
+  };
+  /** The changes replayed after `seq` to a client that reconnects with Last-Event-ID, until `count` arrived. */
+  const replayed = async (base: string, { seq, ids, count }: { seq: string; ids: string[]; count: number }): Promise<Data[]> => {
+    const es = await openSse(`${url}${base}/events?id=${ids.join(',')}`, { 'Authorization-Token': t.token, 'Last-Event-ID': seq });
+    clients.push(es);
+    await es.next(() => es.events.length >= count);
+    return es.events.map(data);
+  };
+  /** Reads with the old ETag see a new version; a write sent with it is 412. */
+  const expectMoved = async (id: string, etag: string) => {
+    expect(await etagOf(id)).not.toBe(etag);
+    await t.patch(`/api/Product/${id}`).set('If-Match', etag).send({ price: 1 }).expect(412);
+  };
+
+  describe.each(GENERATIONS)('generation %s', (_g, base) => {
+    it('purging a brand clears the link attribute values naming it: each product moves its version and logs one Unrelate', async () => {
+      const [maker, sellers] = [unique('maker'), unique('sellers')];
+      await createAttribute(t, { code: maker, type: 'link', linkEntity: 'Brand' });
+      await createAttribute(t, { code: sellers, type: 'linkMultiple', linkEntity: 'Brand' });
+      const [b, kept] = [await brand(), await brand()];
+      const single = await product({ [`${maker}Id`]: b });
+      const both = await product({ brandId: b, [`${maker}Id`]: b, [`${sellers}Ids`]: [b, kept] });
+      const only = await product({ [`${sellers}Ids`]: [b] });
+      const binned = await product({ [`${maker}Id`]: b });
+      await t.del(`/api/Product/${binned}`).expect(200);
+      const untouched = await product({ [`${maker}Id`]: kept });
+      const etags = new Map(await Promise.all([single, both, only, untouched].map(async (p) => [p, await etagOf(p)] as const)));
+      const seq = await seqOf(base, { id: only, count: 1 });
+      await purge(base, 'Brand', b);
+
+      expect((await t.get(`/api/Product/${single}`).set(FLAT).expect(200)).body).toMatchObject({ [`${maker}Id`]: null, [`${maker}Name`]: null });
+      expect((await t.get(`/api/Product/${both}`).set(FLAT).expect(200)).body).toMatchObject({ brandId: null, [`${maker}Id`]: null, [`${sellers}Ids`]: [kept] });
+      for (const p of [single, both, only]) await expectMoved(p, etags.get(p) as string);
+      expect(await etagOf(untouched)).toBe(etags.get(untouched));
+
+      expect((await changesOf(base, single)).slice(1)).toEqual([{ action: 'Unrelate', diff: { [`${maker}Id`]: { was: b, became: null } } }]);
+      // A plain link and attribute values lost at once: one change with each.
+      const ofBoth = (await changesOf(base, both)).slice(1);
+      expect(ofBoth).toEqual([
+        {
+          action: 'Unrelate',
+          diff: { brandId: { was: b, became: null }, [`${maker}Id`]: { was: b, became: null }, [`${sellers}Ids`]: { was: expect.any(Array), became: [kept] } },
+        },
+      ]);
+      expect([...(ofBoth[0].diff[`${sellers}Ids`].was as string[])].sort()).toEqual([b, kept].sort());
+      // An emptied multiple link is no value, as its write logs it.
+      expect((await changesOf(base, only)).slice(1)).toEqual([{ action: 'Unrelate', diff: { [`${sellers}Ids`]: { was: [b], became: null } } }]);
+      expect((await changesOf(base, untouched)).map((c) => c.action)).toEqual(['Create']);
+
+      const events = await replayed(base, { seq, ids: [single, both, only], count: 3 });
+      expect(events.map((e) => [e.recordId, e.action]).sort()).toEqual([single, both, only].sort().map((p) => [p, 'Unrelate']));
+      expect(events.find((e) => e.recordId === single)?.diff).toEqual({ [`${maker}Id`]: { was: b, became: null } });
+
+      // A record in the bin loses the value too, with neither a change nor a new version.
+      await t.post(`${base}/entityRestore`, { entityName: 'Product', ids: [binned] }).expect(200);
+      expect((await t.get(`/api/Product/${binned}`).set(FLAT).expect(200)).body[`${maker}Id`]).toBeNull();
+      expect((await changesOf(base, binned)).map((c) => c.action)).toEqual(['Create', 'Delete', 'Restore']);
+    });
+  });
+
+  it("a purge of a brand while its products' link values are written keeps each product at one version per change, without a failure", async () => {
+    const maker = unique('maker');
+    await createAttribute(t, { code: maker, type: 'link', linkEntity: 'Brand' });
+    const [b, kept] = [await brand(), await brand()];
+    const products = [];
+    for (let i = 0; i < 6; i++) products.push(await product({ [`${maker}Id`]: b, brandId: i % 2 ? b : kept }));
+    const sent = [
+      t.del(`/api/Brand/${b}`).set('permanently', 'true'),
+      ...products.map((p, i) => t.patch(`/api/Product/${p}`).set(FLAT).send(i % 3 ? { [`${maker}Id`]: i % 2 ? kept : b } : { price: i })),
+    ];
+    const answers = await Promise.all(sent.map((r) => r.then((x) => x)));
+    // A write of a link to the brand purged meanwhile is refused as a link to no record; nothing fails.
+    for (const a of answers) expect([[200], [400, 'CORE_INVALID_LINK']]).toContainEqual(a.status === 200 ? [200] : [a.status, a.body.error?.code]);
+    for (const p of products) {
+      const read = await t.get(`/api/Product/${p}`).set(FLAT).expect(200);
+      expect(read.body[`${maker}Id`]).not.toBe(b);
+      const { total } = (await t.get(`/api/v1/Product/${p}/stream`).expect(200)).body as { total: number };
+      expect(Number(JSON.parse(read.headers.etag as string))).toBe(total);
+    }
+  });
+
+  it('costs as many statements for a brand that link values of 40 products name as for one of 4', async () => {
+    const cost = async (count: number) => {
+      const maker = unique('maker');
+      await createAttribute(t, { code: maker, type: 'link', linkEntity: 'Brand' });
+      const sellers = unique('sellers');
+      await createAttribute(t, { code: sellers, type: 'linkMultiple', linkEntity: 'Brand' });
+      const [b, kept] = [await brand(), await brand()];
+      for (let i = 0; i < count; i++) await product({ [`${maker}Id`]: b, [`${sellers}Ids`]: [kept, b] });
+      return countQueries(t, () => purge('/api', 'Brand', b));
+    };
+    await cost(1);
+    expect(await cost(40)).toEqual(await cost(4));
+  });
+});
