@@ -4,7 +4,7 @@ import type { AttributeStore, ValueWrite } from '../sql/attribute-store';
 import type { Transaction } from '../sql/database';
 import type { Dialect } from '../sql/dialects/dialect';
 import { equalValues } from '../records/values';
-import { attributeKey, hasUnit, valueKey, type AttributeDef, type StoredValue } from './attribute-def';
+import { attributeKey, hasUnit, removedDiff, valueKey, type AttributeDef, type StoredValue } from './attribute-def';
 import type { ValueChange, WritePlan } from './write-plan';
 
 /**
@@ -163,16 +163,4 @@ export async function applyPlan(ac: ApplyContext, plan: WritePlan): Promise<Appl
   await ac.store.remove(ac, removed.map((a) => a.id));
   for (const a of removed) removedDiff(diff, a, rows);
   return { changed: changed || removed.length > 0, diff };
-}
-
-/**
- * What removing an attribute from a record changed: its value (which was there, even empty, as
- * putting it on shows it), each language variant, and the unit.
- */
-function removedDiff(diff: AppliedAttributes['diff'], a: AttributeDef, rows: readonly StoredValue[]): void {
-  const own = rows.filter((r) => r.attributeId === a.id);
-  const main = own.find((r) => r.language === '');
-  diff[valueKey(a)] = { was: main?.value ?? null, became: null };
-  for (const row of own) if (row.language !== '' && row.value !== null) diff[valueKey(a, row.language)] = { was: row.value, became: null };
-  if (main?.unitId) diff[`${attributeKey(a)}UnitId`] = { was: main.unitId, became: null };
 }

@@ -47,6 +47,18 @@ export function valueKey(a: Pick<AttributeDef, 'id' | 'code' | 'type'>, language
   return language ? `${key}${languageSuffix(language)}` : key;
 }
 
+/**
+ * What removing an attribute from a record changed (into `diff`): its value (which was there, even
+ * empty, as putting it on shows it), each language variant, and the unit; `rows` are the record's.
+ */
+export function removedDiff(diff: Record<string, { was: unknown; became: unknown }>, a: AttributeDef, rows: readonly StoredValue[]): void {
+  const own = rows.filter((r) => r.attributeId === a.id);
+  const main = own.find((r) => r.language === '');
+  diff[valueKey(a)] = { was: main?.value ?? null, became: null };
+  for (const row of own) if (row.language !== '' && row.value !== null) diff[valueKey(a, row.language)] = { was: row.value, became: null };
+  if (main?.unitId) diff[`${attributeKey(a)}UnitId`] = { was: main.unitId, became: null };
+}
+
 /** int and float attributes with a measure carry a unit. */
 export const hasUnit = (a: Pick<AttributeDef, 'type' | 'measureId'>): boolean => (a.type === 'int' || a.type === 'float') && !!a.measureId;
 

@@ -61,11 +61,12 @@ export interface RecordAttributes {
   /** Takes the attribute keys (`Flatten-Attributes: true`) out of a create or update body. */
   prepareWrite(ctx: RequestContext, model: EntityModel, body: Record<string, unknown>): Promise<PreparedAttributeWrite | undefined>;
   /**
-   * Before a permanent delete of `id`: the values of other records it changes (link values naming
-   * it), which the delete locks, clears and logs with the links it removes.
+   * Before a permanent delete of `id`: the values of other records it changes (those of an
+   * attribute, link values naming a record), which the delete locks, clears and logs with the
+   * links it removes.
    */
   purging(sql: SqlContext<Transaction>, model: EntityModel, id: string): Promise<PurgedValues | undefined>;
-  /** A record (or an attribute) removed for good takes its values along. */
+  /** A record removed for good takes its own values along. */
   onPermanentDelete(trx: Transaction, model: EntityModel, id: string): Promise<void>;
   /** A record just restored, inside the restore's transaction: an attribute may not clash with the live ones (400). */
   onRestore(trx: Transaction, model: EntityModel, id: string): Promise<void>;

@@ -160,9 +160,5 @@ export class AttributeService implements RecordAttributes {
 
   async onPermanentDelete(trx: Transaction, model: EntityModel, id: string): Promise<void> {
     if (model.def.hasAttributes) await this.store.removeRecord(trx, model, id);
-    if (model.name !== 'Attribute') return;
-    for (const owner of this.options.schema.entities.values()) {
-      if (owner.def.hasAttributes) await this.store.removeAttribute(trx, owner, id);
-    }
   }
 }

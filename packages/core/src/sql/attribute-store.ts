@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { languageSuffix, valueKey, type AttributeDef, type LoadedValue, type StoredValue } from '../attributes/attribute-def';
+import { languageSuffix, removedDiff, valueKey, type AttributeDef, type LoadedValue, type StoredValue } from '../attributes/attribute-def';
 import type { AttributeType } from '../attributes/entities';
 import type { FieldType } from '../declarations';
 import type { EntityModel, SchemaModel } from '../definition/normalize';
@@ -44,8 +44,12 @@ export interface LinkNameReader {
   shows(entity: string, field: string): boolean;
 }
 
-/** The values of one entity type a permanent delete changes: those of these attributes that `where` keeps. */
+/**
+ * The values of one entity type a permanent delete changes: those of the removed attribute
+ * (`whole`), and those of these link attributes that `where` keeps.
+ */
 interface PurgedHolding {
+  whole?: AttributeDef;
   attributes: Map<string, AttributeDef>;
   where: (qb: Knex.QueryBuilder) => void;
 }
@@ -268,37 +272,38 @@ export class AttributeStore {
     await trx(valueTableName(model)).delete().where('record_id', recordId);
   }
 
-  /** After an attribute is removed for good: its values go too. */
-  async removeAttribute(trx: Knex.Transaction, model: EntityModel, attributeId: string): Promise<void> {
-    await trx(valueTableName(model)).delete().where('attribute_id', attributeId);
-  }
-
   /**
    * The attribute values a permanent delete of `id`, a record of `removed`, changes besides the
-   * removed record's own: the values of link attributes that name it, their attribute deleted or
-   * not (the stored values change). One statement finds the attributes; none answers undefined.
+   * removed record's own: every value of a removed attribute, and the values of link attributes
+   * that name the removed record; of attributes deleted or not (the stored values change, as the
+   * stored links of a deleted record do). One statement finds the attributes; none answers undefined.
    */
   async purging(sql: SqlContext<Knex.Transaction>, removed: EntityModel, id: string): Promise<PurgedValues | undefined> {
     const trx = sql.db;
     const column = (name: string) => `a.${this.attribute.field.get(name)?.column as string}`;
     const rows = (await trx({ a: this.attribute.table })
       .select(this.attributeColumns('a'))
-      .where(column('linkEntity'), removed.name)
-      .whereIn(column('type'), ['link', 'linkMultiple'])) as Record<string, unknown>[];
+      .where((w) => {
+        w.where((links) => links.where(column('linkEntity'), removed.name).whereIn(column('type'), ['link', 'linkMultiple']));
+        if (removed === this.attribute) w.orWhere('a.id', id);
+      })) as Record<string, unknown>[];
     const held = new Map<EntityModel, PurgedHolding>();
     for (const a of rows.map((row) => this.toAttribute(row))) {
       const owner = this.schema.entity(a.entityType);
       if (!owner?.def.hasAttributes) continue;
       const holding = held.get(owner) ?? { attributes: new Map<string, AttributeDef>(), where: () => undefined };
-      holding.attributes.set(a.id, a);
+      if (removed === this.attribute && a.id === id) holding.whole = a;
+      else holding.attributes.set(a.id, a);
       held.set(owner, holding);
     }
     if (held.size === 0) return undefined;
     for (const holding of held.values()) {
       const of = (type: AttributeDef['type']) => [...holding.attributes.values()].filter((a) => a.type === type).map((a) => a.id);
       const [single, multiple] = [of('link'), of('linkMultiple')];
+      const whole = holding.whole?.id;
       holding.where = (qb) =>
         qb.where((w) => {
+          if (whole) w.orWhere('attribute_id', whole);
           if (single.length) w.orWhere((x) => x.whereIn('attribute_id', single).andWhere('value_text', id));
           if (multiple.length) w.orWhere((x) => x.whereIn('attribute_id', multiple).andWhereRaw(this.dialect.jsonArrayAnyOf(quoteName('value_json'), 1), [id]));
         });
@@ -310,11 +315,12 @@ export class AttributeStore {
   }
 
   /**
-   * Clears the values `purging` found, of every record: a link that named the removed record
-   * becomes null, a multiple link loses its id (no id left is no value, as its write stores it).
-   * Answers, of the `live` records, what changed as their writes log it. Set-based: per entity
-   * type, one statement reads the values, one clears the links, one per recordset rewrites the
-   * multiple links.
+   * Clears the values `purging` found, of every record: those of a removed attribute go, a link
+   * that named the removed record becomes null, a multiple link loses its id (no id left is no
+   * value, as its write stores it). Answers, of the `live` records, what changed as their writes
+   * log it (an `Update` that removes the attribute, an `Unrelate` of the links). Set-based: per
+   * entity type, one statement reads the values, one removes those of the attribute, one clears
+   * the links, one per recordset rewrites the multiple links.
    */
   private async clearPurged(
     sql: SqlContext<Knex.Transaction>,
@@ -322,14 +328,21 @@ export class AttributeStore {
   ): Promise<Map<EntityModel, Map<string, ValueLoss>>> {
     const { db: trx, dialect } = sql;
     const losses = new Map<EntityModel, Map<string, ValueLoss>>();
-    for (const [model, { attributes, where }] of held) {
+    for (const [model, { whole, attributes, where }] of held) {
       const table = valueTableName(model);
-      const rows = (await trx(table).select(['id', 'record_id', 'attribute_id', 'value_json']).modify(where)) as Record<string, unknown>[];
+      const rows = (await trx(table).select(['id', 'record_id', 'attribute_id', 'language', 'unit_id', ...VALUE_COLUMNS]).modify(where)) as Record<string, unknown>[];
       const alive = new Set(live.get(model));
       const lost = new Map<string, ValueLoss>();
       const rewritten: Record<string, unknown>[] = [];
+      const removed = new Map<string, StoredValue[]>();
       let single = false;
       for (const row of rows) {
+        const recordId = row.record_id as string;
+        if (whole && row.attribute_id === whole.id) {
+          const value = { id: row.id as string, recordId, attributeId: whole.id, language: row.language as string, value: this.decode(whole.type, row[VALUE_COLUMN[whole.type]]), unitId: (row.unit_id as string | null) ?? null };
+          if (alive.has(recordId)) removed.set(recordId, [...(removed.get(recordId) ?? []), value]);
+          continue;
+        }
         const a = attributes.get(row.attribute_id as string) as AttributeDef;
         let became: unknown = null;
         let was: unknown = id;
@@ -339,12 +352,17 @@ export class AttributeStore {
           became = left.length ? left : null;
           rewritten.push({ id: row.id, value_json: became });
         } else single = true;
-        const recordId = row.record_id as string;
         if (!alive.has(recordId)) continue;
         const loss = lost.get(recordId) ?? { action: 'Unrelate', diff: {} };
         loss.diff[valueKey(a)] = { was, became };
         lost.set(recordId, loss);
       }
+      for (const [recordId, values] of removed) {
+        const loss = lost.get(recordId) ?? { action: 'Update', diff: {} };
+        removedDiff(loss.diff, whole as AttributeDef, values);
+        lost.set(recordId, loss);
+      }
+      if (whole) await trx(table).delete().where('attribute_id', whole.id);
       if (single) {
         const ids = [...attributes.values()].filter((a) => a.type === 'link').map((a) => a.id);
         await trx(table).update({ value_text: null }).whereIn('attribute_id', ids).andWhere('value_text', id);

@@ -222,9 +222,9 @@ export interface ValueLoss {
 }
 
 /**
- * The attribute values a permanent delete changes besides the removed record's own (link values
- * that name it): the records holding them, by entity type (the select of their ids, locked with
- * the records that link it), and their clearing.
+ * The attribute values a permanent delete changes besides the removed record's own (those of a
+ * removed attribute, link values that name the removed record): the records holding them, by
+ * entity type (the select of their ids, locked with the records that link it), and their clearing.
  */
 export interface PurgedValues {
   holders: ReadonlyMap<EntityModel, () => Knex.QueryBuilder>;

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { countQueries, GENERATIONS, type TestApi } from '../../../../test/support/api';
 import { TEST_DBS } from '../../../../test/support/databases';
 import { openSse, type SseClient, type SseEvent } from '../../../../test/support/sse';
-import { createAttribute, FLAT, startAttributeApi, unique } from '../attributes/support';
+import { createAttribute, createWeight, FLAT, startAttributeApi, unique } from '../attributes/support';
 
 jest.setTimeout(60_000);
 
@@ -13,8 +13,9 @@ const data = (e: SseEvent): Data => JSON.parse(e.data) as Data;
 
 /**
  * A permanent delete changes the attribute values that named the deleted record (link and
- * multiple-link attributes). Each live record whose values changed gets a new version and one
- * change (CONTRACT §16), which its stream, server-sent events (replay too) and its ETag show.
+ * multiple-link attributes) and, of an attribute, the values of it every record held. Each live
+ * record whose values changed gets a new version and one change (CONTRACT §16), which its stream,
+ * server-sent events (replay too) and its ETag show.
  */
 describe.each(TEST_DBS)('attribute values a permanent delete changes on %s', (kind) => {
   let t: TestApi;
@@ -113,6 +114,50 @@ describe.each(TEST_DBS)('attribute values a permanent delete changes on %s', (ki
       expect((await t.get(`/api/Product/${binned}`).set(FLAT).expect(200)).body[`${maker}Id`]).toBeNull();
       expect((await changesOf(base, binned)).map((c) => c.action)).toEqual(['Create', 'Delete', 'Restore']);
     });
+
+    it('purging an attribute removes its values: each product that held one moves its version and logs one Update', async () => {
+      const [title, weight, size] = [unique('title'), unique('weight'), unique('size')];
+      const { measureId, g } = await createWeight(t, unique('w'));
+      const ti = await createAttribute(t, { code: title, type: 'varchar', isMultilang: true });
+      const w = await createAttribute(t, { code: weight, type: 'float', measureId });
+      const s = await createAttribute(t, { code: size, type: 'varchar' });
+      const heavy = await product({ [weight]: 3, [`${weight}UnitId`]: g, [size]: 'M' });
+      const titled = await product({ [title]: 'Oak', [`${title}DeDE`]: 'Eiche', [size]: 'L' });
+      const empty = await product();
+      const binned = await product({ [size]: 'S' });
+      await t.del(`/api/Product/${binned}`).expect(200);
+      await t.post(`${base}/Product/${empty}/addAttributes`, { attributeIds: [w] }).expect(200);
+      const [etagHeavy, etagTitled, etagEmpty] = [await etagOf(heavy), await etagOf(titled), await etagOf(empty)];
+      const seq = await seqOf(base, { id: empty, count: 2 });
+
+      await purge(base, 'Attribute', w);
+      expect((await t.get(`/api/Product/${heavy}`).set(FLAT).expect(200)).body).not.toHaveProperty(weight);
+      await expectMoved(heavy, etagHeavy);
+      await expectMoved(empty, etagEmpty);
+      expect(await etagOf(titled)).toBe(etagTitled);
+      expect((await changesOf(base, heavy)).slice(1)).toEqual([{ action: 'Update', diff: { [weight]: { was: 3, became: null }, [`${weight}UnitId`]: { was: g, became: null } } }]);
+      // An attribute on a record without a value was there, empty, as putting it on logs it.
+      expect((await changesOf(base, empty)).slice(-1)).toEqual([{ action: 'Update', diff: { [weight]: { was: null, became: null } } }]);
+      const events = await replayed(base, { seq, ids: [heavy, empty], count: 2 });
+      expect(events.map((e) => [e.recordId, e.action]).sort()).toEqual([heavy, empty].sort().map((p) => [p, 'Update']));
+
+      // Soft-deleted, an attribute hides its values (as a soft-deleted link target drops out of
+      // lists) without a change; purged, it takes them away, each record logging what it held.
+      await t.del(`/api/Attribute/${ti}`).expect(200);
+      expect((await t.get(`/api/Product/${titled}`).set(FLAT).expect(200)).body).not.toHaveProperty(title);
+      expect(await etagOf(titled)).toBe(etagTitled);
+      await purge(base, 'Attribute', ti);
+      await expectMoved(titled, etagTitled);
+      expect((await changesOf(base, titled)).slice(1)).toEqual([{ action: 'Update', diff: { [title]: { was: 'Oak', became: null }, [`${title}DeDE`]: { was: 'Eiche', became: null } } }]);
+      expect((await t.get(`/api/Product/${titled}`).set(FLAT).expect(200)).body[size]).toBe('L');
+
+      // A record in the bin loses the value too, with neither a change nor a new version.
+      await purge(base, 'Attribute', s);
+      expect((await changesOf(base, titled)).at(-1)).toEqual({ action: 'Update', diff: { [size]: { was: 'L', became: null } } });
+      await t.post(`${base}/entityRestore`, { entityName: 'Product', ids: [binned] }).expect(200);
+      expect((await t.get(`/api/Product/${binned}`).set(FLAT).expect(200)).body).not.toHaveProperty(size);
+      expect((await changesOf(base, binned)).map((c) => c.action)).toEqual(['Create', 'Delete', 'Restore']);
+    });
   });
 
   it("a purge of a brand while its products' link values are written keeps each product at one version per change, without a failure", async () => {
@@ -136,15 +181,35 @@ describe.each(TEST_DBS)('attribute values a permanent delete changes on %s', (ki
     }
   });
 
-  it('costs as many statements for a brand that link values of 40 products name as for one of 4', async () => {
+  it('a purge of an attribute while its values are written keeps each product at one version per change, without a failure', async () => {
+    const [pieces, size] = [unique('pieces'), unique('size')];
+    const a = await createAttribute(t, { code: pieces, type: 'int' });
+    await createAttribute(t, { code: size, type: 'varchar' });
+    const products = [];
+    for (let i = 0; i < 6; i++) products.push(await product({ [pieces]: i }));
+    const sent = [t.del(`/api/Attribute/${a}`).set('permanently', 'true'), ...products.map((p, i) => t.patch(`/api/Product/${p}`).set(FLAT).send(i % 2 ? { [pieces]: 10 + i } : { [size]: `S${i}` }))];
+    const answers = await Promise.all(sent.map((r) => r.then((x) => x)));
+    // A write of a value of the attribute purged meanwhile is refused as an unknown field; nothing fails.
+    for (const r of answers) expect([[200], [400, 'CORE_UNKNOWN_FIELD']]).toContainEqual(r.status === 200 ? [200] : [r.status, r.body.error?.code]);
+    for (const p of products) {
+      const read = await t.get(`/api/Product/${p}`).set(FLAT).expect(200);
+      expect(read.body).not.toHaveProperty(pieces);
+      const { total } = (await t.get(`/api/v1/Product/${p}/stream`).expect(200)).body as { total: number };
+      expect(Number(JSON.parse(read.headers.etag as string))).toBe(total);
+    }
+  });
+
+  it('costs as many statements for an attribute (or a linked brand) of 40 products as for one of 4', async () => {
     const cost = async (count: number) => {
+      const code = unique('pieces');
+      const a = await createAttribute(t, { code, type: 'int' });
       const maker = unique('maker');
       await createAttribute(t, { code: maker, type: 'link', linkEntity: 'Brand' });
       const sellers = unique('sellers');
       await createAttribute(t, { code: sellers, type: 'linkMultiple', linkEntity: 'Brand' });
       const [b, kept] = [await brand(), await brand()];
-      for (let i = 0; i < count; i++) await product({ [`${maker}Id`]: b, [`${sellers}Ids`]: [kept, b] });
-      return countQueries(t, () => purge('/api', 'Brand', b));
+      for (let i = 0; i < count; i++) await product({ [code]: i, [`${maker}Id`]: b, [`${sellers}Ids`]: [kept, b] });
+      return [await countQueries(t, () => purge('/api', 'Attribute', a)), await countQueries(t, () => purge('/api', 'Brand', b))];
     };
     await cost(1);
     expect(await cost(40)).toEqual(await cost(4));
