@@ -1,15 +1,9 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { countQueries, GENERATIONS, type TestApi } from '../../../../test/support/api';
 import { TEST_DBS } from '../../../../test/support/databases';
-import { openSse, type SseClient, type SseEvent } from '../../../../test/support/sse';
+import { changeReaders, type ChangeReaders } from '../../../../test/support/change-readers';
 import { createAttribute, createWeight, FLAT, startAttributeApi, unique } from '../attributes/support';
 
 jest.setTimeout(60_000);
-
-type Change = { action: string; diff: Record<string, { was: unknown; became: unknown }> };
-type Data = Change & { seq: number; entityType: string; recordId: string };
-const data = (e: SseEvent): Data => JSON.parse(e.data) as Data;
 
 /**
  * A permanent delete changes the attribute values that named the deleted record (link and
@@ -19,22 +13,15 @@ const data = (e: SseEvent): Data => JSON.parse(e.data) as Data;
  */
 describe.each(TEST_DBS)('attribute values a permanent delete changes on %s', (kind) => {
   let t: TestApi;
-  let server: http.Server;
-  let url: string;
-  const clients: SseClient[] = [];
+  let readers: ChangeReaders;
 
   beforeAll(async () => {
     t = await startAttributeApi(kind);
-    server = http.createServer(t.app);
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    readers = await changeReaders(t);
   });
-  afterEach(() => {
-    for (const c of clients.splice(0)) c.close();
-  });
+  afterEach(() => readers.closeClients());
   afterAll(async () => {
-    server.closeAllConnections();
-    server.close();
+    await readers.close();
     await t.close();
   });
 
@@ -42,28 +29,6 @@ describe.each(TEST_DBS)('attribute values a permanent delete changes on %s', (ki
   const product = async (body: Record<string, unknown> = {}) => (await t.post('/api/Product', { name: unique('Purged product '), ...body }).set(FLAT).expect(200)).body.id as string;
   const etagOf = async (id: string) => (await t.get(`/api/Product/${id}`).expect(200)).headers.etag as string;
   const purge = (base: string, entity: string, id: string) => t.del(`${base}/${entity}/${id}`).set('permanently', 'true').expect(200);
-  /** A product's changes through both stream routes (which must agree), oldest first. */
-  const changesOf = async (base: string, id: string): Promise<Change[]> => {
-    const atro = (await t.get(`${base}/entityStream?entityName=Product&id=${id}&maxSize=200`).expect(200)).body.list as Change[];
-    const v1 = (await t.get(`/api/v1/Product/${id}/stream?maxSize=200`).expect(200)).body.list as Change[];
-    expect(v1).toEqual(atro);
-    return [...atro].reverse().map(({ action, diff }) => ({ action, diff }));
-  };
-  /** The seq of the last of a record's `count` changes, as a client that saw it sends it back in Last-Event-ID. */
-  const seqOf = async (base: string, { id, count }: { id: string; count: number }): Promise<string> => {
-    const es = await openSse(`${url}${base}/events?id=${id}`, { 'Authorization-Token': t.token, 'Last-Event-ID': '0' });
-    clients.push(es);
-    await es.next(() => es.events.length >= count);
-    es.close();
-    return es.events[count - 1].id as string;
-  };
-  /** The changes replayed after `seq` to a client that reconnects with Last-Event-ID, until `count` arrived. */
-  const replayed = async (base: string, { seq, ids, count }: { seq: string; ids: string[]; count: number }): Promise<Data[]> => {
-    const es = await openSse(`${url}${base}/events?id=${ids.join(',')}`, { 'Authorization-Token': t.token, 'Last-Event-ID': seq });
-    clients.push(es);
-    await es.next(() => es.events.length >= count);
-    return es.events.map(data);
-  };
   /** Reads with the old ETag see a new version; a write sent with it is 412. */
   const expectMoved = async (id: string, etag: string) => {
     expect(await etagOf(id)).not.toBe(etag);
@@ -83,7 +48,7 @@ describe.each(TEST_DBS)('attribute values a permanent delete changes on %s', (ki
       await t.del(`/api/Product/${binned}`).expect(200);
       const untouched = await product({ [`${maker}Id`]: kept });
       const etags = new Map(await Promise.all([single, both, only, untouched].map(async (p) => [p, await etagOf(p)] as const)));
-      const seq = await seqOf(base, { id: only, count: 1 });
+      const seq = await readers.seqOf(base, { id: only, count: 1 });
       await purge(base, 'Brand', b);
 
       expect((await t.get(`/api/Product/${single}`).set(FLAT).expect(200)).body).toMatchObject({ [`${maker}Id`]: null, [`${maker}Name`]: null });
@@ -91,9 +56,9 @@ describe.each(TEST_DBS)('attribute values a permanent delete changes on %s', (ki
       for (const p of [single, both, only]) await expectMoved(p, etags.get(p) as string);
       expect(await etagOf(untouched)).toBe(etags.get(untouched));
 
-      expect((await changesOf(base, single)).slice(1)).toEqual([{ action: 'Unrelate', diff: { [`${maker}Id`]: { was: b, became: null } } }]);
+      expect((await readers.changesOf(base, 'Product', single)).slice(1)).toEqual([{ action: 'Unrelate', diff: { [`${maker}Id`]: { was: b, became: null } } }]);
       // A plain link and attribute values lost at once: one change with each.
-      const ofBoth = (await changesOf(base, both)).slice(1);
+      const ofBoth = (await readers.changesOf(base, 'Product', both)).slice(1);
       expect(ofBoth).toEqual([
         {
           action: 'Unrelate',
@@ -102,17 +67,17 @@ describe.each(TEST_DBS)('attribute values a permanent delete changes on %s', (ki
       ]);
       expect([...(ofBoth[0].diff[`${sellers}Ids`].was as string[])].sort()).toEqual([b, kept].sort());
       // An emptied multiple link is no value, as its write logs it.
-      expect((await changesOf(base, only)).slice(1)).toEqual([{ action: 'Unrelate', diff: { [`${sellers}Ids`]: { was: [b], became: null } } }]);
-      expect((await changesOf(base, untouched)).map((c) => c.action)).toEqual(['Create']);
+      expect((await readers.changesOf(base, 'Product', only)).slice(1)).toEqual([{ action: 'Unrelate', diff: { [`${sellers}Ids`]: { was: [b], became: null } } }]);
+      expect((await readers.changesOf(base, 'Product', untouched)).map((c) => c.action)).toEqual(['Create']);
 
-      const events = await replayed(base, { seq, ids: [single, both, only], count: 3 });
+      const events = await readers.replayed(base, { seq, ids: [single, both, only], count: 3 });
       expect(events.map((e) => [e.recordId, e.action]).sort()).toEqual([single, both, only].sort().map((p) => [p, 'Unrelate']));
       expect(events.find((e) => e.recordId === single)?.diff).toEqual({ [`${maker}Id`]: { was: b, became: null } });
 
       // A record in the bin loses the value too, with neither a change nor a new version.
       await t.post(`${base}/entityRestore`, { entityName: 'Product', ids: [binned] }).expect(200);
       expect((await t.get(`/api/Product/${binned}`).set(FLAT).expect(200)).body[`${maker}Id`]).toBeNull();
-      expect((await changesOf(base, binned)).map((c) => c.action)).toEqual(['Create', 'Delete', 'Restore']);
+      expect((await readers.changesOf(base, 'Product', binned)).map((c) => c.action)).toEqual(['Create', 'Delete', 'Restore']);
     });
 
     it('purging an attribute removes its values: each product that held one moves its version and logs one Update', async () => {
@@ -128,17 +93,17 @@ describe.each(TEST_DBS)('attribute values a permanent delete changes on %s', (ki
       await t.del(`/api/Product/${binned}`).expect(200);
       await t.post(`${base}/Product/${empty}/addAttributes`, { attributeIds: [w] }).expect(200);
       const [etagHeavy, etagTitled, etagEmpty] = [await etagOf(heavy), await etagOf(titled), await etagOf(empty)];
-      const seq = await seqOf(base, { id: empty, count: 2 });
+      const seq = await readers.seqOf(base, { id: empty, count: 2 });
 
       await purge(base, 'Attribute', w);
       expect((await t.get(`/api/Product/${heavy}`).set(FLAT).expect(200)).body).not.toHaveProperty(weight);
       await expectMoved(heavy, etagHeavy);
       await expectMoved(empty, etagEmpty);
       expect(await etagOf(titled)).toBe(etagTitled);
-      expect((await changesOf(base, heavy)).slice(1)).toEqual([{ action: 'Update', diff: { [weight]: { was: 3, became: null }, [`${weight}UnitId`]: { was: g, became: null } } }]);
+      expect((await readers.changesOf(base, 'Product', heavy)).slice(1)).toEqual([{ action: 'Update', diff: { [weight]: { was: 3, became: null }, [`${weight}UnitId`]: { was: g, became: null } } }]);
       // An attribute on a record without a value was there, empty, as putting it on logs it.
-      expect((await changesOf(base, empty)).slice(-1)).toEqual([{ action: 'Update', diff: { [weight]: { was: null, became: null } } }]);
-      const events = await replayed(base, { seq, ids: [heavy, empty], count: 2 });
+      expect((await readers.changesOf(base, 'Product', empty)).slice(-1)).toEqual([{ action: 'Update', diff: { [weight]: { was: null, became: null } } }]);
+      const events = await readers.replayed(base, { seq, ids: [heavy, empty], count: 2 });
       expect(events.map((e) => [e.recordId, e.action]).sort()).toEqual([heavy, empty].sort().map((p) => [p, 'Update']));
 
       // Soft-deleted, an attribute hides its values (as a soft-deleted link target drops out of
@@ -148,15 +113,15 @@ describe.each(TEST_DBS)('attribute values a permanent delete changes on %s', (ki
       expect(await etagOf(titled)).toBe(etagTitled);
       await purge(base, 'Attribute', ti);
       await expectMoved(titled, etagTitled);
-      expect((await changesOf(base, titled)).slice(1)).toEqual([{ action: 'Update', diff: { [title]: { was: 'Oak', became: null }, [`${title}DeDE`]: { was: 'Eiche', became: null } } }]);
+      expect((await readers.changesOf(base, 'Product', titled)).slice(1)).toEqual([{ action: 'Update', diff: { [title]: { was: 'Oak', became: null }, [`${title}DeDE`]: { was: 'Eiche', became: null } } }]);
       expect((await t.get(`/api/Product/${titled}`).set(FLAT).expect(200)).body[size]).toBe('L');
 
       // A record in the bin loses the value too, with neither a change nor a new version.
       await purge(base, 'Attribute', s);
-      expect((await changesOf(base, titled)).at(-1)).toEqual({ action: 'Update', diff: { [size]: { was: 'L', became: null } } });
+      expect((await readers.changesOf(base, 'Product', titled)).at(-1)).toEqual({ action: 'Update', diff: { [size]: { was: 'L', became: null } } });
       await t.post(`${base}/entityRestore`, { entityName: 'Product', ids: [binned] }).expect(200);
       expect((await t.get(`/api/Product/${binned}`).set(FLAT).expect(200)).body).not.toHaveProperty(size);
-      expect((await changesOf(base, binned)).map((c) => c.action)).toEqual(['Create', 'Delete', 'Restore']);
+      expect((await readers.changesOf(base, 'Product', binned)).map((c) => c.action)).toEqual(['Create', 'Delete', 'Restore']);
     });
   });
 

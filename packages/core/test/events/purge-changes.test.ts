@@ -1,16 +1,10 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { defineEntity } from '@entity-records/core';
 import { countQueries, GENERATIONS, startTestApi, type TestApi } from '../../../../test/support/api';
 import { TEST_DBS } from '../../../../test/support/databases';
 import { testEntities } from '../../../../test/support/fixtures';
-import { openSse, type SseClient, type SseEvent } from '../../../../test/support/sse';
+import { changeReaders, type ChangeReaders } from '../../../../test/support/change-readers';
 
 jest.setTimeout(60_000);
-
-type Change = { action: string; diff: Record<string, { was: unknown; became: unknown }> };
-type Data = Change & { seq: number; entityType: string; recordId: string };
-const data = (e: SseEvent): Data => JSON.parse(e.data) as Data;
 
 /** Links a brand three ways at once: a permanent delete of the brand changes all three in one change. */
 const Listing = defineEntity({
@@ -31,23 +25,16 @@ const Listing = defineEntity({
  */
 describe.each(TEST_DBS)('records that linked one deleted permanently on %s', (kind) => {
   let t: TestApi;
-  let server: http.Server;
-  let url: string;
   let n = 0;
-  const clients: SseClient[] = [];
+  let readers: ChangeReaders;
 
   beforeAll(async () => {
     t = await startTestApi(kind, { entities: [...testEntities, Listing] });
-    server = http.createServer(t.app);
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    readers = await changeReaders(t);
   });
-  afterEach(() => {
-    for (const c of clients.splice(0)) c.close();
-  });
+  afterEach(() => readers.closeClients());
   afterAll(async () => {
-    server.closeAllConnections();
-    server.close();
+    await readers.close();
     await t.close();
   });
 
@@ -57,28 +44,6 @@ describe.each(TEST_DBS)('records that linked one deleted permanently on %s', (ki
   const etagOf = async (entity: string, id: string) => (await t.get(`/api/${entity}/${id}`).expect(200)).headers.etag as string;
   const purge = (base: string, entity: string, id: string) => t.del(`${base}/${entity}/${id}`).set('permanently', 'true').expect(200);
   const sorted = (ids: unknown) => [...(ids as string[])].sort();
-  /** A record's changes through both stream routes (which must agree), oldest first. */
-  const changesOf = async (base: string, entity: string, id: string): Promise<Change[]> => {
-    const atro = (await t.get(`${base}/entityStream?entityName=${entity}&id=${id}&maxSize=200`).expect(200)).body.list as Change[];
-    const v1 = (await t.get(`/api/v1/${entity}/${id}/stream?maxSize=200`).expect(200)).body.list as Change[];
-    expect(v1).toEqual(atro);
-    return [...atro].reverse().map(({ action, diff }) => ({ action, diff }));
-  };
-  /** The seq of the last of a record's `count` changes, as a client that saw it sends it back in Last-Event-ID. */
-  const seqOf = async (base: string, { id, count }: { id: string; count: number }): Promise<string> => {
-    const es = await openSse(`${url}${base}/events?id=${id}`, { 'Authorization-Token': t.token, 'Last-Event-ID': '0' });
-    clients.push(es);
-    await es.next(() => es.events.length >= count);
-    es.close();
-    return es.events[count - 1].id as string;
-  };
-  /** The changes replayed after `seq` to a client that reconnects with Last-Event-ID, until those of `ids` arrived. */
-  const replayed = async (base: string, { seq, ids, count }: { seq: string; ids: string[]; count: number }): Promise<Data[]> => {
-    const es = await openSse(`${url}${base}/events?id=${ids.join(',')}`, { 'Authorization-Token': t.token, 'Last-Event-ID': seq });
-    clients.push(es);
-    await es.next(() => es.events.length >= count);
-    return es.events.map(data);
-  };
 
   describe.each(GENERATIONS)('generation %s', (_g, base) => {
     it('purging a brand clears brandId of its products: each moves its version and logs one Unrelate', async () => {
@@ -87,19 +52,19 @@ describe.each(TEST_DBS)('records that linked one deleted permanently on %s', (ki
       const binned = await product({ brandId: b });
       await t.del(`/api/Product/${binned}`).expect(200);
       const etags = [await etagOf('Product', p1), await etagOf('Product', p2)];
-      const seq = await seqOf(base, { id: p2, count: 1 });
+      const seq = await readers.seqOf(base, { id: p2, count: 1 });
       await purge(base, 'Brand', b);
       for (const [i, p] of [p1, p2].entries()) {
         const read = await t.get(`/api/Product/${p}`).set('If-None-Match', etags[i]).expect(200);
         expect(read.body.brandId).toBeNull();
         expect(read.headers.etag).not.toBe(etags[i]);
         await t.patch(`/api/Product/${p}`).set('If-Match', etags[i]).send({ price: 1 }).expect(412);
-        expect(await changesOf(base, 'Product', p)).toEqual([
+        expect(await readers.changesOf(base, 'Product', p)).toEqual([
           { action: 'Create', diff: expect.objectContaining({ brandId: { was: null, became: b } }) },
           { action: 'Unrelate', diff: { brandId: { was: b, became: null } } },
         ]);
       }
-      const events = await replayed(base, { seq, ids: [p1, p2], count: 2 });
+      const events = await readers.replayed(base, { seq, ids: [p1, p2], count: 2 });
       expect(events.map((e) => [e.recordId, e.action, e.diff])).toEqual([
         [p1, 'Unrelate', { brandId: { was: b, became: null } }],
         [p2, 'Unrelate', { brandId: { was: b, became: null } }],
@@ -108,7 +73,7 @@ describe.each(TEST_DBS)('records that linked one deleted permanently on %s', (ki
       // neither a change nor a new version, as link writes treat records in the bin.
       await t.post(`${base}/entityRestore`, { entityName: 'Product', ids: [binned] }).expect(200);
       expect((await t.get(`/api/Product/${binned}`).expect(200)).body.brandId).toBeNull();
-      expect((await changesOf(base, 'Product', binned)).map((c) => c.action)).toEqual(['Create', 'Delete', 'Restore']);
+      expect((await readers.changesOf(base, 'Product', binned)).map((c) => c.action)).toEqual(['Create', 'Delete', 'Restore']);
     });
 
     it('purging a category removes it from its products (many-to-many): each moves its version and logs one Unrelate', async () => {
@@ -116,23 +81,23 @@ describe.each(TEST_DBS)('records that linked one deleted permanently on %s', (ki
       const p = await product({ categoriesIds: [c1, c2] });
       const alone = await product({ categoriesIds: [c1] });
       const etag = await etagOf('Product', p);
-      const seq = await seqOf(base, { id: alone, count: 1 });
+      const seq = await readers.seqOf(base, { id: alone, count: 1 });
       await purge(base, 'Category', c1);
       const read = await t.get(`/api/Product/${p}`).expect(200);
       expect(read.body.categoriesIds).toEqual([c2]);
       expect(read.headers.etag).not.toBe(etag);
-      const [ofP, ofAlone] = [await changesOf(base, 'Product', p), await changesOf(base, 'Product', alone)];
+      const [ofP, ofAlone] = [await readers.changesOf(base, 'Product', p), await readers.changesOf(base, 'Product', alone)];
       expect(ofP.map((c) => c.action)).toEqual(['Create', 'Unrelate']);
       expect(sorted(ofP[1].diff.categoriesIds.was)).toEqual(sorted([c1, c2]));
       expect(ofP[1].diff).toEqual({ categoriesIds: { was: expect.any(Array), became: [c2] } });
       expect(ofAlone.at(-1)).toEqual({ action: 'Unrelate', diff: { categoriesIds: { was: [c1], became: [] } } });
-      const events = await replayed(base, { seq, ids: [p, alone], count: 2 });
+      const events = await readers.replayed(base, { seq, ids: [p, alone], count: 2 });
       expect(events.map((e) => [e.recordId, e.action])).toEqual([
         [p, 'Unrelate'],
         [alone, 'Unrelate'],
       ]);
       // The category of the other side, still there, keeps its list as it was.
-      expect((await changesOf(base, 'Category', c2)).map((c) => c.action)).toEqual(['Create', 'Relate']);
+      expect((await readers.changesOf(base, 'Category', c2)).map((c) => c.action)).toEqual(['Create', 'Relate']);
     });
 
     it("purging a product changes the lists of its categories, not the brand's list that only mirrors the product's link", async () => {
@@ -141,20 +106,20 @@ describe.each(TEST_DBS)('records that linked one deleted permanently on %s', (ki
       const p = await product({ brandId: b, categoriesIds: [c1, c2] });
       const other = await product({ categoriesIds: [c1] });
       const etags = [await etagOf('Category', c1), await etagOf('Category', c2), await etagOf('Brand', b)];
-      const seq = await seqOf(base, { id: c1, count: 3 });
+      const seq = await readers.seqOf(base, { id: c1, count: 3 });
       await purge(base, 'Product', p);
       expect(await etagOf('Category', c1)).not.toBe(etags[0]);
       expect(await etagOf('Category', c2)).not.toBe(etags[1]);
-      expect((await changesOf(base, 'Category', c1)).slice(-1)).toEqual([{ action: 'Unrelate', diff: { productsIds: { was: expect.any(Array), became: [other] } } }]);
-      expect(sorted((await changesOf(base, 'Category', c1)).at(-1)?.diff.productsIds.was)).toEqual(sorted([p, other]));
-      expect((await changesOf(base, 'Category', c2)).slice(-1)).toEqual([{ action: 'Unrelate', diff: { productsIds: { was: [p], became: [] } } }]);
-      const events = await replayed(base, { seq, ids: [c1, c2], count: 2 });
+      expect((await readers.changesOf(base, 'Category', c1)).slice(-1)).toEqual([{ action: 'Unrelate', diff: { productsIds: { was: expect.any(Array), became: [other] } } }]);
+      expect(sorted((await readers.changesOf(base, 'Category', c1)).at(-1)?.diff.productsIds.was)).toEqual(sorted([p, other]));
+      expect((await readers.changesOf(base, 'Category', c2)).slice(-1)).toEqual([{ action: 'Unrelate', diff: { productsIds: { was: [p], became: [] } } }]);
+      const events = await readers.replayed(base, { seq, ids: [c1, c2], count: 2 });
       expect(events.map((e) => [e.recordId, e.action])).toEqual(
         [c1, c2].sort().map((c) => [c, 'Unrelate']),
       );
       // Brand.products is read from the products' brandId: nothing stored of the brand changed.
       expect(await etagOf('Brand', b)).toBe(etags[2]);
-      expect((await changesOf(base, 'Brand', b)).map((c) => c.action)).toEqual(['Create']);
+      expect((await readers.changesOf(base, 'Brand', b)).map((c) => c.action)).toEqual(['Create']);
     });
 
     it("purging the 'one' side of a one-to-many link (a parent category) clears the link of each child, with one Unrelate each", async () => {
@@ -164,7 +129,7 @@ describe.each(TEST_DBS)('records that linked one deleted permanently on %s', (ki
       await purge(base, 'Category', parent);
       expect((await t.get(`/api/Category/${k1}`).expect(200)).body.parentId).toBeNull();
       expect(await etagOf('Category', k1)).not.toBe(etag);
-      for (const k of [k1, k2]) expect((await changesOf(base, 'Category', k)).slice(1)).toEqual([{ action: 'Unrelate', diff: { parentId: { was: parent, became: null } } }]);
+      for (const k of [k1, k2]) expect((await readers.changesOf(base, 'Category', k)).slice(1)).toEqual([{ action: 'Unrelate', diff: { parentId: { was: parent, became: null } } }]);
     });
 
     it('a record that linked the deleted one through several fields logs one Unrelate with each field', async () => {
@@ -175,7 +140,7 @@ describe.each(TEST_DBS)('records that linked one deleted permanently on %s', (ki
       const read = await t.get(`/api/Listing/${listing}`).expect(200);
       expect(read.body).toMatchObject({ brandId: null, backupBrandId: null, brandsIds: [kept] });
       expect(Number(JSON.parse(read.headers.etag as string))).toBe(Number(JSON.parse(etag)) + 1);
-      const changes = await changesOf(base, 'Listing', listing);
+      const changes = await readers.changesOf(base, 'Listing', listing);
       expect(changes.slice(1)).toEqual([
         {
           action: 'Unrelate',
