@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { languageSuffix, removedDiff, valueKey, type AttributeDef, type LoadedValue, type StoredValue } from '../attributes/attribute-def';
+import { attributeKey, languageSuffix, removedDiff, valueKey, type AttributeDef, type LoadedValue, type StoredValue } from '../attributes/attribute-def';
 import type { AttributeType } from '../attributes/entities';
 import type { FieldType } from '../declarations';
 import type { EntityModel, SchemaModel } from '../definition/normalize';
@@ -46,11 +46,13 @@ export interface LinkNameReader {
 
 /**
  * The values of one entity type a permanent delete changes: those of the removed attribute
- * (`whole`), and those of these link attributes that `where` keeps.
+ * (`whole`), those of these link attributes and those of these attributes with a measure (whose
+ * unit is the removed one) that `where` keeps.
  */
 interface PurgedHolding {
   whole?: AttributeDef;
   attributes: Map<string, AttributeDef>;
+  measured: Map<string, AttributeDef>;
   where: (qb: Knex.QueryBuilder) => void;
 }
 
@@ -274,8 +276,8 @@ export class AttributeStore {
 
   /**
    * The attribute values a permanent delete of `id`, a record of `removed`, changes besides the
-   * removed record's own: every value of a removed attribute, and the values of link attributes
-   * that name the removed record; of attributes deleted or not (the stored values change, as the
+   * removed record's own: every value of a removed attribute, the values of link attributes
+   * that name the removed record, and the values whose unit is a removed unit; of attributes deleted or not (the stored values change, as the
    * stored links of a deleted record do). One statement finds the attributes; none answers undefined.
    */
   async purging(sql: SqlContext<Knex.Transaction>, removed: EntityModel, id: string): Promise<PurgedValues | undefined> {
@@ -286,13 +288,16 @@ export class AttributeStore {
       .where((w) => {
         w.where((links) => links.where(column('linkEntity'), removed.name).whereIn(column('type'), ['link', 'linkMultiple']));
         if (removed === this.attribute) w.orWhere('a.id', id);
+        // A unit is carried by the values of the attributes of its measure.
+        if (removed === this.unit) w.orWhereIn(column('measure'), trx(this.unit.table).select(this.unit.field.get('measure')?.column as string).where('id', id));
       })) as Record<string, unknown>[];
     const held = new Map<EntityModel, PurgedHolding>();
     for (const a of rows.map((row) => this.toAttribute(row))) {
       const owner = this.schema.entity(a.entityType);
       if (!owner?.def.hasAttributes) continue;
-      const holding = held.get(owner) ?? { attributes: new Map<string, AttributeDef>(), where: () => undefined };
+      const holding = held.get(owner) ?? { attributes: new Map<string, AttributeDef>(), measured: new Map<string, AttributeDef>(), where: () => undefined };
       if (removed === this.attribute && a.id === id) holding.whole = a;
+      else if (removed === this.unit) holding.measured.set(a.id, a);
       else holding.attributes.set(a.id, a);
       held.set(owner, holding);
     }
@@ -301,9 +306,11 @@ export class AttributeStore {
       const of = (type: AttributeDef['type']) => [...holding.attributes.values()].filter((a) => a.type === type).map((a) => a.id);
       const [single, multiple] = [of('link'), of('linkMultiple')];
       const whole = holding.whole?.id;
+      const measured = [...holding.measured.keys()];
       holding.where = (qb) =>
         qb.where((w) => {
           if (whole) w.orWhere('attribute_id', whole);
+          if (measured.length) w.orWhere((x) => x.whereIn('attribute_id', measured).andWhere('unit_id', id));
           if (single.length) w.orWhere((x) => x.whereIn('attribute_id', single).andWhere('value_text', id));
           if (multiple.length) w.orWhere((x) => x.whereIn('attribute_id', multiple).andWhereRaw(this.dialect.jsonArrayAnyOf(quoteName('value_json'), 1), [id]));
         });
@@ -317,7 +324,7 @@ export class AttributeStore {
   /**
    * Clears the values `purging` found, of every record: those of a removed attribute go, a link
    * that named the removed record becomes null, a multiple link loses its id (no id left is no
-   * value, as its write stores it). Answers, of the `live` records, what changed as their writes
+   * value, as its write stores it), a value whose unit was removed keeps its number without a unit. Answers, of the `live` records, what changed as their writes
    * log it (an `Update` that removes the attribute, an `Unrelate` of the links). Set-based: per
    * entity type, one statement reads the values, one removes those of the attribute, one clears
    * the links, one per recordset rewrites the multiple links.
@@ -328,7 +335,7 @@ export class AttributeStore {
   ): Promise<Map<EntityModel, Map<string, ValueLoss>>> {
     const { db: trx, dialect } = sql;
     const losses = new Map<EntityModel, Map<string, ValueLoss>>();
-    for (const [model, { whole, attributes, where }] of held) {
+    for (const [model, { whole, attributes, measured, where }] of held) {
       const table = valueTableName(model);
       const rows = (await trx(table).select(['id', 'record_id', 'attribute_id', 'language', 'unit_id', ...VALUE_COLUMNS]).modify(where)) as Record<string, unknown>[];
       const alive = new Set(live.get(model));
@@ -341,6 +348,15 @@ export class AttributeStore {
         if (whole && row.attribute_id === whole.id) {
           const value = { id: row.id as string, recordId, attributeId: whole.id, language: row.language as string, value: this.decode(whole.type, row[VALUE_COLUMN[whole.type]]), unitId: (row.unit_id as string | null) ?? null };
           if (alive.has(recordId)) removed.set(recordId, [...(removed.get(recordId) ?? []), value]);
+          continue;
+        }
+        const carrier = measured.get(row.attribute_id as string);
+        if (carrier) {
+          // A value whose unit is the removed one keeps its number, without a unit.
+          if (!alive.has(recordId)) continue;
+          const loss = lost.get(recordId) ?? { action: 'Unrelate', diff: {} };
+          loss.diff[`${attributeKey(carrier)}UnitId`] = { was: id, became: null };
+          lost.set(recordId, loss);
           continue;
         }
         const a = attributes.get(row.attribute_id as string) as AttributeDef;
@@ -363,6 +379,7 @@ export class AttributeStore {
         lost.set(recordId, loss);
       }
       if (whole) await trx(table).delete().where('attribute_id', whole.id);
+      if (measured.size) await trx(table).update({ unit_id: null }).whereIn('attribute_id', [...measured.keys()]).andWhere('unit_id', id);
       if (single) {
         const ids = [...attributes.values()].filter((a) => a.type === 'link').map((a) => a.id);
         await trx(table).update({ value_text: null }).whereIn('attribute_id', ids).andWhere('value_text', id);

@@ -123,6 +123,32 @@ describe.each(TEST_DBS)('attribute values a permanent delete changes on %s', (ki
       expect((await t.get(`/api/Product/${binned}`).set(FLAT).expect(200)).body).not.toHaveProperty(size);
       expect((await readers.changesOf(base, 'Product', binned)).map((c) => c.action)).toEqual(['Create', 'Delete', 'Restore']);
     });
+
+    it('purging a unit clears it from the values that carried it: each product moves its version and logs one Unrelate', async () => {
+      const weight = unique('weight');
+      const { measureId, kg, g } = await createWeight(t, unique('w'));
+      await createAttribute(t, { code: weight, type: 'float', measureId });
+      const grams = await product({ [weight]: 3, [`${weight}UnitId`]: g });
+      const kilos = await product({ [weight]: 2, [`${weight}UnitId`]: kg });
+      const binned = await product({ [weight]: 5, [`${weight}UnitId`]: g });
+      await t.del(`/api/Product/${binned}`).expect(200);
+      const [etagGrams, etagKilos] = [await etagOf(grams), await etagOf(kilos)];
+      const seq = await readers.seqOf(base, { id: grams, count: 1 });
+
+      await purge(base, 'Unit', g);
+      // The value keeps its number; no unit names the removed one.
+      expect((await t.get(`/api/Product/${grams}`).set(FLAT).expect(200)).body).toMatchObject({ [weight]: 3, [`${weight}UnitId`]: null, [`${weight}UnitName`]: null });
+      await expectMoved(grams, etagGrams);
+      expect(await etagOf(kilos)).toBe(etagKilos);
+      expect((await readers.changesOf(base, 'Product', grams)).slice(1)).toEqual([{ action: 'Unrelate', diff: { [`${weight}UnitId`]: { was: g, became: null } } }]);
+      const events = await readers.replayed(base, { seq, ids: [grams], count: 1 });
+      expect(events.map((e) => [e.recordId, e.action, e.diff])).toEqual([[grams, 'Unrelate', { [`${weight}UnitId`]: { was: g, became: null } }]]);
+
+      // A record in the bin loses the unit too, with neither a change nor a new version.
+      await t.post(`${base}/entityRestore`, { entityName: 'Product', ids: [binned] }).expect(200);
+      expect((await t.get(`/api/Product/${binned}`).set(FLAT).expect(200)).body[`${weight}UnitId`]).toBeNull();
+      expect((await readers.changesOf(base, 'Product', binned)).map((c) => c.action)).toEqual(['Create', 'Delete', 'Restore']);
+    });
   });
 
   it("a purge of a brand while its products' link values are written keeps each product at one version per change, without a failure", async () => {
