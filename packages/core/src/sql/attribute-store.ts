@@ -277,8 +277,9 @@ export class AttributeStore {
   /**
    * The attribute values a permanent delete of `id`, a record of `removed`, changes besides the
    * removed record's own: every value of a removed attribute, the values of link attributes
-   * that name the removed record, and the values whose unit is a removed unit; of attributes deleted or not (the stored values change, as the
-   * stored links of a deleted record do). One statement finds the attributes; none answers undefined.
+   * that name the removed record, and the values whose unit is a removed unit; of attributes
+   * deleted or not (the stored values change, as the stored links of a deleted record do). One
+   * statement finds the attributes; none answers undefined.
    */
   async purging(sql: SqlContext<Knex.Transaction>, removed: EntityModel, id: string): Promise<PurgedValues | undefined> {
     const trx = sql.db;
@@ -324,8 +325,9 @@ export class AttributeStore {
   /**
    * Clears the values `purging` found, of every record: those of a removed attribute go, a link
    * that named the removed record becomes null, a multiple link loses its id (no id left is no
-   * value, as its write stores it), a value whose unit was removed keeps its number without a unit. Answers, of the `live` records, what changed as their writes
-   * log it (an `Update` that removes the attribute, an `Unrelate` of the links). Set-based: per
+   * value, as its write stores it), a value whose unit was removed keeps its number without a
+   * unit. Answers, of the `live` records, what changed as their writes log it (an `Update` that
+   * removes the attribute, an `Unrelate` of the links and units). Set-based: per
    * entity type, one statement reads the values, one removes those of the attribute, one clears
    * the links, one per recordset rewrites the multiple links.
    */
