@@ -1,6 +1,10 @@
 import knex, { type Knex } from 'knex';
+import { JobInterrupted, systemContext } from '@entity-records/core';
 import { LEASE_APPLICATION, PgBossQueue } from '../../src/jobs/pg-boss-queue';
+import { GENERATIONS, startTestApi, type TestApi } from '../../../../test/support/api';
 import { createTestDatabase, TEST_DBS, type TestDatabase } from '../../../../test/support/databases';
+import { testEntities } from '../../../../test/support/fixtures';
+import { finishedJob } from '../../../../test/support/jobs';
 
 const onPostgres = TEST_DBS.includes('postgres') ? describe : describe.skip;
 
@@ -72,5 +76,52 @@ onPostgres('the PostgreSQL queue', () => {
     const terminated = await admin.raw('select pg_terminate_backend(pid) as ended from pg_stat_activity where application_name = ? and datname = current_database() and pid <> pg_backend_pid()', [LEASE_APPLICATION]);
     expect(terminated.rows.map((r: { ended: boolean }) => r.ended)).toContain(true);
     expect(await within(15_000, ended, 'the job never learned that its lease was lost')).toBe(true);
+  });
+});
+
+/**
+ * The same through an instance: a host job whose lease session ends under it stops at its next
+ * safe point (`stopping()`), is handed out again and ends there; a client reads `Success`.
+ */
+onPostgres('a job whose lease is lost, in an instance', () => {
+  let t: TestApi;
+  const runs: { interrupted: boolean }[] = [];
+  let running!: () => void;
+  const started = new Promise<void>((resolve) => (running = resolve));
+
+  beforeAll(async () => {
+    t = await startTestApi('postgres', { entities: testEntities });
+    t.api.jobs.define('leased', async (run) => {
+      const mine = { interrupted: false };
+      runs.push(mine);
+      running();
+      // The first run waits for its lease to go; the second ends at once.
+      const until = Date.now() + 20_000;
+      while (runs.length === 1 && Date.now() < until) {
+        if (run.stopping()) {
+          mine.interrupted = true;
+          throw new JobInterrupted();
+        }
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      return { runs: runs.length };
+    });
+  });
+  afterAll(() => t.close());
+
+  it('is interrupted, runs again and succeeds', async () => {
+    const id = await t.api.jobs.start('leased', {}, systemContext());
+    await within(15_000, started, 'the job did not start');
+    const { knex: db } = t.api.database;
+    // The session that holds the job's lease: an advisory lock on a lease connection.
+    const ended = await db.raw(
+      "select pg_terminate_backend(a.pid) as ended from pg_stat_activity a join pg_locks l on l.pid = a.pid and l.locktype = 'advisory' where a.application_name = ? and a.datname = current_database()",
+      [LEASE_APPLICATION],
+    );
+    expect(ended.rows.map((r: { ended: boolean }) => r.ended)).toContain(true);
+    for (const [, base] of GENERATIONS) {
+      expect(await finishedJob(t, { base, id }, { withinMs: 30_000 })).toMatchObject({ status: 'Success', result: { runs: 2 } });
+    }
+    expect(runs).toEqual([{ interrupted: true }, { interrupted: false }]);
   });
 });
