@@ -16,7 +16,7 @@ const KEYS = Symbol.for('@entity-records/core/idempotency');
 type WithKeys = Request & { [KEYS]?: IdempotencyKeys };
 
 /** The answer headers a replay repeats: what a client reads of the first answer. */
-const KEPT_HEADERS = ['content-type', 'etag', 'location', 'x-status-reason'];
+const KEPT_HEADERS = ['content-type', 'etag', 'vary', 'cache-control', 'location', 'x-status-reason'];
 
 /** 1 to 255 printable ASCII characters (space included; Node trims the value's ends). */
 const KEY_PATTERN = /^[\x20-\x7e]{1,255}$/;

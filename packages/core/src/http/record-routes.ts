@@ -3,7 +3,7 @@ import type { ApiRecord } from '../declarations';
 import { ApiError, assertKnownKeys, assertStringList, objectBody } from '../errors';
 import type { Generation } from '../generations';
 import type { Repository } from '../records/repository';
-import { etagOf, matchesVersion, stillMatches, versionOf } from '../records/version';
+import { etagOf, matchesVersion, preconditionFailed, stillMatches, versionOf } from '../records/version';
 import { parseListParams, parseQueryString } from './list-params';
 import { idempotent } from './idempotency';
 import { requestContext } from './request-context';
@@ -57,7 +57,7 @@ export function sendRecord(res: Response, record: object): void {
     res.json(record);
     return;
   }
-  res.setHeader('ETag', etagOf(version));
+  versioned(res, version);
   if (!answersAsExpressWould(res)) {
     res.json(record);
     return;
@@ -66,6 +66,40 @@ export function sendRecord(res: Response, record: object): void {
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
   res.setHeader('Content-Length', Buffer.byteLength(text));
   res.end(res.req.method === 'HEAD' ? undefined : text);
+}
+
+/**
+ * The request headers a record's answer depends on besides its URL: the caller (field rights, the
+ * `own` rule) and the headers that shape it. One version has one `ETag` whatever they say, so a
+ * cache must keep the answers apart by them, and keep them to the caller.
+ */
+const VARY = 'Authorization-Token, Cookie, language, With-Meta, Flatten-Attributes';
+
+/**
+ * The headers of an answer that shows (or, with 304, stands for) a record at `version`: its `ETag`,
+ * `Vary` added to what the host's middleware set (CORS: `Origin`), and, unless the host chose one,
+ * a `Cache-Control` that keeps it out of shared caches and has a client check it again before use.
+ */
+function versioned(res: Response, version: number): void {
+  res.setHeader('ETag', etagOf(version));
+  res.vary(VARY);
+  if (!res.hasHeader('Cache-Control')) res.setHeader('Cache-Control', 'private, no-cache');
+}
+
+/**
+ * A read's preconditions (RFC 9110 §13.2.2): `If-Match` naming none of the record's versions is
+ * 412, as for a write; else `If-None-Match` naming its version is 304 (answers whether it was).
+ */
+function answeredByPreconditions(req: Request, res: Response, { record, entity }: { record: ApiRecord; entity: string }): boolean {
+  const version = versionOf(record);
+  if (version === undefined) return false;
+  const ifMatch = req.get('if-match');
+  if (ifMatch !== undefined && !matchesVersion(ifMatch, { version, weak: false })) throw preconditionFailed(entity, record.id);
+  const ifNoneMatch = req.get('if-none-match');
+  if (ifNoneMatch === undefined || !matchesVersion(ifNoneMatch, { version, weak: true })) return false;
+  versioned(res, version);
+  res.status(304).end();
+  return true;
 }
 
 const { json: expressJson, send: expressSend } = express.response;
@@ -126,13 +160,7 @@ export function mountRecordRoutes(router: Router, lookup: RepositoryLookup, gene
       const repository = repositoryFor(lookup, req.params.entity);
       const { select } = parseListParams(parseQueryString(req.originalUrl));
       const record = await repository.get(requestContext(req), req.params.id as string, { select });
-      const version = versionOf(record);
-      const ifNoneMatch = req.get('if-none-match');
-      if (version !== undefined && ifNoneMatch !== undefined && matchesVersion(ifNoneMatch, { version, weak: true })) {
-        res.status(304).set('ETag', etagOf(version)).end();
-        return;
-      }
-      sendRecord(res, record);
+      if (!answeredByPreconditions(req, res, { record, entity: repository.model.name })) sendRecord(res, record);
     }),
   );
   if (generation.linkRoutes) {

@@ -52,6 +52,7 @@ export function componentParameters(sizes: ListSizes, requestParameters: readonl
     FlattenAttributesNone: header('Flatten-Attributes', 'Accepted; this entity type has no attributes, so the header changes nothing.', ['true']),
     ...(attributes && { FlattenAttributesWrites: FLATTEN_ATTRIBUTES_WRITES }),
     IfMatch: header('If-Match', 'Write only if the record is still at this version (its `ETag`); 412 CORE_PRECONDITION_FAILED otherwise. `*` matches any version.'),
+    IfMatchRead: header('If-Match', 'Read only if the record is still at this version (its `ETag`); 412 CORE_PRECONDITION_FAILED otherwise, judged before If-None-Match. `*` matches any version.'),
     IfNoneMatch: header('If-None-Match', 'The `ETag` the client holds: 304 without a body while the record is still at that version.'),
     IfNoneMatchWrite: header('If-None-Match', 'Write only if the record is at none of these versions (its `ETag`s): naming its current version, or `*` (it exists), is 412 CORE_PRECONDITION_FAILED and nothing is written.'),
     IdempotencyKey: IDEMPOTENCY_KEY_PARAMETER,

@@ -50,8 +50,8 @@ export function entityPaths(model: EntityModel, { op, generation, extra }: Gener
     tags,
     summary: `Read one ${name}`,
     ...note(notes.read),
-    parameters: [param('id'), param('select'), param('IfNoneMatch'), ...extra('read', model)],
-    responses: { '200': versioned(`The ${name}`, ref(name)), '304': responseRef('NotModified'), ...errorResponses() },
+    parameters: [param('id'), param('select'), param('IfMatchRead'), param('IfNoneMatch'), ...extra('read', model)],
+    responses: { '200': versioned(`The ${name}`, ref(name)), '304': responseRef('NotModified'), '412': responseRef('PreconditionFailed'), ...errorResponses() },
   };
   const native = generation.updateVerb;
   const update = (verb: 'patch' | 'put'): Operation => ({

@@ -14,7 +14,7 @@ describe('OpenAPI request parameters without languages or _meta', () => {
   it.each(BASES)('documents neither With-Meta nor language under %s when nothing reads them (no _meta category, no languages)', (base) => {
     for (const name of ['Brand', 'Product']) {
       expect(headerNames(doc, doc.paths[`${base}/${name}`].get as Operation)).toEqual(['flatten-attributes']);
-      expect(headerNames(doc, doc.paths[`${base}/${name}/{id}`].get as Operation)).toEqual(['if-none-match', 'flatten-attributes']);
+      expect(headerNames(doc, doc.paths[`${base}/${name}/{id}`].get as Operation)).toEqual(['if-match', 'if-none-match', 'flatten-attributes']);
     }
     const schemas = (doc.components as unknown as { schemas: Record<string, { properties: Record<string, unknown> }> }).schemas;
     expect(schemas.Product.properties._meta).toBeUndefined();

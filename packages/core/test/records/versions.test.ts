@@ -156,6 +156,39 @@ describe.each(TEST_DBS)('record versions on %s', (kind) => {
       await t.get(`${base}/Product/nothing-here`).set('If-None-Match', '*').expect(404);
     });
 
+    it('answers a GET whose If-Match names none of the versions with 412 (RFC 9110), before If-None-Match; a matching one reads', async () => {
+      const created = await t.post(`${base}/Product`, { name: 'Read if' }).expect(200);
+      const id = created.body.id;
+      const v1 = etag(created);
+      for (const ifMatch of ['"999999"', `W/${v1}`]) {
+        const res = await t.get(`${base}/Product/${id}`).set('If-Match', ifMatch).expect(412);
+        expect(res.body.error.code).toBe('CORE_PRECONDITION_FAILED');
+        expect(res.headers['x-status-reason']).toContain('If-Match');
+        // If-Match is judged first: a stale one is 412 even when If-None-Match would give 304
+        await t.get(`${base}/Product/${id}`).set('If-Match', ifMatch).set('If-None-Match', v1).expect(412);
+      }
+      for (const ifMatch of [v1, '*', `"999999", ${v1}`]) {
+        expect((await t.get(`${base}/Product/${id}`).set('If-Match', ifMatch).expect(200)).body.name).toBe('Read if');
+      }
+      await t.get(`${base}/Product/${id}`).set('If-Match', v1).set('If-None-Match', v1).expect(304);
+      // a hidden or missing record is 404 whatever If-Match says (no existence oracle)
+      await t.get(`${base}/Product/nothing-here`).set('If-Match', '"1"').expect(404);
+      const u = await userWithRole(t, { scopes: { Product: { read: 'own' } } });
+      await u.get(`${base}/Product/${id}`).set('If-Match', '"999999"').expect(404);
+    });
+
+    it('tells caches that a record answer depends on the caller and the shaping headers, and to check it again before use', async () => {
+      const created = await t.post(`${base}/Product`, { name: 'Vary' }).expect(200);
+      const read = await t.get(`${base}/Product/${created.body.id}`).expect(200);
+      const notModified = await t.get(`${base}/Product/${created.body.id}`).set('If-None-Match', etag(read)).expect(304);
+      const updated = await t[update](`${base}/Product/${created.body.id}`, { name: 'Vary 2' }).expect(200);
+      for (const res of [created, read, notModified, updated]) {
+        const vary = String(res.headers.vary).split(',').map((v) => v.trim().toLowerCase());
+        expect(vary).toEqual(expect.arrayContaining(['authorization-token', 'cookie', 'language', 'with-meta', 'flatten-attributes']));
+        expect(res.headers['cache-control']).toBe('private, no-cache');
+      }
+    });
+
     it('refuses a write whose If-None-Match names the current version or * (412, nothing written, nothing logged); another version writes', async () => {
       const created = await t.post(`${base}/Product`, { name: 'Not again', price: 1 }).expect(200);
       const id = created.body.id;
