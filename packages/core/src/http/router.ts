@@ -24,7 +24,7 @@ import type { AttributeEndpoints } from '../attributes/endpoints';
 import { toHandler } from './to-handler';
 import { series } from './series';
 import { dispatchByFirstSegment } from './first-segment';
-import { assertQueryParameterCount, parseQueryString } from './list-params';
+import { assertReadableQuery, parseQueryString } from './list-params';
 import type { Traffic } from './traffic';
 import { ConcurrencyLimit } from '../util/concurrency-limit';
 import type { IdempotencyKeys } from '../idempotency/idempotency-keys';
@@ -105,11 +105,13 @@ function generationRouter(generation: Generation, { parts, largeBodies }: { part
 
 /**
  * A query string is read whole or refused (400): Express's own parser keeps the first 1,000
- * parameters and drops the others without a word. Every route, plugins' included, reads
- * `req.query` as the record routes do (bracket form, the same limits).
+ * parameters and drops the others without a word, and reads escapes that are not UTF-8 as the
+ * literal text. Every route, plugins' and public ones included, refuses such a query string, whether
+ * it reads a parameter or not, and reads `req.query` as the record routes do (bracket form, the
+ * same limits).
  */
 const wholeQuery: RequestHandler = (req, _res, next) => {
-  assertQueryParameterCount(req.originalUrl);
+  assertReadableQuery(req.originalUrl);
   let query: Record<string, unknown> | undefined;
   Object.defineProperty(req, 'query', { configurable: true, enumerable: true, get: () => (query ??= parseQueryString(req.originalUrl)) });
   next();

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import request from 'supertest';
-import { GENERATIONS, startTestApi, type TestApi } from '../../../../test/support/api';
+import { ADMIN, GENERATIONS, startTestApi, type TestApi } from '../../../../test/support/api';
 import { TEST_DBS } from '../../../../test/support/databases';
 import { testEntities } from '../../../../test/support/fixtures';
 import { finishedJob } from '../../../../test/support/jobs';
@@ -134,6 +134,33 @@ describe.each(TEST_DBS)('limits of input on %s', (kind) => {
       // Every route reads the query the same way, those that read only one parameter too.
       const unlink = await request(server).delete(`${base}/Product/x/categories?${notIn(6000)}&id=y`).set('Authorization-Token', t.token).expect(400);
       expect(unlink.body.error.code).toBe('CORE_INVALID_QUERY');
+    });
+
+    it('refuses a query string it cannot read (400) on every route, those that read no parameter and the public ones included, and writes nothing', async () => {
+      const tag = `unreadable-${_g}-${kind}`;
+      const brand = (await t.post(`${base}/Brand`, { name: tag }).expect(200)).body;
+      const basic = `Basic ${Buffer.from(`${ADMIN.userName}:${ADMIN.password}`).toString('base64')}`;
+      const token = (req: request.Test) => req.set('Authorization-Token', t.token);
+      for (const query of ['note=%FF', 'x%C3=1', 'note=a%00b', '__proto__[x]=1', 'where[0][constructor]=1']) {
+        const sent = [
+          await token(request(server).get(`${base}/metadata?${query}`)),
+          await request(server).get(`${base}/userSession?${query}`).set('Authorization', basic),
+          await token(request(server).get(`${base}/Brand/${brand.id}?${query}`)),
+          await token(request(server).post(`${base}/Brand?${query}`)).send({ name: `${tag}-created` }),
+          await token(request(server).patch(`${base}/Brand/${brand.id}?${query}`)).send({ code: 'changed' }),
+          await token(request(server).delete(`${base}/Brand/${brand.id}?${query}`)),
+          await token(request(server).post(`${base}/upsert?${query}`)).send([{ entity: 'Brand', payload: { name: `${tag}-upserted` } }]),
+          await token(request(server).post(`${base}/startEntityListening?${query}`)).send({ entityName: 'Brand', entityId: brand.id }),
+          await request(server).get(`/data/publicData.json?${query}`),
+          await request(server).get(`/apidocs/openapi.json?${query}`),
+        ];
+        for (const res of sent) {
+          expect([res.status, res.body.error?.code, res.get('X-Status-Reason')]).toEqual([400, 'CORE_INVALID_QUERY', res.body.error?.message]);
+        }
+      }
+      expect((await t.get(`${base}/Brand/${brand.id}`).expect(200)).body.code).toBeNull();
+      const named = await t.get(`${base}/Brand?select=name&where[0][type]=startsWith&where[0][attribute]=name&where[0][value]=${tag}`).expect(200);
+      expect(named.body.list.map((b: { name: string }) => b.name)).toEqual([tag]);
     });
   });
 });
