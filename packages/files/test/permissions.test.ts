@@ -1,6 +1,6 @@
 import request from 'supertest';
 import sharing from '@entity-records/sharing';
-import { GENERATIONS } from '../../../test/support/api';
+import { GENERATIONS, type Requests } from '../../../test/support/api';
 import { userWithRole } from '../../../test/support/users';
 import { TEST_DBS } from '../../../test/support/databases';
 import { binary, dataUrl, listFiles, pngOf, startFilesApi, type FilesTestApi } from './helpers';
@@ -78,6 +78,58 @@ describe.each(TEST_DBS)('permissions of files and sharings on %s', (kind) => {
       const noShare = await userWith({ File: { read: 'all' } });
       expect((await noShare.post(`${base}/Sharing`, { fileId: file.id }).expect(403)).body.error.code).toBe('CORE_FORBIDDEN');
       expect(await t.api.database.knex('sharing').where({ file_id: file.id }).count({ n: '*' }).first()).toEqual({ n: 0 });
+    });
+
+    it('judges the file of a sharing as any link, in the order of every write and alike on every route (CONTRACT §15)', async () => {
+      const file = (await t.post(`${base}/File`, { name: 'judged.txt', fileContents: dataUrl('judged') }).expect(200)).body;
+      const sharing = (await t.post(`${base}/Sharing`, { fileId: file.id, name: 'judged' }).expect(200)).body;
+      const path = `${base}/Sharing/${sharing.id}`;
+      const upsertPath = g === 'A' ? '/api/upsert' : '/api/v1/MassActions/action/upsert';
+      /** Status, code and message of a create, an update by PATCH and by PUT, a link route, a mass update and an upsert item. */
+      const everyRoute = async (client: Requests, body: Record<string, unknown>, link?: { method: 'post' | 'delete'; id: string }) => {
+        const answer = (r: request.Response) => [r.status, r.body.error?.code, r.body.error?.message];
+        const out = [answer(await client.patch(path, body)), answer(await client.put(path, body))];
+        if (link) {
+          const route = link.method === 'post' ? client.post(`${path}/file`, { id: link.id }) : client.del(`${path}/file`).send({ id: link.id });
+          out.push(answer(await route));
+        }
+        out.push(answer(await client.post(`${base}/entityMassUpdate`, { entityName: 'Sharing', ids: [sharing.id], values: body })));
+        const [item] = (await client.post(upsertPath, [{ entity: 'Sharing', payload: { id: sharing.id, ...body } }]).expect(200)).body;
+        expect(item).toMatchObject({ status: 'Failed', stored: false });
+        return { routes: out, upsert: item.message as string };
+      };
+
+      // A role with no right on File at all: its file is the 400 of a file that does not exist.
+      const blind = await userWith({ Sharing: { create: true, read: 'all', edit: 'all' } });
+      const missing = (await blind.post(`${base}/Sharing`, { fileId: 'nope' }).expect(400)).body.error;
+      const unreadable = (await blind.post(`${base}/Sharing`, { fileId: file.id }).expect(400)).body.error;
+      expect([missing.code, unreadable.code]).toEqual(['CORE_INVALID_LINK', 'CORE_INVALID_LINK']);
+      expect(unreadable.message).toBe(missing.message.replace('nope', file.id));
+      const [created] = (await blind.post(upsertPath, [{ entity: 'Sharing', payload: { fileId: file.id } }]).expect(200)).body;
+      expect(created).toMatchObject({ status: 'Failed', message: unreadable.message });
+
+      // A field the role may not edit is 403 before its link is judged, whatever file it names.
+      const locked = await userWith({ Sharing: { create: true, read: 'all', edit: 'all' }, File: { read: 'all' } }, { Sharing: { file: { read: false, edit: false } } });
+      for (const fileId of ['nope', file.id]) {
+        const { routes, upsert } = await everyRoute(locked, { fileId }, { method: 'post', id: fileId });
+        expect(routes).toEqual(Array(4).fill([403, 'CORE_FORBIDDEN', 'Not allowed to edit Sharing.file']));
+        expect(upsert).toBe('Not allowed to edit Sharing.file');
+      }
+      expect((await locked.post(`${base}/Sharing`, { fileId: 'nope' }).expect(403)).body.error.message).toBe('Not allowed to edit Sharing.file');
+
+      // The body before its link: an unknown key is 400 CORE_UNKNOWN_FIELD however wrong the file.
+      const unknown = await everyRoute(t, { fileId: 'nope', nope: 1 });
+      expect(unknown.routes.map(([status, code]) => [status, code])).toEqual(Array(3).fill([400, 'CORE_UNKNOWN_FIELD']));
+      expect(unknown.upsert).toBe('Unknown field for Sharing: nope');
+      expect((await t.post(`${base}/Sharing`, { fileId: 'nope', nope: 1 }).expect(400)).body.error.code).toBe('CORE_UNKNOWN_FIELD');
+
+      // The file is required: taking it off (a null, or the link route's DELETE) reads the same everywhere.
+      const cleared = await everyRoute(t, { fileId: null }, { method: 'delete', id: file.id });
+      expect(cleared.routes).toEqual(Array(4).fill([400, 'CORE_VALIDATION_FAILED', cleared.upsert]));
+      expect((await t.post(`${base}/Sharing`, {}).expect(400)).body.error.message).toBe(cleared.upsert);
+
+      const stored = (await t.get(path).expect(200)).body;
+      expect(stored).toMatchObject({ fileId: file.id, name: 'judged', modifiedAt: sharing.modifiedAt });
     });
   });
 });

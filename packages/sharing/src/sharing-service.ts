@@ -28,20 +28,21 @@ export class SharingService {
   ) {}
 
   /**
-   * The file, as the caller may read it. A file that does not exist and one the caller may not
-   * read are the same 400 `CORE_INVALID_LINK` of any link (CONTRACT §15): a sharing never tells
-   * which, and never leaks a file.
+   * The file's record as the caller may read it, for the sharing's default name; undefined when
+   * `fileId` names no file the caller may read. Core judges `fileId` as any link, in the order of
+   * every write (CONTRACT §15): the body and the field rights first, then a required value (400)
+   * and a file that does not exist or that the caller may not read, even with no right on File at
+   * all (the same 400 `CORE_INVALID_LINK`). A hook that refused here would answer before those.
    */
-  private async readableFile(ctx: RequestContext, fileId: unknown): Promise<ApiRecord> {
-    if (typeof fileId !== 'string' || fileId === '') {
-      throw new ApiError('CORE_VALIDATION_FAILED', 'fileId is required', { details: { issues: [{ path: ['fileId'], code: 'required', message: 'fileId is required' }] } });
-    }
-    try {
-      return await this.instance().repository('File').get(ctx, fileId);
-    } catch (error) {
-      if (!(error instanceof ApiError) || error.code !== 'CORE_NOT_FOUND') throw error;
-      throw new ApiError('CORE_INVALID_LINK', `File '${fileId}' not found (fileId)`, { details: { entity: 'File', field: 'fileId', ids: [fileId] } });
-    }
+  private async readableFile(ctx: RequestContext, fileId: unknown): Promise<ApiRecord | undefined> {
+    if (typeof fileId !== 'string' || fileId === '') return undefined;
+    return this.instance()
+      .repository('File')
+      .get(ctx, fileId)
+      .catch((error: unknown) => {
+        if (error instanceof ApiError && (error.code === 'CORE_NOT_FOUND' || error.code === 'CORE_FORBIDDEN')) return undefined;
+        throw error;
+      });
   }
 
   private async hashInBody(data: Record<string, unknown>): Promise<void> {
@@ -66,12 +67,10 @@ export class SharingService {
       if (!data) return;
       const file = await this.readableFile(ctx, data.fileId);
       await this.hashInBody(data);
-      Object.assign(data, { id: newSharingId(), name: data.name ?? file.name ?? null });
+      Object.assign(data, { id: newSharingId(), name: data.name ?? file?.name ?? null });
     });
-    api.onRecord('beforeUpdate', 'Sharing', async ({ ctx, data, existing }) => {
-      if (!data || !existing) return;
-      if (data.fileId !== undefined && data.fileId !== existing.fileId) await this.readableFile(ctx, data.fileId);
-      await this.hashInBody(data);
+    api.onRecord('beforeUpdate', 'Sharing', async ({ data }) => {
+      if (data) await this.hashInBody(data);
     });
     api.onPresent('Sharing', this.links);
   }
