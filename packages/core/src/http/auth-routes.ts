@@ -92,9 +92,30 @@ const tokenTimes = (req: Request): TokenTimes => ({
  * by the cookie alone must carry `X-Requested-With: XMLHttpRequest` (CSRF guard, 403). Basic
  * credentials are for the session routes only (401).
  */
+/** Sessions found before a request's body was read (`identifyBeforeBody`), for `requireToken`. */
+const earlySessions = new WeakMap<Request, Session>();
+
+/**
+ * For a body the router reads only for a known caller (over 1 MiB, see `jsonBody`): finds the
+ * session before a byte of it is read, or answers 401 and closes the connection, so that nobody
+ * without credentials has the server read, hold or parse a large body.
+ */
+export function identifyBeforeBody(auth: AuthService, resolveUser?: AuthOptions['resolveUser']): RequestHandler {
+  return toHandler(async (req, res, next) => {
+    try {
+      earlySessions.set(req, await requestSession(auth, { req, resolveUser }));
+    } catch (error) {
+      // The rest of the body is not read: the connection ends with the answer.
+      res.setHeader('Connection', 'close');
+      throw error;
+    }
+    next();
+  });
+}
+
 export function requireToken(auth: AuthService, resolveUser?: AuthOptions['resolveUser']): RequestHandler {
   return toHandler(async (req, _res, next) => {
-    const session = await requestSession(auth, { req, resolveUser });
+    const session = earlySessions.get(req) ?? (await requestSession(auth, { req, resolveUser }));
     const ctx = requestContext(req);
     ctx.user = session.user;
     if (session.actor) ctx.actor = session.actor;

@@ -24,9 +24,8 @@ const isLarge = (headers: Record<string, unknown>) => {
  * sent: a body is held in memory several times over (bytes, text, parsed value, decoded file),
  * so however many clients send at once, only so many large ones are in memory.
  */
-function admitLarge(limit: ConcurrencyLimit, exempt?: (path: string) => boolean): RequestHandler {
-  return (req, res, next) => {
-    if (exempt?.(req.path) || !isLarge(req.headers)) return next();
+function admitLarge({ limit, exempt, identify }: { limit: ConcurrencyLimit; exempt?: (path: string) => boolean; identify?: RequestHandler }): RequestHandler {
+  const admit: RequestHandler = (req, res, next) => {
     let closed = false;
     res.once('close', () => (closed = true));
     limit
@@ -37,6 +36,8 @@ function admitLarge(limit: ConcurrencyLimit, exempt?: (path: string) => boolean)
       }))
       .catch(next);
   };
+  const steps = identify ? series(identify, admit) : admit;
+  return (req, res, next) => (exempt?.(req.path) || !isLarge(req.headers) ? next() : steps(req, res, next));
 }
 
 export interface JsonBodyOptions {
@@ -46,6 +47,11 @@ export interface JsonBodyOptions {
   exempt?: (path: string) => boolean;
   /** Admits large bodies, shared by both generations. */
   largeBodies: ConcurrencyLimit;
+  /**
+   * Runs before a large body is admitted or read: the router's check of the caller's credentials
+   * (401 without them), so that only known callers have a large body read.
+   */
+  identifyLarge?: RequestHandler;
 }
 
 /**
@@ -98,7 +104,7 @@ export function jsonBody(options: JsonBodyOptions): RequestHandler {
     if (!nestsDeeper(req.body, MAX_JSON_DEPTH)) return next();
     next(new ApiError('CORE_INVALID_JSON', `The body must not nest objects and arrays deeper than ${MAX_JSON_DEPTH} levels`, { details: { maxDepth: MAX_JSON_DEPTH } }));
   };
-  const common = [admitLarge(options.largeBodies, options.exempt), parseUnlessExempt, refuseNul, refuseLoneSurrogate, refuseDeep];
+  const common = [admitLarge({ limit: options.largeBodies, exempt: options.exempt, identify: options.identifyLarge }), parseUnlessExempt, refuseNul, refuseLoneSurrogate, refuseDeep];
   const steps = series(...(options.generation.jsonOnly ? [strictType, ...common] : common));
   // A request that announces no body (most reads) passes each step untouched, as it passes the
   // parser (body-parser's test): it skips them.

@@ -5,7 +5,7 @@ import type { RequestContext } from '../context';
 import { ApiError } from '../errors';
 import { GENERATIONS, type Generation, type GenerationName } from '../generations';
 import type { RootRouteInstaller, RouteInstaller } from '../plugin';
-import { mountSessionRoutes, requireToken, type SessionParts } from './auth-routes';
+import { identifyBeforeBody, mountSessionRoutes, requireToken, type SessionParts } from './auth-routes';
 import { jsonBody } from './body';
 import { errorHandler, type Logger } from './error-handler';
 import { guardMount, refuseForeignBody } from './mount-guard';
@@ -24,7 +24,7 @@ import type { AttributeEndpoints } from '../attributes/endpoints';
 import { toHandler } from './to-handler';
 import { series } from './series';
 import { dispatchByFirstSegment } from './first-segment';
-import { assertReadableQuery, parseQueryString } from './list-params';
+import { parseQueryString } from './list-params';
 import type { Traffic } from './traffic';
 import { ConcurrencyLimit } from '../util/concurrency-limit';
 import type { IdempotencyKeys } from '../idempotency/idempotency-keys';
@@ -82,7 +82,10 @@ function generationRouter(generation: Generation, { parts, largeBodies }: { part
     requestContext(req).generation = generation.name;
     next();
   };
-  router.use(series(setGeneration, refuseForeignBody(parts.rawBodyPaths), jsonBody({ generation, limit: parts.maxBodySize, exempt: parts.rawBodyPaths, largeBodies })));
+  // A body over 1 MiB is read only for a caller with credentials (401 first otherwise): the public
+  // and sign-in routes below take small bodies.
+  const identifyLarge = identifyBeforeBody(parts.auth, parts.resolveUser);
+  router.use(series(setGeneration, refuseForeignBody(parts.rawBodyPaths), jsonBody({ generation, limit: parts.maxBodySize, exempt: parts.rawBodyPaths, largeBodies, identifyLarge })));
   for (const install of parts.publicRoutes) install(router, { generation: generation.name });
   mountSessionRoutes(router, generation.sessionPaths.map((p) => p.path), parts.session);
   router.use(series(requireToken(parts.auth, parts.resolveUser), requestOptions(parts.request, generation.name), provideIdempotency(parts.idempotency)));
@@ -106,14 +109,14 @@ function generationRouter(generation: Generation, { parts, largeBodies }: { part
 /**
  * A query string is read whole or refused (400): Express's own parser keeps the first 1,000
  * parameters and drops the others without a word, and reads escapes that are not UTF-8 as the
- * literal text. Every route, plugins' and public ones included, refuses such a query string, whether
- * it reads a parameter or not, and reads `req.query` as the record routes do (bracket form, the
- * same limits).
+ * literal text. It is read before any route, so that every route, plugins' and public ones
+ * included, refuses such a query string (or one nested too deep) before it does anything, whether
+ * it reads a parameter or not; `req.query` is what the record routes read (bracket form, the same
+ * limits).
  */
 const wholeQuery: RequestHandler = (req, _res, next) => {
-  assertReadableQuery(req.originalUrl);
-  let query: Record<string, unknown> | undefined;
-  Object.defineProperty(req, 'query', { configurable: true, enumerable: true, get: () => (query ??= parseQueryString(req.originalUrl)) });
+  const query = parseQueryString(req.originalUrl);
+  Object.defineProperty(req, 'query', { configurable: true, enumerable: true, get: () => query });
   next();
 };
 
