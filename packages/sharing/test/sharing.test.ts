@@ -102,6 +102,21 @@ describe.each(TEST_DBS)('Sharing on %s', (kind) => {
       expect((await get(limitedPath, 'bytes=8-').expect(410)).body.toString()).toMatch(/SHARING_USED_UP/);
     });
 
+    it('refuses a link asked with a query string it cannot read (400) before anything is counted: no use of the link is spent', async () => {
+      const file = await upload(base, 'query.txt', 'contents');
+      const limited = (await t.post(`${base}/Sharing`, { fileId: file.id, allowedUsage: 1 }).expect(200)).body;
+      const path = new URL(limited.link).pathname;
+      for (const query of [`view${'[a]'.repeat(60)}=1`, 'view=%FF', 'view=1&x%00=1', '__proto__[view]=1']) {
+        for (const method of ['get', 'post'] as const) {
+          const res = await request(t.app)[method](`${path}?${query}`);
+          expect([res.status, res.body.error?.code]).toEqual([400, 'CORE_INVALID_QUERY']);
+        }
+      }
+      expect((await t.get(`${base}/Sharing/${limited.id}`).expect(200)).body).toMatchObject({ used: 0, available: true });
+      const got = await request(t.app).get(`${path}?view=1`).buffer(true).parse(binary).expect(200);
+      expect(got.body.toString()).toBe('contents');
+    });
+
     it('moves the version of the sharing with every counted download, and only then (CONTRACT §16)', async () => {
       const file = await upload(base, 'counted.txt', '0123456789');
       const created = await t.post(`${base}/Sharing`, { fileId: file.id }).expect(200);
