@@ -146,14 +146,19 @@ export function createRouter(parts: RouterParts): Router {
   return root;
 }
 
-/** Swagger UI at `/apidocs/` and the document at `/apidocs/openapi.json`, its server the mount path. */
+/**
+ * Swagger UI at `/apidocs/` and the document at `/apidocs/openapi.json`, its server the mount path.
+ * Only `GET` and `HEAD` read them: Swagger UI's page answers any method and path below it, so other
+ * methods (`POST /apidocs/openapi.json`, `DELETE`, `TRACE`) pass on to the host's answer for a path
+ * nobody serves instead of getting the page with 200.
+ */
 function mountApiDocs(root: Router, openapi: RouterParts['openapi']): void {
   root.get('/apidocs/openapi.json', (req, res) => {
     res.type('application/json').send(openapi(req.baseUrl));
   });
-  root.use(
-    '/apidocs',
-    swaggerUi.serveFiles(undefined, { swaggerOptions: { url: './openapi.json' } }),
+  const ui = series(
+    ...swaggerUi.serveFiles(undefined, { swaggerOptions: { url: './openapi.json' } }),
     swaggerUi.setup(undefined, { swaggerOptions: { url: './openapi.json' } }),
   );
+  root.use('/apidocs', (req, res, next) => (req.method === 'GET' || req.method === 'HEAD' ? ui(req, res, next) : next()));
 }

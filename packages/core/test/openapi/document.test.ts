@@ -1,6 +1,7 @@
 import SwaggerParser from '@apidevtools/swagger-parser';
 import request from 'supertest';
 import type { TestApi } from '../../../../test/support/api';
+import { TEST_DBS } from '../../../../test/support/databases';
 import { testEntities } from '../../../../test/support/fixtures';
 import { operations, startWithDocument, type Doc } from './support';
 
@@ -66,5 +67,27 @@ describe('OpenAPI document', () => {
     expect(asked.text).toMatch(/swagger-ui/i);
     const init = await request(t.app).get('/apidocs/swagger-ui-init.js').expect(200);
     expect(init.text).toContain('openapi.json');
+  });
+});
+
+describe.each(TEST_DBS)('API docs on %s', (kind) => {
+  /** Swagger UI's page or its script (a 404 names the path, which may say swagger-ui). */
+  const PAGE = /swagger-ui-bundle|SwaggerUIBundle/;
+  let t: TestApi;
+  beforeAll(async () => ({ t } = await startWithDocument(kind, { entities: testEntities })));
+  afterAll(() => t.close());
+
+  it('serves Swagger UI and the document to GET and HEAD only: other methods get no page (404 of the host), not the page with 200', async () => {
+    for (const path of ['/apidocs/', '/apidocs/openapi.json', '/apidocs/swagger-ui-init.js', '/apidocs/anything']) {
+      for (const method of ['post', 'put', 'patch', 'delete', 'trace'] as const) {
+        const res = await request(t.app)[method](path).set('Content-Type', 'application/json').send('{}');
+        expect([method, path, res.status, PAGE.test(res.text ?? '')]).toEqual([method, path, 404, false]);
+      }
+      // OPTIONS gets Express's list of the methods a path takes, never the page.
+      expect(PAGE.test((await request(t.app).options(path)).text ?? '')).toBe(false);
+    }
+    await request(t.app).head('/apidocs/').expect(200).expect('Content-Type', /text\/html/);
+    await request(t.app).head('/apidocs/openapi.json').expect(200).expect('Content-Type', /application\/json/);
+    await request(t.app).get('/apidocs/openapi.json').expect(200).expect('Content-Type', /application\/json/);
   });
 });
