@@ -46,7 +46,7 @@ export function assertRoleShape(data: Record<string, unknown>, schema: SchemaMod
   throw new ApiError('CORE_VALIDATION_FAILED', `Invalid role: ${issues.map((i) => i.message).join('; ')}`, { details: { issues } });
 }
 
-/** The entity types and fields a well-shaped role names that the instance does not have. */
+/** The entity types and fields a well-shaped role names that the instance does not have, or that no role restricts. */
 function unknownNames(data: Record<string, unknown>, schema: SchemaModel): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
   const unknownEntity = (path: string[], name: string) =>
@@ -59,7 +59,11 @@ function unknownNames(data: Record<string, unknown>, schema: SchemaModel): Valid
       continue;
     }
     for (const field of Object.keys(fields)) {
-      if (!model.field.has(field)) issues.push({ path: ['fields', name, field], code: 'unknown_field', message: `fields.${name}.${field}: '${field}' is no field of ${name}` });
+      const known = model.field.get(field);
+      if (!known) issues.push({ path: ['fields', name, field], code: 'unknown_field', message: `fields.${name}.${field}: '${field}' is no field of ${name}` });
+      // System fields (id, createdAt, createdBy, …) are readable by whoever reads the record and
+      // written by no one: a rule on one would hide or lock nothing, silently.
+      else if (known.system) issues.push({ path: ['fields', name, field], code: 'system_field', message: `fields.${name}.${field}: '${field}' is a system field of ${name}, which no role restricts` });
     }
   }
   return issues;

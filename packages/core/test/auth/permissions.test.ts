@@ -147,5 +147,29 @@ describe.each(TEST_DBS)('roles and permissions on %s', (kind) => {
       await t.patch(`${base}/Role/${role}`, { fields: { Category: { nmae: { read: false } } } }).expect(400);
       expect((await t.get(`${base}/Role/${role}`).expect(200)).body.fields).toEqual({});
     });
+
+    it('refuses a role that restricts a system field, which every reader sees (400 on every route)', async () => {
+      // Such a rule would hide or lock nothing: createdById stayed in answers, filters and sorting.
+      const fields = { Product: { createdBy: { read: false }, createdAt: { read: false }, id: { edit: false } } };
+      const issues = [
+        { path: ['fields', 'Product', 'createdBy'], code: 'system_field', message: "fields.Product.createdBy: 'createdBy' is a system field of Product, which no role restricts" },
+        { path: ['fields', 'Product', 'createdAt'], code: 'system_field', message: "fields.Product.createdAt: 'createdAt' is a system field of Product, which no role restricts" },
+        { path: ['fields', 'Product', 'id'], code: 'system_field', message: "fields.Product.id: 'id' is a system field of Product, which no role restricts" },
+      ];
+      const message = `Invalid role: ${issues.map((i) => i.message).join('; ')}`;
+      const created = await t.post(`${base}/Role`, { name: `system ${base}`, scopes: { Product: { read: 'all' } }, fields }).expect(400);
+      expect(created.body.error).toEqual({ code: 'CORE_VALIDATION_FAILED', message, details: { issues } });
+      const u = await userWith({ scopes: { Product: { read: 'all' } } });
+      const role = u.rolesIds[0];
+      const patched = await t.patch(`${base}/Role/${role}`, { fields }).expect(400);
+      expect(patched.body.error).toEqual({ code: 'CORE_VALIDATION_FAILED', message, details: { issues } });
+      const upsert = await t.post(`${base === '/api' ? '/api/upsert' : '/api/v1/MassActions/action/upsert'}`, [{ entity: 'Role', payload: { id: role, fields } }]).expect(200);
+      expect(upsert.body).toEqual([{ status: 'Failed', stored: false, message }]);
+      const mass = await t.post(`${base}/entityMassUpdate`, { entityName: 'Role', ids: [role], values: { fields } }).expect(200);
+      expect(mass.body).toEqual({ updated: 0, errors: [{ id: role, code: 'CORE_VALIDATION_FAILED', message }] });
+      expect((await t.get(`${base}/Role/${role}`).expect(200)).body.fields).toEqual({});
+      // The other fields stay restrictable.
+      await t.patch(`${base}/Role/${role}`, { fields: { Product: { price: { read: false }, name: { edit: false } } } }).expect(200);
+    });
   });
 });
