@@ -26,10 +26,17 @@ export interface EventRouteParts {
   publicData: () => Promise<Record<string, unknown>>;
 }
 
-/** A comma list of a query parameter, as a set (empty when absent). */
-function listParam(value: unknown): Set<string> {
-  const items = Array.isArray(value) ? value : typeof value === 'string' ? value.split(',') : [];
-  return new Set(items.map(String).map((s) => s.trim()).filter(Boolean));
+/**
+ * A filter of the stream as a set (empty when absent): a comma list, repeated or not. A parameter
+ * repeated more than the parser's array limit comes as an object keyed 0, 1, …: the same list.
+ * Anything else (`entityName[x]=…`) is 400, never a filter silently left out.
+ */
+function listParam(value: unknown, name: string): Set<string> {
+  if (value === undefined) return new Set();
+  const repeated = value !== null && typeof value === 'object' && !Array.isArray(value) && Object.keys(value).every((k) => /^\d+$/.test(k)) ? Object.values(value) : value;
+  const items = Array.isArray(repeated) ? repeated : [repeated];
+  if (!items.every((item): item is string => typeof item === 'string')) throw new ApiError('CORE_INVALID_QUERY', `${name} must be a comma-separated list`);
+  return new Set(items.flatMap((item) => item.split(',')).map((s) => s.trim()).filter(Boolean));
 }
 
 /** The seq a reconnecting client last saw (`Last-Event-ID`), if it is one. */
@@ -44,7 +51,8 @@ function eventStream(parts: EventRouteParts) {
     const query = parseQueryString(req.originalUrl);
     const ctx = requestContext(req);
     const { user } = ctx;
-    const entities = listParam(query.entityName);
+    const entities = listParam(query.entityName, 'entityName');
+    const ids = listParam(query.id, 'id');
     // An entity type the instance does not have is 404, as on every route (before the stream opens).
     for (const name of entities) repositoryFor(parts.lookup, name);
     res.status(200).set({ 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache, no-transform', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' });
@@ -70,7 +78,7 @@ function eventStream(parts: EventRouteParts) {
     const tokenHash = token === undefined ? undefined : hashToken(token);
     const concerns: SubscriptionOptions['concerns'] = (event) =>
       event.kind === 'role' || (event.kind === 'token' ? tokenHash === undefined || event.id === tokenHash : event.id === user?.id || event.id === ctx.actor?.id);
-    const end = await parts.subscriptions.subscribe(sink, { user, concerns, entities, ids: listParam(query.id), after: lastEventId(req, query), access, withinRules });
+    const end = await parts.subscriptions.subscribe(sink, { user, concerns, entities, ids, after: lastEventId(req, query), access, withinRules });
     // The client may have gone while the stream was being set up.
     if (res.closed) return end();
     res.on('close', () => end());
