@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { Express } from 'express';
+import { ApiError } from '../errors';
 import { answerClientErrors } from './client-errors';
 
 type Constructor = new (...args: never[]) => object;
@@ -69,7 +70,29 @@ export function bornWithAppPrototypes(app: Express): BornOptions {
  * createHttpServer(app, { maxHeaderSize: 64 * 1024 }).listen(3000, '127.0.0.1');
  */
 export function createHttpServer(app: Express, options: http.ServerOptions = {}): http.Server {
-  const server = http.createServer({ ...bornWithAppPrototypes(app), ...options }, app);
+  // Node answers an HTTP/1.1 request without a Host header itself, with an empty 400: answered
+  // here with the API's JSON error instead (unless the host turned the requirement off).
+  const listener = options.requireHostHeader === false ? app : hostRequired(app);
+  const server = http.createServer({ ...bornWithAppPrototypes(app), ...options, requireHostHeader: false }, listener);
   answerClientErrors(server);
   return server;
+}
+
+/** `app`, but an HTTP/1.1 request without a Host header (RFC 9112 §3.2) is 400 `CORE_MALFORMED_REQUEST`. */
+function hostRequired(app: Express): http.RequestListener {
+  return (req, res) => {
+    if (req.httpVersionMajor !== 1 || req.httpVersionMinor !== 1 || req.headers.host) {
+      app(req, res);
+      return;
+    }
+    const error = new ApiError('CORE_MALFORMED_REQUEST', 'An HTTP/1.1 request must carry a Host header');
+    const body = JSON.stringify(error.toJSON());
+    res.writeHead(error.status, {
+      'Content-Type': 'application/json; charset=utf-8',
+      'Content-Length': Buffer.byteLength(body),
+      'X-Status-Reason': error.message,
+      Connection: 'close',
+    });
+    res.end(body);
+  };
 }

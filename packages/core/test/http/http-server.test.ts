@@ -85,6 +85,19 @@ describe.each(TEST_DBS)('createHttpServer: an Express host served with its proto
     const tooLarge = await raw(base, `GET /api/Brand HTTP/1.1\r\nHost: x\r\nX-Long: ${'a'.repeat(4096)}\r\n\r\n`);
     expect(tooLarge).toMatch(/^HTTP\/1\.1 431 /);
     expect(JSON.parse(tooLarge.slice(tooLarge.indexOf('\r\n\r\n') + 4)).error.code).toBe('CORE_HEADERS_TOO_LARGE');
+    // HTTP/1.1 without Host (Node would send an empty 400 itself), on every path; HTTP/1.0 needs none.
+    for (const path of ['/api/Brand', '/api/v1/Brand', '/apidocs/openapi.json', '/nowhere']) {
+      for (const host of ['', 'Host: \r\n']) {
+        const hostless = await raw(base, `GET ${path} HTTP/1.1\r\n${host}\r\n`);
+        const [head, body] = [hostless.slice(0, hostless.indexOf('\r\n\r\n')), hostless.slice(hostless.indexOf('\r\n\r\n') + 4)];
+        expect(head).toMatch(/^HTTP\/1\.1 400 /);
+        expect(head).toMatch(/^content-type: application\/json/im);
+        expect(head).toMatch(/^x-status-reason: An HTTP\/1\.1 request must carry a Host header$/im);
+        expect(JSON.parse(body).error).toEqual({ code: 'CORE_MALFORMED_REQUEST', message: 'An HTTP/1.1 request must carry a Host header', details: {} });
+      }
+    }
+    expect(await raw(base, 'GET /api/Brand HTTP/1.0\r\n\r\n')).toMatch(/^HTTP\/1\.1 401 /);
+    expect(await raw(base, 'GET /api/Brand HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')).toMatch(/^HTTP\/1\.1 401 /);
   });
 
   it("keeps a host's own response class", async () => {
