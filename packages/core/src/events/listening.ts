@@ -2,7 +2,7 @@ import type { RequestContext } from '../context';
 import { isValidId } from '../definition/validate-record';
 import { notFound } from '../errors';
 import { lastRecordChange } from '../sql/change-store';
-import { listenedAt, startListening } from '../sql/listening-store';
+import { lastWriteOf, listenedAt, startListening } from '../sql/listening-store';
 import { visibleRecord } from '../records/read';
 import type { Repository } from '../records/repository';
 
@@ -13,16 +13,19 @@ export const LISTENING_MS = 8 * 60 * 60 * 1000;
 export const unixSeconds = (dateTime: string): number => Math.floor(Date.parse(`${dateTime.replace(' ', 'T')}Z`) / 1000);
 
 /**
- * When a record last changed, in Unix seconds: its last logged change, else its `modifiedAt`. The
- * log keeps whole seconds, so the n-th change within one second adds (n - 1) ms: the timestamp
- * moves after every write (CONTRACT §16), also after several within one second, and stays within
- * that second.
+ * When a record last changed, in Unix seconds: the later of its last logged change and its
+ * `modifiedAt`, plus its version's last three digits as milliseconds. Every write moves the
+ * version, also those the server makes without logging a change (a job's worker, a share link's
+ * count of uses), so the timestamp moves after every write (CONTRACT §16), also after several
+ * within one second, and stays within the second of the last change. A record removed for good
+ * answers the time of its last logged change.
  */
 async function changedAt(repo: Repository, id: string): Promise<number | undefined> {
-  const logged = await lastRecordChange(repo.sql, { entityType: repo.model.name, recordId: id });
-  if (logged) return unixSeconds(logged.at) + Math.min(logged.inSecond - 1, 999) / 1000;
-  const stored = await repo.readStored(id, ['modifiedAt']);
-  return typeof stored?.modifiedAt === 'string' ? unixSeconds(stored.modifiedAt) : undefined;
+  const of = { entityType: repo.model.name, recordId: id };
+  const [logged, written] = await repo.translated(() => Promise.all([lastRecordChange(repo.sql, of), lastWriteOf(repo.sql, { model: repo.model, id })]));
+  const seconds = Math.max(logged ? unixSeconds(logged.at) : 0, written?.modifiedAt ? unixSeconds(written.modifiedAt) : 0);
+  if (!written) return logged && seconds;
+  return seconds + ((written.version - 1) % 1000) / 1000;
 }
 
 /** The path of a record's listening endpoint, below the public URL. */

@@ -413,17 +413,12 @@ export async function lastSeq(sql: SqlContext): Promise<number> {
   return Number(row?.seq ?? 0);
 }
 
-/**
- * When a record last changed (`YYYY-MM-DD HH:MM:SS`) and how many of its changes were made in that
- * same second (at least 1), or undefined when none is logged.
- */
-export async function lastRecordChange(sql: SqlContext, of: { entityType: string; recordId: string }): Promise<{ at: string; inSecond: number } | undefined> {
-  const key = { entity_type: of.entityType, record_id: of.recordId };
-  const last = sql.db(CHANGE_TABLE.name).select('created_at').where(key).orderBy('seq', 'desc').limit(1);
-  const row = (await sql.db(CHANGE_TABLE.name).select('created_at').count({ n: '*' }).where(key).whereIn('created_at', last).groupBy('created_at'))[0] as
-    | { created_at: string; n: number | string }
+/** When a record last changed (`YYYY-MM-DD HH:MM:SS`), or undefined when none is logged. */
+export async function lastRecordChange(sql: SqlContext, of: { entityType: string; recordId: string }): Promise<{ at: string } | undefined> {
+  const row = (await sql.db(CHANGE_TABLE.name).select('created_at').where({ entity_type: of.entityType, record_id: of.recordId }).orderBy('seq', 'desc').limit(1))[0] as
+    | { created_at: string }
     | undefined;
-  return row && { at: row.created_at, inSecond: Number(row.n) };
+  return row && { at: row.created_at };
 }
 
 /** When the last change of anything was made; undefined without one. */

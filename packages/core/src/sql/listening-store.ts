@@ -1,4 +1,5 @@
-import type { AuxiliaryTable } from './schema-sync';
+import type { EntityModel } from '../definition/model';
+import { VERSION_COLUMN, type AuxiliaryTable } from './schema-sync';
 import type { SqlContext } from './sql-context';
 
 /**
@@ -29,4 +30,10 @@ export async function listenedAt(sql: SqlContext, { entityType, recordId }: { en
 /** Forgets listening older than `before` (ms); answers how many. */
 export async function forgetListening(sql: SqlContext, before: number): Promise<number> {
   return sql.db(LISTENING_TABLE.name).where('listened_at', '<', before).delete();
+}
+
+/** When a record was last modified (`YYYY-MM-DD HH:MM:SS`) and its version, in the bin or not; undefined without a row. */
+export async function lastWriteOf(sql: SqlContext, { model, id }: { model: EntityModel; id: string }): Promise<{ modifiedAt: string | null; version: number } | undefined> {
+  const row = (await sql.db(model.table).first({ modifiedAt: 'modified_at', version: VERSION_COLUMN }).where({ id })) as { modifiedAt: string | null; version: number | string } | undefined;
+  return row && { modifiedAt: row.modifiedAt, version: Number(row.version) };
 }

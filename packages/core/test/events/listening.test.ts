@@ -18,8 +18,11 @@ describe.each(TEST_DBS)('listening on %s', (kind) => {
 
   /** The endpoint read without any token. */
   const publicGet = (endpoint: string) => request(t.app).get(`/${endpoint}`);
-  /** Makes the record's logged changes look old, so that a new write shows as a new timestamp. */
-  const backdateChanges = (id: string) => t.api.database.knex('record_change').where({ record_id: id }).update({ created_at: LONG_AGO });
+  /** Makes the record's logged changes and its last modification look old, so that a new write shows as a new timestamp. */
+  const backdateChanges = async (id: string) => {
+    await t.api.database.knex('record_change').where({ record_id: id }).update({ created_at: LONG_AGO });
+    await t.api.database.knex('product').where({ id }).update({ modified_at: LONG_AGO });
+  };
   const product = async () => (await t.post('/api/Product', { name: 'Listened' }).expect(200)).body.id as string;
 
   describe.each(GENERATIONS)('generation %s', (_g, base) => {
@@ -40,7 +43,7 @@ describe.each(TEST_DBS)('listening on %s', (kind) => {
       ];
       for (const write of writes) {
         await backdateChanges(id);
-        // every change of the record now seems made in that one second: the ms count them
+        // every change of the record now seems made in that one second: the ms count its writes
         expect(Math.floor((await publicGet(started.body.endpoint).expect(200)).body.timestamp)).toBe(LONG_AGO_UNIX);
         await write();
         const { timestamp } = (await publicGet(started.body.endpoint).expect(200)).body;
