@@ -148,21 +148,26 @@ export class AuthService {
   async authenticate(token: string): Promise<Session> {
     const hash = hashToken(token);
     const now = Date.now();
-    let entry = this.cache.get(hash);
-    if (!entry || now - entry.checkedAt > this.cacheMs) {
-      const known = entry?.lastUsedAt ?? 0;
-      entry = await this.load(hash, now);
-      // This process may know of a later use than the one stored.
-      entry.lastUsedAt = Math.max(entry.lastUsedAt, known);
-    }
+    const cached = this.cache.get(hash);
+    const idle = (e: CachedToken) => e.idleMs !== null && now - e.lastUsedAt >= e.idleMs;
+    // A token that looks idle to this process may have been used through another one since: its
+    // stored time of last use decides before it is refused.
+    const entry = !cached || now - cached.checkedAt > this.cacheMs || idle(cached) ? await this.reload(hash, now, cached) : cached;
     if (entry.expiresAt !== null && now >= entry.expiresAt) throw this.drop(hash, 'Token expired');
-    if (entry.idleMs !== null && now - entry.lastUsedAt >= entry.idleMs) throw this.drop(hash, 'Token expired');
+    if (idle(entry)) throw this.drop(hash, 'Token expired');
     entry.lastUsedAt = now;
     if (now - entry.storedAt >= touchInterval(entry.idleMs)) {
       entry.storedAt = now;
       await this.store.touchToken(entry.tokenId, now);
     }
     return { user: entry.user, ...(entry.actor && { actor: entry.actor }) };
+  }
+
+  /** Reads the token again; this process may know of a later use than the one stored. */
+  private async reload(hash: string, now: number, cached: CachedToken | undefined): Promise<CachedToken> {
+    const entry = await this.load(hash, now);
+    entry.lastUsedAt = Math.max(entry.lastUsedAt, cached?.lastUsedAt ?? 0);
+    return entry;
   }
 
   private async load(hash: string, now: number): Promise<CachedToken> {

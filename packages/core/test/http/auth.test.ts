@@ -1,6 +1,9 @@
+import { promises as fs } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import request from 'supertest';
-import { ADMIN, startTestApi, type TestApi } from '../../../../test/support/api';
-import { TEST_DBS } from '../../../../test/support/databases';
+import { ADMIN, GENERATIONS, startTestApi, type TestApi } from '../../../../test/support/api';
+import { createTestDatabase, TEST_DBS, type TestDatabase } from '../../../../test/support/databases';
 import { testEntities } from '../../../../test/support/fixtures';
 
 const SESSION_PATHS = ['/api/userSession', '/api/v1/App/user', '/api/v1/userSession'];
@@ -92,6 +95,40 @@ describe.each(TEST_DBS)('authentication on %s', (kind) => {
       if (other) await request(other.app).get('/api/Brand').set('Authorization-Token', token).expect(401);
     } finally {
       await other?.close();
+    }
+  });
+
+  it.each(GENERATIONS)('keeps a token used in turn through two processes alive while each use follows the one before within its idle time (generation %s)', async (_g, base) => {
+    // Two instances on one database (a SQLite file: an in-memory database is one process's own),
+    // each trusting what it cached for an hour: one that last saw the token long ago must judge it
+    // by its stored last use, not refuse it as idle. It refused it (401) though used 0.9 s before.
+    const dir = kind === 'sqlite' ? await fs.mkdtemp(path.join(os.tmpdir(), 'er-idle-')) : undefined;
+    const db: TestDatabase = dir
+      ? { kind, url: `sqlite:${path.join(dir, 'db.sqlite')}`, drop: () => fs.rm(dir, { recursive: true, force: true }) }
+      : await createTestDatabase(kind);
+    const options = { entities: testEntities, auth: { tokenCacheSeconds: 3600 } };
+    const a = await startTestApi(kind, options, db);
+    const b = await startTestApi(kind, options, db);
+    try {
+      const signIn = request(a.app).get('/api/userSession').auth(ADMIN.userName, ADMIN.password);
+      const idle15s = { 'Authorization-Token-Only': 'true', 'Authorization-Token-Idletime': String(1.5 / 3600) };
+      const token = (await signIn.set(idle15s).expect(200)).body.authorizationToken;
+      const use = (instance: TestApi) => request(instance.app).get(`${base}/Brand`).set('Authorization-Token', token);
+      await use(a).expect(200);
+      await sleep(900);
+      await use(b).expect(200);
+      await sleep(900);
+      // 1.8 s after A's own use, 0.9 s after B's.
+      await use(a).expect(200);
+      await sleep(900);
+      await use(b).expect(200);
+      await sleep(1800);
+      await use(a).expect(401);
+      await use(b).expect(401);
+    } finally {
+      await b.close();
+      await a.close();
+      await db.drop();
     }
   });
 
