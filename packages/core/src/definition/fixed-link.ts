@@ -7,7 +7,8 @@ import type { RecordHook } from '../hooks';
  * option of the field's own list, a unit of the attribute's measure), so moving the record would
  * leave every link to it pointing at a record of another parent. Sending the stored id back is
  * fine; another id, `null` or a link object (resolved only later in the write) is 400
- * `CORE_READ_ONLY_FIELD`, as for a read-only field. The list side of the link
+ * `CORE_READ_ONLY_FIELD`, as for a read-only field (`null` of a required link is the 400 of a
+ * required value first: every route judges the body as sent before any hook). The list side of the link
  * (`ExtensibleEnum.options`, `Measure.units`) is read-only for the same reason: adding a record
  * there moves it from its parent.
  */

@@ -22,7 +22,7 @@ import type { Repository } from './repository';
 import type { AfterCommit } from './repository-types';
 import { assertWithinRules, prepareRowRules, rowRulesOf } from './row-rules';
 import { keysSetByHooks, rowChange } from './write-values';
-import { assertClientMayChooseId, assertMay, checkFields, sentFields } from './write-rules';
+import { assertClientMayChooseId, assertMay, assertSentBody, checkFields, sentFields } from './write-rules';
 
 /**
  * What to create: the body, which may carry an `id` of 1 to 64 characters `[A-Za-z0-9_-]`, and the
@@ -38,11 +38,13 @@ export interface CreateInput {
 export async function createRecord<TRecord extends ApiRecord>(repo: Repository<TRecord>, ctx: RequestContext, { body, newId }: CreateInput): Promise<TRecord> {
   // Rights and before-hooks may read the database: settle them before the transaction holds
   // a connection (SQLite has one).
-  assertMay(repo.model, await repo.guard.access(ctx), 'create');
+  const access = await repo.guard.access(ctx);
+  assertMay(repo.model, access, 'create');
   const ruled = (await prepareRowRules(repo, ctx)) !== undefined;
   const attributes = await repo.env.attributes?.prepareWrite(ctx, repo.model, body);
   const input = { ...(attributes?.body ?? body) };
   const sent = { ...input };
+  if (repo.env.hooks.has('beforeCreate', repo.model.name)) assertSentBody(repo, access, sent);
   await repo.env.hooks.run('beforeCreate', { ctx, model: repo.model, data: input });
   if (newId !== undefined && (input.id === undefined || input.id === null)) input.id = newId;
   const after: AfterCommit = [];
@@ -132,7 +134,10 @@ async function decideNew(repo: Repository, { ctx, sql, trx }: { ctx: RequestCont
   assertMay(repo.model, access, 'create');
   assertClientMayChooseId(repo.model, sent.id);
   const input = { ...body };
-  if (!hooksRan) await repo.env.hooks.run('beforeCreate', { ctx, model: repo.model, data: input });
+  if (!hooksRan && repo.env.hooks.has('beforeCreate', repo.model.name)) {
+    assertSentBody(repo, access, sent);
+    await repo.env.hooks.run('beforeCreate', { ctx, model: repo.model, data: input });
+  }
   if (trx) await deriveOptionCode(repo, { sql, trx, body: input });
   const id = newRecordId(input);
   const { data, objects } = splitLinkObjects(repo.model, input);

@@ -25,7 +25,7 @@ import { assertWithinRules, prepareRowRules, rowRulesOf } from './row-rules';
 import { sameValue } from './values';
 import { matchesVersion, preconditionFailed, versionOf } from './version';
 import { keysSetByHooks, rowChange } from './write-values';
-import { assertFieldsEditable, assertOtherSidesEditable, assertRecordLevel, checkFields, sentFields } from './write-rules';
+import { assertFieldsEditable, assertOtherSidesEditable, assertRecordLevel, assertSentBody, checkFields, sentFields } from './write-rules';
 
 /** A checked update of one record, ready to be written inside its transaction. */
 interface RecordChange {
@@ -367,6 +367,7 @@ async function updateOnce<TRecord extends ApiRecord>(repo: Repository<TRecord>, 
   assertSameId(input, id);
   delete input.id;
   const sent = { ...input };
+  if (repo.env.hooks.has('beforeUpdate', repo.model.name)) assertSentBody(repo, access, sent);
   const event: RecordHookEvent = { ctx, model: repo.model, id, data: input, existing };
   await repo.env.hooks.run('beforeUpdate', event);
   const { data, objects } = splitLinkObjects(repo.model, input);

@@ -4,6 +4,8 @@ import type { ApiRecord } from '../declarations';
 import type { EntityModel, FieldModel } from '../definition/normalize';
 import { ApiError } from '../errors';
 import { counterpartOf, oneToManyReach, otherSideType, type Counterpart } from './counterparts';
+import { splitLinkObjects } from './link-objects';
+import type { Repository } from './repository';
 import { equalValues, sameValue } from './values';
 
 /**
@@ -147,6 +149,20 @@ export function sentFields(values: ReadonlyMap<FieldModel, unknown>, { sent, obj
   const fields = [...values.keys()].filter((f) => Object.hasOwn(sent, f.key));
   for (const field of objects ?? []) if (!fields.includes(field)) fields.push(field);
   return fields;
+}
+
+/**
+ * The rules of a body as the client sent it that a create or an update judges before its
+ * before-hooks run: its shape, types and unknown keys (400), then the edit right of each field it
+ * names (403). Upserts and mass updates judge a body so before any hook, so a hook's own refusal
+ * (a format it checks, a link it reads) must not answer first on `POST`, `PATCH` or a link route
+ * either (CONTRACT §15: one outcome on every route). Required values are judged after the hooks,
+ * which may fill them.
+ */
+export function assertSentBody(repo: Repository, access: UserAccess, sent: Record<string, unknown>): void {
+  const { data, objects } = splitLinkObjects(repo.model, sent);
+  const values = repo.validate(data, 'update');
+  assertFieldsEditable(repo.model, access, sentFields(values, { sent, objects: objects.keys() }));
 }
 
 /**

@@ -9,7 +9,8 @@ import { TEST_DBS } from '../../../../test/support/databases';
  * measure). No route moves one: an update of the option or unit (PATCH, PUT, upsert,
  * entityMassUpdate, the link route of its single link), nor a write of the list side
  * (`ExtensibleEnum.options`, `Measure.units`: its link routes, an update, a create whose link
- * objects find an option of another list). Each is 400 CORE_READ_ONLY_FIELD and moves nothing.
+ * objects find an option of another list). Each is 400 CORE_READ_ONLY_FIELD and moves nothing
+ * (emptying the link is the 400 of a required value).
  */
 const Product = defineEntity({
   name: 'Product',
@@ -53,10 +54,19 @@ describe.each(TEST_DBS)('the list of an option and the measure of a unit are fix
       const answers = [
         await t[update](`${base}/ExtensibleEnumOption/${option}`, { extensibleEnumId: other }),
         await t[update](`${base}/ExtensibleEnumOption/${option}`, { extensibleEnum: { code: otherCode } }),
-        await t[update](`${base}/ExtensibleEnumOption/${option}`, { extensibleEnumId: null }),
         await t.post(`${base}/ExtensibleEnumOption/${option}/extensibleEnum`, { id: other }),
       ];
       expect(answers.map((res, i) => ({ i, ...refusal(res) }))).toEqual(answers.map((_, i) => ({ i, ...READ_ONLY })));
+      // Emptying the list is the 400 of a required value, as a body judges it before any hook, on every route alike.
+      const required = 'Invalid ExtensibleEnumOption: extensibleEnumId is required';
+      const emptied = [
+        await t[update](`${base}/ExtensibleEnumOption/${option}`, { extensibleEnumId: null }),
+        await t.del(`${base}/ExtensibleEnumOption/${option}/extensibleEnum?id=${own}`),
+        await t.post(`${base}/entityMassUpdate`, { entityName: 'ExtensibleEnumOption', ids: [option], values: { extensibleEnumId: null } }),
+      ];
+      expect(emptied.map((res) => [res.status, res.body.error?.code, res.body.error?.message])).toEqual(Array(3).fill([400, 'CORE_VALIDATION_FAILED', required]));
+      const [cleared] = (await t.post(`${base}/upsert`, [{ entity: 'ExtensibleEnumOption', payload: { id: option, extensibleEnumId: null } }]).expect(200)).body;
+      expect(cleared).toMatchObject({ status: 'Failed', message: required });
       const [item] = (await t.post(`${base}/upsert`, [{ entity: 'ExtensibleEnumOption', payload: { id: option, extensibleEnumId: other } }]).expect(200)).body;
       expect(item).toMatchObject({ status: 'Failed', stored: false });
       const mass = (await t.post(`${base}/entityMassUpdate`, { entityName: 'ExtensibleEnumOption', ids: [option], values: { extensibleEnumId: other } }).expect(200)).body;
