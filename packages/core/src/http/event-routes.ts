@@ -56,6 +56,12 @@ function eventStream(parts: EventRouteParts) {
     // An entity type the instance does not have is 404, as on every route (before the stream opens).
     for (const name of entities) repositoryFor(parts.lookup, name);
     res.status(200).set({ 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache, no-transform', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' });
+    // HEAD: the headers a GET gets, and nothing to stream (no body is ever sent: a subscription
+    // would hold the connection without an answer).
+    if (req.method === 'HEAD') {
+      res.end();
+      return;
+    }
     const drained = () =>
       new Promise<void>((resolve) => {
         if (res.closed) return resolve();

@@ -85,6 +85,13 @@ describe.each(TEST_DBS)('server-sent events on %s', (kind) => {
       expect(res.body.error).toMatchObject({ code: 'CORE_NOT_FOUND', details: { entity: 'Nope' } });
     });
 
+    it('answers HEAD at once with the headers of the stream, and refuses it as GET is refused', async () => {
+      const head = await request(s.url).head(`${base}/events?entityName=Brand`).set('Authorization-Token', t.token).timeout(5000).expect(200);
+      expect(head.headers['content-type']).toBe('text/event-stream; charset=utf-8');
+      expect((await request(s.url).head(`${base}/events?entityName=Nope`).set('Authorization-Token', t.token).timeout(5000)).status).toBe(404);
+      expect((await request(s.url).head(`${base}/events`).timeout(5000)).status).toBe(401);
+    });
+
     it('filters by entityName and id, each a comma list', async () => {
       const [b1, b2, b3] = [await brand(), await brand(), await brand()];
       const byType = await open(`${base}/events?entityName=Category,Brand`);
