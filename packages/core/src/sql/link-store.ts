@@ -6,6 +6,9 @@ import { relinkOtherSide } from './join-other-side';
 import { prepareStatement, runPrepared } from './prepared';
 import type { SqlContext } from './sql-context';
 
+/** Join rows one insert writes: SQLite builds a multi-row insert as a compound SELECT of at most 500 terms. */
+const JOIN_ROWS_PER_INSERT = 500;
+
 /** The entity type of list options, and the list they belong to. */
 export const OPTION_ENTITY = 'ExtensibleEnumOption';
 const LIST_ENTITY = 'ExtensibleEnum';
@@ -163,8 +166,8 @@ export async function writeMultipleLink(
     return { entityType: target.name, key, moved };
   }
   const { join } = field;
-  if (removed.length) await db(join.table).delete().where(join.ownColumn, ownerId).whereIn(join.targetColumn, removed);
-  if (added.length) await db(join.table).insert(added.map((id) => ({ [join.ownColumn]: ownerId, [join.targetColumn]: id })));
+  for (const part of chunks(removed, 1000)) await db(join.table).delete().where(join.ownColumn, ownerId).whereIn(join.targetColumn, part);
+  for (const part of chunks(added, JOIN_ROWS_PER_INSERT)) await db(join.table).insert(part.map((id) => ({ [join.ownColumn]: ownerId, [join.targetColumn]: id })));
   const pairs = (ids: string[]) => ids.map((id) => [ownerId, id] as const);
   return relinkOtherSide(sql, field, { added: pairs(added), removed: pairs(removed), skip: new Set([ownerId]) });
 }

@@ -49,6 +49,27 @@ describe.each(TEST_DBS)('link routes on %s', (kind) => {
       expect((await t.get(`/api/Category/${cats[1]}`).expect(200)).body.productsIds).toContain(id);
     });
 
+    it('links and unlinks more records at once than one SQLite statement holds (600), by every route that writes a multiple link', async () => {
+      const tag = `many-${_g}-${kind}`;
+      const upserted = await t.post('/api/upsert', Array.from({ length: 1200 }, (_, i) => ({ entity: 'Category', payload: { name: `${tag} ${i}`, code: `${tag}-${i}` } }))).expect(200);
+      const ids = (upserted.body as { entity: { id: string } }[]).map((item) => item.entity.id);
+      const [first, second] = [ids.slice(0, 600), ids.slice(600)];
+      const linked = async (id: string) => ((await read(id)).categoriesIds as string[]).length;
+      const created = (await t.post(`${base}/Product`, { name: tag, categoriesIds: first }).expect(200)).body.id as string;
+      expect(await linked(created)).toBe(600);
+      await t.patch(`${base}/Product/${created}`, { categoriesIds: second }).expect(200);
+      expect(await linked(created)).toBe(600);
+      await t.put(`${base}/Product/${created}`, { categoriesIds: ids }).expect(200);
+      expect(await linked(created)).toBe(1200);
+      const other = await product();
+      expect((await t.post(`${base}/Product/${other}/categories`, { ids }).expect(200)).body).toBe(true);
+      expect(await linked(other)).toBe(1200);
+      expect((await t.del(`${base}/Product/${other}/categories`).send({ ids: first }).expect(200)).body).toBe(true);
+      expect(await linked(other)).toBe(600);
+      // The other side reads the same.
+      expect((await t.get(`/api/Category/${second[599]}`).expect(200)).body.productsIds).toEqual(expect.arrayContaining([created, other]));
+    });
+
     it('changes nothing, and logs nothing, for an id already linked or not linked', async () => {
       const id = await product({ categoriesIds: [cats[0]] });
       await t.post(`${base}/Product/${id}/categories`, { id: cats[0] }).expect(200, 'true');
