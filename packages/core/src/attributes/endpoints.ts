@@ -15,6 +15,8 @@ interface RecordTarget {
   id: string;
   /** `If-Match`: the versions the record must be at, as for an update (412 otherwise). */
   ifMatch?: string;
+  /** `If-None-Match`: versions the record must not be at, as for an update (412 otherwise). */
+  ifNoneMatch?: string;
 }
 
 /** Keys of a value item that are read back from GET attributeValues and ignored on write. */
@@ -58,9 +60,9 @@ export class AttributeEndpoints {
   }
 
   /** Writes a plan as an update of the record: its rules, its transaction, its modification time. */
-  private async write({ ctx, repo, id, ifMatch }: RecordTarget, plan: WritePlan): Promise<void> {
+  private async write({ ctx, repo, id, ifMatch, ifNoneMatch }: RecordTarget, plan: WritePlan): Promise<void> {
     plan.assertValid();
-    await repo.writeAttributes(ctx, { id, attributes: this.service.prepared(repo.model, { body: {}, plan }), ifMatch });
+    await repo.writeAttributes(ctx, { id, attributes: this.service.prepared(repo.model, { body: {}, plan }), ifMatch, ifNoneMatch });
   }
 
   /** `POST …/addAttributes {attributeIds}`: puts attributes on the record (with no value). */
@@ -131,8 +133,8 @@ export class AttributeEndpoints {
       else if (a.isProtected && stored.has(a.id)) result.errors.push({ attributeId: name, code: 'CORE_VALIDATION_FAILED', message: `Attribute '${attributeKey(a)}' is protected and cannot be removed` });
       else if (stored.has(a.id)) plan.remove.set(a.id, a);
     }
-    // A removal of nothing still checks the version the client named, as an update that changes nothing does.
-    if (plan.remove.size || target.ifMatch !== undefined) await this.write(target, plan);
+    // A removal of nothing still checks the versions the client named, as an update that changes nothing does.
+    if (plan.remove.size || target.ifMatch !== undefined || target.ifNoneMatch !== undefined) await this.write(target, plan);
     result.count = plan.remove.size;
     return result;
   }

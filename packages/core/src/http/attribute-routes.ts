@@ -1,7 +1,7 @@
 import type { Request, Router } from 'express';
 import type { AttributeEndpoints } from '../attributes/endpoints';
 import { parseQueryString } from './list-params';
-import { assertNoneMatch, repositoryFor, type RepositoryLookup } from './record-routes';
+import { preconditionsOf, repositoryFor, type RepositoryLookup } from './record-routes';
 import { requestContext } from './request-context';
 import { toHandler } from './to-handler';
 
@@ -17,14 +17,14 @@ function deleteBody(req: Request): unknown {
 
 /** The four simple attribute endpoints of the spec, the same in both generations. */
 export function mountAttributeRoutes(router: Router, lookup: RepositoryLookup, endpoints: AttributeEndpoints): void {
-  // Writes honour If-Match as an update does (CONTRACT §16), whichever route they take.
-  const target = (req: Request) => ({ ctx: requestContext(req), repo: repositoryFor(lookup, req.params.entity), id: req.params.id as string, ifMatch: req.get('if-match') });
-  // And If-None-Match, as an update does: 412 while the record is at a version it names.
-  const writeTarget = async (req: Request) => {
-    const found = target(req);
-    await assertNoneMatch(found.repo, req);
-    return found;
-  };
+  // Writes honour If-Match and If-None-Match as an update does (CONTRACT §16), judged after the
+  // rights and the body, whichever route they take.
+  const target = (req: Request) => ({
+    ctx: requestContext(req),
+    repo: repositoryFor(lookup, req.params.entity),
+    id: req.params.id as string,
+    ...preconditionsOf(req),
+  });
   router.get(
     '/:entity/:id/attributeValues',
     toHandler(async (req, res) => {
@@ -34,19 +34,19 @@ export function mountAttributeRoutes(router: Router, lookup: RepositoryLookup, e
   router.post(
     '/:entity/:id/addAttributes',
     toHandler(async (req, res) => {
-      res.json(await endpoints.add(await writeTarget(req), req.body));
+      res.json(await endpoints.add(target(req), req.body));
     }),
   );
   router.post(
     '/:entity/:id/upsertAttributeValues',
     toHandler(async (req, res) => {
-      res.json(await endpoints.upsert(await writeTarget(req), req.body));
+      res.json(await endpoints.upsert(target(req), req.body));
     }),
   );
   router.delete(
     '/:entity/:id/attributeValues',
     toHandler(async (req, res) => {
-      res.json(await endpoints.remove(await writeTarget(req), deleteBody(req)));
+      res.json(await endpoints.remove(target(req), deleteBody(req)));
     }),
   );
 }

@@ -1,7 +1,7 @@
 import type { Request, Router } from 'express';
 import { assertKnownKeys, validationFailed, withIssues } from '../errors';
 import { parseQueryString } from './list-params';
-import { assertNoneMatch, repositoryFor, type RepositoryLookup } from './record-routes';
+import { preconditionsOf, repositoryFor, type RepositoryLookup } from './record-routes';
 import { requestContext } from './request-context';
 import { toHandler } from './to-handler';
 
@@ -41,8 +41,7 @@ async function changeLinks(lookup: RepositoryLookup, req: Request, kind: 'add' |
   const repository = repositoryFor(lookup, req.params.entity);
   const named = linkIds(req, { query: kind === 'remove' });
   const target = { id: req.params.id as string, link: req.params.link as string };
-  await assertNoneMatch(repository, req);
-  await repository.changeLinks(requestContext(req), { ...target, [kind]: named.ids, ifMatch: req.get('if-match') }).catch((error: unknown) => {
+  await repository.changeLinks(requestContext(req), { ...target, [kind]: named.ids, ...preconditionsOf(req) }).catch((error: unknown) => {
     throw asSent(error, named);
   });
 }

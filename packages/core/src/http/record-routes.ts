@@ -3,7 +3,7 @@ import type { ApiRecord } from '../declarations';
 import { ApiError, assertKnownKeys, assertStringList, objectBody } from '../errors';
 import type { Generation } from '../generations';
 import type { Repository } from '../records/repository';
-import { etagOf, matchesVersion, preconditionFailed, stillMatches, versionOf } from '../records/version';
+import { etagOf, matchesVersion, preconditionFailed, versionOf } from '../records/version';
 import { parseListParams, parseQueryString } from './list-params';
 import { idempotent } from './idempotency';
 import { requestContext } from './request-context';
@@ -28,23 +28,11 @@ export function repositoryFor(lookup: RepositoryLookup, name: unknown): Reposito
 const bodyObject = (req: Request): Record<string, unknown> => objectBody(req.body);
 
 /**
- * A write of the record `:id` with `If-None-Match` is made only while the record is at none of the
- * versions it names (RFC 9110 §13.1.2): naming its current version, or `*` (the record exists),
- * is 412 `CORE_PRECONDITION_FAILED` and nothing is written. The record is read as the caller reads
- * it; one the caller cannot see (or that does not exist) is left to the write to answer. Versions
- * only grow, so a record past the versions named here stays past them until the write.
+ * The preconditions of a write of the record `:id` (CONTRACT §16): `If-Match` and `If-None-Match`
+ * as sent. The write judges them against the record it reads, after the rights and the body (RFC
+ * 9110 §13.2.1): a version it names there is 412 `CORE_PRECONDITION_FAILED` and nothing is written.
  */
-export async function assertNoneMatch(repository: Repository, req: Request): Promise<void> {
-  const header = req.get('if-none-match');
-  if (header === undefined) return;
-  const id = req.params.id as string;
-  const record = await repository.get(requestContext(req), id, { select: ['id'] }).catch((error: unknown) => {
-    if (error instanceof ApiError && error.code === 'CORE_NOT_FOUND') return undefined;
-    throw error;
-  });
-  const version = record && versionOf(record);
-  if (version !== undefined && matchesVersion(header, { version, weak: true })) throw stillMatches(repository.model.name, id);
-}
+export const preconditionsOf = (req: Request): { ifMatch?: string; ifNoneMatch?: string } => ({ ifMatch: req.get('if-match'), ifNoneMatch: req.get('if-none-match') });
 
 /**
  * Sends a record read or written through a repository as the answer, with its version as a strong
@@ -183,8 +171,7 @@ export function mountRecordRoutes(router: Router, lookup: RepositoryLookup, gene
   );
   const update = toHandler(async (req, res) => {
     const repository = repositoryFor(lookup, req.params.entity);
-    await assertNoneMatch(repository, req);
-    sendRecord(res, await repository.updateIf(requestContext(req), { id: req.params.id as string, body: bodyObject(req), ifMatch: req.get('if-match') }));
+    sendRecord(res, await repository.updateIf(requestContext(req), { id: req.params.id as string, body: bodyObject(req), ...preconditionsOf(req) }));
   });
   router.patch('/:entity/:id', update);
   router.put('/:entity/:id', update);
@@ -193,8 +180,7 @@ export function mountRecordRoutes(router: Router, lookup: RepositoryLookup, gene
     toHandler(async (req, res) => {
       const repository = repositoryFor(lookup, req.params.entity);
       const permanently = ['true', '1'].includes(String(req.get('permanently') ?? '').toLowerCase());
-      await assertNoneMatch(repository, req);
-      await repository.delete(requestContext(req), req.params.id as string, { permanently, ifMatch: req.get('if-match') });
+      await repository.delete(requestContext(req), req.params.id as string, { permanently, ...preconditionsOf(req) });
       res.json(true);
     }),
   );

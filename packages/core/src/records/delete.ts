@@ -8,7 +8,7 @@ import { sqlContext, type SqlContext } from '../sql/sql-context';
 import { inTransactionAgain } from '../sql/transaction';
 import { changeOf, detachedChanges, ownershipOf } from './changes';
 import { visibleRecord } from './read';
-import { assertVersion } from './update';
+import { assertVersion, type Preconditions } from './update';
 import { preconditionFailed } from './version';
 import type { Repository } from './repository';
 import { rowFilter } from './row-rules';
@@ -61,12 +61,12 @@ async function notDeleted(sql: SqlContext, { repo, id, permanently, version }: {
  * Soft-deletes (the row stays, invisible, and frees its unique values) or removes the row, also
  * one soft-deleted before.
  */
-export async function deleteRecord(repo: Repository, ctx: RequestContext, { id, permanently, ifMatch }: { id: string; permanently?: boolean; ifMatch?: string }): Promise<void> {
+export async function deleteRecord(repo: Repository, ctx: RequestContext, { id, permanently, ifMatch, ifNoneMatch }: Preconditions & { id: string; permanently?: boolean }): Promise<void> {
   const existing = permanently ? await recordToPurge(repo, ctx, id) : await visibleRecord(repo, ctx, { id });
   const { access } = await repo.guard.scope(ctx, 'delete');
   assertRecordLevel(repo.model, { ctx, access }, { record: existing, action: 'delete' });
   // Preconditions are judged after the rights (RFC 9110 §13.2.1): no right is 403 whatever the version.
-  const version = assertVersion(repo, { existing, id, ifMatch });
+  const version = assertVersion(repo, { existing, id, ifMatch, ifNoneMatch });
   await repo.env.hooks.run('beforeDelete', { ctx, model: repo.model, id, existing });
   const change = changeOf(ctx, { entityType: repo.model.name, recordId: id, action: 'Delete', diff: {}, owner: ownershipOf(existing) });
   await repo.translated(() =>

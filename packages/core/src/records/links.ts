@@ -3,7 +3,7 @@ import type { LinkField } from '../definition/model';
 import { ApiError, validationFailed } from '../errors';
 import { checkedLinkIds, linkNamed } from './link-delta';
 import type { Repository } from './repository';
-import { updateRecord } from './update';
+import { updateRecord, type Preconditions } from './update';
 
 /** Tries of a link change whose record another request wrote meanwhile. */
 const LINK_ATTEMPTS = 5;
@@ -21,25 +21,24 @@ function checkedIds(field: LinkField, ids: readonly unknown[], adding: boolean):
  * already linked, or removing one not linked, changes nothing.
  */
 export async function changeLinks(repo: Repository, ctx: RequestContext, change: LinkChange): Promise<void> {
-  const { id, link, add, remove, ifMatch } = change;
+  const { id, link, add, remove, ifMatch, ifNoneMatch } = change;
   const field = linkNamed(repo.model, link);
   const links = [add ? { field, add: checkedIds(field, add, true) } : { field, remove: checkedIds(field, remove ?? [], false) }];
   for (let attempt = 1; ; attempt++) {
     try {
-      return void (await updateRecord(repo, ctx, { id, body: {}, links, answer: false, ifMatch }));
+      return void (await updateRecord(repo, ctx, { id, body: {}, links, answer: false, ifMatch, ifNoneMatch }));
     } catch (error) {
       // Another request wrote the record between the read and the write: read it again (unless
-      // the client named the version it must be at: then that is its answer, 412).
-      if (ifMatch !== undefined || attempt >= LINK_ATTEMPTS || !(error instanceof ApiError) || error.code !== 'CORE_PRECONDITION_FAILED') throw error;
+      // the client named versions: then that is its answer, 412).
+      if (ifMatch !== undefined || ifNoneMatch !== undefined || attempt >= LINK_ATTEMPTS || !(error instanceof ApiError) || error.code !== 'CORE_PRECONDITION_FAILED') throw error;
     }
   }
 }
 
-/** One link route's change of one record: ids to link or to unlink, and the client's `If-Match`. */
-export interface LinkChange {
+/** One link route's change of one record: ids to link or to unlink, and the client's `If-Match` and `If-None-Match`. */
+export interface LinkChange extends Preconditions {
   id: string;
   link: string;
   add?: readonly unknown[];
   remove?: readonly unknown[];
-  ifMatch?: string;
 }

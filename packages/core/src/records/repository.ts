@@ -24,7 +24,7 @@ import { ShapeCache } from '../util/shape-cache';
 import type { FindParams, FindResult, ListOptions, RepositoryEnvironment, RestoreResult } from './repository-types';
 import { restoreRecords } from './restore';
 import { permitsUnlinking } from './unlink-rule';
-import { assertUpdateBody, editableRecord, updateRecord } from './update';
+import { assertUpdateBody, editableRecord, updateRecord, type Preconditions } from './update';
 import { isOwn } from './write-rules';
 
 export type { AfterCommit, FindParams, FindResult, RepositoryEnvironment, RestoreResult } from './repository-types';
@@ -187,10 +187,11 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
 
   /**
    * `update` of the record `id` with `body`, only while the record is at a version `ifMatch` (the
-   * `If-Match` header) names, else 412 `CORE_PRECONDITION_FAILED` and nothing is written.
+   * `If-Match` header) names and at none `ifNoneMatch` (`If-None-Match`) names, else 412
+   * `CORE_PRECONDITION_FAILED` and nothing is written (judged after the rights and the body).
    */
-  async updateIf(ctx: RequestContext, { id, body, ifMatch }: { id: string; body: Record<string, unknown>; ifMatch?: string }): Promise<TRecord> {
-    return (await updateRecord(this, ctx, { id, body, ifMatch })).record;
+  async updateIf(ctx: RequestContext, { id, body, ifMatch, ifNoneMatch }: Preconditions & { id: string; body: Record<string, unknown> }): Promise<TRecord> {
+    return (await updateRecord(this, ctx, { id, body, ifMatch, ifNoneMatch })).record;
   }
 
   /** @internal `update`, telling also whether it wrote anything (upsert's `Updated` or `NotModified`). */
@@ -202,8 +203,8 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
    * @internal Writes attribute values planned by the attribute endpoints, as an update of the
    * record (its rules, its transaction, its modification time); true when something changed.
    */
-  async writeAttributes(ctx: RequestContext, { id, attributes, ifMatch }: { id: string; attributes: PreparedAttributeWrite; ifMatch?: string }): Promise<boolean> {
-    return (await updateRecord(this, ctx, { id, body: {}, attributes, answer: false, ifMatch })).written;
+  async writeAttributes(ctx: RequestContext, { id, attributes, ifMatch, ifNoneMatch }: Preconditions & { id: string; attributes: PreparedAttributeWrite }): Promise<boolean> {
+    return (await updateRecord(this, ctx, { id, body: {}, attributes, answer: false, ifMatch, ifNoneMatch })).written;
   }
 
   /** @internal 400 or 403 for what no update could take (see `assertUpdateBody`): mass updates check it before they start. */
@@ -218,9 +219,10 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
 
   /**
    * Soft-deletes (the row stays, invisible, and frees its unique values) or removes the row; with
-   * `ifMatch` (the `If-Match` header) only a record at a version it names (else 412).
+   * `ifMatch` (the `If-Match` header) only a record at a version it names, with `ifNoneMatch`
+   * (`If-None-Match`) only one at none it names (else 412; judged after the rights).
    */
-  async delete(ctx: RequestContext, id: string, options: { permanently?: boolean; ifMatch?: string } = {}): Promise<void> {
+  async delete(ctx: RequestContext, id: string, options: Preconditions & { permanently?: boolean } = {}): Promise<void> {
     return deleteRecord(this, ctx, { id, ...options });
   }
 

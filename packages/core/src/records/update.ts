@@ -23,7 +23,7 @@ import type { Repository } from './repository';
 import type { AfterCommit } from './repository-types';
 import { assertWithinRules, prepareRowRules, rowRulesOf } from './row-rules';
 import { sameValue } from './values';
-import { matchesVersion, preconditionFailed, versionOf } from './version';
+import { matchesVersion, preconditionFailed, stillMatches, versionOf } from './version';
 import { keysSetByHooks, rowChange } from './write-values';
 import { assertFieldsEditable, assertOtherSidesEditable, assertRecordLevel, assertSentBody, checkFields, sentFields } from './write-rules';
 
@@ -106,11 +106,25 @@ async function unmatchedUpdate(repo: Repository, sql: SqlContext, { id, expected
   return new ApiError('CORE_CONFLICT', `${repo.model.name} '${id}' was changed by another request; read it again`, { details: { entity: repo.model.name, id } });
 }
 
-/** 412 unless the record is at a version `If-Match` names; answers the version checked (undefined without `If-Match`). */
-export function assertVersion(repo: Repository, { existing, id, ifMatch }: { existing: ApiRecord; id: string; ifMatch?: string }): number | undefined {
-  if (ifMatch === undefined) return undefined;
+/** A write's preconditions: the `If-Match` and `If-None-Match` headers, as sent. */
+export interface Preconditions {
+  /** The versions the record must be at (412 otherwise). */
+  ifMatch?: string;
+  /** The versions the record must not be at, or `*` (412 while it is). */
+  ifNoneMatch?: string;
+}
+
+/**
+ * 412 unless the record is at a version `If-Match` names, or while it is at one `If-None-Match`
+ * names (RFC 9110 §13.1.1, §13.1.2); answers the version checked (undefined without either). Called
+ * once the rights and the body are judged (§13.2.1): no right is 403, and a bad body 400,
+ * whatever the headers name.
+ */
+export function assertVersion(repo: Repository, { existing, id, ifMatch, ifNoneMatch }: Preconditions & { existing: ApiRecord; id: string }): number | undefined {
+  if (ifMatch === undefined && ifNoneMatch === undefined) return undefined;
   const version = versionOf(existing);
-  if (version === undefined || !matchesVersion(ifMatch, { version, weak: false })) throw preconditionFailed(repo.model.name, id);
+  if (ifMatch !== undefined && (version === undefined || !matchesVersion(ifMatch, { version, weak: false }))) throw preconditionFailed(repo.model.name, id);
+  if (ifNoneMatch !== undefined && version !== undefined && matchesVersion(ifNoneMatch, { version, weak: true })) throw stillMatches(repo.model.name, id);
   return version;
 }
 
@@ -265,6 +279,8 @@ export interface RecordUpdate {
   links?: readonly LinkDelta[];
   /** `If-Match`: the versions the record must be at, else 412 and nothing is written. */
   ifMatch?: string;
+  /** `If-None-Match`: versions the record must not be at (`*`: any), else 412 and nothing is written. */
+  ifNoneMatch?: string;
 }
 
 /** `update`, telling also whether it wrote anything (upsert's `Updated` or `NotModified`). */
@@ -300,7 +316,7 @@ async function comparableValues(repo: Repository, ctx: RequestContext, update: R
   if (!env.database.dialect.writableCte) return undefined;
   // An id no record can have (a NUL, which PostgreSQL cannot even compare) is the 404 of the usual way.
   if (!isValidId(update.id)) return undefined;
-  if (update.links?.length || update.attributes || update.ifMatch !== undefined || update.body.id !== undefined) return undefined;
+  if (update.links?.length || update.attributes || update.ifMatch !== undefined || update.ifNoneMatch !== undefined || update.body.id !== undefined) return undefined;
   if (ctx.flattenAttributes && model.def.hasAttributes) return undefined;
   if (env.hooks.has('beforeUpdate', model.name) || env.hooks.has('afterUpdate', model.name)) return undefined;
   try {
@@ -375,7 +391,7 @@ async function updateOnce<TRecord extends ApiRecord>(repo: Repository<TRecord>, 
   const named = sentFields(values, { sent, objects: objects.keys() });
   checkFields(repo.model, access, { values, sent: named, existing: await withComputed(repo, ctx, { id, existing, values }), fromHooks: keysSetByHooks(sent, input) });
   // Preconditions are judged after the rights (RFC 9110 §13.2.1): no right is 403 whatever the version.
-  const guard = assertVersion(repo, { existing, id, ifMatch: update.ifMatch }) ?? versionOf(existing);
+  const guard = assertVersion(repo, { existing, id, ifMatch: update.ifMatch, ifNoneMatch: update.ifNoneMatch }) ?? versionOf(existing);
   const expected = { ...expectedColumns(repo, event.expect), ...(guard !== undefined && { [VERSION_COLUMN]: guard }) };
   const after: AfterCommit = [];
   const delta = new Set<FieldModel>(links.map((d) => d.field));
