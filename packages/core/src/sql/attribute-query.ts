@@ -45,6 +45,13 @@ function valueField(a: AttributeDef): FieldModel {
 
 const matches = (a: AttributeDef, name: string) => a.id === name || a.code === name;
 
+/**
+ * The most attributes one list (or mass update) may filter and sort by: each is a join of the
+ * value table, and SQLite joins at most 64 tables in a statement (past it the query failed, 500).
+ * The same on every database.
+ */
+export const MAX_JOINED_ATTRIBUTES = 50;
+
 /** Where a list query reads attributes from: the store, through the connection of the request. */
 interface AttributeSource {
   store: AttributeStore;
@@ -77,6 +84,9 @@ export async function buildListQuery(source: AttributeSource, model: EntityModel
   const sorted = sortName ? shownList.find((a) => matches(a, sortName)) : undefined;
   if (sorted && !SORTABLE.has(sorted.type)) throw invalidQuery(`Cannot sort ${model.name} by attribute '${sortName}' (${sorted.type})`, { field: sortName });
   const joined = [...new Set([...[...inWhere].map(find).filter((a): a is AttributeDef => !!a), ...(sorted ? [sorted] : [])])];
+  if (joined.length > MAX_JOINED_ATTRIBUTES) {
+    throw invalidQuery(`where and sortBy must not name more than ${MAX_JOINED_ATTRIBUTES} attributes of ${model.name} (${joined.length} named)`, { maxAttributes: MAX_JOINED_ATTRIBUTES });
+  }
   const alias = (a: AttributeDef) => `av_${joined.indexOf(a)}`;
   const condition = (name: unknown, operator: string): AttributeCondition | undefined => {
     const a = typeof name === 'string' ? find(name) : undefined;
