@@ -83,9 +83,23 @@ export function parseQueryString(url: string): Record<string, unknown> {
   try {
     return qs.parse(url.slice(at + 1), { depth: WHERE_NESTING, strictDepth: true, arrayLimit: 1000, parameterLimit: MAX_QUERY_PARAMETERS, allowPrototypes: false });
   } catch (error) {
-    if (error instanceof RangeError) throw tooDeep();
+    if (error instanceof RangeError) throw tooDeepParameter(url.slice(at + 1));
     throw error;
   }
+}
+
+/**
+ * The refusal of a query string with a name nested in more brackets than the parser reads: said
+ * of `where` as its nesting limit, of any other parameter (which nests nothing) by its name.
+ */
+function tooDeepParameter(query: string): ApiError {
+  for (const pair of query.split('&')) {
+    const name = decoded(pair.split('=', 1)[0] ?? '') ?? '';
+    if ((name.match(/\[/g)?.length ?? 0) <= WHERE_NESTING) continue;
+    if (name.startsWith('where[')) return tooDeep();
+    return bad(`The query parameter ${name.slice(0, name.indexOf('['))} must not nest brackets deeper than ${WHERE_NESTING} levels`);
+  }
+  return tooDeep();
 }
 
 function bool(value: unknown, name: string): boolean | undefined {

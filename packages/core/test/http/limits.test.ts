@@ -161,6 +161,11 @@ describe.each(TEST_DBS)('limits of input on %s', (kind) => {
       expect((await t.get(`${base}/Brand/${brand.id}`).expect(200)).body.code).toBeNull();
       const named = await t.get(`${base}/Brand?select=name&where[0][type]=startsWith&where[0][attribute]=name&where[0][value]=${tag}`).expect(200);
       expect(named.body.list.map((b: { name: string }) => b.name)).toEqual([tag]);
+      // Brackets nested deeper than the parser reads: named as the parameter they are in.
+      const deep = await token(request(server).get(`${base}/metadata?view${'[a]'.repeat(60)}=1`));
+      expect([deep.status, deep.body.error]).toEqual([400, { code: 'CORE_INVALID_QUERY', message: 'The query parameter view must not nest brackets deeper than 44 levels', details: {} }]);
+      const deepWhere = await token(request(server).get(`${base}/metadata?where${'[0]'.repeat(60)}=1`));
+      expect(deepWhere.body.error.message).toBe('where must not nest deeper than 20 levels');
     });
   });
 });
