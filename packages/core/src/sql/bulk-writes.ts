@@ -7,7 +7,7 @@ import { chunks } from '../util/chunks';
 import { storedFields } from './upsert-io';
 import { runText } from './prepared';
 import { insertSelect } from './insert-select';
-import { otherSideOf, relinkOtherSide } from './join-other-side';
+import { liveIds, otherSideOf, relinkOtherSide } from './join-other-side';
 import type { MovedLinks } from './link-store';
 import type { InsertLogging } from './dialects/dialect';
 
@@ -88,8 +88,9 @@ export async function replaceJoinRows(sql: SqlContext<Knex.Transaction>, field: 
   const { table, ownColumn, targetColumn } = field.join;
   const before = otherSideOf(sql.schema, field) ? new Set<string>() : undefined;
   for (const part of chunks([...sets.keys()], 1000)) {
-    if (before) for (const r of (await trx(table).select({ o: ownColumn, id: targetColumn }).whereIn(ownColumn, part)) as { o: string; id: string }[]) before.add(JSON.stringify([r.o, r.id]));
-    await trx(table).delete().whereIn(ownColumn, part);
+    // Pairs with a record in the bin stay as they are (see `liveIds`).
+    if (before) for (const r of (await trx(table).select({ o: ownColumn, id: targetColumn }).whereIn(ownColumn, part).whereIn(targetColumn, liveIds(sql, field.target))) as { o: string; id: string }[]) before.add(JSON.stringify([r.o, r.id]));
+    await trx(table).delete().whereIn(ownColumn, part).whereIn(targetColumn, liveIds(sql, field.target));
   }
   const pairs = [...sets].flatMap(([own, ids]) => ids.map((id) => ({ [ownColumn]: own, [targetColumn]: id })));
   for (const part of chunks(pairs, dialect.recordsetRows(2))) {

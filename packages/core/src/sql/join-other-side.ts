@@ -1,3 +1,4 @@
+import type { Knex } from 'knex';
 import type { EntityModel, ManyToManyField, SchemaModel } from '../definition/model';
 import { chunks } from '../util/chunks';
 import type { MovedLinks } from './link-store';
@@ -16,6 +17,16 @@ export function otherSideOf(schema: SchemaModel, field: ManyToManyField): ManyTo
   return target?.fields.find(
     (f): f is ManyToManyField => f !== field && f.type === 'linkMultiple' && f.linkKind === 'manyToMany' && f.join.table === field.join.table && f.join.ownColumn === field.join.targetColumn,
   );
+}
+
+/**
+ * The ids of the live records of an entity type, as a subquery. A many-to-many write reads, writes
+ * and logs only the pairs whose other record is live: a pair with a record in the bin stays as it
+ * is (the record gets it back when restored), shows in no list and in no diff, as a read shows it.
+ */
+export function liveIds(sql: SqlContext, entity: string): Knex.QueryBuilder {
+  const model = sql.schema.entity(entity) as EntityModel;
+  return sql.db(model.table).select('id').where('deleted', sql.dialect.live as never);
 }
 
 /** The owners of each target in some pairs. */
@@ -56,7 +67,8 @@ export async function relinkOtherSide(sql: SqlContext, field: ManyToManyField, {
     const live = found.map((r) => r.id as string);
     rows.push(...found);
     await db(target.table).update(withNextVersion(sql, {})).whereIn('id', live);
-    for (const pair of (await db(table).select({ o: targetColumn, id: ownColumn }).whereIn(targetColumn, live)) as { o: string; id: string }[]) {
+    const pairs = db(table).select({ o: targetColumn, id: ownColumn }).whereIn(targetColumn, live).whereIn(ownColumn, liveIds(sql, other.target));
+    for (const pair of (await pairs) as { o: string; id: string }[]) {
       lists.set(pair.o, [...(lists.get(pair.o) ?? []), pair.id]);
     }
   }

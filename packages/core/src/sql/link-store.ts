@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { isStoredField, type EntityModel, type FieldModel, type ManyToManyField, type MultipleLinkField, type SingleLinkField } from '../definition/model';
 import { chunks } from '../util/chunks';
 import { ownedBy, withNextVersion, type Owner, type RowFilter } from './record-columns';
-import { relinkOtherSide } from './join-other-side';
+import { liveIds, relinkOtherSide } from './join-other-side';
 import { prepareStatement, runPrepared } from './prepared';
 import type { SqlContext } from './sql-context';
 
@@ -109,7 +109,7 @@ export async function currentLinkIds(sql: SqlContext, field: MultipleLinkField, 
     return rows.map((r: { id: string }) => r.id);
   }
   const { join } = field;
-  const rows = await db(join.table).select({ id: join.targetColumn }).where(join.ownColumn, ownerId);
+  const rows = await db(join.table).select({ id: join.targetColumn }).where(join.ownColumn, ownerId).whereIn(join.targetColumn, liveIds(sql, field.target));
   return rows.map((r: { id: string }) => r.id);
 }
 

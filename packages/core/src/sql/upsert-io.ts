@@ -5,6 +5,7 @@ import type { Dialect } from './dialects/dialect';
 import { VERSION_COLUMN } from './schema-sync';
 import type { LinkScopes } from './link-rows';
 import type { RowFilter } from './record-columns';
+import { liveIds } from './join-other-side';
 import type { SqlContext } from './sql-context';
 
 const stored = new WeakMap<EntityModel, StoredField[]>();
@@ -127,7 +128,7 @@ export async function fetchMultipleLinks(sql: SqlContext, field: MultipleLinkFie
   return out;
 }
 
-/** The (owner, linked id) pairs of a multiple link for some owners (live targets of a has-many only). */
+/** The (owner, linked id) pairs of a multiple link for some owners, with live targets only (see `liveIds`). */
 function linkPairs(sql: SqlContext, field: MultipleLinkField, { owners, within }: { owners: string[]; within?: RowFilter }): Promise<{ o: string; id: string }[]> {
   const { db, schema, dialect } = sql;
   if (field.linkKind === 'hasMany') {
@@ -137,7 +138,7 @@ function linkPairs(sql: SqlContext, field: MultipleLinkField, { owners, within }
     return qb;
   }
   const { table, ownColumn, targetColumn } = field.join;
-  return db(table).select({ o: ownColumn, id: targetColumn }).whereIn(ownColumn, owners);
+  return db(table).select({ o: ownColumn, id: targetColumn }).whereIn(ownColumn, owners).whereIn(targetColumn, liveIds(sql, field.target));
 }
 
 /**
