@@ -15,7 +15,7 @@ import { samplesOf } from './samples';
 const GUIDE = path.join(ROOT, 'docs/guide/embedding.md');
 
 /** Sent by the browser itself: a script cannot set them, so they are never allowed. */
-const SENT_BY_THE_BROWSER = ['cookie', 'content-length', 'transfer-encoding'];
+const SENT_BY_THE_BROWSER = ['cookie', 'content-length', 'transfer-encoding', 'host'];
 /** Read for the body parsers (express.json checks it), not by a `req.get`. */
 const READ_BY_PARSERS = ['content-type'];
 /** Readable by scripts without being exposed (CORS-safelisted response headers). */

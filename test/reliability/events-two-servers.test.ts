@@ -75,7 +75,9 @@ describePg('events with two server processes on one PostgreSQL database', () => 
     const started = await call(servers[1], 'POST', '/api/startEntityListening', { entityName: 'Product', entityId: id });
     expect(started.status).toBe(200);
     const endpoint = `${servers[1].url}/${started.body.endpoint as string}`;
+    // The record's changes and last modification made long ago: a write now moves the timestamp.
     await sql('record_change').where({ record_id: id }).update({ created_at: '2020-01-02 03:04:05' });
+    await sql('product').where({ id }).update({ modified_at: '2020-01-02 03:04:05' });
     const before = await fetch(endpoint);
     expect(before.status).toBe(200);
     expect(await before.json()).toEqual({ timestamp: Date.UTC(2020, 0, 2, 3, 4, 5) / 1000 });
