@@ -1,11 +1,8 @@
-import type { Knex } from 'knex';
 import type { EntityModel, MultipleLinkField } from '../definition/model';
 import { asList, coerceScalar, invalidQuery } from './where-values';
-import { col, rawCol, type Apply, type WhereContext } from './where-types';
+import { rawCol, type Apply, type WhereContext } from './where-types';
 
 /** The link operators of `where`: on link fields (`linkOp`) and on multiple-link attributes (`jsonLinkOp`). */
-
-type Builder = Knex.QueryBuilder;
 
 /** SQL selecting the ids of this entity's records linked (to any of `ids`, when given). */
 function linkSubquery(ctx: WhereContext, field: MultipleLinkField, ids: unknown[] | null): string {
@@ -36,6 +33,32 @@ function linkTerms(kind: LinkOperator, { qb, field, item }: Pick<Parameters<Appl
   return undefined;
 }
 
+/**
+ * `column in (subquery)` (or `not in`) as SQL: PostgreSQL turns each such condition into a join of
+ * the query, and plans many of them in time that grows steeply (80 in one `where`: over a second;
+ * 160: twelve). With `linksAsFilters` the test is wrapped (`is true`: the same rows, as a NULL
+ * keeps no row either way), which keeps it out of the joins: each subquery then runs once, as a
+ * hashed set its rows are looked up in.
+ */
+function inSubquery(ctx: WhereContext, { column, negate, sub }: { column: string; negate: boolean; sub: string }): string {
+  const test = `${column} ${negate ? 'not in' : 'in'} (${sub})`;
+  return ctx.linksAsFilters ? `(${test}) is true` : test;
+}
+
+/** How many conditions of a `where` (its groups' included) use a link operator. */
+export function countLinkConditions(items: readonly unknown[]): number {
+  let count = 0;
+  const visit = (item: unknown) => {
+    if (typeof item !== 'object' || item === null) return;
+    const { type, value } = item as { type?: unknown; value?: unknown };
+    if (typeof type !== 'string') return;
+    if (LINK_OPERATORS.has(type)) count += 1;
+    else if (type === 'and' || type === 'or' || type === 'not') [value].flat().forEach(visit);
+  };
+  items.forEach(visit);
+  return count;
+}
+
 export function linkOp(kind: LinkOperator): Apply {
   return ({ qb, field, item, ctx }) => {
     if (field.type !== 'link' && field.type !== 'linkMultiple') {
@@ -47,18 +70,15 @@ export function linkOp(kind: LinkOperator): Apply {
     if (field.linkKind === 'belongsTo') {
       // Linked means: pointing at a live record (a soft-deleted target is no link, as for the
       // other link kinds).
-      const c = col(ctx, field);
+      const c = rawCol(ctx, field);
       const target = ctx.schema.entity(field.target) as EntityModel;
-      const liveTargets = (sub: Builder) => {
-        sub.select('t.id').from({ t: target.table }).where('t.deleted', ctx.dialect.toDb('bool', false) as never);
-        if (ids) sub.whereIn('t.id', ids as string[]);
-      };
-      if (!negate) qb.whereIn(c, liveTargets);
-      else qb.where((w) => w.whereNull(c).orWhereNotIn(c, liveTargets));
+      const sub = `select t.id from "${target.table}" t where t.deleted = ${ctx.dialect.bool(false)}${ids ? ` and t.id in (${ids.map(() => '?').join(', ')})` : ''}`;
+      const test = inSubquery(ctx, { column: c, negate, sub });
+      qb.whereRaw(negate ? `(${c} is null or ${test})` : test, (ids ?? []) as string[]);
       return;
     }
     const sub = linkSubquery(ctx, field, ids ?? null);
-    qb.whereRaw(`"${ctx.model.table}".id ${negate ? 'not in' : 'in'} (${sub})`, (ids ?? []) as string[]);
+    qb.whereRaw(inSubquery(ctx, { column: `"${ctx.model.table}".id`, negate, sub }), (ids ?? []) as string[]);
   };
 }
 

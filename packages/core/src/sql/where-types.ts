@@ -23,6 +23,11 @@ export interface WhereContext {
    * alias chosen by the server; undefined when the entity type has no such attribute.
    */
   attribute?: (name: unknown, operator: string) => AttributeCondition | undefined;
+  /**
+   * The link operators of the `where` test their subqueries as filters (a hashed subplan each)
+   * instead of letting the planner join them (see `applyWhere`).
+   */
+  linksAsFilters?: boolean;
 }
 
 /** One condition being applied: the query it narrows, the field it reads, the item as received. */

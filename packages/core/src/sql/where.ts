@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { FieldModel } from '../definition/model';
 import { col, rawCol, type Apply, type WhereContext, type WhereItem } from './where-types';
-import { jsonLinkOp, LINK_OPERATORS, linkOp, type LinkOperator } from './where-links';
+import { countLinkConditions, jsonLinkOp, LINK_OPERATORS, linkOp, type LinkOperator } from './where-links';
 import { addDays, formatDateTime, isValidTimeZone, localDate, startOfLocalDay } from '../time';
 import { assertWhereSize } from '../util/where-limits';
 import { MAX_DAYS, WHERE_GROUPS, asList, asNonNegativeInt, coerceScalar, escapeLike, groupItems, invalidQuery, isFilterText, isWhereGroup, likePattern } from './where-values';
@@ -238,7 +238,15 @@ function applyAttributeItem(qb: Builder, w: WhereItem, ctx: WhereContext): void 
 }
 
 /** Applies a list of where items (ANDed) to a query of the context's entity. */
+/**
+ * Link conditions a `where` may hold before their subqueries are tested as filters rather than
+ * joined (`linksAsFilters`): a few keep the plans that start from the link's rows; many would take
+ * PostgreSQL seconds to plan.
+ */
+const JOINED_LINK_CONDITIONS = 8;
+
 export function applyWhere(qb: Builder, items: readonly unknown[], ctx: WhereContext): void {
   assertWhereSize(items);
-  for (const item of items) applyItem(qb, item, ctx);
+  const compiled = countLinkConditions(items) > JOINED_LINK_CONDITIONS ? { ...ctx, linksAsFilters: true } : ctx;
+  for (const item of items) applyItem(qb, item, compiled);
 }
