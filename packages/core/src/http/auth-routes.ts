@@ -41,11 +41,14 @@ function basicCredentials(req: Request): Credentials | undefined {
 /** The longest token time a header may ask for: 100 years (a time past it is no longer a time in milliseconds the database keeps). */
 const MAX_TOKEN_HOURS = 876_000;
 
+/** A decimal number as JSON writes one, without its sign (`Number` also reads `0x10`, `0b1`, `Infinity`). */
+const DECIMAL = /^(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
+
 function hours(req: Request, name: string): number | undefined {
   const value = req.get(name);
   if (value === undefined) return undefined;
   const n = Number(value);
-  if (value.trim() === '' || !Number.isFinite(n) || n < 0 || n > MAX_TOKEN_HOURS) {
+  if (!DECIMAL.test(value.trim()) || !Number.isFinite(n) || n < 0 || n > MAX_TOKEN_HOURS) {
     throw new ApiError('CORE_VALIDATION_FAILED', `${name} must be a number of hours from 0 to ${MAX_TOKEN_HOURS} (0 = no limit)`, {
       details: { issues: [{ path: [name], code: 'invalid_type', message: `${name} must be a number from 0 to ${MAX_TOKEN_HOURS}` }] },
     });

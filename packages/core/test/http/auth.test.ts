@@ -140,7 +140,7 @@ describe.each(TEST_DBS)('authentication on %s', (kind) => {
           const token = (await login(path, { [header]: value }).expect(200)).body.authorizationToken;
           if (Number(value) >= 1) await http().get('/api/Brand').set('Authorization-Token', token).expect(200);
         }
-        for (const value of ['876001', '1e15', '1e308', '99999999999999999']) {
+        for (const value of ['876001', '1e15', '1e308', '99999999999999999', '0x10', '0b11', '0o7', 'Infinity', '-1', '+2', '1,5', '']) {
           expect((await login(path, { [header]: value }).expect(400)).body.error.code).toBe('CORE_VALIDATION_FAILED');
         }
       }
