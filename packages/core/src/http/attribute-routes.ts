@@ -1,6 +1,6 @@
 import type { Request, Router } from 'express';
 import type { AttributeEndpoints } from '../attributes/endpoints';
-import { parseQueryString } from './list-params';
+import { queryOf } from './list-params';
 import { preconditionsOf, repositoryFor, type RepositoryLookup } from './record-routes';
 import { requestContext } from './request-context';
 import { toHandler } from './to-handler';
@@ -9,7 +9,7 @@ import { toHandler } from './to-handler';
 function deleteBody(req: Request): unknown {
   const body = req.body as Record<string, unknown> | undefined;
   if (body && typeof body === 'object' && 'attributeIds' in body) return body;
-  const ids = parseQueryString(req.originalUrl).attributeIds;
+  const ids = queryOf(req).attributeIds;
   if (typeof ids === 'string') return { attributeIds: ids.split(',').filter(Boolean) };
   if (Array.isArray(ids)) return { attributeIds: ids };
   return body;

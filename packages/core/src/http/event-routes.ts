@@ -9,7 +9,7 @@ import { ApiError, assertKnownKeys, objectBody } from '../errors';
 import type { Generation } from '../generations';
 import { requestSession, requestToken } from './auth-routes';
 import { hashToken } from '../auth/auth-service';
-import { parseQueryString } from './list-params';
+import { queryOf } from './list-params';
 import { repositoryFor, type RepositoryLookup } from './record-routes';
 import { requestContext } from './request-context';
 import { toHandler } from './to-handler';
@@ -48,7 +48,7 @@ function lastEventId(req: Request, query: Record<string, unknown>): number | und
 /** `GET /events`: server-sent events of the changes the caller may see (CONTRACT §16). */
 function eventStream(parts: EventRouteParts) {
   return toHandler(async (req: Request, res: Response) => {
-    const query = parseQueryString(req.originalUrl);
+    const query = queryOf(req);
     const ctx = requestContext(req);
     const { user } = ctx;
     const entities = listParam(query.entityName, 'entityName');
@@ -100,7 +100,7 @@ export function mountEventRoutes(router: Router, parts: EventRouteParts, generat
   router.get(
     '/entityStream',
     toHandler(async (req, res) => {
-      const { entityName, id, offset, maxSize } = parseQueryString(req.originalUrl);
+      const { entityName, id, offset, maxSize } = queryOf(req);
       // Both are query parameters: one code for either missing.
       if (typeof entityName !== 'string' || entityName === '') throw new ApiError('CORE_INVALID_QUERY', 'entityName is required');
       if (typeof id !== 'string' || id === '') throw new ApiError('CORE_INVALID_QUERY', 'id is required');
@@ -111,7 +111,7 @@ export function mountEventRoutes(router: Router, parts: EventRouteParts, generat
     router.get(
       '/:entity/:id/stream',
       toHandler(async (req, res) => {
-        const { offset, maxSize } = parseQueryString(req.originalUrl);
+        const { offset, maxSize } = queryOf(req);
         res.json(await recordStream(repositoryFor(lookup, req.params.entity), requestContext(req), { id: req.params.id as string, offset, maxSize }));
       }),
     );

@@ -3,7 +3,7 @@ import { forbidden } from '../auth/access-control';
 import { mayReadJobResult } from '../core-hooks';
 import { ApiError } from '../errors';
 import { resultPage } from '../jobs/job-result';
-import { parseListParams, parseQueryString } from './list-params';
+import { parseListParams, queryOf } from './list-params';
 import type { RepositoryLookup } from './record-routes';
 import { requestContext } from './request-context';
 import { toHandler } from './to-handler';
@@ -21,7 +21,7 @@ export function mountJobRoutes(router: Router, { lookup, maxListSize }: { lookup
     toHandler(async (req, res) => {
       const repository = lookup('Job');
       if (!repository) throw new ApiError('CORE_NOT_FOUND', "Unknown entity type 'Job'");
-      const params = parseListParams(parseQueryString(req.originalUrl));
+      const params = parseListParams(queryOf(req));
       const select = params.select ?? repository.model.fields.filter((f) => !f.def.writeOnly && !HEAVY.has(f.name)).map((f) => f.name);
       res.json(await repository.find(requestContext(req), { ...params, select }));
     }),
@@ -31,7 +31,7 @@ export function mountJobRoutes(router: Router, { lookup, maxListSize }: { lookup
     toHandler(async (req, res) => {
       const repository = lookup('Job');
       if (!repository) throw new ApiError('CORE_NOT_FOUND', "Unknown entity type 'Job'");
-      const query = parseQueryString(req.originalUrl);
+      const query = queryOf(req);
       const { offset = 0, maxSize = 200 } = parseListParams({ offset: query.offset, maxSize: query.maxSize });
       if (maxSize > maxListSize) throw new ApiError('CORE_INVALID_QUERY', `maxSize must not exceed ${maxListSize}`);
       const statuses = typeof query.status === 'string' ? query.status.split(',').map((s) => s.trim()).filter(Boolean) : [];

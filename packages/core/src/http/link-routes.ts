@@ -1,6 +1,6 @@
 import type { Request, Router } from 'express';
 import { assertKnownKeys, validationFailed, withIssues } from '../errors';
-import { parseQueryString } from './list-params';
+import { queryOf } from './list-params';
 import { preconditionsOf, repositoryFor, type RepositoryLookup } from './record-routes';
 import { requestContext } from './request-context';
 import { toHandler } from './to-handler';
@@ -12,7 +12,7 @@ import { toHandler } from './to-handler';
 function linkIds(req: Request, { query }: { query: boolean }): { ids: unknown[]; single?: true } {
   const body = req.body as unknown;
   if (query && (body === undefined || (typeof body === 'object' && body !== null && Object.keys(body).length === 0))) {
-    const id = parseQueryString(req.originalUrl).id;
+    const id = queryOf(req).id;
     if (typeof id === 'string') return { ids: id.split(',').filter(Boolean) };
     if (Array.isArray(id)) return { ids: id };
   }

@@ -76,6 +76,20 @@ export function assertReadableQuery(url: string): void {
  * Parses a raw query string with bracket notation (`where[0][type]=equals`), which Express 5's
  * default parser does not read.
  */
+/** Each request's query string, parsed once (`queryOf`). */
+const parsedQueries = new WeakMap<object, Record<string, unknown>>();
+
+/**
+ * A request's query string as `parseQueryString` reads it, parsed once per request: the router
+ * parses it before any route (so that every route refuses a bad one), and the routes and the
+ * plugins' `onRequest` hooks read that parse. Read it, never change it.
+ */
+export function queryOf(req: { originalUrl: string }): Record<string, unknown> {
+  let query = parsedQueries.get(req);
+  if (!query) parsedQueries.set(req, (query = parseQueryString(req.originalUrl)));
+  return query;
+}
+
 export function parseQueryString(url: string): Record<string, unknown> {
   const at = url.indexOf('?');
   if (at < 0) return {};

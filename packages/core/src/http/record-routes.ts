@@ -4,7 +4,7 @@ import { ApiError, assertKnownKeys, assertStringList, objectBody } from '../erro
 import type { Generation } from '../generations';
 import type { Repository } from '../records/repository';
 import { etagOf, matchesVersion, preconditionFailed, versionOf } from '../records/version';
-import { parseListParams, parseQueryString } from './list-params';
+import { parseListParams, queryOf } from './list-params';
 import { idempotent } from './idempotency';
 import { requestContext } from './request-context';
 import { toHandler } from './to-handler';
@@ -126,7 +126,7 @@ export function mountRecordRoutes(router: Router, lookup: RepositoryLookup, gene
   router.get(
     '/entityRelation',
     toHandler(async (req, res) => {
-      const query = parseQueryString(req.originalUrl);
+      const query = queryOf(req);
       const { entityName, id, link } = query;
       for (const [name, value] of Object.entries({ entityName, id, link })) {
         if (typeof value !== 'string' || value === '') throw new ApiError('CORE_INVALID_QUERY', `${name} is required`);
@@ -139,14 +139,14 @@ export function mountRecordRoutes(router: Router, lookup: RepositoryLookup, gene
     '/:entity',
     toHandler(async (req, res) => {
       const repository = repositoryFor(lookup, req.params.entity);
-      res.json(await repository.find(requestContext(req), parseListParams(parseQueryString(req.originalUrl))));
+      res.json(await repository.find(requestContext(req), parseListParams(queryOf(req))));
     }),
   );
   router.get(
     '/:entity/:id',
     toHandler(async (req, res) => {
       const repository = repositoryFor(lookup, req.params.entity);
-      const { select } = parseListParams(parseQueryString(req.originalUrl));
+      const { select } = parseListParams(queryOf(req));
       const record = await repository.get(requestContext(req), req.params.id as string, { select });
       if (!answeredByPreconditions(req, res, { record, entity: repository.model.name })) sendRecord(res, record);
     }),
@@ -156,7 +156,7 @@ export function mountRecordRoutes(router: Router, lookup: RepositoryLookup, gene
       '/:entity/:id/:link',
       toHandler(async (req, res) => {
         const repository = repositoryFor(lookup, req.params.entity);
-        const params = parseListParams(parseQueryString(req.originalUrl));
+        const params = parseListParams(queryOf(req));
         res.json(await repository.findLinked(requestContext(req), { id: req.params.id as string, link: req.params.link as string }, params));
       }),
     );

@@ -3,7 +3,7 @@ import type { Request, RequestHandler } from 'express';
 import { ApiError } from '../errors';
 import type { RequestEvent, RequestHook } from '../hooks';
 import type { Languages } from '../languages';
-import { parseQueryString } from './list-params';
+import { queryOf } from './list-params';
 import { requestContext } from './request-context';
 import { toHandler } from './to-handler';
 
@@ -33,7 +33,6 @@ function language(req: Request, languages: Languages): string | undefined {
 }
 
 function requestEvent(req: Request, generation: GenerationName): RequestEvent {
-  let query: Record<string, unknown> | undefined;
   return {
     ctx: requestContext(req),
     generation,
@@ -41,7 +40,7 @@ function requestEvent(req: Request, generation: GenerationName): RequestEvent {
     path: req.path,
     header: (name) => req.get(name),
     get query() {
-      return (query ??= parseQueryString(req.originalUrl));
+      return queryOf(req);
     },
   };
 }

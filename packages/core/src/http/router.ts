@@ -24,7 +24,7 @@ import type { AttributeEndpoints } from '../attributes/endpoints';
 import { toHandler } from './to-handler';
 import { series } from './series';
 import { dispatchByFirstSegment } from './first-segment';
-import { parseQueryString } from './list-params';
+import { queryOf } from './list-params';
 import type { Traffic } from './traffic';
 import { ConcurrencyLimit } from '../util/concurrency-limit';
 import type { IdempotencyKeys } from '../idempotency/idempotency-keys';
@@ -111,11 +111,11 @@ function generationRouter(generation: Generation, { parts, largeBodies }: { part
  * parameters and drops the others without a word, and reads escapes that are not UTF-8 as the
  * literal text. It is read before any route, so that every route, plugins' and public ones
  * included, refuses such a query string (or one nested too deep) before it does anything, whether
- * it reads a parameter or not; `req.query` is what the record routes read (bracket form, the same
- * limits).
+ * it reads a parameter or not. `req.query` is that parse, which the routes read too (`queryOf`:
+ * bracket form, the same limits, parsed once per request).
  */
 const wholeQuery: RequestHandler = (req, _res, next) => {
-  const query = parseQueryString(req.originalUrl);
+  const query = queryOf(req);
   Object.defineProperty(req, 'query', { configurable: true, enumerable: true, get: () => query });
   next();
 };
