@@ -47,6 +47,9 @@ describe.each(TEST_DBS)('idempotency keys on %s', (kind) => {
       expect(again.body).toEqual(first.body);
       expect(again.headers.etag).toBe(first.headers.etag);
       expect(again.headers['content-type']).toBe(first.headers['content-type']);
+      // what a cache keeps of the record's answer too (CONTRACT §16 versions)
+      expect([again.headers.vary, again.headers['cache-control']]).toEqual([first.headers.vary, 'private, no-cache']);
+      expect(first.headers.vary).toContain('Authorization-Token');
       expect(await countWhere('Product', 'name', name)).toBe(1);
       expect((await t.get(`${base}/Product/${first.body.id}`).expect(200)).body.price).toBe(3);
       expect(Number((await table().where({ idem_key: key }).count({ n: '*' }).first())?.n)).toBe(1);
