@@ -176,6 +176,13 @@ export function mountSessionRoutes(router: Router, paths: string[], parts: Sessi
     let session: Session;
     if (credentials) {
       session = await signInWithPassword(parts, req, credentials);
+      // HEAD checks the credentials as GET does but answers no body: a token made then could
+      // never be read, and would only pile up until it expired.
+      if (req.method === 'HEAD') {
+        res.setHeader('Cache-Control', 'no-store');
+        res.type('json').end();
+        return;
+      }
       token = await auth.issueToken(session.user, tokenTimes(req), session.actor);
     } else if (token) {
       session = await auth.authenticate(token);

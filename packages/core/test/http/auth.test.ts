@@ -62,6 +62,16 @@ describe.each(TEST_DBS)('authentication on %s', (kind) => {
     await http().get('/api/Brand').set('Authorization-Token', other).expect(200);
   });
 
+  it.each(SESSION_PATHS)('HEAD %s checks the credentials and makes no token', async (path) => {
+    const count = async () => Number((await t.api.database.knex('auth_token').count({ n: '*' }))[0].n);
+    const before = await count();
+    const res = await http().head(path).auth(ADMIN.userName, ADMIN.password).set('Authorization-Token-Only', 'true').expect(200);
+    expect(res.headers['content-type']).toMatch(/^application\/json/);
+    expect(res.headers['cache-control']).toBe('no-store');
+    await http().head(path).auth(ADMIN.userName, 'wrong').expect(401);
+    expect(await count()).toBe(before);
+  });
+
   it('stores only the SHA-256 of a token', async () => {
     const token = (await login().expect(200)).body.authorizationToken;
     const rows = await t.api.database.knex('auth_token').select('token_hash');
