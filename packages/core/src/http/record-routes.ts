@@ -57,21 +57,12 @@ export function sendRecord(res: Response, record: object): void {
 }
 
 /**
- * The request headers a record's answer depends on besides its URL: the caller (field rights, the
- * `own` rule) and the headers that shape it. One version has one `ETag` whatever they say, so a
- * cache must keep the answers apart by them, and keep them to the caller.
- */
-const VARY = 'Authorization-Token, Cookie, language, With-Meta, Flatten-Attributes';
-
-/**
- * The headers of an answer that shows (or, with 304, stands for) a record at `version`: its `ETag`,
- * `Vary` added to what the host's middleware set (CORS: `Origin`), and, unless the host chose one,
- * a `Cache-Control` that keeps it out of shared caches and has a client check it again before use.
+ * The headers of an answer that shows (or, with 304, stands for) a record at `version`: its `ETag`
+ * (the `Vary` and `Cache-Control` of every authenticated answer are set before the routes:
+ * `privateAnswers`).
  */
 function versioned(res: Response, version: number): void {
   res.setHeader('ETag', etagOf(version));
-  res.vary(VARY);
-  if (!res.hasHeader('Cache-Control')) res.setHeader('Cache-Control', 'private, no-cache');
 }
 
 /**

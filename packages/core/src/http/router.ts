@@ -29,6 +29,7 @@ import type { Traffic } from './traffic';
 import { ConcurrencyLimit } from '../util/concurrency-limit';
 import type { IdempotencyKeys } from '../idempotency/idempotency-keys';
 import { provideIdempotency } from './idempotency';
+import { privateAnswers } from './private-answers';
 
 export interface RouterParts {
   ready: () => Promise<void>;
@@ -88,7 +89,7 @@ function generationRouter(generation: Generation, { parts, largeBodies }: { part
   router.use(series(setGeneration, refuseForeignBody(parts.rawBodyPaths), jsonBody({ generation, limit: parts.maxBodySize, exempt: parts.rawBodyPaths, largeBodies, identifyLarge })));
   for (const install of parts.publicRoutes) install(router, { generation: generation.name });
   mountSessionRoutes(router, generation.sessionPaths.map((p) => p.path), parts.session);
-  router.use(series(requireToken(parts.auth, parts.resolveUser), requestOptions(parts.request, generation.name), provideIdempotency(parts.idempotency)));
+  router.use(series(requireToken(parts.auth, parts.resolveUser), privateAnswers, requestOptions(parts.request, generation.name), provideIdempotency(parts.idempotency)));
   const metadata = toHandler(async (req, res) => res.json(await parts.metadata(requestContext(req))));
   for (const { path } of generation.metadataPaths) router.get(path, metadata);
   for (const install of parts.routes) install(router, { generation: generation.name });
