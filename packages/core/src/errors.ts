@@ -182,6 +182,15 @@ export function createError(
 export const notFound = (entity: string, id: string): ApiError =>
   new ApiError('CORE_NOT_FOUND', `${entity} '${id}' not found`, { details: { entity, id } });
 
+/**
+ * 409 `CORE_CONFLICT` for a permanent delete of a record that a link of another record, which
+ * may not lose it, still names (`by`: that record's entity type and link field).
+ */
+export const stillLinked = (entity: string, id: string, by: { entity: string; field: string }): ApiError =>
+  new ApiError('CORE_CONFLICT', `${entity} '${id}' cannot be deleted permanently: ${by.entity}.${by.field} of a record (in the bin too) names it; delete that record permanently first`, {
+    details: { entity, id, by },
+  });
+
 export const validationFailed = (message: string, issues: ValidationIssue[]): ApiError =>
   new ApiError('CORE_VALIDATION_FAILED', message, { details: { issues } });
 

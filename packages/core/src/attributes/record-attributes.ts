@@ -63,7 +63,8 @@ export interface RecordAttributes {
   /**
    * Before a permanent delete of `id`: the values of other records it changes (those of an
    * attribute, link values naming a record), which the delete locks, clears and logs with the
-   * links it removes.
+   * links it removes. 409 when an attribute, live or in the bin, carries its values in the
+   * measure `id` (an attribute's measure is fixed once it exists).
    */
   purging(sql: SqlContext<Transaction>, model: EntityModel, id: string): Promise<PurgedValues | undefined>;
   /** A record removed for good takes its own values along. */

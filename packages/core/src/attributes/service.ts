@@ -1,4 +1,5 @@
 import { generationOf } from '../generations';
+import { stillLinked } from '../errors';
 import type { RequestContext } from '../context';
 import type { ApiRecord } from '../declarations';
 import type { EntityModel, SchemaModel } from '../definition/normalize';
@@ -154,7 +155,10 @@ export class AttributeService implements RecordAttributes {
     }
   }
 
-  purging(sql: SqlContext<Transaction>, model: EntityModel, id: string): Promise<PurgedValues | undefined> {
+  async purging(sql: SqlContext<Transaction>, model: EntityModel, id: string): Promise<PurgedValues | undefined> {
+    // The measure of an attribute is fixed once it exists (its values carry units of it): one
+    // that lost it would read its values without their units, and a restore would bring it back so.
+    if (model.name === 'Measure' && (await this.store.measureInUse(sql.db, id))) throw stillLinked(model.name, id, { entity: 'Attribute', field: 'measure' });
     return this.store.purging(sql, model, id);
   }
 

@@ -1,8 +1,10 @@
 import type { RequestContext } from '../context';
 import type { ApiRecord } from '../declarations';
 import { isValidId } from '../definition/validate-record';
-import { ApiError, notFound } from '../errors';
+import type { EntityModel } from '../definition/model';
+import { ApiError, notFound, stillLinked } from '../errors';
 import { insertChanges } from '../sql/change-store';
+import { requiredLinkTo } from '../sql/link-store';
 import { findAnyRow, isLive, modifiedColumns, purgeRow, softDeleteRow } from '../sql/record-store';
 import { sqlContext, type SqlContext } from '../sql/sql-context';
 import { inTransactionAgain } from '../sql/transaction';
@@ -47,6 +49,17 @@ async function mayDelete(repo: Repository, ctx: RequestContext, record: ApiRecor
 }
 
 /**
+ * A permanent delete never leaves a record without a value it must have: while a required link
+ * of another record (a unit's measure, an option's list), live or in the bin, names the record,
+ * it is 409 and nothing changes. Those records are deleted permanently first (or, where the link
+ * may change, linked elsewhere).
+ */
+async function assertNotRequired(sql: SqlContext, model: EntityModel, id: string): Promise<void> {
+  const held = await requiredLinkTo(sql, model, id);
+  if (held) throw stillLinked(model.name, id, { entity: held.model.name, field: held.field.name });
+}
+
+/**
  * Why a delete found nothing to delete once in its transaction: another request wrote the record
  * meanwhile, so `If-Match` no longer holds (412); or deleted it meanwhile (404, as a delete sent
  * after that one answers; it was logged once, by that request).
@@ -72,6 +85,7 @@ export async function deleteRecord(repo: Repository, ctx: RequestContext, { id, 
   await repo.translated(() =>
     inTransactionAgain(repo.env.database, async (trx) => {
       const sql = sqlContext(repo.env, trx);
+      if (permanently) await assertNotRequired(sql, repo.model, id);
       const values = permanently ? await repo.env.attributes?.purging(sql, repo.model, id) : undefined;
       const purged = permanently ? await purgeRow(sql, repo.model, { id, version, values }) : undefined;
       const done = permanently ? purged !== undefined : await softDeleteRow(sql, repo.model, { id, row: modifiedColumns(rowChange(ctx)), version });

@@ -396,7 +396,12 @@ export class AttributeStore {
     return losses;
   }
 
-  /** Live units by id → their measure. */
+  /** Whether an attribute, live or in the bin, has the measure `measureId`. */
+  async measureInUse(trx: Knex.Transaction, measureId: string): Promise<boolean> {
+    return (await trx(this.attribute.table).first('id').where(this.attribute.field.get('measure')?.column as string, measureId)) !== undefined;
+  }
+
+    /** Live units by id → their measure. */
   async unitMeasures(trx: Knex.Transaction, unitIds: readonly string[]): Promise<Map<string, string>> {
     if (unitIds.length === 0) return new Map();
     const measure = this.unit.field.get('measure')?.column as string;

@@ -245,6 +245,30 @@ function linksTo(sql: SqlContext, model: EntityModel): Map<EntityModel, LinkTo[]
   return found;
 }
 
+/** A required single link of another record that names a record a permanent delete would remove. */
+export interface RequiredLink {
+  model: EntityModel;
+  field: SingleLinkField;
+}
+
+/**
+ * The first required single link (a unit's measure, an option's list) by which a record, live or
+ * in the bin, other than `id` itself, names `id` of `model`: a permanent delete would leave that
+ * record without a value it must have (and one in the bin would be restored so). One statement
+ * per such field, until one names it.
+ */
+export async function requiredLinkTo(sql: SqlContext, model: EntityModel, id: string): Promise<RequiredLink | undefined> {
+  for (const [other, fields] of linksTo(sql, model)) {
+    for (const field of fields) {
+      if (field.type !== 'link' || field.def.required !== true) continue;
+      const qb = sql.db(other.table).first('id').where(field.column, id);
+      if (other === model) qb.andWhereNot('id', id);
+      if (await qb) return { model: other, field };
+    }
+  }
+  return undefined;
+}
+
 /** The owners of a many-to-many link (of `field`'s side) whose list holds `id`. */
 const ownersOf = (sql: SqlContext, field: ManyToManyField, id: string) => sql.db(field.join.table).select(field.join.ownColumn).where(field.join.targetColumn, id);
 
