@@ -27,6 +27,13 @@ interface Assembly {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
+ * Whether `upload`, read under the lock, is still the finished upload `seen` before it (no other
+ * request started it afresh meanwhile: a finished upload's rows change only when one does).
+ */
+const sameFinishedUpload = (upload: UploadRow, seen: UploadRow | undefined): boolean =>
+  seen !== undefined && upload.state === 'done' && upload.fileId === seen.fileId && upload.touchedAt === seen.touchedAt;
+
+/**
  * Chunked uploads: chunks in any order, concurrently, on any process sharing the database and the
  * storage. Each chunk is stored as its own object; the request whose chunk completes the set
  * claims the upload in the database and streams the pieces, in order, into the file.
@@ -60,7 +67,11 @@ export class ChunkService {
     const now = Date.now();
     const description = { uploadId, fileId: input.id, name: input.name, piecesCount: input.piecesCount, touchedAt: now };
     const before = await this.store.upload(uploadId);
-    const live = before && !this.expired(before, now) ? before : undefined;
+    // A finished upload whose File has been deleted since (moved to the bin or removed) names no
+    // file any more: its chunks start a new upload, as after the expiry, rather than being
+    // answered with the id of a File no one can read.
+    const orphaned = before?.state === 'done' && !(await this.files.liveRowExists(before.fileId)) ? before : undefined;
+    const live = before && !orphaned && !this.expired(before, now) ? before : undefined;
     if (live) this.assertSameFile(live, input);
     // A file not yet joined whose id another File has (a deleted one too) would fail at its last
     // chunk: say so at once. A File made with that id meanwhile still fails the last chunk.
@@ -80,7 +91,7 @@ export class ChunkService {
     try {
       result = await this.store.locked(uploadId, async (trx, upload) => {
         if (!upload) throw conflict('The upload was removed meanwhile; send the chunk again');
-        if (this.expired(upload, now)) {
+        if (this.expired(upload, now) || sameFinishedUpload(upload, orphaned)) {
           obsolete = await this.store.restart(trx, description);
           upload = { ...upload, ...description, state: 'open', claimedAt: null, finalKey: null };
         }

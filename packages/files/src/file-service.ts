@@ -167,6 +167,12 @@ export class FileService {
     });
   }
 
+  /** Whether a File that is not in the bin has this id. */
+  async liveRowExists(id: string): Promise<boolean> {
+    const row = await this.instance().repository('File').readStored(id, []);
+    return row !== undefined && !row.deleted;
+  }
+
   /** Whether a File row has this id, a soft-deleted one included (its id stays taken). */
   async rowExists(id: string): Promise<boolean> {
     return (await this.instance().repository('File').readStored(id, [])) !== undefined;

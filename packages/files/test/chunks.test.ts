@@ -165,6 +165,33 @@ describe.each(TEST_DBS)('chunked upload on %s', (kind) => {
       expect((await t.get(`${base}/File/${live.id}`).expect(200)).body).toMatchObject({ name: 'taken.txt', fileSize: 5 });
     });
 
+    it('never answers a finished upload whose File was deleted as complete: its chunks start afresh', async () => {
+      const pieces = cut(randomBytes(2000), 1000);
+      // Removed for good: the same chunks make the File again, with the same id.
+      const removed = ids();
+      await chunk('/File', removed, 'again.bin', 2, pieces[0]).expect(200);
+      expect((await chunk('/File', removed, 'again.bin', 2, pieces[1]).expect(200)).body.id).toBe(removed.id);
+      await t.del(`${base}/File/${removed.id}`).set('permanently', 'true').expect(200);
+      expect((await chunk('/File', removed, 'again.bin', 2, pieces[0]).expect(200)).body).toEqual({ chunks: ['0'] });
+      expect((await chunk('/File', removed, 'again.bin', 2, pieces[1]).expect(200)).body).toEqual({ chunks: ['0', '1000'], id: removed.id, name: 'again.bin' });
+      expect((await t.get(`${base}/File/${removed.id}`).expect(200)).body).toMatchObject({ fileSize: 2000, hash: sha256(Buffer.concat(pieces.map((p) => p.bytes))) });
+
+      // In the bin: its id stays taken (409, as for any new upload with that id); another id makes a new File.
+      const binned = ids();
+      await chunk('/File', binned, 'bin.bin', 2, pieces[0]).expect(200);
+      await chunk('/File', binned, 'bin.bin', 2, pieces[1]).expect(200);
+      await t.del(`${base}/File/${binned.id}`).expect(200);
+      const res = await chunk('/File', binned, 'bin.bin', 2, pieces[1]).expect(409);
+      expect(res.body.error).toMatchObject({ code: 'CORE_UNIQUE_VIOLATION', details: { entity: 'File', fields: ['id'] } });
+      const next = { ...binned, id: `${binned.id}n` };
+      expect((await chunk('/File', next, 'bin.bin', 2, pieces[1]).expect(200)).body).toEqual({ chunks: ['1000'] });
+      expect((await chunk('/File', next, 'bin.bin', 2, pieces[0]).expect(200)).body).toEqual({ chunks: ['0', '1000'], id: next.id, name: 'bin.bin' });
+      // The File in the bin is restored whole.
+      await t.post(`${base}/entityRestore`, { entityName: 'File', ids: [binned.id] }).expect(200);
+      const down = await t.get(`${base}/File/${binned.id}/download`).buffer(true).parse(binary).expect(200);
+      expect(Buffer.compare(down.body, Buffer.concat(pieces.map((p) => p.bytes)))).toBe(0);
+    });
+
     it('refuses a last piece that leaves a gap, and chunks past piecesCount', async () => {
       const u = ids();
       await chunk('/File', u, 'gap.bin', 2, { start: 0, bytes: randomBytes(100) }).expect(200);
