@@ -2,15 +2,18 @@ import { definePlugin, systemContext, type ApiRecord, type EntityApi, type Reque
 import { filesOf, type FileService } from '@entity-records/files';
 import { tilePng } from './png';
 
-const BRANDS = ['Acme', 'Nordwerk', 'Bellavia', 'Kinto', 'Oakline', 'Tessera', 'Lumen', 'Fjordhus'];
+// The demo's unique values (brand names, category codes, attribute codes) are none of those the
+// README and the guides create: a newcomer who follows them on the demo database would otherwise
+// meet 409 where they promise 200 (a brand `Acme`, a category `chairs`, an attribute `weight`).
+const BRANDS = ['Arkwood', 'Nordwerk', 'Bellavia', 'Kinto', 'Oakline', 'Tessera', 'Lumen', 'Fjordhus'];
 /** Code, English and German name of each category, and the singular its products are named by. */
 const CATEGORIES: [code: string, name: string, german: string, noun: string, germanNoun: string][] = [
-  ['chairs', 'Chairs', 'Stühle', 'Chair', 'Stuhl'],
-  ['tables', 'Tables', 'Tische', 'Table', 'Tisch'],
-  ['lamps', 'Lamps', 'Lampen', 'Lamp', 'Lampe'],
-  ['shelves', 'Shelves', 'Regale', 'Shelf', 'Regal'],
-  ['sofas', 'Sofas', 'Sofas', 'Sofa', 'Sofa'],
-  ['rugs', 'Rugs', 'Teppiche', 'Rug', 'Teppich'],
+  ['seating', 'Chairs', 'Stühle', 'Chair', 'Stuhl'],
+  ['dining', 'Tables', 'Tische', 'Table', 'Tisch'],
+  ['lighting', 'Lamps', 'Lampen', 'Lamp', 'Lampe'],
+  ['storage', 'Shelves', 'Regale', 'Shelf', 'Regal'],
+  ['lounge', 'Sofas', 'Sofas', 'Sofa', 'Sofa'],
+  ['textiles', 'Rugs', 'Teppiche', 'Rug', 'Teppich'],
 ];
 const COLORS: [name: string, rgb: [number, number, number]][] = [
   ['black', [30, 30, 30]],
@@ -48,9 +51,9 @@ async function ensure(api: EntityApi, entity: string, data: Record<string, unkno
 
 async function seedAttributes(api: EntityApi): Promise<void> {
   const measure = (await api.repository('Measure').find(systemContext(), { where: [{ type: 'equals', attribute: 'code', value: 'weight' }], maxSize: 1, collectionOnly: true })).list?.[0];
-  await ensure(api, 'Attribute', { code: 'weight', name: 'Weight', entityType: 'Product', type: 'float', measureId: measure?.id ?? null });
-  await ensure(api, 'Attribute', { code: 'color', name: 'Colour', entityType: 'Product', type: 'enum', options: COLORS.map(([name]) => name) });
-  await ensure(api, 'Attribute', { code: 'material', name: 'Material', entityType: 'Product', type: 'varchar' });
+  await ensure(api, 'Attribute', { code: 'netWeight', name: 'Net weight', entityType: 'Product', type: 'float', measureId: measure?.id ?? null });
+  await ensure(api, 'Attribute', { code: 'finish', name: 'Finish', entityType: 'Product', type: 'enum', options: COLORS.map(([name]) => name) });
+  await ensure(api, 'Attribute', { code: 'frameMaterial', name: 'Frame material', entityType: 'Product', type: 'varchar' });
 }
 
 async function seedImages(files: FileService, ctx: RequestContext): Promise<string[]> {
@@ -106,9 +109,9 @@ export async function seedDemo(api: EntityApi, files: FileService): Promise<numb
       categoriesIds: [categories[i % categories.length].id],
       statusId: i % 4 === 0 ? status.draft : status.active,
       mainImageId: images[i % images.length],
-      weight: Math.round((1 + (i % 40) * 0.75) * 10) / 10,
-      color: colour[0],
-      material: MATERIALS[i % MATERIALS.length],
+      netWeight: Math.round((1 + (i % 40) * 0.75) * 10) / 10,
+      finish: colour[0],
+      frameMaterial: MATERIALS[i % MATERIALS.length],
     });
   }
   return DEMO_PRODUCTS;

@@ -55,13 +55,13 @@ describe.each(TEST_DBS)('the demo data on %s', (kind) => {
     const login = await request(pim.app).get('/api/userSession').auth('admin', 'demo-seed-password').set('Authorization-Token-Only', 'true').expect(200);
     const token = login.body.authorizationToken as string;
     const list = await request(pim.app)
-      .get('/api/Product?maxSize=5&select=name,brand,categories,mainImage&attributes=weight,color,material')
+      .get('/api/Product?maxSize=5&select=name,brand,categories,mainImage&attributes=netWeight,finish,frameMaterial')
       .set('Authorization-Token', token)
       .set('Flatten-Attributes', 'true')
       .expect(200);
     expect(list.body.total).toBe(DEMO_PRODUCTS);
     const first = list.body.list[0];
-    expect(first).toMatchObject({ name: 'Chair Classic 1', brandName: 'Acme', weight: 1, weightUnitName: 'kg', color: 'black', material: 'oak' });
+    expect(first).toMatchObject({ name: 'Chair Classic 1', brandName: 'Arkwood', netWeight: 1, netWeightUnitName: 'kg', finish: 'black', frameMaterial: 'oak' });
     expect(Object.values(first.categoriesNames)).toEqual(['Chairs']);
     const image = await request(pim.app).get(`/api/File/${first.mainImageId}`).set('Authorization-Token', token).expect(200);
     expect(image.body).toMatchObject({ mimeType: 'image/png', width: 96, height: 96 });
@@ -69,6 +69,17 @@ describe.each(TEST_DBS)('the demo data on %s', (kind) => {
     expect((bytes.body as Buffer).subarray(1, 4).toString()).toBe('PNG');
     const german = await request(pim.app).get(`/api/Product/${first.id}`).set('Authorization-Token', token).set('language', 'de_DE').expect(200);
     expect(german.body.name).toBe('Stuhl Klassik 1');
+    // The README's walk-through creates its own brand, category and attribute beside the demo's.
+    const measure = await request(pim.app).get('/api/Measure?where[0][type]=equals&where[0][attribute]=code&where[0][value]=weight').set('Authorization-Token', token).expect(200);
+    for (const [path, body] of [
+      ['/api/Brand', { name: 'Acme', code: 'ACME' }],
+      ['/api/v1/Category', { name: 'Chairs', code: 'chairs' }],
+      ['/api/Attribute', { code: 'weight', name: 'Weight', entityType: 'Product', type: 'float', measureId: measure.body.list[0].id }],
+      ['/api/Attribute', { code: 'color', entityType: 'Product', type: 'enum', options: ['red'] }],
+      ['/api/Attribute', { code: 'material', entityType: 'Product', type: 'varchar' }],
+    ] as const) {
+      await request(pim.app).post(path).set('Authorization-Token', token).send(body).expect(200);
+    }
     await pim.api.close();
     started.pop();
     // A second start leaves the data as it is.
