@@ -66,6 +66,9 @@ export function planFlattenedBody(split: FlattenedBody, body: Record<string, unk
   for (const key of split.keys) {
     const hit = found.map((a) => ({ a, part: keyPart(key, a, languages) })).find((x) => x.part !== undefined);
     if (!hit?.part) split.data[key] = body[key];
+    // A single link named twice (`maker` and `makerId`) is refused, as for link fields: which one
+    // won would depend on the order of the keys.
+    else if (hit.part === 'value' && hit.a.type === 'link' && `${key}Id` in body) plan.issue([key], 'invalid_link_object', `send either ${key} or ${key}Id, not both`);
     else planKey(plan, { attribute: hit.a, part: hit.part, key, value: body[key] }, generation);
   }
   const byName = (name: string, byCode: boolean) => found.find((a) => a.id === name || (byCode && a.code === name));
