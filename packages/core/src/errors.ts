@@ -140,6 +140,16 @@ function answeredDetails(details: Record<string, unknown> = {}): Record<string, 
 }
 
 /**
+ * The messages of some issues as one message: the first MAX_NAMED_KEYS of them, then how many
+ * more (`details.issues` lists them, up to MAX_ISSUES). A body of thousands of bad items (unknown
+ * attribute ids) gets a short answer, and an upsert item a short `message`.
+ */
+export function joinedMessages(issues: readonly ValidationIssue[]): string {
+  const named = issues.slice(0, MAX_NAMED_KEYS).map((i) => i.message);
+  return issues.length > MAX_NAMED_KEYS ? `${named.join('; ')}; and ${issues.length - MAX_NAMED_KEYS} more` : named.join('; ');
+}
+
+/**
  * 400 `CORE_UNKNOWN_FIELD` naming every unknown key of a body, one issue each: `noun` is what the
  * keys should be ("field"), `where` whose ("for Product", "in an upsert item").
  */

@@ -1,5 +1,5 @@
 import type { EntityModel, LinkEnd, SchemaModel } from '../definition/model';
-import { ApiError, validationFailed } from '../errors';
+import { ApiError, joinedMessages, validationFailed } from '../errors';
 import type { AttributeStore, ValueWrite } from '../sql/attribute-store';
 import type { Transaction } from '../sql/database';
 import type { Dialect } from '../sql/dialects/dialect';
@@ -66,7 +66,7 @@ async function assertTargets(ac: ApplyContext, plan: WritePlan): Promise<void> {
   const issues = units
     .filter((change) => measures.get(change.unitId) !== change.attribute.measureId)
     .map((change) => ({ path: change.unitPath ?? change.path, code: 'invalid_unit', message: `unit '${change.unitId}' is not a unit of the attribute's measure` }));
-  if (issues.length) throw validationFailed(`Invalid units: ${issues.map((i) => i.message).join('; ')}`, issues);
+  if (issues.length) throw validationFailed(`Invalid units: ${joinedMessages(issues)}`, issues);
 }
 
 /** Read-only attributes keep their values; protected ones stay on the record. */

@@ -4,7 +4,7 @@ import type { RequestContext } from '../context';
 import type { ApiRecord } from '../declarations';
 import type { EntityModel, SchemaModel } from '../definition/normalize';
 import { isDerivedKey } from '../definition/validate-record';
-import { validationFailed, type ValidationIssue } from '../errors';
+import { joinedMessages, validationFailed, type ValidationIssue } from '../errors';
 import type { HookRegistry } from '../hooks';
 import { checkClashes, type AttributeLookup } from './attribute-clashes';
 import { languageSuffix, MULTILANG_TYPES } from './attribute-def';
@@ -130,7 +130,7 @@ export function checkAttribute({ schema, languages }: AttributeRules, { ctx, dat
   const keyed = !existing || (c.sent('code') && (data.code ?? null) !== (existing.code ?? null));
   checkCode(c, owner, { required: generationOf(ctx).attributes.codeRequired && keyed, keyed, languages });
   checkTypeOptions(c, schema);
-  if (c.issues.length) throw validationFailed(`Invalid Attribute: ${c.issues.map((i) => i.message).join('; ')}`, c.issues);
+  if (c.issues.length) throw validationFailed(`Invalid Attribute: ${joinedMessages(c.issues)}`, c.issues);
 }
 
 /** The checks of Attribute writes, as record hooks: each write on its own, then against the other attributes of its entity type. */

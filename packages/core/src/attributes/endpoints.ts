@@ -1,7 +1,7 @@
 import { generationOf } from '../generations';
 import type { RequestContext } from '../context';
 import type { FieldModel } from '../definition/normalize';
-import { ApiError, assertKnownKeys, assertStringList, objectBody, validationFailed } from '../errors';
+import { ApiError, assertKnownKeys, assertStringList, joinedMessages, objectBody, validationFailed } from '../errors';
 import type { Repository } from '../records/repository';
 import { attributeKey, hasUnit, isMultilang, type AttributeDef } from './attribute-def';
 import { groupValues, simpleItem } from './present';
@@ -55,7 +55,7 @@ export class AttributeEndpoints {
       .map((name, i) => ({ name, i, a: found.find((a) => a.id === name || (byCode && a.code === name)) }))
       .filter((x) => !x.a)
       .map((x) => ({ path: pathOf(x.i), code: 'unknown_attribute', message: `'${x.name}' is not an attribute of ${repo.model.name}` }));
-    if (issues.length) throw validationFailed(`Unknown attributes: ${issues.map((i) => i.message).join('; ')}`, issues);
+    if (issues.length) throw validationFailed(`Unknown attributes: ${joinedMessages(issues)}`, issues);
     return names.map((name) => found.find((a) => a.id === name || (byCode && a.code === name)) as AttributeDef);
   }
 

@@ -1,5 +1,5 @@
 import type { Generation } from '../generations';
-import { validationFailed, type ValidationIssue } from '../errors';
+import { joinedMessages, validationFailed, type ValidationIssue } from '../errors';
 import { hasUnit, isLinkType, isMultilang, type AttributeDef } from './attribute-def';
 import { checkValue, isEmptyValue, valueIssue } from './values';
 
@@ -75,7 +75,7 @@ export class WritePlan {
     for (const [id, a] of this.remove) {
       if (this.changes.has(id) || this.assign.has(id)) this.issue(['__attributesToRemove'], 'conflict', `attribute '${a.code ?? a.id}' is both set and removed`);
     }
-    if (this.issues.length) throw validationFailed(`Invalid attribute values: ${this.issues.map((i) => i.message).join('; ')}`, this.issues);
+    if (this.issues.length) throw validationFailed(`Invalid attribute values: ${joinedMessages(this.issues)}`, this.issues);
   }
 }
 
