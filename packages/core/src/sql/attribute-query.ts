@@ -12,6 +12,11 @@ const SORTABLE = new Set(['varchar', 'text', 'int', 'float', 'bool', 'date', 'da
 
 /** Operators a multiple link does not take (as for a `linkMultiple` field): it is linked or not. */
 const NOT_FOR_LINK_MULTIPLE = new Set(['isNull', 'isNotNull']);
+/**
+ * The operators a multiple link takes: its values are stored as a list (as a `multiEnum`'s), but
+ * the refusal of another operator names the attribute's own type.
+ */
+const FOR_LINK_MULTIPLE = new Set(['linkedWith', 'notLinkedWith', 'isLinked', 'isNotLinked', 'arrayAnyOf', 'arrayNoneOf']);
 
 const isTrue = (v: unknown) => v === true || v === 'true' || v === '1';
 
@@ -93,6 +98,7 @@ export async function buildListQuery(source: AttributeSource, model: EntityModel
     if (!a || !joined.includes(a)) return undefined;
     if (a.type !== 'linkMultiple') return { field: valueField(a), table: alias(a), operator };
     if (NOT_FOR_LINK_MULTIPLE.has(operator)) throw invalidQuery(`Operator '${operator}' does not apply to attribute '${name}' (linkMultiple): use isLinked or isNotLinked`, { attribute: name });
+    if (!FOR_LINK_MULTIPLE.has(operator)) throw invalidQuery(`Operator '${operator}' does not apply to attribute '${name}' (linkMultiple)`, { attribute: name });
     return { field: valueField(a), table: alias(a), operator, linkTarget: a.linkEntity ?? '' };
   };
   return {
