@@ -205,6 +205,27 @@ describe.each(TEST_DBS)('URL uploads on %s', (kind) => {
       expect(listFiles(allowing.storageDir)).toEqual(before.stored);
     });
 
+    it('never fetches for a body the create refuses: unknown or mistyped fields, no name, a malformed or taken id', async () => {
+      const taken = (await allowing.post(`${base}/File`, { name: 'taken.txt', fileContents: 'data:text/plain;base64,YQ==' }).expect(200)).body.id;
+      const url = `http://127.0.0.1:${server.port}/file.txt`;
+      const before = { hits: server.hits.length, files: (await allowing.get(`${base}/File?totalOnly=true`).expect(200)).body.total, stored: listFiles(allowing.storageDir) };
+      const cases: [Record<string, unknown>, number, string][] = [
+        [{ name: 'a.txt', url, colour: 'red' }, 400, 'CORE_UNKNOWN_FIELD'],
+        [{ name: 5, url }, 400, 'CORE_VALIDATION_FAILED'],
+        [{ url }, 400, 'CORE_VALIDATION_FAILED'],
+        [{ name: null, url }, 400, 'CORE_VALIDATION_FAILED'],
+        [{ id: 'not valid!', name: 'a.txt', url }, 400, 'CORE_INVALID_ID'],
+        [{ id: taken, name: 'a.txt', url }, 409, 'CORE_UNIQUE_VIOLATION'],
+      ];
+      for (const [body, status, code] of cases) {
+        const res = await allowing.post(`${base}/File`, body);
+        expect({ body, status: res.status, code: res.body.error?.code }).toEqual({ body, status, code });
+      }
+      expect(server.hits.length).toBe(before.hits);
+      expect((await allowing.get(`${base}/File?totalOnly=true`).expect(200)).body.total).toBe(before.files);
+      expect(listFiles(allowing.storageDir)).toEqual(before.stored);
+    });
+
     it('answers errors of the remote server', async () => {
       const missing = await upload(allowing, `http://127.0.0.1:${server.port}/missing`).expect(400);
       expect(missing.body.error).toMatchObject({ code: 'FILES_URL_FETCH_FAILED', details: { status: 404 } });

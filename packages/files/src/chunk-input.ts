@@ -23,15 +23,21 @@ function wholeNumber(value: unknown, path: string, min: number): number {
   return value;
 }
 
+/**
+ * A File id a client chose: 1 to 64 characters of `A-Z a-z 0-9 _ -`, else 400 `CORE_INVALID_ID`,
+ * as a create of any record with such an id (another type, `''`, included) answers.
+ */
+export function assertClientId(id: unknown): asserts id is string {
+  if (typeof id === 'string' && /^[A-Za-z0-9_-]{1,64}$/.test(id)) return;
+  const message = 'id must be 1 to 64 characters of A-Z, a-z, 0-9, _ and -';
+  throw new ApiError('CORE_INVALID_ID', message, { details: { id, issues: [{ path: ['id'], code: 'invalid_format', message }] } });
+}
+
 /** Checks a chunk body: `id`, `name`, `fileUniqueHash`, `start`, `piecesCount` and a base64 `piece`. */
 export function parseChunk(body: Record<string, unknown>, maxPieces: number): ChunkInput {
   const { id, name, fileUniqueHash } = body;
-  if (typeof id !== 'string') throw issue('id', 'id is required for chunks: 1 to 64 characters of A-Z, a-z, 0-9, _ and -, the same for every chunk of a file');
-  if (!/^[A-Za-z0-9_-]{1,64}$/.test(id)) {
-    // As a create with such an id (the base64 and URL methods, every record): CORE_INVALID_ID.
-    const message = 'id must be 1 to 64 characters of A-Z, a-z, 0-9, _ and -';
-    throw new ApiError('CORE_INVALID_ID', message, { details: { id, issues: [{ path: ['id'], code: 'invalid_format', message }] } });
-  }
+  if (id === undefined || id === null) throw issue('id', 'id is required for chunks: 1 to 64 characters of A-Z, a-z, 0-9, _ and -, the same for every chunk of a file');
+  assertClientId(id);
   if (typeof name !== 'string' || name === '') throw issue('name', 'name is required');
   assertFileName(name);
   if (typeof fileUniqueHash !== 'string' || fileUniqueHash === '' || fileUniqueHash.length > 255) throw issue('fileUniqueHash', 'fileUniqueHash must be a string of 1 to 255 characters');

@@ -1,12 +1,12 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
-import { ApiError, type ApiRecord, type RequestContext } from '@entity-records/core';
+import type { ApiRecord, RequestContext } from '@entity-records/core';
 import { newContentKey, readStored, tooLarge, writeContent } from './content';
 import { conflict, contiguous, offsets, overlaps, relation, sha256Of, type Piece } from './chunk-pieces';
 import { ChunkStore, type ChunkRow, type UploadRow } from './chunk-store';
 import type { ChunkInput } from './chunk-input';
 import { mimeTypeOf } from './file-name';
-import type { FileService } from './file-service';
+import { idTaken, type FileService } from './file-service';
 
 export interface ChunkAnswer {
   chunks: string[];
@@ -14,8 +14,6 @@ export interface ChunkAnswer {
   name?: string;
 }
 
-/** As the File's creation would answer at the last chunk. */
-const idTaken = () => new ApiError('CORE_UNIQUE_VIOLATION', 'File with the same id already exists', { details: { entity: 'File', fields: ['id'] } });
 
 /** An upload this request claimed: its chunks join into the file under `finalKey`. */
 interface Assembly {

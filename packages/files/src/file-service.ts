@@ -19,6 +19,9 @@ export interface FileContent {
 /** Contents just written, before images among them are measured. */
 export type WrittenContent = Omit<StoredContent, 'width' | 'height'>;
 
+/** As the File's creation answers an id that another File has (one in the bin included). */
+export const idTaken = () => new ApiError('CORE_UNIQUE_VIOLATION', 'File with the same id already exists', { details: { entity: 'File', fields: ['id'] } });
+
 /** Keys of a File record that only uploads set. */
 export const SERVER_FIELDS = ['mimeType', 'fileSize', 'hash', 'width', 'height', 'downloadUrl', 'thumbnails', 'storageKey'] as const;
 
@@ -139,7 +142,8 @@ export class FileService {
         throw new ApiError('FILES_CONTENT_REQUIRED', 'A File is created by an upload: send fileContents, url or chunks to POST /File, or a multipart body to POST /File/upload');
       }
       assertFileName(data.name);
-      const id = typeof data.id === 'string' && data.id !== '' ? data.id : uuidv7();
+      // A client's id goes on as sent, so that core refuses one outside the pattern (a number, '').
+      const id = data.id === undefined || data.id === null ? uuidv7() : data.id;
       Object.assign(data, {
         id,
         mimeType: stored.mimeType,

@@ -2,12 +2,12 @@ import type { Request, Response, Router } from 'express';
 import { ApiError, claimIdempotency, ConcurrencyLimit, idempotencyKeyOf, idempotent, objectBody, requestContext, sendRecord, toHandler, type ApiRecord, type EntityApi, type RequestContext } from '@entity-records/core';
 import { decodeDataUrl } from './base64';
 import { holdsContents, requestedRange } from './byte-range';
-import { parseChunk } from './chunk-input';
+import { assertClientId, parseChunk } from './chunk-input';
 import type { ChunkService } from './chunks';
 import { readStored } from './content';
 import { THUMBNAIL_SIZES, type StoredContent, type ThumbnailSize } from './declarations';
 import { assertFileName, mimeTypeOf } from './file-name';
-import { SERVER_FIELDS, thumbnailKey, type FileService } from './file-service';
+import { idTaken, SERVER_FIELDS, thumbnailKey, type FileService } from './file-service';
 import { createMultipartReader, type MultipartUpload } from './multipart';
 import { sendContent } from './send-content';
 import { makeThumbnail } from './images';
@@ -104,6 +104,18 @@ export function fileRoutes(parts: FileRoutesParts): (router: Router) => void {
     busy: () => new ApiError('CORE_BUSY', 'Too many URL imports at once; try again shortly'),
   });
 
+  /**
+   * The record a JSON upload is to make, judged before its contents are stored or fetched: the
+   * shape and types of its fields, `name` present, a well-formed `id` that no File has. A body the
+   * create would refuse never makes the server download a URL.
+   */
+  const assertCreatable = async (fields: Record<string, unknown>): Promise<void> => {
+    repository().validate(fields, 'create');
+    if (fields.id === undefined || fields.id === null) return;
+    assertClientId(fields.id);
+    if (await files.rowExists(fields.id)) throw idTaken();
+  };
+
   const createFromJson = async (ctx: RequestContext, body: Record<string, unknown>): Promise<ApiRecord> => {
     assertOneMethod(body, body.fileContents !== undefined ? 'fileContents' : 'url');
     const fields = recordFields(body);
@@ -111,10 +123,12 @@ export function fileRoutes(parts: FileRoutesParts): (router: Router) => void {
     if (body.fileContents !== undefined) {
       // The data URL's type is recorded as given: only contents declared an image are measured.
       const { mimeType, bytes } = decodeDataUrl(body.fileContents, 'fileContents');
+      await assertCreatable(fields);
       return files.createRecord(ctx, fields, await files.store(bytes, mimeType, { sniff: false }));
     }
     if (body.url !== undefined) {
       const url = parseFileUrl(body.url);
+      await assertCreatable(fields);
       return files.createRecord(ctx, fields, await urlImports.run(() => importUrl(files, url)));
     }
     throw new ApiError('FILES_CONTENT_REQUIRED', 'Send the contents: fileContents (base64 data URL), url, or a chunk (piece, fileUniqueHash, start, piecesCount)');

@@ -27,6 +27,21 @@ describe.each(TEST_DBS)('File records on %s', (kind) => {
       expect((await create({ id: 'not valid!', name: 'b.txt', fileContents: dataUrl('b') }).expect(400)).body.error.code).toBe('CORE_INVALID_ID');
     });
 
+    it('refuses an id that is no string of the pattern (a number, an empty string, an object) on every upload, as every create', async () => {
+      const total = async () => (await t.get(`${base}/File?totalOnly=true`).expect(200)).body.total;
+      const before = { files: await total(), stored: listFiles(t.storageDir) };
+      for (const id of [5, '', true, ['a'], { a: 1 }]) {
+        const base64 = await create({ id, name: 'a.txt', fileContents: dataUrl('a') });
+        const chunk = await t.post(`${base}/File`, { id, name: 'a.txt', fileUniqueHash: `h-${g}-${JSON.stringify(id)}`, piecesCount: 1, start: 0, piece: dataUrl('a') });
+        const record = await t.post(`${base}/Product`, { id, name: 'p' });
+        expect({ id, answers: [base64, chunk, record].map((r) => `${r.status} ${r.body.error?.code}`) }).toEqual({ id, answers: Array(3).fill('400 CORE_INVALID_ID') });
+      }
+      const part = await t.post(`${base}/File/upload`).field('id', '').attach('file', Buffer.from('part'), 'part.txt');
+      expect(`${part.status} ${part.body.error?.code}`).toBe('400 CORE_INVALID_ID');
+      expect(await total()).toBe(before.files);
+      expect(listFiles(t.storageDir)).toEqual(before.stored);
+    });
+
     it('answers an upload with the version of the File as a strong ETag, as every create', async () => {
       const res = await create({ name: 'versioned.txt', fileContents: dataUrl('v') }).expect(200);
       expect(res.headers.etag).toBe('"1"');
