@@ -21,8 +21,10 @@ async function unlinkable({ ctx, link, records, repository }: PresentEvent): Pro
 
 /**
  * `permissions`: `edit`, `delete` and `stream` per record from the caller's roles (admins: all
- * true); `unlink` in linked-record responses. Ownership needs `createdBy` (and `assignedUser`),
- * read with the page whatever the response selects.
+ * true); `unlink` in linked-record responses. Each says what the route would do: the stream
+ * routes, like the writes, read the record first, so `stream` also needs the right to read it
+ * (a create answer shows a record to a role with `read: 'no'`). Ownership needs `createdBy` (and
+ * `assignedUser`), read with the page whatever the response selects.
  */
 export const permissionsCategory: MetaCategory = {
   schema: PERMISSIONS_SCHEMA,
@@ -37,7 +39,7 @@ export const permissionsCategory: MetaCategory = {
       values.push({
         edit: await repo.permits(ctx, 'edit', record),
         delete: await repo.permits(ctx, 'delete', record),
-        stream,
+        stream: stream && (await repo.permits(ctx, 'read', record)),
         ...(unlink && { unlink: unlink[i] }),
       });
     }

@@ -120,11 +120,15 @@ export class Repository<TRecord extends ApiRecord = ApiRecord> {
   /**
    * Whether the caller's roles allow an action on this record (`own`: created by or assigned to
    * the caller). The record needs `createdById` (and `assignedUserId` when the entity has one).
+   * Editing and deleting also need the right to read the record: every write route reads it
+   * first, and refuses one the caller may not read (403 for `read: 'no'`, 404 under `own`), so a
+   * role with `edit: 'all'` and `read: 'no'` may change nothing, whatever its `edit` says.
    */
   async permits(ctx: RequestContext, action: 'read' | 'edit' | 'delete', record: ApiRecord): Promise<boolean> {
     if (action !== 'read' && this.model.def.serverWritten && ctx.user) return false;
-    const level = (await this.guard.access(ctx)).scope(this.model.name)[action];
-    return level === 'all' || (level === 'own' && isOwn(ctx, record));
+    const scope = (await this.guard.access(ctx)).scope(this.model.name);
+    const reaches = (level: string) => level === 'all' || (level === 'own' && isOwn(ctx, record));
+    return reaches(scope.read) && reaches(scope[action]);
   }
 
   /**
