@@ -56,7 +56,7 @@ export const EVENT_SCHEMAS = {
   LinkIds: {
     type: 'object',
     description: 'One record id, or several.',
-    properties: { id: { type: 'string' }, ids: { type: 'array', items: { type: 'string' } } },
+    properties: { id: { type: 'string' }, ids: { type: 'array', items: { type: 'string' }, minItems: 1 } },
     oneOf: [{ required: ['id'] }, { required: ['ids'] }],
   },
 };

@@ -18,12 +18,17 @@ export function linkNamed(model: EntityModel, link: string, { reading = false }:
 }
 
 /**
- * The ids a link route or `addLinks`/`removeLinks` names for one link: record ids (400 otherwise,
- * before any record is read), and at most one to add to a single link. `path` names them in the issue.
+ * The ids a link route or `addLinks`/`removeLinks` names for one link: a non-empty list of record
+ * ids (400 otherwise, before any record is read), and at most one to add to a single link. An empty
+ * list is refused on both routes alike: `{ids: []}` to a link route and `addLinks: {categories: []}`
+ * ask the same thing, a link write that names no record, which is a mistake of the client's rather
+ * than a change to make. `path` names them in the issue.
  */
 export function checkedLinkIds(field: LinkField, { ids, adding, path }: { ids: readonly unknown[]; adding: boolean; path: readonly (string | number)[] }): string[] {
+  const where = path.join('.');
+  if (ids.length === 0) throw validationFailed(`${where} must be a non-empty list of record ids`, [{ path: [...path], code: 'invalid_format', message: 'ids must be record ids' }]);
   const bad = ids.findIndex((id) => !isValidId(id));
-  if (bad >= 0) throw validationFailed(`${path.join('.')} must be record ids`, [{ path: [...path, bad], code: 'invalid_format', message: 'ids must be record ids' }]);
+  if (bad >= 0) throw validationFailed(`${where} must be record ids`, [{ path: [...path, bad], code: 'invalid_format', message: 'ids must be record ids' }]);
   if (adding && field.type === 'link' && ids.length > 1) throw tooManyForSingleLink(field, path);
   return ids as string[];
 }

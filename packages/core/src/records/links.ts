@@ -1,6 +1,6 @@
 import type { RequestContext } from '../context';
 import type { LinkField } from '../definition/model';
-import { ApiError, validationFailed } from '../errors';
+import { ApiError } from '../errors';
 import { checkedLinkIds, linkNamed } from './link-delta';
 import type { Repository } from './repository';
 import { updateRecord, type Preconditions } from './update';
@@ -10,7 +10,6 @@ const LINK_ATTEMPTS = 5;
 
 /** The ids a link route names: a non-empty list of record ids (400 otherwise). */
 function checkedIds(field: LinkField, ids: readonly unknown[], adding: boolean): string[] {
-  if (ids.length === 0) throw validationFailed('ids must be a non-empty list of record ids', [{ path: ['ids'], code: 'invalid_format', message: 'ids must be record ids' }]);
   return checkedLinkIds(field, { ids, adding, path: ['ids'] });
 }
 

@@ -22,7 +22,9 @@ export async function restoreRecords(repo: Repository, ctx: RequestContext, ids:
   const result: RestoreResult = { restored: 0, errors: [] };
   // One transaction per record: on SQLite a long list of them would keep every other request waiting.
   const turn = eventLoopTurns();
-  for (const id of ids.map(String)) {
+  // An id listed twice is one record, restored once (as entityMassUpdate updates it once): its
+  // second mention is no record in the bin, and no error of the client's.
+  for (const id of new Set(ids.map(String))) {
     await turn();
     try {
       const restored = await repo.translated(() =>
