@@ -7,6 +7,7 @@ import { HELD_LEASE, type JobLease, type JobQueue } from './queue';
 import { BootError } from '../errors';
 import type { InstanceLogger } from '../logger';
 import { jobCounts } from './job-counts';
+import { readPayload, storedPayload } from './job-payload';
 
 /** What a job handler gets: its payload, the context of the user who started it, a checkpoint. */
 export interface JobRun {
@@ -82,7 +83,7 @@ export class JobService {
     // `Flatten-Attributes: true` makes attribute values fields of the body; the other headers of
     // the request change only what it reads.
     const context = { ...(ctx.generation && { generation: ctx.generation }), ...(ctx.flattenAttributes && { flattenAttributes: true }) };
-    await this.store.insert({ id, type, payload, context, userId: ctx.user?.id ?? null, actorId: ctx.actor?.id ?? null });
+    await this.store.insert({ id, type, payload: storedPayload(payload), context, userId: ctx.user?.id ?? null, actorId: ctx.actor?.id ?? null });
     try {
       await this.queue.send(id);
     } catch (error) {
@@ -145,7 +146,7 @@ export class JobService {
     const ctx: RequestContext = { user, ...(actor && { actor }), ...job.context, variables: {} };
     return handler({
       id: job.id,
-      payload: job.payload,
+      payload: readPayload(job.payload),
       ctx,
       processed: job.processed,
       partial: job.result,
