@@ -401,7 +401,7 @@ export class AttributeStore {
     return (await trx(this.attribute.table).first('id').where(this.attribute.field.get('measure')?.column as string, measureId)) !== undefined;
   }
 
-    /** Live units by id → their measure. */
+  /** Live units by id → their measure. */
   async unitMeasures(trx: Knex.Transaction, unitIds: readonly string[]): Promise<Map<string, string>> {
     if (unitIds.length === 0) return new Map();
     const measure = this.unit.field.get('measure')?.column as string;
