@@ -35,7 +35,11 @@ function writeCanonical(value: unknown, write: (text: string) => void): void {
     write('}');
     return;
   }
-  write(JSON.stringify(value) ?? 'null');
+  // A number beyond a double's range (1e400 in the body's text) parses to Infinity, which JSON
+  // writes as null: written so, it would make the body the same as one that sent null, and a
+  // repeat of either would get the other's answer. Its own text keeps them apart.
+  if (typeof value === 'number' && !Number.isFinite(value)) write(String(value));
+  else write(JSON.stringify(value) ?? 'null');
 }
 
 /** JSON text of `value` with the keys of every object sorted; `undefined` (no body) is the empty text. */
