@@ -12,6 +12,13 @@ export const RESTORE_RESULT = {
   },
 };
 
+/** `{link: [ids]}` of a mass update: each list names at least one record. */
+const linkLists = (description: string) => ({
+  type: 'object',
+  description,
+  additionalProperties: { type: 'array', items: { type: 'string' }, minItems: 1 },
+});
+
 /** The bodies and answers of upsert, upsertAsync and entityMassUpdate. */
 export function bulkSchemas(schema: SchemaModel) {
   const entityName = { type: 'string', enum: [...schema.entities.keys()] };
@@ -46,9 +53,10 @@ export function bulkSchemas(schema: SchemaModel) {
     },
     MassUpdate: {
       type: 'object',
-      required: ['entityName', 'values'],
-      description: 'Give either `ids` or `where`.',
+      required: ['entityName'],
+      description: 'Give either `ids` or `where`, and what to change: `values`, `addLinks`, `removeLinks` or several of them.',
       oneOf: [{ required: ['ids'] }, { required: ['where'] }],
+      anyOf: [{ required: ['values'] }, { required: ['addLinks'] }, { required: ['removeLinks'] }],
       properties: {
         entityName: entityName,
         ids: {
@@ -58,6 +66,8 @@ export function bulkSchemas(schema: SchemaModel) {
         },
         where: { type: 'array', items: ref('WhereItem'), description: 'Conditions selecting the records, with the caller’s rights; always runs as a job.' },
         values: { type: 'object', description: 'The fields to set on every record, as in an update of the entity type.' },
+        addLinks: linkLists('Records to link to every record, by link: `{categories: [ids]}`; a link to many keeps the ones it has, a single link is set to its one id.'),
+        removeLinks: linkLists('Records to unlink from every record, by link: `{categories: [ids]}`; a single link holding one of them is cleared.'),
       },
     },
     MassUpdateResult: {

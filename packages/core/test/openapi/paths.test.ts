@@ -103,7 +103,13 @@ describe('OpenAPI paths of records, bulk operations and sessions', () => {
       for (const method of ['get', 'patch', 'put', 'delete']) expect(doc.paths[`${base}/Job/{id}`][method]).toBeDefined();
     }
     const schemas = (doc.components as unknown as { schemas: Record<string, Record<string, unknown>> }).schemas;
-    expect(schemas.MassUpdate).toMatchObject({ required: ['entityName', 'values'], oneOf: [{ required: ['ids'] }, { required: ['where'] }] });
+    expect(schemas.MassUpdate).toMatchObject({
+      required: ['entityName'],
+      oneOf: [{ required: ['ids'] }, { required: ['where'] }],
+      // values, link changes, or both: a mass update of links alone sends no values
+      anyOf: [{ required: ['values'] }, { required: ['addLinks'] }, { required: ['removeLinks'] }],
+      properties: { addLinks: { type: 'object', additionalProperties: { type: 'array', minItems: 1 } }, removeLinks: { type: 'object' } },
+    });
     expect(schemas.MassUpdateResult).toMatchObject({ required: ['updated', 'errors'] });
     expect(schemas.JobStarted).toMatchObject({ required: ['jobId'] });
   });
