@@ -13,16 +13,34 @@ const NON_FINITE_KEY = '$nonFinite';
 type Path = (string | number)[];
 type Mark = [Path, 'Infinity' | '-Infinity' | 'NaN'];
 
-/** The places of the numbers JSON cannot hold in `payload`, walked with an explicit stack. */
+/**
+ * The places of the numbers JSON cannot hold in `payload`. One path is kept and copied only where
+ * such a number is: the payload of an `upsertAsync` may hold a million values, and a copy of the
+ * path for each would cost the event loop far more than the walk. Bodies are at most 64 levels
+ * deep (CONTRACT §17), so the walk recurses.
+ */
 function nonFiniteNumbers(payload: Record<string, unknown>): Mark[] {
   const marks: Mark[] = [];
-  const stack: { node: unknown; path: Path }[] = [{ node: payload, path: [] }];
-  while (stack.length > 0) {
-    const { node, path } = stack.pop() as { node: unknown; path: Path };
-    if (typeof node === 'number' && !Number.isFinite(node)) marks.push([path, String(node) as Mark[1]]);
-    else if (Array.isArray(node)) node.forEach((child, i) => stack.push({ node: child, path: [...path, i] }));
-    else if (node !== null && typeof node === 'object') for (const [key, child] of Object.entries(node)) stack.push({ node: child, path: [...path, key] });
-  }
+  const path: Path = [];
+  const walk = (node: unknown): void => {
+    if (typeof node === 'number') {
+      if (!Number.isFinite(node)) marks.push([[...path], String(node) as Mark[1]]);
+    } else if (Array.isArray(node)) {
+      for (let i = 0; i < node.length; i++) {
+        path.push(i);
+        walk(node[i]);
+        path.pop();
+      }
+    } else if (node !== null && typeof node === 'object') {
+      for (const key in node) {
+        if (!Object.hasOwn(node, key)) continue;
+        path.push(key);
+        walk((node as Record<string, unknown>)[key]);
+        path.pop();
+      }
+    }
+  };
+  walk(payload);
   return marks;
 }
 
