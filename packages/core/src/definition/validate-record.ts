@@ -80,6 +80,18 @@ function toIssue(error: ErrorObject): ValidationIssue {
   return { path, code: ISSUE_CODES[error.keyword] ?? error.keyword, message: `${path.join('.')} ${message}${allowed}` };
 }
 
+/**
+ * Whether a JSON value holds a number beyond a double's range (`1e400` parses to Infinity): stored
+ * as JSON text it would read back as null, another value than the one written. Bodies are at most
+ * 64 levels deep, so the walk recurses.
+ */
+function holdsNonFinite(value: unknown): boolean {
+  if (typeof value === 'number') return !Number.isFinite(value);
+  if (Array.isArray(value)) return value.some(holdsNonFinite);
+  if (value !== null && typeof value === 'object') return Object.values(value).some(holdsNonFinite);
+  return false;
+}
+
 /** Values a create takes from `default` when the body leaves them out. */
 function addDefaults(writable: readonly FieldModel[], values: Map<FieldModel, unknown>): void {
   for (const field of writable) if (!values.has(field) && field.def.default !== undefined) values.set(field, field.def.default);
@@ -155,8 +167,9 @@ export function compileRecordValidator(model: EntityModel, extraKeys: ReadonlySe
       let value = input[field.key];
       if (field.type === 'datetime' && typeof value === 'string') value = normalizeDateTime(value) ?? value;
       if (field.type === 'linkMultiple' && value === null) value = [];
-      // JSON's 1e400 parses to Infinity, which no column keeps.
+      // JSON's 1e400 parses to Infinity, which no column keeps (and JSON text writes as null).
       if (typeof value === 'number' && !Number.isFinite(value)) issues.push({ path: [field.key], code: 'too_big', message: `${field.key} must be a finite number` });
+      else if (field.type === 'jsonObject' && holdsNonFinite(value)) issues.push({ path: [field.key], code: 'too_big', message: `${field.key} must hold finite numbers only` });
       values.set(field, value);
     }
     if (mode === 'create') addDefaults(writable, values);

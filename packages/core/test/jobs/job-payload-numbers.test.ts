@@ -41,6 +41,34 @@ describe.each(TEST_DBS)('numbers JSON cannot hold in the input of a job on %s', 
       }
     });
 
+    it('refuses such a number inside a jsonObject value on every write route, and stores nothing', async () => {
+      const id = (await t.post('/api/Product', { name: 'Specs', specs: { weight: 2 } }).expect(200)).body.id as string;
+      const before = await t.get(`/api/Product/${id}`).expect(200);
+      const specs = '{"weight": 1e400, "list": [1, -1e400]}';
+      const send = (method: 'post' | 'patch' | 'put', path: string, text: string) =>
+        request(t.app)[method](path).set('Authorization-Token', t.token).set('Content-Type', 'application/json').send(text);
+      for (const res of [
+        await send('post', `${base}/Product`, `{"name": "New", "specs": ${specs}}`),
+        await send('patch', `${base}/Product/${id}`, `{"specs": ${specs}}`),
+        await send('put', `${base}/Product/${id}`, `{"specs": ${specs}}`),
+        await send('post', '/api/entityMassUpdate', `{"entityName": "Product", "ids": ["${id}"], "values": {"specs": ${specs}}}`),
+      ]) {
+        expect({ status: res.status, code: res.body.error?.code ?? res.body.errors?.[0]?.code, message: res.body.error?.message ?? res.body.errors?.[0]?.message }).toEqual({
+          status: res.body.errors ? 200 : 400,
+          code: 'CORE_VALIDATION_FAILED',
+          message: expect.stringContaining('specs must hold finite numbers only'),
+        });
+      }
+      const items = `[{"entity": "Product", "payload": {"id": "${id}", "specs": ${specs}}}]`;
+      const direct = (await send('post', `${base}/upsert`, items).expect(200)).body;
+      expect(direct).toEqual([{ status: 'Failed', stored: false, message: expect.stringContaining('specs must hold finite numbers only') }]);
+      const job = await finishedJob(t, { base, id: (await send('post', `${base}/upsertAsync`, items).expect(200)).body.jobId });
+      expect(job.result).toEqual(direct);
+      const after = await t.get(`/api/Product/${id}`).expect(200);
+      expect([after.body.specs, after.headers.etag]).toEqual([{ weight: 2 }, before.headers.etag]);
+      expect((await t.get('/api/Product?totalOnly=true&where[0][type]=equals&where[0][attribute]=name&where[0][value]=New').expect(200)).body.total).toBe(0);
+    });
+
     it('keeps the values of a job that hold no such number as they were sent', async () => {
       const id = await product();
       const started = (await postText(`${base}/upsertAsync`, `[{"entity": "Product", "payload": {"id": "${id}", "price": 1e-400, "specs": {"$nonFinite": [[["price"], "Infinity"]], "n": null}}}]`).expect(200)).body;
