@@ -1,3 +1,4 @@
+import { AttributeEntity } from '../attributes/entities';
 import { isLinkField, type EntityModel, type SchemaModel } from '../definition/model';
 import { bodyResponses, errorResponses, ETAG_HEADER, responseRef } from './error-responses';
 import { idempotentOperation } from './idempotency';
@@ -23,6 +24,15 @@ const ENTITY_NOTES: Record<string, { create?: string; update?: string; read?: st
 /** A 200 answer with one record, its version in `ETag`. */
 const versioned = (description: string, schema: unknown) => ({ ...ok(description, schema), headers: { ETag: ETAG_HEADER } });
 
+/**
+ * The body of a create: the entity type's create schema, and for an attribute created through a
+ * generation that requires its `code` (A), that one too (one schema serves both generations).
+ */
+function createBody(model: EntityModel, generation: GenerationContext['generation']): unknown {
+  const body = ref(`${model.name}Create`);
+  return model.name === AttributeEntity.name && generation.attributes.codeRequired ? { allOf: [body, { required: ['code'] }] } : body;
+}
+
 /** List, create, read, update (PATCH and PUT) and delete of one entity type. */
 export function entityPaths(model: EntityModel, { op, generation, extra }: GenerationContext): Record<string, PathItem> {
   const { name } = model;
@@ -42,7 +52,7 @@ export function entityPaths(model: EntityModel, { op, generation, extra }: Gener
     summary: `Create a ${name}`,
     ...note(notes.create),
     parameters: extra('create', model),
-    requestBody: jsonBody(ref(`${name}Create`)),
+    requestBody: jsonBody(createBody(model, generation)),
     responses: { '200': versioned(`The created ${name}`, ref(name)), '409': responseRef('Conflict'), ...bodyResponses(generation), ...errorResponses() },
   });
   const read: Operation = {
