@@ -14,7 +14,6 @@ export interface ChunkAnswer {
   name?: string;
 }
 
-
 /** An upload this request claimed: its chunks join into the file under `finalKey`. */
 interface Assembly {
   upload: UploadRow;
