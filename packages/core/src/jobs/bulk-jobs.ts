@@ -4,7 +4,7 @@ import { linkNamed, type LinkDelta } from '../records/link-delta';
 import type { Repository } from '../records/repository';
 import { publicResult, upsertItems } from '../records/upsert/upsert';
 import { derivedUuidv7 } from '../util/uuid';
-import { JobInterrupted, type JobHandler } from './job-service';
+import { JobInterrupted, type JobHandler, type JobRun } from './job-service';
 
 type Lookup = (entity: string) => Repository | undefined;
 
@@ -27,11 +27,15 @@ export function upsertJob(lookup: Lookup): JobHandler {
     let done = Math.min(run.processed, results.length);
     results.length = done;
     let saved = Date.now();
+    const resumedAt = done;
     while (done < items.length) {
       if (run.stopping()) {
         await run.checkpoint(done, Math.floor((done * 100) / items.length), results);
         throw new JobInterrupted();
       }
+      // Every chunk runs with the user's rights as they are now; one taken away (or the user
+      // deactivated) since the last chunk ends the job with the results of the chunks done.
+      if (done > resumedAt) await recheckUser(run, () => run.checkpoint(done, Math.floor((done * 100) / items.length), results));
       const chunk = items.slice(done, done + UPSERT_CHUNK);
       const first = done;
       const newIds = (index: number) => derivedUuidv7(run.id, first + index);
@@ -46,6 +50,16 @@ export function upsertJob(lookup: Lookup): JobHandler {
     }
     return results;
   };
+}
+
+/** `run.recheckUser()`; when it fails, `save` keeps what was done before the error ends the job. */
+async function recheckUser(run: JobRun, save: () => Promise<void>): Promise<void> {
+  try {
+    await run.recheckUser();
+  } catch (error) {
+    await save();
+    throw error;
+  }
 }
 
 export interface MassUpdateResult {
@@ -103,11 +117,15 @@ export function massUpdateJob(lookup: Lookup): JobHandler {
     const saved = run.processed > 0 ? (run.partial as (MassUpdateResult & { targets?: string[] }) | null) : null;
     const targets = saved?.targets ?? [...new Set(ids ?? (await idsMatching(repo, run.ctx, where ?? [])))];
     const result: MassUpdateResult = { updated: saved?.updated ?? 0, errors: [...(saved?.errors ?? [])] };
-    for (let done = saved ? run.processed : 0; done < targets.length; done += MASS_UPDATE_CHUNK) {
+    const from = saved ? run.processed : 0;
+    for (let done = from; done < targets.length; done += MASS_UPDATE_CHUNK) {
       if (run.stopping()) {
         await run.checkpoint(done, Math.floor((done * 100) / targets.length), { ...result, targets });
         throw new JobInterrupted();
       }
+      // As an upsert job's chunks: each step with the user's rights as they are now. The job ends
+      // here if they are gone, so its result needs no targets to resume from.
+      if (done > from) await recheckUser(run, () => run.checkpoint(done, Math.floor((done * 100) / targets.length), { ...result }));
       const part = await massUpdate(repo, run.ctx, { ids: targets.slice(done, done + MASS_UPDATE_CHUNK), values, addLinks, removeLinks });
       result.updated += part.updated;
       result.errors.push(...part.errors);

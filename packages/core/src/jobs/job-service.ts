@@ -13,6 +13,7 @@ import { readPayload, storedPayload } from './job-payload';
 export interface JobRun {
   id: string;
   payload: Record<string, unknown>;
+  /** The context of the user who started the job, with their rights as they were last checked. */
   ctx: RequestContext;
   /** Units of work already done (when an interrupted job runs again). */
   processed: number;
@@ -22,6 +23,13 @@ export interface JobRun {
   checkpoint(processed: number, progress: number, partial: unknown): Promise<void>;
   /** True once the process is stopping: a handler throws `JobInterrupted` at its next safe point. */
   stopping(): boolean;
+  /**
+   * Loads the job's user (and the admin acting for them) again and gives `ctx` their rights as they
+   * are now; throws an `ApiError` when one of them was deactivated or removed meanwhile. A long
+   * handler calls it between steps, so that rights taken away while the job runs stop its writes
+   * at the next step instead of at its end.
+   */
+  recheckUser(): Promise<void>;
 }
 
 /** Thrown by a handler that stops early because its process is stopping; the job runs again later. */
@@ -137,21 +145,36 @@ export class JobService {
   private async execute(job: StoredJob, lease: JobLease): Promise<unknown> {
     const handler = this.handlers.get(job.type);
     if (!handler) throw new ApiError('CORE_INTERNAL', `No handler for job type '${job.type}'`);
+    const run: JobRun = {
+      id: job.id,
+      payload: readPayload(job.payload),
+      ctx: await this.contextOf(job),
+      processed: job.processed,
+      partial: job.result,
+      checkpoint: (processed, progress, partial) => this.store.checkpoint(job.id, { processed, progress, result: partial, counts: jobCounts(partial) }),
+      stopping: () => this.isStopping || lease.lost(),
+      // A new context, not the old one changed: rights and row rules are resolved once per context.
+      recheckUser: async () => {
+        run.ctx = await this.contextOf(job);
+      },
+    };
+    return handler(run);
+  }
+
+  /**
+   * The context a job runs in: its user (and the admin who acted for them) as they are now, with
+   * the generation and attribute format of the request that started it. A user or admin who was
+   * deactivated or removed since is an `ApiError`: the job writes nothing more for them.
+   */
+  private async contextOf(job: StoredJob): Promise<RequestContext> {
     const user = job.createdById ? await this.options.loadUser(job.createdById) : undefined;
     if (job.createdById && !user) throw new ApiError('CORE_FORBIDDEN', 'The user who started the job no longer exists');
     // A deactivated user's tokens are revoked: the work they queued does not write for them either.
     if (user?.isActive === false) throw new ApiError('CORE_FORBIDDEN', 'The user who started the job is deactivated');
     const actor = job.createdByActorId ? await this.options.loadUser(job.createdByActorId) : undefined;
+    // Without its admin, a delegated job could not record who acted: it writes nothing, as a direct write could not.
+    if (job.createdByActorId && !actor) throw new ApiError('CORE_FORBIDDEN', 'The user who acted for the user who started the job no longer exists');
     if (actor?.isActive === false) throw new ApiError('CORE_FORBIDDEN', 'The user who acted for the user who started the job is deactivated');
-    const ctx: RequestContext = { user, ...(actor && { actor }), ...job.context, variables: {} };
-    return handler({
-      id: job.id,
-      payload: readPayload(job.payload),
-      ctx,
-      processed: job.processed,
-      partial: job.result,
-      checkpoint: (processed, progress, partial) => this.store.checkpoint(job.id, { processed, progress, result: partial, counts: jobCounts(partial) }),
-      stopping: () => this.isStopping || lease.lost(),
-    });
+    return { user, ...(actor && { actor }), ...job.context, variables: {} };
   }
 }
