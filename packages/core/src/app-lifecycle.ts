@@ -32,14 +32,14 @@ async function startInstance({ options, registry, schema, database, repositories
   await services.cacheEvents.start({
     onEvent: (event) => {
       if (event.kind === 'role') accessService.forgetRole(event.id);
-      else if (event.kind === 'webhook') services.webhooks.directory.forget();
+      else if (event.kind === 'webhook') services.webhooks.directory.heard();
       else auth.forget(event);
       if (event.kind !== 'webhook') services.events.subscriptions.recheckAll(event);
     },
     onReset: () => {
       auth.forgetAll();
       accessService.forgetAll();
-      services.webhooks.directory.forget();
+      services.webhooks.directory.heard();
       services.events.subscriptions.recheckAll();
     },
   });

@@ -1,13 +1,19 @@
 import type { SchemaModel } from '../definition/model';
 import type { CacheEvent } from '../sql/cache-events';
 import type { ChangeKind, ChangeRouting, WebhookTargets } from '../sql/change-routing';
+import { insertMissedDeliveries, webhooksChangedSince } from '../sql/change-store';
 import type { Connection, Database } from '../sql/database';
 import { activeWebhooks, type ActiveWebhook } from '../sql/delivery-store';
 import { sqlContext } from '../sql/sql-context';
 import { afterCommit } from '../sql/transaction';
+import { formatDateTime } from '../time';
 
 /** The entity type whose changes change the list. */
 const WEBHOOK = 'Webhook';
+/** When the changes a process routed without a changed webhook are looked for again: writes still running when it heard finish meanwhile. */
+const AGAIN_AFTER_MS = [1_000, 10_000];
+/** The webhooks changed this long ago or less are the ones looked at. */
+const CHANGED_WITHIN_MS = 60_000;
 
 const wants = (webhook: ActiveWebhook, change: ChangeKind) =>
   (!webhook.entityTypes || webhook.entityTypes.has(change.entityType)) && (!webhook.actions || webhook.actions.has(change.action));
@@ -18,6 +24,13 @@ const wants = (webhook: ActiveWebhook, change: ChangeKind) =>
  * change of a Webhook (by any route: it is logged like every change) drops it here at once and,
  * once committed, in every process of the database (cache event `webhook`); a lost listening
  * connection drops it too. Tells `onDeliveries` when a committed write made deliveries.
+ *
+ * A write chooses its webhooks before it logs its change: one that chose while another process
+ * created or activated a webhook, before this process heard of it, logs a change after the
+ * webhook's own without its delivery. So each process, when it hears of a webhook change (and 1 s
+ * and 10 s later, for the writes then still running), writes the deliveries that webhooks changed
+ * within the last minute lack for the changes logged after their own (`catchUp`); the unique
+ * index of webhook and seq keeps every delivery single. Writes pay nothing for it.
  */
 export class WebhookDirectory implements ChangeRouting {
   private list?: readonly ActiveWebhook[];
@@ -25,6 +38,10 @@ export class WebhookDirectory implements ChangeRouting {
   private version = 0;
   /** Transactions that changed webhooks: what they read is not yet (and may never be) committed. */
   private readonly changing = new WeakSet<object>();
+  /** The look for missed changes under way (one at a time), and the later ones planned. */
+  private catching: Promise<void> = Promise.resolve();
+  private readonly later = new Set<NodeJS.Timeout>();
+  private stopped = false;
 
   constructor(
     private readonly parts: {
@@ -64,8 +81,8 @@ export class WebhookDirectory implements ChangeRouting {
       this.forget();
       this.changing.add(db);
       afterCommit(db, () => {
-        this.forget();
         this.parts.announce({ kind: 'webhook', id: '*' }).catch(() => undefined);
+        this.heard();
       });
     }
     if (deliveries > 0) afterCommit(db, this.parts.onDeliveries);
@@ -75,5 +92,46 @@ export class WebhookDirectory implements ChangeRouting {
   forget(): void {
     this.version += 1;
     this.list = undefined;
+  }
+
+  /** A webhook changed (or news of changes may have been missed): drops the list and writes the deliveries writes routed without the change, now and later. */
+  heard(): void {
+    this.forget();
+    if (this.stopped) return;
+    this.catchUpSoon();
+    for (const ms of AGAIN_AFTER_MS) {
+      const timer = setTimeout(() => {
+        this.later.delete(timer);
+        this.catchUpSoon();
+      }, ms);
+      timer.unref();
+      this.later.add(timer);
+    }
+  }
+
+  /** Plans nothing more and waits for the look under way. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    for (const timer of this.later) clearTimeout(timer);
+    this.later.clear();
+    await this.catching;
+  }
+
+  private catchUpSoon(): void {
+    // A failed look (the database away) is made again by the next one; the worker's poll does not depend on it.
+    this.catching = this.catching.then(() => this.catchUp()).catch(() => undefined);
+  }
+
+  /** Writes, for each active webhook changed within the last minute, the deliveries it lacks of the changes logged after its own. */
+  private async catchUp(): Promise<void> {
+    const sql = sqlContext(this.parts, this.parts.database.knex);
+    const changed = await webhooksChangedSince(sql, formatDateTime(new Date(Date.now() - CHANGED_WITHIN_MS)));
+    if (changed.size === 0) return;
+    let offered = 0;
+    for (const webhook of await this.active()) {
+      const after = changed.get(webhook.id);
+      if (after !== undefined) offered += await insertMissedDeliveries(sql, { webhook, after });
+    }
+    if (offered > 0) this.parts.onDeliveries();
   }
 }

@@ -102,6 +102,9 @@ export function createWebhooks(base: InstanceBase, { announce }: { announce: (ev
     changesCommitted() {
       if (directory.anyActive) dispatcher.wake();
     },
-    stop: async () => dispatcher.stop(),
+    async stop() {
+      await directory.stop();
+      await dispatcher.stop();
+    },
   };
 }

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import type { FieldType } from '../declarations';
 import { isStoredField, type EntityModel, type FieldModel } from '../definition/model';
 import { chunks } from '../util/chunks';
-import { insertDeliveries, type LoggedChange } from './delivery-store';
+import { DELIVERY_TABLE, insertDeliveries, type ActiveWebhook, type LoggedChange } from './delivery-store';
 import { prepareStatement, runPrepared, runText, type Param, type PreparedStatement, type TextStatement } from './prepared';
 import { guardedInsertWithMarkers, insertColumns, insertRow, insertWithMarkers, updateRow, updateShape, updateValues, updateWithMarkers, type LinkGuard } from './record-store';
 import { changesWritten, transactionOn } from './transaction';
@@ -385,6 +385,40 @@ export function logWrittenRows(model: EntityModel, { source, diff }: { source: s
 export async function changesBySeq(sql: SqlContext, seqs: readonly number[]): Promise<Map<number, StoredChange>> {
   const rows = await sql.db(CHANGE_TABLE.name).select('*').whereIn('seq', [...new Set(seqs)]);
   return new Map(rows.map((row: Record<string, unknown>) => [Number(row.seq), fromRow(row)]));
+}
+
+/** The webhooks whose changes were logged at `since` (a time of the log) or later, with the seq of the last change of each. */
+export async function webhooksChangedSince(sql: SqlContext, since: string): Promise<Map<string, number>> {
+  const rows = await sql.db(CHANGE_TABLE.name).select('record_id').max({ seq: 'seq' }).where({ entity_type: 'Webhook' }).andWhere('created_at', '>=', since).groupBy('record_id');
+  return new Map(rows.map((row: Record<string, unknown>) => [row.record_id as string, Number(row.seq)]));
+}
+
+/** How many missed changes one statement reads. */
+const MISSED_PAGE = 1000;
+
+/**
+ * Writes the deliveries `webhook` lacks for the changes it wants that were logged after its own
+ * change `after`: a process that had not yet heard of the webhook routed them without it. Those
+ * another process wrote meanwhile are kept (see `insertDeliveries`). Answers how many it offered.
+ */
+export async function insertMissedDeliveries(sql: SqlContext, { webhook, after }: { webhook: ActiveWebhook; after: number }): Promise<number> {
+  let offered = 0;
+  for (let from = after; ; ) {
+    const query = sql
+      .db(CHANGE_TABLE.name)
+      .select('seq', 'entity_type', 'record_id', 'action')
+      .where('seq', '>', from)
+      .whereNotExists((delivered) => delivered.select(sql.db.raw('1')).from(`${DELIVERY_TABLE} as d`).where('d.webhook_id', webhook.id).andWhere('d.seq', sql.db.ref(`${CHANGE_TABLE.name}.seq`)))
+      .orderBy('seq')
+      .limit(MISSED_PAGE);
+    if (webhook.entityTypes) void query.whereIn('entity_type', [...webhook.entityTypes]);
+    if (webhook.actions) void query.whereIn('action', [...webhook.actions]);
+    const rows: Record<string, unknown>[] = await query;
+    const changes = rows.map((r) => ({ seq: Number(r.seq), entityType: r.entity_type as string, recordId: r.record_id as string, action: r.action as string }));
+    if (changes.length > 0) offered += await insertDeliveries(sql, { changes, targets: () => [webhook.id], again: true });
+    if (changes.length < MISSED_PAGE) return offered;
+    from = changes[changes.length - 1].seq;
+  }
 }
 
 /** A record's changes, newest first, and their number. */

@@ -80,12 +80,20 @@ export interface LoggedChange {
   action: string;
 }
 
+/** The table of deliveries, for the statements of other stores that read it. */
+export const DELIVERY_TABLE = DELIVERY;
+
 /**
  * Writes one pending delivery per change and webhook that wants it, in the caller's transaction,
  * one `insert … select` per recordset: a webhook that is no longer active (or was removed) by the
- * time the transaction writes gets none. Answers how many rows it offered.
+ * time the transaction writes gets none. With `again`, the changes were logged earlier and another
+ * process may have written some of their deliveries meanwhile: the unique index of webhook and
+ * seq keeps those, and no second one is written. Answers how many rows it offered.
  */
-export async function insertDeliveries(sql: SqlContext, { changes, targets }: { changes: readonly LoggedChange[]; targets: WebhookTargets }): Promise<number> {
+export async function insertDeliveries(
+  sql: SqlContext,
+  { changes, targets, again = false }: { changes: readonly LoggedChange[]; targets: WebhookTargets; again?: boolean },
+): Promise<number> {
   const now = Date.now();
   const at = formatDateTime(new Date(now));
   const rows = [...changes]
@@ -114,10 +122,12 @@ export async function insertDeliveries(sql: SqlContext, { changes, targets }: { 
     // and prepare a statement of thousands of values anew for every part.
     const insert: TextStatement = {
       method: 'count',
-      key: `deliveries:${set.key}`,
+      key: `deliveries${again ? ':again' : ''}:${set.key}`,
       text: () =>
         `insert into ${q(DELIVERY)} (${columns.map(q).join(', ')}) select ${columns.map(set.value).join(', ')} from ${set.from} ` +
-        `join ${q(WEBHOOK)} w on w.id = ${set.value('webhook_id')} and w.is_active = ${dialect.bool(true)} and w.deleted = ${dialect.bool(false)}`,
+        `join ${q(WEBHOOK)} w on w.id = ${set.value('webhook_id')} and w.is_active = ${dialect.bool(true)} and w.deleted = ${dialect.bool(false)}` +
+        // SQLite reads `on conflict` after a join's `on` only behind a `where`.
+        (again ? ' where 1 = 1 on conflict do nothing' : ''),
     };
     await runText(sql, insert, set.bindings);
   }
