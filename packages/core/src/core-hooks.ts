@@ -27,6 +27,11 @@ export function installJobHooks(registry: Registry): void {
     // A worker may take the job between this check and the write: the write checks again.
     if (keys.includes('status')) event.expect = { ...event.expect, status: 'Pending' };
   });
+  // A running job goes on writing whether its record is there or not: deleting it would hide work
+  // that has not stopped. It is deleted once it has ended (or while it is pending: it never runs then).
+  registry.onRecord('beforeDelete', 'Job', ({ existing }) => {
+    if (existing?.status === 'Running') throw new ApiError('CORE_CONFLICT', 'A running job cannot be deleted; delete it once it has ended');
+  });
   registry.onPresent('Job', {
     applies: ({ fields }) => fields.some((f) => f.name === 'result'),
     load: () => ['createdBy'],
