@@ -97,7 +97,12 @@ export class WebhookDirectory implements ChangeRouting {
   /** A webhook changed (or news of changes may have been missed): drops the list and writes the deliveries writes routed without the change, now and later. */
   heard(): void {
     this.forget();
-    if (this.stopped) return;
+    // Only where writers run side by side (PostgreSQL) can a write choose its webhooks while a
+    // webhook change is under way. SQLite runs one write transaction at a time, and the change of
+    // a webhook drops this list within its own transaction (`written`): the next write reads it
+    // again. (Processes sharing a SQLite file hear nothing of each other's webhook changes: see
+    // the guide.) On SQLite the look would also hold the event loop while it reads the log.
+    if (this.stopped || !this.parts.database.dialect.locksRows) return;
     this.catchUpSoon();
     for (const ms of AGAIN_AFTER_MS) {
       const timer = setTimeout(() => {

@@ -76,7 +76,10 @@ describePg('a webhook created through one instance, a write in flight in another
   });
 });
 
-describe.each(TEST_DBS)('deliveries written again for a webhook changed within the last minute on %s', (kind) => {
+// Only PostgreSQL runs writes side by side, which is what can miss a webhook (SQLite runs one write
+// transaction at a time, and the webhook's change drops the list within it).
+describePg('deliveries written again for a webhook changed within the last minute on postgres', () => {
+  const kind = 'postgres';
   let t: TestApi;
   let receiver: WebhookReceiver;
   beforeAll(async () => {
