@@ -19,6 +19,16 @@ interface SqliteConnection {
 /** A function of every connection: lower case of all of Unicode (SQLite's lower() knows ASCII only). */
 const UNICODE_LOWER = 'er_lower';
 
+/**
+ * Lower case letter by letter, as PostgreSQL's lower() maps each character on its own (Unicode's
+ * simple mapping). JavaScript's toLowerCase() differs for two letters only: `İ` becomes two
+ * characters (`i` and a combining dot), and `Σ` at the end of a word becomes `ς`; then "ΟΔΟΣ"
+ * contained `σ` on PostgreSQL but not here, and `ς` here but not there.
+ */
+function lowerLetters(text: string): string {
+  return text.replace(/[\u0130\u03a3]/g, (c) => (c === '\u0130' ? 'i' : '\u03c3')).toLowerCase();
+}
+
 const JSON_TYPES: ReadonlySet<FieldType> = new Set(['multiEnum', 'jsonObject']);
 
 /** SQLite's limit on the parameters of one statement (SQLITE_MAX_VARIABLE_NUMBER). */
@@ -68,7 +78,7 @@ export const sqliteDialect: Dialect = {
         max: 1,
         afterCreate(conn: SqliteConnection, done: (err: Error | null, conn: unknown) => void) {
           if (file !== ':memory:') conn.pragma('journal_mode = WAL');
-          conn.function(UNICODE_LOWER, { deterministic: true }, (text) => (typeof text === 'string' ? text.toLowerCase() : text));
+          conn.function(UNICODE_LOWER, { deterministic: true }, (text) => (typeof text === 'string' ? lowerLetters(text) : text));
           conn.pragma('foreign_keys = ON');
           conn.pragma(`busy_timeout = ${STATEMENT_BUSY_MS}`);
           conn.pragma('synchronous = NORMAL');
@@ -126,8 +136,8 @@ export const sqliteDialect: Dialect = {
     return value ? '1' : '0';
   },
 
-  // SQLite's own LIKE and lower() ignore the case of ASCII letters only: both sides are lowered as
-  // JavaScript does (as PostgreSQL's lower() does), so that "Ärmel" contains "ärm" on both
+  // SQLite's own LIKE and lower() ignore the case of ASCII letters only: both sides are lowered
+  // letter by letter (lowerLetters, as PostgreSQL's lower() does), so that "Ärmel" contains "ärm" on both
   // databases. No searchIndex: reading the rows costs far more than matching them (bench/README.md,
   // "Text search").
   likeSql(column, not) {
