@@ -69,10 +69,17 @@ export function jsonBody(options: JsonBodyOptions): RequestHandler {
     type: () => true,
     // body-parser's four arguments (request, response, bytes, charset), taken as one list.
     verify: (...[, res, raw, encoding]: [unknown, unknown, Buffer, string]) => {
-      // JSON is UTF-8 (RFC 8259): bytes that are not would be read as U+FFFD, silently.
-      if (/^utf-?8$/i.test(encoding) && !isUtf8(raw)) throw new ApiError('CORE_INVALID_JSON', 'The body is not valid UTF-8');
-      if (escapesNul(raw)) (res as Response).locals.bodyHasNul = true;
-      if (escapesLoneSurrogate(raw)) (res as Response).locals.bodyHasLoneSurrogate = true;
+      const { locals } = res as Response;
+      if (/^utf-?8$/i.test(encoding)) {
+        // JSON is UTF-8 (RFC 8259): bytes that are not would be read as U+FFFD, silently.
+        if (!isUtf8(raw)) throw new ApiError('CORE_INVALID_JSON', 'The body is not valid UTF-8');
+        if (escapesNul(raw)) locals.bodyHasNul = true;
+        if (escapesLoneSurrogate(raw)) locals.bodyHasLoneSurrogate = true;
+        return;
+      }
+      // Another charset the parser decodes (`utf-16`: two bytes a character) hides the escapes
+      // from the byte scans above: its parsed text is searched instead.
+      locals.bodyHasNul = locals.bodyHasLoneSurrogate = true;
     },
   });
   const parseUnlessExempt: RequestHandler = (req, res, next) => {
@@ -87,16 +94,18 @@ export function jsonBody(options: JsonBodyOptions): RequestHandler {
   // PostgreSQL stores no NUL in text, SQLite would: a body with one is refused on both alike. The
   // issue names the first value (or key) holding one.
   const refuseNul: RequestHandler = (req, res, next) => {
-    if (!res.locals.bodyHasNul) return next();
+    const path = res.locals.bodyHasNul ? pathOfText(req.body, (text) => text.includes('\u0000')) : undefined;
+    if (!path) return next();
     next(new ApiError('CORE_VALIDATION_FAILED', 'Text in the body must not contain the NUL character (\\u0000)', {
-      details: { issues: [{ path: pathOfText(req.body, (text) => text.includes('\u0000')) ?? [], code: 'nul_character', message: 'Text must not contain the NUL character' }] },
+      details: { issues: [{ path, code: 'nul_character', message: 'Text must not contain the NUL character' }] },
     }));
   };
   // Half of a UTF-16 pair is no character: each database would store another replacement of it.
   const refuseLoneSurrogate: RequestHandler = (req, res, next) => {
-    if (!res.locals.bodyHasLoneSurrogate) return next();
+    const path = res.locals.bodyHasLoneSurrogate ? pathOfText(req.body, (text) => LONE_SURROGATE.test(text)) : undefined;
+    if (!path) return next();
     next(new ApiError('CORE_VALIDATION_FAILED', 'Text in the body must be well-formed Unicode: an escape \\uD800-\\uDFFF must be one half of a surrogate pair', {
-      details: { issues: [{ path: pathOfText(req.body, (text) => LONE_SURROGATE.test(text)) ?? [], code: 'lone_surrogate', message: 'Text must not contain a lone surrogate' }] },
+      details: { issues: [{ path, code: 'lone_surrogate', message: 'Text must not contain a lone surrogate' }] },
     }));
   };
   // Deeper JSON than any record or upsert needs would overflow the stack of later steps (500).
