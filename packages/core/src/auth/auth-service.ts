@@ -72,6 +72,15 @@ export const hashToken = (token: string): string => createHash('sha256').update(
 
 export const unauthorized = (message = 'Authentication required'): ApiError => new ApiError('CORE_UNAUTHORIZED', message);
 
+/**
+ * What a user's credentials are, as a digest of the password hash (and, for a delegated session,
+ * the acting admin's): stored with a token, and compared whenever the token is loaded. A password
+ * change revokes the user's tokens before it commits; a sign-in that checked the old password in
+ * the meantime would otherwise keep its token for good.
+ */
+const credentialStamp = (userHash: string | null, actorHash?: string | null): string =>
+  createHash('sha256').update(`${userHash ?? ''}\n${actorHash ?? ''}`).digest('hex').slice(0, 32);
+
 const toContextUser = (u: StoredUser): ContextUser => ({
   id: u.id,
   userName: u.userName,
@@ -84,6 +93,8 @@ const toContextUser = (u: StoredUser): ContextUser => ({
 export class AuthService {
   private readonly cache = new Map<string, CachedToken>();
   private readonly cacheMs: number;
+  /** The password hash each user this service answered was checked or read with (see `credentialStamp`). */
+  private readonly hashes = new WeakMap<ContextUser, string | null>();
 
   constructor(
     private readonly store: AuthStore,
@@ -101,7 +112,20 @@ export class AuthService {
     const user = userName.includes('\u0000') ? undefined : await this.store.userByName(userName);
     const ok = await verifyPassword(password, user?.passwordHash, this.options.passwordCost);
     if (!user || !ok || !user.isActive) throw unauthorized('Wrong user name or password');
-    return toContextUser((await this.store.userById(user.id)) ?? user);
+    // The hash the password was checked against, not a later read's: a token issued from it must
+    // not outlive a password change that commits in between.
+    return this.known(toContextUser((await this.store.userById(user.id)) ?? user), user.passwordHash);
+  }
+
+  private known(user: ContextUser, passwordHash: string | null): ContextUser {
+    this.hashes.set(user, passwordHash);
+    return user;
+  }
+
+  /** The password hash a user was answered with, else the one stored now (a user the host made). */
+  private async hashOf(user: ContextUser): Promise<string | null> {
+    if (this.hashes.has(user)) return this.hashes.get(user) ?? null;
+    return (await this.store.userById(user.id))?.passwordHash ?? null;
   }
 
   /** The session of an active user by name, for identities the host vouches for (`resolveUser`); 401 otherwise. */
@@ -109,7 +133,7 @@ export class AuthService {
     const found = userName.includes('\u0000') ? undefined : await this.store.userByName(userName);
     const user = found && found.isActive ? await this.store.userById(found.id) : undefined;
     if (!user) throw unauthorized(`The host's user '${userName}' is no active user of the API`);
-    return { user: toContextUser(user) };
+    return { user: this.known(toContextUser(user), user.passwordHash) };
   }
 
   /**
@@ -121,7 +145,7 @@ export class AuthService {
     const found = await this.store.userByName(userName);
     const user = found && found.isActive ? await this.store.userById(found.id) : undefined;
     if (!user) throw new ApiError('CORE_NOT_FOUND', `User '${userName}' not found`, { details: { entity: 'User', userName } });
-    return { user: toContextUser(user), actor };
+    return { user: this.known(toContextUser(user), user.passwordHash), actor };
   }
 
   /** Issues a new token for a user (acting through `actor` in a delegated session). */
@@ -140,6 +164,7 @@ export class AuthService {
       expiresAt: lifetime > 0 ? now + Math.ceil(lifetime * 3_600_000) : null,
       idleMs: idle > 0 ? Math.ceil(idle * 3_600_000) : null,
       actorId: actor?.id ?? null,
+      credentialStamp: credentialStamp(await this.hashOf(user), actor && (await this.hashOf(actor))),
     });
     return token;
   }
@@ -178,6 +203,7 @@ export class AuthService {
     if (!user || !user.isActive) throw this.drop(hash, 'Invalid or revoked token');
     const actor = row.actorId ? await this.store.userById(row.actorId) : undefined;
     if (row.actorId && (!actor || !actor.isActive || !actor.isAdmin)) throw this.drop(hash, 'Invalid or revoked token');
+    if (row.credentialStamp !== null && row.credentialStamp !== credentialStamp(user.passwordHash, actor?.passwordHash)) throw this.drop(hash, 'Invalid or revoked token');
     const entry: CachedToken = {
       user: toContextUser(user),
       ...(actor && { actor: toContextUser(actor) }),

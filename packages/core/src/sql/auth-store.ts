@@ -15,6 +15,9 @@ export const TOKEN_TABLE: AuxiliaryTable = {
     expires_at: 'bigint',
     idle_ms: 'bigint',
     actor_id: 'varchar(64)',
+    // What the user's (and a delegated session's actor's) credentials were when the token was
+    // issued (see AuthService): a token made from a password that has since changed is refused.
+    credential_stamp: 'varchar(64)',
   },
   primaryKey: ['id'],
   indexes: [
@@ -32,6 +35,8 @@ export interface TokenRow {
   idleMs: number | null;
   /** Delegated sessions: the admin acting for `userId`. */
   actorId: string | null;
+  /** See `credentialStamp` in AuthService; null for tokens issued before stamps were kept. */
+  credentialStamp: string | null;
 }
 
 export interface StoredUser extends ContextUser {
@@ -101,13 +106,14 @@ export class AuthStore {
       expires_at: row.expiresAt,
       idle_ms: row.idleMs,
       actor_id: row.actorId,
+      credential_stamp: row.credentialStamp,
     });
   }
 
   async tokenByHash(hash: string): Promise<TokenRow | undefined> {
     const row = await this.database
       .knex(TOKEN_TABLE.name)
-      .select({ id: 'id', userId: 'user_id', createdAt: 'created_at', lastUsedAt: 'last_used_at', expiresAt: 'expires_at', idleMs: 'idle_ms', actorId: 'actor_id' })
+      .select({ id: 'id', userId: 'user_id', createdAt: 'created_at', lastUsedAt: 'last_used_at', expiresAt: 'expires_at', idleMs: 'idle_ms', actorId: 'actor_id', credentialStamp: 'credential_stamp' })
       .where('token_hash', hash)
       .first();
     if (!row) return undefined;
@@ -119,6 +125,7 @@ export class AuthStore {
       expiresAt: num(row.expiresAt),
       idleMs: num(row.idleMs),
       actorId: row.actorId ?? null,
+      credentialStamp: row.credentialStamp ?? null,
     };
   }
 

@@ -174,6 +174,65 @@ describe.each(TEST_DBS)('authentication on %s', (kind) => {
     expect(stored.password).toMatch(/^scrypt\$/);
   });
 
+  /**
+   * Holds the next token a sign-in stores until `release` is called: the sign-in has checked its
+   * password by then (`reached` tells when).
+   */
+  function holdNextToken() {
+    const store = (t.api.auth as unknown as { store: { insertToken: (...args: unknown[]) => Promise<void> } }).store;
+    const insertToken = store.insertToken.bind(store);
+    let release!: () => void;
+    let reach!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const reached = new Promise<void>((resolve) => (reach = resolve));
+    const spy = jest.spyOn(store, 'insertToken').mockImplementationOnce(async (...args) => {
+      reach();
+      await released;
+      return insertToken(...args);
+    });
+    return { reached, release, restore: () => spy.mockRestore() };
+  }
+
+  it.each(GENERATIONS)('refuses a token that a sign-in with the old password got while the password changed (generation %s)', async (_g, base) => {
+    const userName = `carol${base.length}`;
+    const user = await t.post(`${base}/User`, { userName, password: 'carol-pass-1', rolesIds: [readerRoleId] }).expect(200);
+    const hold = holdNextToken();
+    try {
+      const signedIn = http().get(base === '/api' ? '/api/userSession' : '/api/v1/App/user').auth(userName, 'carol-pass-1').set('Authorization-Token-Only', 'true').then((res) => res);
+      await hold.reached;
+      await t.patch(`${base}/User/${user.body.id}`, { password: 'carol-pass-2' }).expect(200);
+      hold.release();
+      const token = (await signedIn).body.authorizationToken;
+      expect(token).toEqual(expect.any(String));
+      const res = await http().get(`${base}/Brand`).set('Authorization-Token', token).expect(401);
+      expect(res.body.error.code).toBe('CORE_UNAUTHORIZED');
+    } finally {
+      hold.restore();
+    }
+    const fresh = (await http().get('/api/userSession').auth(userName, 'carol-pass-2').set('Authorization-Token-Only', 'true').expect(200)).body.authorizationToken;
+    await http().get(`${base}/Brand`).set('Authorization-Token', fresh).expect(200);
+  });
+
+  it('refuses a delegated token made from an admin password that has changed since', async () => {
+    const admin = await t.post('/api/User', { userName: 'dora', password: 'dora-pass-1', isAdmin: true }).expect(200);
+    await t.post('/api/User', { userName: 'erin', password: 'erin-pass-1', rolesIds: [readerRoleId] }).expect(200);
+    const hold = holdNextToken();
+    try {
+      const headers = { 'Authorization-Token-Only': 'true', 'Authorization-Delegate': 'erin' };
+      const signedIn = http().get('/api/userSession').auth('dora', 'dora-pass-1').set(headers).then((res) => res);
+      await hold.reached;
+      await t.patch(`/api/v1/User/${admin.body.id}`, { password: 'dora-pass-2' }).expect(200);
+      hold.release();
+      const token = (await signedIn).body.authorizationToken;
+      expect(token).toEqual(expect.any(String));
+      await http().get('/api/v1/Brand').set('Authorization-Token', token).expect(401);
+    } finally {
+      hold.restore();
+    }
+    const fresh = (await http().get('/api/userSession').auth('dora', 'dora-pass-2').set('Authorization-Delegate', 'erin').set('Authorization-Token-Only', 'true').expect(200)).body.authorizationToken;
+    await http().get('/api/v1/Brand').set('Authorization-Token', fresh).expect(200);
+  });
+
   it('refuses an inactive user', async () => {
     const user = await t.post('/api/User', { userName: 'bob', password: 'bob-pass-1', rolesIds: [readerRoleId] }).expect(200);
     const bob = (await http().get('/api/userSession').auth('bob', 'bob-pass-1').set('Authorization-Token-Only', 'true').expect(200)).body
