@@ -185,11 +185,12 @@ export function parseListParams(query: Record<string, unknown>): FindParams {
     attributes: list(query.attributes, 'attributes'),
     allAttributes: bool(query.allAttributes, 'allAttributes'),
   };
+  // `orderBy` and `order` (AtroCore's names) are read as `sortBy` and `asc`: refused alike when
+  // malformed, never ignored (the list would come in another order than asked).
   if (query.sortBy !== undefined && typeof query.sortBy !== 'string') throw bad('sortBy must be a field name');
+  if (query.orderBy !== undefined && typeof query.orderBy !== 'string') throw bad('orderBy must be a field name');
+  if (query.order !== undefined && query.order !== 'asc' && query.order !== 'desc') throw bad('order must be asc or desc');
   if (params.totalOnly && params.collectionOnly) throw bad('totalOnly and collectionOnly cannot both be true');
-  if (params.asc === undefined && typeof query.order === 'string') {
-    if (query.order !== 'asc' && query.order !== 'desc') throw bad('order must be asc or desc');
-    params.asc = query.order === 'asc';
-  }
+  if (params.asc === undefined && query.order !== undefined) params.asc = query.order === 'asc';
   return params;
 }

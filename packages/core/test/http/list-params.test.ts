@@ -128,6 +128,8 @@ describe.each(TEST_DBS)('list parameters on %s', (kind) => {
       'maxSize=1001', 'maxSize=5000', 'maxSize=-1', 'maxSize=1.5', 'maxSize=abc', 'maxSize=', 'maxSize=1e2',
       'maxSize[]=5', 'offset=-1', 'offset=1.5', 'offset=abc', 'offset=99999999999999999999', 'asc=maybe',
       'totalOnly=yes', 'collectionOnly=2', 'sortBy[]=name', 'select[x]=name', 'totalOnly=true&collectionOnly=true',
+      // The names AtroCore clients also send (orderBy, order) are refused alike, never ignored.
+      'orderBy[]=name', 'orderBy[a]=name', 'order[]=desc', 'order=up',
     ])('answers 400 for %s', async (query) => {
       expectQueryError(await t.get(`${base}/Category?${query}`));
     });
