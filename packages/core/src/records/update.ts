@@ -179,9 +179,16 @@ async function writeChangedRow(repo: Repository, write: LinkObjectWrite, change:
   }
 }
 
-/** The change an update logs: the fields and attribute values it changed. */
-const updateChange = (repo: Repository, ctx: RequestContext, { change, diff }: { change: RecordChange; diff: Diff }) =>
-  changeOf(ctx, { entityType: repo.model.name, recordId: change.id, action: change.action, diff, owner: ownershipOf(change.existing) });
+/**
+ * The change an update logs: the fields and attribute values it changed. Its owner and assignee
+ * are the record's after the write, as the stream route judges the record as it is: an update
+ * that hands the record to another user goes to the new one, not to the one it was taken from
+ * (who may no longer read what it wrote), as upserts and mass updates log it.
+ */
+function updateChange(repo: Repository, ctx: RequestContext, { change, changed, diff }: { change: RecordChange; changed: ReadonlyMap<FieldModel, unknown>; diff: Diff }) {
+  const after = { ...change.existing, ...Object.fromEntries([...changed].map(([field, value]) => [field.key, value])) };
+  return changeOf(ctx, { entityType: repo.model.name, recordId: change.id, action: change.action, diff, owner: ownershipOf(after) });
+}
 
 /** The values of the body that differ from the stored record. */
 function changedValues(change: RecordChange): Map<FieldModel, unknown> {
@@ -212,7 +219,7 @@ async function writeChange(repo: Repository, write: LinkObjectWrite, change: Rec
   if (changed.size === 0 && !attributes?.changed) return false;
   await writeChangedRow(repo, write, { id: change.id, changed, expected: change.expected, ifMatch: change.ifMatch, access: change.access });
   await assertWithinRules(repo, { sql, ctx }, change.id);
-  await insertChanges(sql, [updateChange(repo, ctx, { change, diff: { ...diffOf(changed, change.existing), ...attributes?.diff } })]);
+  await insertChanges(sql, [updateChange(repo, ctx, { change, changed, diff: { ...diffOf(changed, change.existing), ...attributes?.diff } })]);
   return true;
 }
 
@@ -236,7 +243,7 @@ async function writeColumns(repo: Repository, ctx: RequestContext, { change, rea
   if (changed.size === 0) return { written: false };
   const { row } = toRow(repo.env.database.dialect, changed);
   Object.assign(row, modifiedColumns(rowChange(ctx)));
-  const logged = updateChange(repo, ctx, { change, diff: diffOf(changed, change.existing) });
+  const logged = updateChange(repo, ctx, { change, changed, diff: diffOf(changed, change.existing) });
   const sql = sqlContext(repo.env, repo.env.database.knex);
   const done = await updateLogged(sql, repo.model, { id: change.id, row, expected: change.expected, change: logged, readBack });
   if (!done.written) throw await unmatchedUpdate(repo, sql, change);
