@@ -77,7 +77,7 @@ export function createEntityApi<const TEntities extends readonly EntityDefinitio
   const auth = new AuthService(authStore, { ...options.auth, tokenCacheSeconds: tokenCacheSeconds(base) }, announce);
   const throttle = new LoginThrottle(new ThrottleStore(database), options.auth?.throttle, options.auth?.passwordHashQueue);
   const jobs = createJobs(base);
-  installJobHooks(registry);
+  installJobHooks(registry, jobs);
   installRoleHooks(registry, { accessService, schema }, announce);
 
   const openapi = openApiText(base, hostRoutes);

@@ -8,10 +8,14 @@ import type { ApiRecord } from './declarations';
 import type { SchemaModel } from './definition/model';
 import { ApiError } from './errors';
 import type { Registry } from './registry';
+import type { JobService } from './jobs/job-service';
 import type { CacheEvent } from './sql/cache-events';
 
-/** A client may only cancel its own pending job (jobs are `serverCreated`: no client creates one). */
-export function installJobHooks(registry: Registry): void {
+/**
+ * A client may only cancel its own pending job (jobs are `serverCreated`: no client creates one);
+ * a pending job restored from the bin is queued again.
+ */
+export function installJobHooks(registry: Registry, jobs: JobService): void {
   registry.onRecord('beforeUpdate', 'Job', (event) => {
     const { data, existing } = event;
     const changed = (k: string) => JSON.stringify((data as Record<string, unknown>)[k] ?? null) !== JSON.stringify((existing as Record<string, unknown>)[k] ?? null);
@@ -32,6 +36,7 @@ export function installJobHooks(registry: Registry): void {
   registry.onRecord('beforeDelete', 'Job', ({ existing }) => {
     if (existing?.status === 'Running') throw new ApiError('CORE_CONFLICT', 'A running job cannot be deleted; delete it once it has ended');
   });
+  registry.onRecord('afterRestore', 'Job', ({ id }) => jobs.requeue(id as string));
   registry.onPresent('Job', {
     applies: ({ fields }) => fields.some((f) => f.name === 'result'),
     load: () => ['createdBy'],

@@ -17,6 +17,7 @@ export const RECORD_HOOKS = [
   'afterUpdate',
   'beforeDelete',
   'afterDelete',
+  'afterRestore',
   'afterRead',
 ] as const;
 export type RecordHookName = (typeof RECORD_HOOKS)[number];
@@ -51,7 +52,7 @@ export interface RecordHookEvent {
    * returned (changes show).
    */
   record?: ApiRecord;
-  /** beforeUpdate / beforeDelete: the record before the change. */
+  /** beforeUpdate / beforeDelete: the record before the change (afterDelete: before the delete). */
   existing?: ApiRecord;
   /**
    * beforeUpdate: record keys with the values the stored record must still hold when the change

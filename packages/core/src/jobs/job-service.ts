@@ -103,6 +103,14 @@ export class JobService {
     return id;
   }
 
+  /**
+   * Hands a pending job to the queue again: one deleted before it ran was dropped by the worker
+   * that took it up, and is restored pending. Two deliveries of one job run it once (see `run`).
+   */
+  async requeue(jobId: string): Promise<void> {
+    if ((await this.store.get(jobId))?.status === 'Pending') await this.queue.send(jobId);
+  }
+
   /** Connects the queue; a worker also takes jobs (API-only processes only send them). */
   async start(worker = true): Promise<void> {
     await this.store.zeroMissingCounts();

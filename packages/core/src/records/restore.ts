@@ -39,6 +39,7 @@ export async function restoreRecords(repo: Repository, ctx: RequestContext, ids:
       );
       if (!restored) throw notFound(repo.model.name, id);
       result.restored += 1;
+      await repo.env.hooks.run('afterRestore', { ctx, model: repo.model, id });
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
       result.errors.push({ id, code: error.code, message: error.message });
