@@ -66,14 +66,19 @@ export function installUserHooks(registry: Registry, auth: () => AuthService, pa
     }
     data.password = await hashPassword(data.password, passwordCost);
   };
+  // The stored records whose update sets a password (the same object reaches afterUpdate). The
+  // tokens go once the change is stored: a refused change (409, 412, 400) keeps them, as it keeps
+  // the password. A token issued meanwhile from the old password fails its credential stamp.
+  const passwordChanges = new WeakSet<object>();
   registry.onRecord('beforeCreate', 'User', hashInBody);
-  registry.onRecord('beforeUpdate', 'User', hashInBody);
+  registry.onRecord('beforeUpdate', 'User', async (event) => {
+    if (event.data?.password !== undefined && event.existing) passwordChanges.add(event.existing);
+    await hashInBody(event);
+  });
   registry.onRecord('afterUpdate', 'User', async ({ id, existing, record }) => {
     await auth().forgetUser(id as string);
-    if (existing && record && existing.isActive !== record.isActive) await auth().revokeUser(id as string);
-  });
-  registry.onRecord('beforeUpdate', 'User', async ({ id, data }) => {
-    if (data?.password !== undefined) await auth().revokeUser(id as string);
+    const activityChanged = existing && record && existing.isActive !== record.isActive;
+    if (activityChanged || (existing && passwordChanges.has(existing))) await auth().revokeUser(id as string);
   });
   registry.onRecord('afterDelete', 'User', ({ id }) => auth().revokeUser(id as string));
 }
