@@ -39,10 +39,20 @@ function listParam(value: unknown, name: string): Set<string> {
   return new Set(items.flatMap((item) => item.split(',')).map((s) => s.trim()).filter(Boolean));
 }
 
-/** The seq a reconnecting client last saw (`Last-Event-ID`), if it is one. */
+/**
+ * The seq a reconnecting client last saw: the `Last-Event-ID` header, or the `lastEventId` query
+ * parameter of clients that cannot send headers. Empty is none (an event stream resets it so).
+ * Anything but digits is 400 before the stream opens: starting live instead would drop every
+ * change the client missed without a word. A number past every change starts live (`subscribe`).
+ */
 function lastEventId(req: Request, query: Record<string, unknown>): number | undefined {
-  const raw = req.get('last-event-id') ?? (typeof query.lastEventId === 'string' ? query.lastEventId : undefined);
-  return raw !== undefined && /^\d{1,15}$/.test(raw.trim()) ? Number(raw.trim()) : undefined;
+  const header = req.get('last-event-id');
+  const raw = header ?? query.lastEventId;
+  if (raw === undefined) return undefined;
+  const value = typeof raw === 'string' ? raw.trim() : undefined;
+  if (value === '') return undefined;
+  if (value === undefined || !/^\d+$/.test(value)) throw new ApiError('CORE_INVALID_QUERY', `${header === undefined ? 'lastEventId' : 'Last-Event-ID'} must be the id of an event`);
+  return Number(value);
 }
 
 /** `GET /events`: server-sent events of the changes the caller may see (CONTRACT §16). */
@@ -53,6 +63,7 @@ function eventStream(parts: EventRouteParts) {
     const { user } = ctx;
     const entities = listParam(query.entityName, 'entityName');
     const ids = listParam(query.id, 'id');
+    const after = lastEventId(req, query);
     // An entity type the instance does not have is 404, as on every route (before the stream opens).
     for (const name of entities) repositoryFor(parts.lookup, name);
     res.status(200).set({ 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache, no-transform', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' });
@@ -84,7 +95,7 @@ function eventStream(parts: EventRouteParts) {
     const tokenHash = token === undefined ? undefined : hashToken(token);
     const concerns: SubscriptionOptions['concerns'] = (event) =>
       event.kind === 'role' || (event.kind === 'token' ? tokenHash === undefined || event.id === tokenHash : event.id === user?.id || event.id === ctx.actor?.id);
-    const end = await parts.subscriptions.subscribe(sink, { user, concerns, entities, ids, after: lastEventId(req, query), access, withinRules });
+    const end = await parts.subscriptions.subscribe(sink, { user, concerns, entities, ids, after, access, withinRules });
     // The client may have gone while the stream was being set up.
     if (res.closed) return end();
     res.on('close', () => end());

@@ -83,7 +83,7 @@ export function changePaths(op: OperationId, generation: Generation): Record<str
         parameters: [
           query('entityName', 'Only these entity types (comma list).'),
           query('id', 'Only these record ids (comma list).'),
-          { name: 'Last-Event-ID', in: 'header', required: false, description: 'The `id` of the last event received: the stream replays what came after it.', schema: { type: 'string' } },
+          { name: 'Last-Event-ID', in: 'header', required: false, description: 'The `id` of the last event received: the stream replays what came after it. Anything but digits is 400.', schema: { type: 'string' } },
         ],
         responses: {
           '200': { description: 'The event stream', content: { 'text/event-stream': { schema: { type: 'string', description: 'Events whose `data` is a ChangeEvent.' } } } },

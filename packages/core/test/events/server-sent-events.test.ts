@@ -168,6 +168,27 @@ describe.each(TEST_DBS)('server-sent events on %s', (kind) => {
         again.close();
       }
     });
+    it('answers 400 for a Last-Event-ID (or lastEventId) that is no event id, before the stream opens; an empty one is none', async () => {
+      for (const bad of ['abc', '-1', '1.5', '1e3', '0x10', '12abc']) {
+        const res = await request(t.app).get(`${base}/events?entityName=Brand`).set({ 'Authorization-Token': t.token, 'Last-Event-ID': bad }).expect(400);
+        expect(res.body.error.code).toBe('CORE_INVALID_QUERY');
+        await request(t.app).head(`${base}/events`).set({ 'Authorization-Token': t.token, 'Last-Event-ID': bad }).expect(400);
+        expect((await request(t.app).get(`${base}/events?lastEventId=${encodeURIComponent(bad)}`).set('Authorization-Token', t.token).expect(400)).body.error.code).toBe('CORE_INVALID_QUERY');
+      }
+      await request(t.app).get(`${base}/events?lastEventId[x]=1`).set('Authorization-Token', t.token).expect(400);
+      // an empty id, and one with spaces around, are read as an event stream reads them
+      const first = await open(`${base}/events?entityName=Brand`);
+      const b = await brand();
+      const seen = (await first.next((e) => data(e).recordId === b)).id as string;
+      first.close();
+      await t.patch(`/api/Brand/${b}`, { code: 'missed' }).expect(200);
+      const again = await open(`${base}/events?entityName=Brand`, { 'Authorization-Token': t.token, 'Last-Event-ID': ` ${seen} ` });
+      expect(data(await again.next((e) => data(e).recordId === b)).diff.code).toEqual({ was: null, became: 'missed' });
+      const fresh = await open(`${base}/events?entityName=Brand&lastEventId=`);
+      await t.patch(`/api/Brand/${b}`, { code: 'live' }).expect(200);
+      expect(data(await fresh.next((e) => data(e).recordId === b)).diff.code).toEqual({ was: 'missed', became: 'live' });
+      expect(fresh.events).toHaveLength(1);
+    });
   });
 
   /** A brand made by the admin. */
