@@ -164,6 +164,19 @@ async function signInWithPassword(parts: SessionParts, req: Request, { userName,
 }
 
 /**
+ * `Authorization-Delegate` on a session read with a token or the cookie: 400. Only a sign-in with
+ * the admin's own credentials opens a delegated session; ignored, the header would give a client
+ * that asked for a token acting for a user the caller's own token, with all its rights.
+ */
+function refuseDelegateWithoutCredentials(req: Request): void {
+  if (!req.get('authorization-delegate')) return;
+  const message = 'Authorization-Delegate needs the Basic credentials (or the cookie sign-in) of an admin; a token or session cookie cannot act for another user';
+  throw new ApiError('CORE_VALIDATION_FAILED', message, {
+    details: { issues: [{ path: ['Authorization-Delegate'], code: 'not_allowed', message: 'Authorization-Delegate is taken only with Basic credentials' }] },
+  });
+}
+
+/**
  * `GET` signs in with Basic credentials (or reads the session of a token) and answers
  * `{authorizationToken}` or, without `Authorization-Token-Only: true`, also `user` and `acl`.
  * `DELETE` revokes the token presented.
@@ -186,12 +199,14 @@ export function mountSessionRoutes(router: Router, paths: string[], parts: Sessi
       token = await auth.issueToken(session.user, tokenTimes(req), session.actor);
     } else if (token) {
       session = await auth.authenticate(token);
+      refuseDelegateWithoutCredentials(req);
     } else {
       // A browser holding only the session cookie may read its session (after a reload), but
       // not its token: the cookie is HttpOnly so that scripts never see it.
       const cookie = cookieToken(req);
       if (!cookie) throw unauthorized();
       session = await auth.authenticate(cookie);
+      refuseDelegateWithoutCredentials(req);
     }
     res.setHeader('Cache-Control', 'no-store');
     if (token !== undefined && isTrue(req.get('authorization-token-only'))) res.json({ authorizationToken: token });
