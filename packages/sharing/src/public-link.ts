@@ -1,4 +1,4 @@
-import type { Request, Response, Router } from 'express';
+import type { ErrorRequestHandler, Request, RequestHandler, Response, Router } from 'express';
 import { ApiError, nowDateTime, systemContext, toHandler, verifyPassword, type EntityApi } from '@entity-records/core';
 import { readStored, requestedRange, sendContent, type ByteRange, type FileService } from '@entity-records/files';
 import type { SharingStore, ShareState } from './sharing-store';
@@ -47,6 +47,18 @@ async function assertCreatorActive(instance: EntityApi, state: ShareState): Prom
  * from the Referer; and a browser shows the file as the type it is labelled, never a guessed one.
  */
 const PUBLIC_HEADERS = { 'Referrer-Policy': 'no-referrer', 'X-Content-Type-Options': 'nosniff' };
+const publicHeaders: RequestHandler = (_req, res, next) => {
+  res.set(PUBLIC_HEADERS);
+  next();
+};
+/**
+ * The same for a request the router refused before it got here (a query string it will not read,
+ * the instance starting or closing): the error passes by on its way to the router's error answer.
+ */
+const publicHeadersOnError: ErrorRequestHandler = (error, _req, res, next) => {
+  if (!res.headersSent) res.set(PUBLIC_HEADERS);
+  next(error);
+};
 
 /** The password check, throttled like sign-ins (per sharing and per address, across processes). */
 async function checkPassword(instance: EntityApi, req: Request, state: ShareState): Promise<void> {
@@ -114,10 +126,7 @@ export function publicLinkRoutes(parts: { store: SharingStore; files: FileServic
     });
   });
   return (router: Router) => {
-    router.use('/sharings', (_req, res, next) => {
-      res.set(PUBLIC_HEADERS);
-      next();
-    });
+    router.use('/sharings', publicHeaders, publicHeadersOnError);
     router.get('/sharings/:file', serve);
     router.post('/sharings/:file', serve);
   };
