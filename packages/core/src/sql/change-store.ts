@@ -421,12 +421,19 @@ export async function insertMissedDeliveries(sql: SqlContext, { webhook, after }
   }
 }
 
-/** A record's changes, newest first, and their number. */
+/**
+ * A record's changes, newest first, and their number: from its last `Create` on. A client may
+ * give a new record the id of one removed for good (`permanently: true`), whose changes stay in
+ * the log for event replays and webhooks; they are another record's, which the reader of this
+ * one may never have been allowed to read.
+ */
 export async function recordChanges(
   sql: SqlContext,
   { entityType, recordId, offset, limit }: { entityType: string; recordId: string; offset: number; limit: number },
 ): Promise<{ total: number; list: StoredChange[] }> {
-  const table = () => sql.db(CHANGE_TABLE.name).where({ entity_type: entityType, record_id: recordId });
+  const created = (await sql.db(CHANGE_TABLE.name).max({ seq: 'seq' }).where({ entity_type: entityType, record_id: recordId, action: 'Create' }).first()) as { seq?: number | string | null } | undefined;
+  const since = Number(created?.seq ?? 0);
+  const table = () => sql.db(CHANGE_TABLE.name).where({ entity_type: entityType, record_id: recordId }).andWhere('seq', '>=', since);
   const [{ total }] = await table().count({ total: '*' });
   const rows = Number(total) === 0 || limit === 0 ? [] : await table().select('*').orderBy('seq', 'desc').offset(offset).limit(limit);
   return { total: Number(total), list: rows.map(fromRow) };
