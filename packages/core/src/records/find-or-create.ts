@@ -55,10 +55,37 @@ async function assertOptionFieldsShown(target: Repository, ctx: RequestContext, 
   }
 }
 
+/** Where a link object of a record's body is: `brand`, or `categories` and its place in the list. */
+const placeInBody = (field: LinkEnd, index: number): (string | number)[] => (field.type === 'link' ? [field.name] : [field.name, index]);
+
+/** A link object's fields as the target's values: 400 for fields that are no simple fields of it, nested objects, wrong types. */
+function objectValues(field: LinkEnd, target: Repository, object: Record<string, unknown>): [FieldModel, unknown][] {
+  matchFields(field, target.model, object);
+  return [...target.validate(object, 'update')];
+}
+
+/**
+ * The 400 of what is wrong inside the link objects of a body, whatever records they would match
+ * (as finding or creating them would answer it): what a mass update checks before it starts, so
+ * that such a body is refused once, not once per record (nor by a job).
+ */
+export function assertLinkObjectsValid(repo: Repository, objects: LinkObjects<LinkEnd>): void {
+  for (const [field, items] of objects) {
+    const target = repo.env.repository(field.target);
+    for (const [index, item] of items.entries()) {
+      if (typeof item !== 'object' || item === null) continue;
+      try {
+        objectValues(field, target, item as Record<string, unknown>);
+      } catch (error) {
+        throw issuesUnder(error, placeInBody(field, index));
+      }
+    }
+  }
+}
+
 /** The id of the record a link object names, among those the caller could list; several are a 409. */
 async function matchingRecord(sql: SqlContext, ctx: RequestContext, { field, target, object, listId }: LinkObjectMatch): Promise<string | undefined> {
-  matchFields(field, target.model, object);
-  const fields = [...target.validate(object, 'update')];
+  const fields = objectValues(field, target, object);
   if (listId) await assertOptionFieldsShown(target, ctx, fields.map(([f]) => f));
   const owner = listId ? undefined : await searchOwner(target, ctx, fields.map(([f]) => f));
   const found = await findMatching(sql, target.model, { fields, listId, owner, within: await rowFilter(target, ctx) });
@@ -90,9 +117,6 @@ function lockKeys(objects: LinkObjects<LinkEnd>): string[] {
   }
   return keys;
 }
-
-/** Where a link object of a record's body is: `brand`, or `categories` and its place in the list. */
-const placeInBody = (field: LinkEnd, index: number): (string | number)[] => (field.type === 'link' ? [field.name] : [field.name, index]);
 
 /** Where found ids go: the values of the write, by link. */
 interface LinkValues<TField> {

@@ -14,7 +14,7 @@ import { VERSION_COLUMN } from '../sql/schema-sync';
 import { sqlContext, type SqlContext } from '../sql/sql-context';
 import { inTransaction } from '../sql/transaction';
 import { changeOf, diffOf, movedLinkChanges, ownershipOf, type Diff } from './changes';
-import { attributeWriteRules, resolveLinkObjects, type LinkObjectWrite } from './find-or-create';
+import { assertLinkObjectsValid, attributeWriteRules, resolveLinkObjects, type LinkObjectWrite } from './find-or-create';
 import { assertLinks, assertOtherSide, linksMade, withHiddenLinked } from './link-rules';
 import { addedLinks, linkAction, linkNamed, linkValuesAfter, type LinkDelta } from './link-delta';
 import { splitLinkObjects, type LinkObjects } from './link-objects';
@@ -262,7 +262,9 @@ function expectedColumns(repo: Repository, expect: Record<string, unknown> | und
  * it: 400 for the body (its shape, types, unknown keys, link objects and flattened attribute
  * keys), then 403 for a field the role may not edit among those it sends and the links it
  * changes (`links`, by name), and for a multiple link among them that would change records of a
- * type the role may not edit at all. What a mass update checks before it starts.
+ * type the role may not edit at all; then 400 for what is inside its link objects (an update
+ * finds or creates their records after the field rules). What a mass update checks before it
+ * starts.
  */
 export async function assertUpdateBody(repo: Repository, ctx: RequestContext, { body, links = [] }: { body: Record<string, unknown>; links?: readonly string[] }): Promise<void> {
   const attributes = await repo.env.attributes?.prepareWrite(ctx, repo.model, body);
@@ -273,6 +275,7 @@ export async function assertUpdateBody(repo: Repository, ctx: RequestContext, { 
   const access = await repo.guard.access(ctx);
   assertFieldsEditable(repo.model, access, fields);
   assertOtherSidesEditable(repo.model, access, { fields });
+  assertLinkObjectsValid(repo, objects);
 }
 
 /** An update: the record, the body, and (attribute endpoints) attribute values already planned. */

@@ -73,6 +73,21 @@ describe.each(TEST_DBS)('find-or-create linking on %s', (kind) => {
       expect([await count('Product'), await count('Brand'), await count('Category')]).toEqual(before);
     });
 
+    it('refuses what is wrong inside a link object in a mass update with the 400 of PATCH, before it starts (also as a job)', async () => {
+      const product = (await t.post(`${base}/Product`, { name: 'Mass target' }).expect(200)).body;
+      const before = [await count('Brand'), await count('Category'), await count('Job')];
+      const bodies = [{ brand: {} }, { brand: { name: 'B', nope: 1 } }, { brand: { name: 'B', products: [] } }, { brand: { name: 5 } }, { categories: [{ name: 'C', code: `mc-${gen}`, parent: { name: 'P' } }] }];
+      for (const values of bodies) {
+        const patched = (await t.patch(`${base}/Product/${product.id}`, values).expect(400)).body.error;
+        for (const select of [{ ids: [product.id] }, { where: [{ type: 'equals', attribute: 'id', value: product.id }] }]) {
+          const mass = (await t.post(`${base}/entityMassUpdate`, { entityName: 'Product', ...select, values }).expect(400)).body.error;
+          expect(mass).toMatchObject({ code: patched.code, message: patched.message });
+          expect(mass.details.issues).toEqual(patched.details.issues.map((issue: { path: unknown[] }) => ({ ...issue, path: ['values', ...issue.path] })));
+        }
+      }
+      expect([await count('Brand'), await count('Category'), await count('Job')]).toEqual(before);
+    });
+
     it('finds and creates options only inside the list of the field', async () => {
       const item = (await t.post(`${base}/Item`, { name: 'I1', status: { code: 'draft' }, tags: [{ code: 'draft', name: 'Draft tag' }] }).expect(200)).body;
       const status = (await t.get(`${base}/ExtensibleEnumOption/${item.statusId}`).expect(200)).body;
