@@ -67,6 +67,7 @@ export type { JobStatus } from './jobs/job-entity';
 export type { RootRouteInstaller } from './plugin';
 export { requestContext } from './http/request-context';
 export { toHandler } from './http/to-handler';
+export { headerText } from './http/header-text';
 export { idempotent, claimIdempotency, idempotencyKeyOf } from './http/idempotency';
 export { uuidv7 } from './util/uuid';
 export { ConcurrencyLimit } from './util/concurrency-limit';

@@ -1,5 +1,5 @@
 import type { ErrorRequestHandler, Request, RequestHandler, Response, Router } from 'express';
-import { ApiError, nowDateTime, systemContext, toHandler, verifyPassword, type EntityApi } from '@entity-records/core';
+import { ApiError, headerText, nowDateTime, systemContext, toHandler, verifyPassword, type EntityApi } from '@entity-records/core';
 import { readStored, requestedRange, sendContent, type ByteRange, type FileService } from '@entity-records/files';
 import type { SharingStore, ShareState } from './sharing-store';
 
@@ -63,7 +63,8 @@ const publicHeadersOnError: ErrorRequestHandler = (error, _req, res, next) => {
 /** The password check, throttled like sign-ins (per sharing and per address, across processes). */
 async function checkPassword(instance: EntityApi, req: Request, state: ShareState): Promise<void> {
   if (!state.passwordHash) return;
-  const given = req.get('sharing-password') ?? (await postedPassword(req));
+  // The password was set in JSON (UTF-8): the header is read as UTF-8 too.
+  const given = headerText(req, 'sharing-password') ?? (await postedPassword(req));
   if (given === undefined || given === '') {
     throw new ApiError('SHARING_PASSWORD_REQUIRED', 'This link needs a password: send it in the Sharing-Password header or post it as the form field password');
   }

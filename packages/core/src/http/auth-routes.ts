@@ -4,6 +4,7 @@ import { unauthorized } from '../auth/auth-service';
 import type { LoginThrottle } from '../auth/login-throttle';
 import type { ContextUser } from '../context';
 import { ApiError, assertKnownKeys, objectBody, validationFailed } from '../errors';
+import { headerText } from './header-text';
 import { requestContext } from './request-context';
 import { toHandler } from './to-handler';
 
@@ -159,7 +160,8 @@ async function sessionBody(parts: SessionParts, session: Session, token?: string
 /** Sign-in with a password, throttled; with `Authorization-Delegate`, an admin acts for another user. */
 async function signInWithPassword(parts: SessionParts, req: Request, { userName, password }: Credentials): Promise<Session> {
   const user = await parts.throttle.attempt(userName, address(req), () => parts.auth.verifyCredentials(userName, password));
-  const delegate = req.get('authorization-delegate');
+  // A user name, as Basic credentials carry it: UTF-8.
+  const delegate = headerText(req, 'authorization-delegate');
   return delegate ? parts.auth.delegate(user, delegate) : { user };
 }
 
