@@ -1,6 +1,7 @@
 import { GENERATIONS, startTestApi, type TestApi } from '../../../../test/support/api';
 import { TEST_DBS } from '../../../../test/support/databases';
 import { testEntities } from '../../../../test/support/fixtures';
+import { userWithRole } from '../../../../test/support/users';
 
 const statuses = (body: { status: string }[]) => body.map((r) => r.status);
 
@@ -61,6 +62,18 @@ describe.each(TEST_DBS)('upsert of items with link objects on %s', (kind) => {
       expect(res.body[0]).toMatchObject({ status: 'Failed', stored: false });
       const brands = (await t.get(`${base}/Brand?where[0][type]=equals&where[0][attribute]=name&where[0][value]=Orphan-${gen}`).expect(200)).body;
       expect(brands.total).toBe(0);
+    });
+
+    it('never looks a record up by a unique index that a link object completes with a field the caller may not read, as with the id', async () => {
+      const all = { create: true, read: 'all', edit: 'all', delete: 'no' };
+      const user = await userWithRole(t, { scopes: { Product: all, Brand: all }, fields: { Product: { mpn: { read: false, edit: false } } } });
+      const brandId = (await t.post(`${base}/Brand`, { name: `Hidden-mpn-${gen}` }).expect(200)).body.id;
+      await t.post(`${base}/Product`, { name: 'stored', brandId, mpn: 'SECRET' }).expect(200);
+      const byId = { entity: 'Product', payload: { name: 'guess', brandId, mpn: 'SECRET' } };
+      const byObject = { entity: 'Product', payload: { name: 'guess', brand: { name: `Hidden-mpn-${gen}` }, mpn: 'SECRET' } };
+      const res = await user.post(path, [byId, byObject]).expect(200);
+      const refused = { status: 'Failed', stored: false, message: 'Not allowed to look up Product by mpn' };
+      expect(res.body).toEqual([refused, refused]);
     });
   });
 });

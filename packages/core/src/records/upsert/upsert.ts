@@ -53,6 +53,9 @@ async function lookUpSingle(repo: Repository, { ctx, mode }: { ctx: RequestConte
   assertLookup(repo.model, access, { id, values });
   const hit = await inTransaction(repo.env.database, async (trx) => {
     await findSingleLinkObjects(repo, { trx, ctx }, { objects, values });
+    // Again with the ids the objects named: a unique index that holds a link (`brand: {name}`)
+    // is a lookup key now, as it is with `brandId` on the set-based path.
+    assertLookup(repo.model, access, { id, values });
     const index = new BatchIndex(repo.model);
     const sql = sqlContext(repo.env, trx);
     for (const record of await fetchByKeys(sql, repo.model, keyLookups(repo.model, [{ id, values }]))) index.add({ id: record.id as string, record, isNew: false, dirty: new Set() });
