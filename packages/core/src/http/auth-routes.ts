@@ -4,6 +4,7 @@ import { unauthorized } from '../auth/auth-service';
 import type { LoginThrottle } from '../auth/login-throttle';
 import type { ContextUser } from '../context';
 import { ApiError, assertKnownKeys, objectBody, validationFailed } from '../errors';
+import { JSON_TYPES } from './body';
 import { headerText } from './header-text';
 import { requestContext } from './request-context';
 import { toHandler } from './to-handler';
@@ -223,6 +224,10 @@ export function mountSessionRoutes(router: Router, paths: string[], parts: Sessi
     res.json(true);
   });
   const cookieIn = toHandler(async (req, res) => {
+    // Generation B reads a body of any type as JSON; a form of another site can send text/plain
+    // (never application/json without the browser asking first) and would sign the browser in
+    // as the form's author (login CSRF): this route takes JSON only, in both generations.
+    if (!req.is(JSON_TYPES)) throw new ApiError('CORE_UNSUPPORTED_MEDIA_TYPE', 'A cookie sign-in body must be application/json');
     const body = objectBody(req.body, 'A cookie sign-in body');
     assertKnownKeys(body, ['userName', 'password'], 'a cookie sign-in body');
     // One issue for each of the two that is missing or not a string.

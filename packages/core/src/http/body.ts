@@ -6,7 +6,8 @@ import type { ConcurrencyLimit } from '../util/concurrency-limit';
 import { MAX_JSON_DEPTH, nestsDeeper, pathOfText } from '../util/json-depth';
 import { series } from './series';
 
-const JSON_TYPES = ['application/json', 'application/*+json'];
+/** The content types of a JSON body. */
+export const JSON_TYPES = ['application/json', 'application/*+json'];
 
 const hasBody = (headers: Record<string, unknown>) =>
   headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0');

@@ -91,7 +91,8 @@ export function cookiePath(op: OperationId, suffix: string, generation: Generati
           headers: { 'Set-Cookie': { description: 'The session cookie `er_session`.', schema: { type: 'string' } } },
         },
         ...signInResponses(),
-        ...bodyResponses(generation),
+        // JSON only in both generations (a cross-site form could send another type).
+        ...bodyResponses({ ...generation, jsonOnly: true }),
       },
     },
     delete: {

@@ -41,6 +41,17 @@ describe.each(TEST_DBS)('browser and delegated sessions on %s', (kind) => {
       await request(t.app).get(`${base}/Brand`).set('Cookie', cookie.split(';')[0]).expect(401);
     });
 
+    it('takes a JSON body only: a text/plain or form body, which another site can send, signs no one in (415)', async () => {
+      // What a cross-site form with enctype text/plain sends: JSON text in a body that is not JSON.
+      const forged = '{"userName":"editor","password":"editor-pw","x":"="}';
+      for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x']) {
+        const res = await request(t.app).post(path).set('Content-Type', type).send(forged).expect(415);
+        expect(res.body.error.code).toBe('CORE_UNSUPPORTED_MEDIA_TYPE');
+        expect(res.headers['set-cookie']).toBeUndefined();
+      }
+      await request(t.app).post(path).set('Content-Type', 'application/json; charset=utf-8').send('{"userName":"editor","password":"editor-pw"}').expect(200);
+    });
+
     it('refuses a wrong password with 401 and a bad body with 400', async () => {
       await request(t.app).post(path).send({ userName: 'editor', password: 'nope' }).expect(401);
       await request(t.app).post(path).send({ userName: 'editor' }).expect(400);
