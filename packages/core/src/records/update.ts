@@ -186,8 +186,10 @@ async function writeChangedRow(repo: Repository, write: LinkObjectWrite, change:
  * (who may no longer read what it wrote), as upserts and mass updates log it.
  */
 function updateChange(repo: Repository, ctx: RequestContext, { change, changed, diff }: { change: RecordChange; changed: ReadonlyMap<FieldModel, unknown>; diff: Diff }) {
-  const after = { ...change.existing, ...Object.fromEntries([...changed].map(([field, value]) => [field.key, value])) };
-  return changeOf(ctx, { entityType: repo.model.name, recordId: change.id, action: change.action, diff, owner: ownershipOf(after) });
+  // The creator never changes; the assignee may (no copy of the record: this is every update's path).
+  const owner = ownershipOf(change.existing);
+  for (const [field, value] of changed) if (field.key === 'assignedUserId') owner.assigneeId = (value as string | null | undefined) ?? null;
+  return changeOf(ctx, { entityType: repo.model.name, recordId: change.id, action: change.action, diff, owner });
 }
 
 /** The values of the body that differ from the stored record. */
