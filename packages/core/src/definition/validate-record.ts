@@ -167,6 +167,8 @@ export function compileRecordValidator(model: EntityModel, extraKeys: ReadonlySe
       let value = input[field.key];
       if (field.type === 'datetime' && typeof value === 'string') value = normalizeDateTime(value) ?? value;
       if (field.type === 'linkMultiple' && value === null) value = [];
+      // A multiple link is a set: an id named twice is linked, hooked and logged once.
+      else if (field.type === 'linkMultiple' && Array.isArray(value) && new Set(value).size < value.length) value = [...new Set(value)];
       // JSON's 1e400 parses to Infinity, which no column keeps (and JSON text writes as null).
       if (typeof value === 'number' && !Number.isFinite(value)) issues.push({ path: [field.key], code: 'too_big', message: `${field.key} must be a finite number` });
       else if (field.type === 'jsonObject' && holdsNonFinite(value)) issues.push({ path: [field.key], code: 'too_big', message: `${field.key} must hold finite numbers only` });
