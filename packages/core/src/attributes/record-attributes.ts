@@ -1,6 +1,7 @@
 import type { RequestContext } from '../context';
 import type { ApiRecord } from '../declarations';
 import type { EntityModel, FieldModel } from '../definition/normalize';
+import type { LinkEnd } from '../definition/model';
 import type { QueryBuilder, SqlExpression, Transaction } from '../sql/database';
 import type { PurgedValues } from '../sql/link-store';
 import type { SqlContext } from '../sql/sql-context';
@@ -39,9 +40,18 @@ export interface AttributeListParams {
   allAttributes?: boolean;
 }
 
+/** A link object given for a single-link attribute, where the body has it. */
+export interface AttributeLinkObject {
+  field: LinkEnd;
+  object: Record<string, unknown>;
+  path: readonly (string | number)[];
+}
+
 /** A body with its attribute keys taken out, and how to write them once the record is written. */
 export interface PreparedAttributeWrite {
   body: Record<string, unknown>;
+  /** The link objects of single-link attributes (generation A), each with its link and body key: checked before a mass update starts. */
+  linkObjects?: readonly AttributeLinkObject[];
   /**
    * Writes the attribute values inside the record's transaction; true when something changed.
    * Absent when the body names no attribute (the write needs no attribute statement).

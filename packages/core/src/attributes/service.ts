@@ -7,7 +7,7 @@ import type { AttributeStore } from '../sql/attribute-store';
 import type { Connection, Database, Transaction } from '../sql/database';
 import type { PurgedValues } from '../sql/link-store';
 import type { SqlContext } from '../sql/sql-context';
-import { applyPlan } from './apply-plan';
+import { applyPlan, linkField } from './apply-plan';
 import { checkClashes } from './attribute-clashes';
 import { languageSuffix, type AttributeDef, type LoadedValue } from './attribute-def';
 import { buildListQuery } from '../sql/attribute-query';
@@ -138,7 +138,8 @@ export class AttributeService implements RecordAttributes {
   /** A write of planned values, applied inside the transaction of the record's write. */
   prepared(model: EntityModel, { body, plan }: { body: Record<string, unknown>; plan: WritePlan }): PreparedAttributeWrite {
     const { schema, database } = this.options;
-    return { body, apply: (trx, recordId, rules) => applyPlan({ trx, store: this.store, schema, dialect: database.dialect, model, recordId, rules }, plan) };
+    const linkObjects = [...plan.changes.values()].flatMap((c) => (c.linkObject ? [{ field: linkField(c.attribute), object: c.linkObject, path: c.path }] : []));
+    return { body, linkObjects, apply: (trx, recordId, rules) => applyPlan({ trx, store: this.store, schema, dialect: database.dialect, model, recordId, rules }, plan) };
   }
 
   /**

@@ -1,4 +1,5 @@
 import type { AttributeWriteRules } from '../attributes/apply-plan';
+import type { AttributeLinkObject } from '../attributes/record-attributes';
 import { forbidden } from '../auth/access-control';
 import type { RequestContext } from '../context';
 import type { FieldModel, LinkEnd } from '../definition/model';
@@ -65,20 +66,19 @@ function objectValues(field: LinkEnd, target: Repository, object: Record<string,
 }
 
 /**
- * The 400 of what is wrong inside the link objects of a body, whatever records they would match
- * (as finding or creating them would answer it): what a mass update checks before it starts, so
- * that such a body is refused once, not once per record (nor by a job).
+ * The 400 of what is wrong inside the link objects of a body (those of its links and of its
+ * single-link attributes), whatever records they would match, as finding or creating them would
+ * answer it: what a mass update checks before it starts, so that such a body is refused once,
+ * not once per record (nor by a job).
  */
-export function assertLinkObjectsValid(repo: Repository, objects: LinkObjects<LinkEnd>): void {
-  for (const [field, items] of objects) {
-    const target = repo.env.repository(field.target);
-    for (const [index, item] of items.entries()) {
-      if (typeof item !== 'object' || item === null) continue;
-      try {
-        objectValues(field, target, item as Record<string, unknown>);
-      } catch (error) {
-        throw issuesUnder(error, placeInBody(field, index));
-      }
+export function assertLinkObjectsValid(repo: Repository, { objects, attributes = [] }: { objects: LinkObjects<LinkEnd>; attributes?: readonly AttributeLinkObject[] }): void {
+  const all = [...objects].flatMap(([field, items]) => items.map((object, index) => ({ field, object, path: placeInBody(field, index) })));
+  for (const { field, object, path } of [...all, ...attributes]) {
+    if (typeof object !== 'object' || object === null) continue;
+    try {
+      objectValues(field, repo.env.repository(field.target), object as Record<string, unknown>);
+    } catch (error) {
+      throw issuesUnder(error, path);
     }
   }
 }

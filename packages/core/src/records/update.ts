@@ -277,7 +277,7 @@ export async function assertUpdateBody(repo: Repository, ctx: RequestContext, { 
   const access = await repo.guard.access(ctx);
   assertFieldsEditable(repo.model, access, fields);
   assertOtherSidesEditable(repo.model, access, { fields });
-  assertLinkObjectsValid(repo, objects);
+  assertLinkObjectsValid(repo, { objects, attributes: attributes?.linkObjects });
 }
 
 /** An update: the record, the body, and (attribute endpoints) attribute values already planned. */

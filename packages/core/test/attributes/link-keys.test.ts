@@ -43,4 +43,19 @@ describe.each(TEST_DBS)('a link attribute named by both of its keys on %s', (kin
       expect((await t.get(`/api/Product/${product}`).set(FLAT).expect(200)).body[`${code}Id`]).toBe(brands[0]);
     });
   });
+
+  it('refuses what is wrong inside a link object of an attribute in a mass update with the 400 of PATCH, before it starts', async () => {
+    const product = (await t.post('/api/Product', { name: unique('P'), [`${code}Id`]: brands[0] }).set(FLAT).expect(200)).body.id as string;
+    const brandCount = async () => (await t.get('/api/Brand?totalOnly=true').expect(200)).body.total as number;
+    const before = await brandCount();
+    for (const object of [{}, { name: 'B', nope: 1 }, { name: 'B', products: [] }, { name: 5 }]) {
+      const patched = (await t.patch(`/api/Product/${product}`).set(FLAT).send({ [code]: object }).expect(400)).body.error;
+      for (const select of [{ ids: [product] }, { where: [{ type: 'equals', attribute: 'id', value: product }] }]) {
+        const mass = (await t.post('/api/entityMassUpdate', { entityName: 'Product', ...select, values: { [code]: object } }).set(FLAT).expect(400)).body.error;
+        expect(mass).toMatchObject({ code: patched.code, message: patched.message });
+        expect(mass.details.issues).toEqual(patched.details.issues.map((issue: { path: unknown[] }) => ({ ...issue, path: ['values', ...issue.path] })));
+      }
+    }
+    expect(await brandCount()).toBe(before);
+  });
 });
