@@ -10,6 +10,7 @@ import { ApiError } from './errors';
 import type { Registry } from './registry';
 import type { JobService } from './jobs/job-service';
 import type { CacheEvent } from './sql/cache-events';
+import { nowDateTime } from './time';
 
 /**
  * A client may only cancel its own pending job (jobs are `serverCreated`: no client creates one);
@@ -28,8 +29,12 @@ export function installJobHooks(registry: Registry, jobs: JobService): void {
     if (keys.includes('status') && existing?.status !== 'Pending') {
       throw new ApiError('CORE_CONFLICT', `Only a pending job can be canceled; this one is ${String(existing?.status)}`);
     }
-    // A worker may take the job between this check and the write: the write checks again.
-    if (keys.includes('status')) event.expect = { ...event.expect, status: 'Pending' };
+    // A worker may take the job between this check and the write: the write checks again. A
+    // canceled job has ended, as one that ran to its end has.
+    if (keys.includes('status') && data) {
+      event.expect = { ...event.expect, status: 'Pending' };
+      data.endedAt = nowDateTime();
+    }
   });
   // A running job goes on writing whether its record is there or not: deleting it would hide work
   // that has not stopped. It is deleted once it has ended (or while it is pending: it never runs then).

@@ -107,9 +107,12 @@ describe.each(TEST_DBS)('canceling jobs on %s', (kind) => {
     expect((await t.get(`${base}/Job/${jobId}`).expect(200)).body.status).toBe('Pending');
     await t.patch(`${base}/Job/${jobId}`, { status: 'Running' }).expect(400);
     await t.patch(`${base}/Job/${jobId}`, { progress: 50 }).expect(400);
+    expect((await t.get(`${base}/Job/${jobId}`).expect(200)).body.endedAt).toBeNull();
     const canceled = await t.patch(`${base}/Job/${jobId}`, { status: 'Canceled' }).expect(200);
     expect(canceled.body.status).toBe('Canceled');
-    await t.put(`${base}/Job/${jobId}`, { status: 'Canceled' }).expect(200);
+    expect(canceled.body.endedAt).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/);
+    // Sent again, the status changes nothing: the time it ended stays.
+    expect((await t.put(`${base}/Job/${jobId}`, { status: 'Canceled' }).expect(200)).body.endedAt).toBe(canceled.body.endedAt);
     await t.patch(`${base}/Job/${jobId}`, { status: 'Pending' }).expect(400);
     const again = (await t.post(`${base}/upsertAsync`, [{ entity: 'Brand', payload: { name: 'never2' } }]).expect(200)).body.jobId;
     await t.api.database.knex('job').update({ status: 'Success' }).where({ id: again });
