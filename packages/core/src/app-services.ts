@@ -99,8 +99,9 @@ export function createJobs({ options, database, schema, repositories, logger }: 
         expireInSeconds: options.jobs?.expireInSeconds,
         statementTimeoutMs: options.statementTimeoutMs,
         running: () => jobStore.running(),
+        startDelayMs: options.jobs?.startDelayMs,
       })
-    : new InProcessQueue(() => jobStore.unfinished());
+    : new InProcessQueue(() => jobStore.unfinished(), options.jobs?.startDelayMs);
   const authStore = new AuthStore(database, schema.entity('User') as EntityModel, schema.entity('Role') as EntityModel);
   const jobs = new JobService(jobStore, queue, { loadUser: (id) => authStore.userById(id), logger });
   const lookup = (name: string) => repositories.get(name);

@@ -135,6 +135,11 @@ export interface EntityApiOptions<TEntities extends readonly EntityDefinition[] 
     expireInSeconds?: number;
     /** Whether this process runs jobs (false for API-only processes); default true. */
     worker?: boolean;
+    /**
+     * Milliseconds a new job waits before this process's worker takes it up: the request that
+     * started it answers first, and a client may cancel it meanwhile. Default 250.
+     */
+    startDelayMs?: number;
   };
 }
 

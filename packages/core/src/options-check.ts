@@ -63,7 +63,7 @@ export const OPTIONS_SCHEMA = object(
       lookup: anything,
     }),
     idempotency: object({ keepHours: { type: 'number', exclusiveMinimum: 0 }, leaseSeconds: { type: 'number', exclusiveMinimum: 0 } }),
-    jobs: object({ queue: { enum: ['pg-boss', 'in-process'] }, expireInSeconds: count(), worker: { type: 'boolean' } }),
+    jobs: object({ queue: { enum: ['pg-boss', 'in-process'] }, expireInSeconds: count(), worker: { type: 'boolean' }, startDelayMs: { type: 'integer', minimum: 0, maximum: 60_000 } }),
   },
   ['database', 'entities'],
 );

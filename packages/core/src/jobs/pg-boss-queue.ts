@@ -11,6 +11,8 @@ export interface PgBossQueueOptions {
   pollingIntervalSeconds?: number;
   /** The instance's `statementTimeoutMs`: the queue's statements run under it too. */
   statementTimeoutMs?: number;
+  /** Milliseconds before this process's worker is woken for a job it sent; default JOB_START_DELAY_MS. */
+  startDelayMs?: number;
   /** The ids of the jobs the job table lists as `Running`: those a sweep judges. */
   running?: () => Promise<string[]>;
   /** How often a worker looks for running jobs whose process died; default 5 s. */
@@ -144,7 +146,7 @@ export class PgBossQueue implements JobQueue {
   async send(jobId: string): Promise<void> {
     await this.boss.send(QUEUE, { jobId }, { expireInSeconds: this.options.expireInSeconds ?? 900, retryLimit: 5 });
     const workerId = this.workerId;
-    if (workerId !== undefined) setTimeout(() => this.boss.notifyWorker(workerId), JOB_START_DELAY_MS).unref();
+    if (workerId !== undefined) setTimeout(() => this.boss.notifyWorker(workerId), this.options.startDelayMs ?? JOB_START_DELAY_MS).unref();
   }
 
   /** Waits for the running job to hand back (the job service interrupts it at its next chunk). */

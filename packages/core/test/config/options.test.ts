@@ -74,7 +74,7 @@ describe('createEntityApi checks its options at start-up', () => {
       events: { heartbeatSeconds: 5 },
       webhooks: { allowedHosts: ['hooks.internal'], maxAttempts: 3, retryBaseMs: 1000, timeoutMs: 2000, leaseMs: 5000, pollMs: 500, concurrency: 2, lookup: () => undefined },
       idempotency: { keepHours: 1, leaseSeconds: 30 },
-      jobs: { queue: 'in-process', expireInSeconds: 60, worker: false },
+      jobs: { queue: 'in-process', expireInSeconds: 60, worker: false, startDelayMs: 100 },
     } satisfies EntityApiOptions<[typeof Brand]>;
     // The license's url instead of its identifier (one or the other).
     const licensedByUrl = { ...options, openapi: { ...options.openapi, license: { name: 'MIT', url: 'https://opensource.org/license/mit' } } };
