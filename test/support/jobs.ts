@@ -12,7 +12,7 @@ export type JobAnswer = Record<string, any>;
 export async function finishedJob(
   client: Pick<Requests, 'get'>,
   { base, id }: { base: string; id: string },
-  { withinMs = 60_000, everyMs = 100 }: { withinMs?: number; everyMs?: number } = {},
+  { withinMs = 60_000, everyMs = 50 }: { withinMs?: number; everyMs?: number } = {},
 ): Promise<JobAnswer> {
   const deadline = Date.now() + withinMs;
   for (;;) {
