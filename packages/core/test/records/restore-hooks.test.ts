@@ -27,7 +27,9 @@ const restoreWatcher = definePlugin({
 describe.each(TEST_DBS)('restoring records, on %s', (kind) => {
   let t: TestApi;
   beforeAll(async () => {
-    t = await startTestApi(kind, { entities: testEntities, plugins: [restoreWatcher] });
+    // The in-process queue on both databases: pg-boss's workers poll as well, and could take the
+    // job up before the test deletes it (the start delay holds only for this process's wake-up).
+    t = await startTestApi(kind, { entities: testEntities, plugins: [restoreWatcher], jobs: { queue: 'in-process' } });
   });
   afterAll(() => t.close());
 
