@@ -75,8 +75,9 @@ export const unauthorized = (message = 'Authentication required'): ApiError => n
 /**
  * What a user's credentials are, as a digest of the password hash (and, for a delegated session,
  * the acting admin's): stored with a token, and compared whenever the token is loaded. A password
- * change revokes the user's tokens before it commits; a sign-in that checked the old password in
- * the meantime would otherwise keep its token for good.
+ * change revokes the user's tokens once it is stored; a sign-in that checked the old password while
+ * the change was being written, and stored its token after that revocation, would otherwise keep
+ * it for good.
  */
 const credentialStamp = (userHash: string | null, actorHash?: string | null): string =>
   createHash('sha256').update(`${userHash ?? ''}\n${actorHash ?? ''}`).digest('hex').slice(0, 32);
