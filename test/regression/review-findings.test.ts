@@ -36,15 +36,15 @@ describe.each(TEST_DBS)('regressions on %s', (kind) => {
   it('read own: a select without the owner fields still finds the user’s own record', async () => {
     const role = (await t.post('/api/Role', { name: 'own reader', scopes: { Brand: { read: 'own', create: true } } }).expect(200)).body.id;
     await t.post('/api/User', { userName: 'owner', password: 'pw-owner', rolesIds: [role] }).expect(200);
-    const token = (await request(t.app).get('/api/userSession').auth('owner', 'pw-owner').set('Authorization-Token-Only', 'true')).body.authorizationToken;
-    const mine = (await request(t.app).post('/api/Brand').set('Authorization-Token', token).send({ name: 'Owned' }).expect(200)).body.id;
-    const res = await request(t.app).get(`/api/Brand/${mine}?select=name`).set('Authorization-Token', token).expect(200);
+    const token = (await request(t.server).get('/api/userSession').auth('owner', 'pw-owner').set('Authorization-Token-Only', 'true')).body.authorizationToken;
+    const mine = (await request(t.server).post('/api/Brand').set('Authorization-Token', token).send({ name: 'Owned' }).expect(200)).body.id;
+    const res = await request(t.server).get(`/api/Brand/${mine}?select=name`).set('Authorization-Token', token).expect(200);
     expect(res.body).toEqual({ id: mine, name: 'Owned' });
-    await request(t.app).get(`/api/Brand/${brandId}?select=name`).set('Authorization-Token', token).expect(404);
+    await request(t.server).get(`/api/Brand/${brandId}?select=name`).set('Authorization-Token', token).expect(404);
   });
 
   it('cookie: the session answer (without the token) and sign-out work with the cookie alone, sign-out behind the CSRF header', async () => {
-    const agent = request.agent(t.app);
+    const agent = request.agent(t.server);
     await agent.post('/api/userSession/cookie').send({ userName: 'admin', password: 'admin-test-password' }).expect(200);
     for (const only of [{}, { 'Authorization-Token-Only': 'true' }]) {
       const session = await agent.get('/api/v1/App/user').set(only).expect(200);

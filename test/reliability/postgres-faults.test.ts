@@ -222,7 +222,7 @@ describePg('PostgreSQL faults', () => {
             expect503(await t.post(`${base}/Brand`, { name: `refused ${i} ${base}` }), 'CORE_DATABASE_UNAVAILABLE');
           }
         }
-        expect503(await request(t.app).get('/api/userSession').auth(ADMIN.userName, ADMIN.password).set('Authorization-Token-Only', 'true'), 'CORE_DATABASE_UNAVAILABLE');
+        expect503(await request(t.server).get('/api/userSession').auth(ADMIN.userName, ADMIN.password).set('Authorization-Token-Only', 'true'), 'CORE_DATABASE_UNAVAILABLE');
       } finally {
         await admin.raw('alter database ?? allow_connections true', [name]);
       }

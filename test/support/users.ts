@@ -11,7 +11,7 @@ export interface UserClient extends Requests {
 
 /** A client sending requests with this token. */
 export function clientFor(t: TestApi, token: string, user: UserClient['user']): UserClient {
-  return { user, token, ...requestsTo(t.app, (test) => test.set('Authorization-Token', token)) };
+  return { user, token, ...requestsTo(t.server, (test) => test.set('Authorization-Token', token)) };
 }
 
 let users = 0;
@@ -22,13 +22,13 @@ export async function userWithRole(t: TestApi, role: { scopes: Scopes; fields?: 
   const userName = `user${users}_${Date.now()}`;
   const roleId = (await t.post('/api/Role', { name: `role of ${userName}`, ...role }).expect(200)).body.id;
   const user = (await t.post('/api/User', { userName, name: `User ${users}`, password: 'pw-123456', rolesIds: [roleId] }).expect(200)).body;
-  const session = await request(t.app).get('/api/userSession').auth(userName, 'pw-123456').set('Authorization-Token-Only', 'true').expect(200);
+  const session = await request(t.server).get('/api/userSession').auth(userName, 'pw-123456').set('Authorization-Token-Only', 'true').expect(200);
   return clientFor(t, session.body.authorizationToken, user);
 }
 
 /** A token of the admin acting for `userName` (delegated session). */
 export async function delegatedToken(t: TestApi, adminUserName: string, adminPassword: string, userName: string): Promise<string> {
-  const res = await request(t.app)
+  const res = await request(t.server)
     .get('/api/userSession')
     .auth(adminUserName, adminPassword)
     .set('Authorization-Delegate', userName)

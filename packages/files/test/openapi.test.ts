@@ -12,7 +12,7 @@ describe.each(TEST_DBS)('OpenAPI of files and sharing on %s', (kind) => {
   let checker: ReturnType<typeof openApiChecker>;
   beforeAll(async () => {
     t = await startFilesApi(kind, {}, { plugins: [sharing] });
-    doc = (await request(t.app).get('/apidocs/openapi.json').expect(200)).body;
+    doc = (await request(t.server).get('/apidocs/openapi.json').expect(200)).body;
     checker = openApiChecker(doc);
   });
   afterAll(() => t.close());
@@ -73,9 +73,9 @@ describe.each(TEST_DBS)('OpenAPI of files and sharing on %s', (kind) => {
       await call('get', `/Sharing/${shared.body.id}`, '/Sharing/{id}');
       await call('get', '/Sharing', '/Sharing');
       const link = new URL(shared.body.link).pathname;
-      checker.response('/sharings/{file}', 'get', await request(t.app).get(link).set('Range', `bytes=${png.length}-`));
-      checker.response('/sharings/{file}', 'get', await request(t.app).get(link).set('Range', 'bytes=0-9'));
-      checker.response('/sharings/{file}', 'get', await request(t.app).get(link));
+      checker.response('/sharings/{file}', 'get', await request(t.server).get(link).set('Range', `bytes=${png.length}-`));
+      checker.response('/sharings/{file}', 'get', await request(t.server).get(link).set('Range', 'bytes=0-9'));
+      checker.response('/sharings/{file}', 'get', await request(t.server).get(link));
     });
   });
 });

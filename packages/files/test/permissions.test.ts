@@ -12,7 +12,7 @@ describe.each(TEST_DBS)('permissions of files and sharings on %s', (kind) => {
   /** A user holding one new role with these scopes (and field rights); a client acting as them, with multipart uploads. */
   async function userWith(scopes: Scopes, fields?: Scopes) {
     const user = await userWithRole(t, { scopes, fields });
-    return { ...user, upload: (p: string) => request(t.app).post(p).set('Authorization-Token', user.token) };
+    return { ...user, upload: (p: string) => request(t.server).post(p).set('Authorization-Token', user.token) };
   }
 
   beforeAll(async () => {
@@ -50,7 +50,7 @@ describe.each(TEST_DBS)('permissions of files and sharings on %s', (kind) => {
       const stranger = await userWith({ Job: { read: 'own' } });
       expect((await stranger.get(`${base}/File/${mine.id}/download`).expect(403)).body.error.code).toBe('CORE_FORBIDDEN');
       await stranger.get(`${base}/File/${admins.id}/thumbnail/small`).expect(403);
-      await request(t.app).get(`${base}/File/${mine.id}/download`).expect(401);
+      await request(t.server).get(`${base}/File/${mine.id}/download`).expect(401);
     });
 
     it('serves downloads and thumbnails whole also to a role that may not read size, hash, type or width', async () => {

@@ -120,7 +120,7 @@ describe.each(TEST_DBS)('_meta.options and _meta.audit on %s', (kind) => {
     for (let i = 0; i < 30; i++) await t.post('/api/Product', { name: `Q${i}`, statusId: o.draft.id, tagsIds: [o.new.id] }).expect(200);
     const count = async (path: string, token: string, withMeta: boolean) => {
       const send = () => {
-        const req = request(t.app).get(path).set('Authorization-Token', token);
+        const req = request(t.server).get(path).set('Authorization-Token', token);
         return (withMeta ? req.set('With-Meta', 'true') : req).expect(200);
       };
       await send();

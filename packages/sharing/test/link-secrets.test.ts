@@ -14,7 +14,7 @@ describe.each(TEST_DBS)('share links as secrets on %s', (kind) => {
   afterAll(() => t.close());
 
   const upload = async (base: string, name: string) => (await t.post(`${base}/File`, { name, fileContents: dataUrl(`contents of ${name}`, 'text/plain') }).expect(200)).body as { id: string };
-  const publicGet = (path: string) => request(t.app).get(path).buffer(true).parse(binary);
+  const publicGet = (path: string) => request(t.server).get(path).buffer(true).parse(binary);
 
   describe.each(GENERATIONS)('generation %s', (g, base) => {
     it('makes the id itself, 128 random bits url-safe, and refuses one the client chooses (400)', async () => {
@@ -34,7 +34,7 @@ describe.each(TEST_DBS)('share links as secrets on %s', (kind) => {
       expect((await t.get(`${base}/Sharing?totalOnly=true`).expect(200)).body.total).toBe(before);
       await publicGet(`/sharings/chosen-${g}-${kind}.txt`).expect(404);
       // The document offers no id to send.
-      const doc = (await request(t.app).get('/apidocs/openapi.json').expect(200)).body;
+      const doc = (await request(t.server).get('/apidocs/openapi.json').expect(200)).body;
       expect(doc.components.schemas.SharingCreate.properties.id).toBeUndefined();
       expect(doc.components.schemas.SharingCreate.properties.fileId).toBeDefined();
     });
@@ -89,7 +89,7 @@ describe.each(TEST_DBS)('share links as secrets on %s', (kind) => {
       await publicGet(new URL(locked.link).pathname).expect(401),
       await publicGet(new URL(expired.link).pathname).expect(410),
       await publicGet('/sharings/unknown.txt').expect(404),
-      await request(t.app).head(new URL(open.link).pathname).expect(200),
+      await request(t.server).head(new URL(open.link).pathname).expect(200),
     ];
     for (const res of answers) {
       expect({ status: res.status, referrer: res.headers['referrer-policy'], sniff: res.headers['x-content-type-options'] }).toEqual({

@@ -23,11 +23,11 @@ describe.each(TEST_DBS)('listening to a Sharing on %s', (kind) => {
       const seen = [timestamp as number];
       const tags = [(await t.get(`${base}/Sharing/${s.id}`).expect(200)).headers.etag];
       for (let i = 1; i <= 3; i++) {
-        await request(t.app).get(`/sharings/${s.id}.txt`).buffer(true).parse(binary).expect(200);
+        await request(t.server).get(`/sharings/${s.id}.txt`).buffer(true).parse(binary).expect(200);
         const read = await t.get(`${base}/Sharing/${s.id}`).expect(200);
         expect(read.body.used).toBe(i);
         tags.push(read.headers.etag);
-        seen.push((await request(t.app).get(`/${endpoint}`).expect(200)).body.timestamp);
+        seen.push((await request(t.server).get(`/${endpoint}`).expect(200)).body.timestamp);
       }
       expect(new Set(tags).size).toBe(4);
       expect(new Set(seen).size).toBe(4);

@@ -23,11 +23,11 @@ describe.each(TEST_DBS)('Sharing-Password that is not ASCII on %s', (kind) => {
     for (const password of ['pässwörd', 'пароль-秘密']) {
       const share = (await t.post('/api/Sharing', { fileId: file.id, password }).expect(200)).body;
       const path = new URL(share.link).pathname;
-      const header = await request(t.app).get(path).set('Sharing-Password', utf8Bytes(password)).buffer(true).parse(binary);
+      const header = await request(t.server).get(path).set('Sharing-Password', utf8Bytes(password)).buffer(true).parse(binary);
       expect([header.status, header.body.toString()]).toEqual([200, 'umlaut']);
-      const form = await request(t.app).post(path).type('form').send({ password }).buffer(true).parse(binary);
+      const form = await request(t.server).post(path).type('form').send({ password }).buffer(true).parse(binary);
       expect([form.status, form.body.toString()]).toEqual([200, 'umlaut']);
-      await request(t.app).get(path).set('Sharing-Password', utf8Bytes(`${password}x`)).expect(401);
+      await request(t.server).get(path).set('Sharing-Password', utf8Bytes(`${password}x`)).expect(401);
     }
   });
 });

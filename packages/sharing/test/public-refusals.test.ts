@@ -22,7 +22,7 @@ describe.each(TEST_DBS)('share link refusals before the route on %s', (kind) => 
     const path = new URL(share.link).pathname;
     const queries = ['view=%FF', 'x[__proto__]=1', 'view=1&a%00=1', Array.from({ length: 5001 }, () => 'a').join('&')];
     for (const query of queries) {
-      const res = await request(t.app).get(`${path}?${query}`).buffer(true).parse(binary);
+      const res = await request(t.server).get(`${path}?${query}`).buffer(true).parse(binary);
       expect({ status: res.status, code: JSON.parse(res.body.toString()).error.code, referrer: res.headers['referrer-policy'], sniff: res.headers['x-content-type-options'] }).toEqual({
         status: 400,
         code: 'CORE_INVALID_QUERY',
@@ -32,7 +32,7 @@ describe.each(TEST_DBS)('share link refusals before the route on %s', (kind) => 
     }
     expect((await t.get(`/api/Sharing/${share.id}`).expect(200)).body.used).toBe(0);
     // Other paths keep their own headers: the API's answers are not public links.
-    const api = await request(t.app).get('/api/Brand?x=%FF').set('Authorization-Token', t.token).expect(400);
+    const api = await request(t.server).get('/api/Brand?x=%FF').set('Authorization-Token', t.token).expect(400);
     expect(api.headers['referrer-policy']).toBeUndefined();
   });
 });

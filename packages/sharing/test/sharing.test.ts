@@ -42,16 +42,16 @@ describe.each(TEST_DBS)('Sharing on %s', (kind) => {
       expect(s.modifiedAt).toMatch(DATE_TIME);
       expect(s.password).toBeUndefined();
 
-      const got = await request(t.app).get(`/sharings/${s.id}.pdf`).buffer(true).parse(binary).expect(200);
+      const got = await request(t.server).get(`/sharings/${s.id}.pdf`).buffer(true).parse(binary).expect(200);
       expect(got.body.toString()).toBe(`report of ${g}`);
       expect(got.headers['content-disposition']).toMatch(/^attachment; filename="report.PDF"/);
       expect(got.headers['content-type']).toBe('application/pdf');
-      const view = await request(t.app).get(`/sharings/${s.id}.pdf?view=1`).buffer(true).parse(binary).expect(200);
+      const view = await request(t.server).get(`/sharings/${s.id}.pdf?view=1`).buffer(true).parse(binary).expect(200);
       expect(view.headers['content-disposition']).toMatch(/^inline; /);
       const read = await t.get(`${base}/Sharing/${s.id}`).expect(200);
       expect(read.body).toMatchObject({ used: 2, deleted: false, available: true });
       // The OpenAPI read schema names every key of the answer, `deleted` too.
-      const doc = (await request(t.app).get('/apidocs/openapi.json').expect(200)).body;
+      const doc = (await request(t.server).get('/apidocs/openapi.json').expect(200)).body;
       const documented = doc.components.schemas.Sharing.properties;
       expect(Object.keys(read.body).filter((key) => !(key in documented))).toEqual([]);
       expect(documented.deleted).toMatchObject({ type: 'boolean', readOnly: true });
@@ -76,7 +76,7 @@ describe.each(TEST_DBS)('Sharing on %s', (kind) => {
     it('serves byte ranges of a link; a download counts once, but on a link with a limit every request does', async () => {
       const file = await upload(base, 'range.txt', '0123456789abcdef');
       const get = (path: string, range?: string) => {
-        const test = request(t.app).get(path).buffer(true).parse(binary);
+        const test = request(t.server).get(path).buffer(true).parse(binary);
         return range ? test.set('Range', range) : test;
       };
       const used = async (id: string) => (await t.get(`${base}/Sharing/${id}`).expect(200)).body.used;
@@ -108,12 +108,12 @@ describe.each(TEST_DBS)('Sharing on %s', (kind) => {
       const path = new URL(limited.link).pathname;
       for (const query of [`view${'[a]'.repeat(60)}=1`, 'view=%FF', 'view=1&x%00=1', '__proto__[view]=1']) {
         for (const method of ['get', 'post'] as const) {
-          const res = await request(t.app)[method](`${path}?${query}`);
+          const res = await request(t.server)[method](`${path}?${query}`);
           expect([res.status, res.body.error?.code]).toEqual([400, 'CORE_INVALID_QUERY']);
         }
       }
       expect((await t.get(`${base}/Sharing/${limited.id}`).expect(200)).body).toMatchObject({ used: 0, available: true });
-      const got = await request(t.app).get(`${path}?view=1`).buffer(true).parse(binary).expect(200);
+      const got = await request(t.server).get(`${path}?view=1`).buffer(true).parse(binary).expect(200);
       expect(got.body.toString()).toBe('contents');
     });
 
@@ -126,7 +126,7 @@ describe.each(TEST_DBS)('Sharing on %s', (kind) => {
       expect((await read(first)).status).toBe(304);
       const linkPath = new URL(created.body.link).pathname;
 
-      await request(t.app).get(linkPath).expect(200);
+      await request(t.server).get(linkPath).expect(200);
       const once = await read(first);
       expect(once.status).toBe(200);
       expect(once.body.used).toBe(1);
@@ -135,11 +135,11 @@ describe.each(TEST_DBS)('Sharing on %s', (kind) => {
       expect((await read(second)).status).toBe(304);
 
       // Not counted, not changed: a HEAD and a range that continues a download.
-      await request(t.app).head(linkPath).expect(200);
-      await request(t.app).get(linkPath).set('Range', 'bytes=5-').expect(206);
+      await request(t.server).head(linkPath).expect(200);
+      await request(t.server).get(linkPath).set('Range', 'bytes=5-').expect(206);
       expect((await read(second)).status).toBe(304);
 
-      await request(t.app).post(linkPath).type('form').send({}).expect(200);
+      await request(t.server).post(linkPath).type('form').send({}).expect(200);
       const twice = await read(second);
       expect([twice.status, twice.body.used]).toEqual([200, 2]);
       expect(twice.headers.etag).not.toBe(second);
@@ -147,25 +147,25 @@ describe.each(TEST_DBS)('Sharing on %s', (kind) => {
       // A refused download counts nothing and changes nothing.
       const limited = await t.post(`${base}/Sharing`, { fileId: file.id, allowedUsage: 1 }).expect(200);
       const limitedPath = new URL(limited.body.link).pathname;
-      await request(t.app).get(limitedPath).expect(200);
+      await request(t.server).get(limitedPath).expect(200);
       const usedUp = (await t.get(`${base}/Sharing/${limited.body.id}`).expect(200)).headers.etag as string;
       expect(usedUp).not.toBe(limited.headers.etag);
-      await request(t.app).get(limitedPath).expect(410);
+      await request(t.server).get(limitedPath).expect(410);
       expect((await t.get(`${base}/Sharing/${limited.body.id}`).set('If-None-Match', usedUp)).status).toBe(304);
     });
 
     it('refuses with 404 unknown and inactive sharings, with 410 used-up and expired ones', async () => {
       const file = await upload(base, 'a.txt', 'a');
-      await request(t.app).get('/sharings/nope.txt').expect(404);
+      await request(t.server).get('/sharings/nope.txt').expect(404);
       const inactive = (await t.post(`${base}/Sharing`, { fileId: file.id, active: false }).expect(200)).body;
       expect(inactive.available).toBe(false);
-      expect((await request(t.app).get(`/sharings/${inactive.id}.txt`).expect(404)).body.error.code).toBe('CORE_NOT_FOUND');
+      expect((await request(t.server).get(`/sharings/${inactive.id}.txt`).expect(404)).body.error.code).toBe('CORE_NOT_FOUND');
       const once = (await t.post(`${base}/Sharing`, { fileId: file.id, allowedUsage: 1 }).expect(200)).body;
-      await request(t.app).get(`/sharings/${once.id}.txt`).expect(200);
-      expect((await request(t.app).get(`/sharings/${once.id}.txt`).expect(410)).body.error.code).toBe('SHARING_USED_UP');
+      await request(t.server).get(`/sharings/${once.id}.txt`).expect(200);
+      expect((await request(t.server).get(`/sharings/${once.id}.txt`).expect(410)).body.error.code).toBe('SHARING_USED_UP');
       expect((await t.get(`${base}/Sharing/${once.id}`).expect(200)).body).toMatchObject({ used: 1, available: false });
       const past = (await t.post(`${base}/Sharing`, { fileId: file.id, validTill: '2001-01-01 00:00:00' }).expect(200)).body;
-      expect((await request(t.app).get(`/sharings/${past.id}.txt`).expect(410)).body.error.code).toBe('SHARING_EXPIRED');
+      expect((await request(t.server).get(`/sharings/${past.id}.txt`).expect(410)).body.error.code).toBe('SHARING_EXPIRED');
     });
 
     it('answers 404 and counts no use when the contents are missing from storage', async () => {
@@ -173,7 +173,7 @@ describe.each(TEST_DBS)('Sharing on %s', (kind) => {
       const file = await upload(base, 'lost.txt', 'lost');
       const s = (await t.post(`${base}/Sharing`, { fileId: file.id, allowedUsage: 1 }).expect(200)).body;
       for (const name of listFiles(t.storageDir).filter((n) => !before.has(n))) fs.rmSync(path.join(t.storageDir, name));
-      const res = await request(t.app).get(`/sharings/${s.id}.txt`).expect(404).expect('Content-Type', /json/);
+      const res = await request(t.server).get(`/sharings/${s.id}.txt`).expect(404).expect('Content-Type', /json/);
       expect(res.body.error).toMatchObject({ code: 'CORE_NOT_FOUND', message: 'The contents of this file are missing from storage' });
       expect((await t.get(`${base}/Sharing/${s.id}`).expect(200)).body.used).toBe(0);
     });
@@ -182,11 +182,11 @@ describe.each(TEST_DBS)('Sharing on %s', (kind) => {
       const file = await upload(base, 'secret.txt', 'secret');
       const s = (await t.post(`${base}/Sharing`, { fileId: file.id, password: 'open sesame' }).expect(200)).body;
       expect(s.password).toBeUndefined();
-      expect((await request(t.app).get(`/sharings/${s.id}.txt`).expect(401)).body.error.code).toBe('SHARING_PASSWORD_REQUIRED');
-      expect((await request(t.app).get(`/sharings/${s.id}.txt`).set('Sharing-Password', 'wrong').expect(401)).body.error.code).toBe('CORE_UNAUTHORIZED');
-      const ok = await request(t.app).get(`/sharings/${s.id}.txt`).set('Sharing-Password', 'open sesame').buffer(true).parse(binary).expect(200);
+      expect((await request(t.server).get(`/sharings/${s.id}.txt`).expect(401)).body.error.code).toBe('SHARING_PASSWORD_REQUIRED');
+      expect((await request(t.server).get(`/sharings/${s.id}.txt`).set('Sharing-Password', 'wrong').expect(401)).body.error.code).toBe('CORE_UNAUTHORIZED');
+      const ok = await request(t.server).get(`/sharings/${s.id}.txt`).set('Sharing-Password', 'open sesame').buffer(true).parse(binary).expect(200);
       expect(ok.body.toString()).toBe('secret');
-      const form = await request(t.app).post(`/sharings/${s.id}.txt`).type('form').send({ password: 'open sesame' }).buffer(true).parse(binary).expect(200);
+      const form = await request(t.server).post(`/sharings/${s.id}.txt`).type('form').send({ password: 'open sesame' }).buffer(true).parse(binary).expect(200);
       expect(form.body.toString()).toBe('secret');
       const stored = await t.api.database.knex('sharing').where({ id: s.id }).first();
       expect(stored.password).toMatch(/^scrypt\$/);
@@ -210,21 +210,21 @@ describe.each(TEST_DBS)('Sharing changes and limits on %s', (kind) => {
       const s = (await t.post(`${base}/Sharing`, { fileId: first.id, name: `mine ${g}` }).expect(200)).body;
       const path = new URL(s.link).pathname;
       expect((await t.patch(`${base}/Sharing/${s.id}`, { active: false }).expect(200)).body).toMatchObject({ active: false, available: false });
-      await request(t.app).get(path).expect(404);
+      await request(t.server).get(path).expect(404);
       expect((await t.patch(`${base}/Sharing/${s.id}`, { active: true, allowedUsage: 1 }).expect(200)).body).toMatchObject({ available: true });
-      await request(t.app).head(path).expect(200);
-      await request(t.app).head(path).expect(200);
-      await request(t.app).get(path).expect(200);
-      await request(t.app).get(path).expect(410);
+      await request(t.server).head(path).expect(200);
+      await request(t.server).head(path).expect(200);
+      await request(t.server).get(path).expect(200);
+      await request(t.server).get(path).expect(410);
       expect((await t.patch(`${base}/Sharing/${s.id}`, { allowedUsage: 5, password: 'pw' }).expect(200)).body).toMatchObject({ available: true, used: 1 });
-      await request(t.app).get(path).expect(401);
-      await request(t.app).get(path).set('Sharing-Password', 'pw').expect(200);
+      await request(t.server).get(path).expect(401);
+      await request(t.server).get(path).set('Sharing-Password', 'pw').expect(200);
       await t.patch(`${base}/Sharing/${s.id}`, { password: null }).expect(200);
-      await request(t.app).get(path).expect(200);
+      await request(t.server).get(path).expect(200);
       const second = await upload(base, 'two.csv', 'two');
       const moved = (await t.patch(`${base}/Sharing/${s.id}`, { fileId: second.id }).expect(200)).body;
       expect(moved).toMatchObject({ fileId: second.id, fileName: 'two.csv', link: `http://files.test/sharings/${s.id}.csv` });
-      expect((await request(t.app).get(`/sharings/${s.id}.csv`).buffer(true).parse(binary).expect(200)).body.toString()).toBe('two');
+      expect((await request(t.server).get(`/sharings/${s.id}.csv`).buffer(true).parse(binary).expect(200)).body.toString()).toBe('two');
       for (const field of ['used', 'link', 'available']) {
         const res = await t.patch(`${base}/Sharing/${s.id}`, { [field]: field === 'used' ? 0 : field === 'available' ? false : 'http://x' }).expect(400);
         expect({ field, code: res.body.error.code }).toEqual({ field, code: 'CORE_READ_ONLY_FIELD' });
@@ -253,7 +253,7 @@ describe.each(TEST_DBS)('Sharing changes and limits on %s', (kind) => {
       expect(await states()).toEqual(all([[true, false], [true, false], [true, false]]));
       // time passes validTill (the row is changed behind the API's back, as time does)
       await t.api.database.knex('sharing').where({ id: expiring.id }).update({ valid_till: '2001-01-01 00:00:00' });
-      await request(t.app).get(new URL(limited.link).pathname).expect(200);
+      await request(t.server).get(new URL(limited.link).pathname).expect(200);
       await t.del(`${base}/File/${orphan.fileId}`).expect(200);
       expect(await states()).toEqual(all([[false, false], [false, false], [false, false]]));
       await t.post(`${base}/entityRestore`, { entityName: 'File', ids: [orphan.fileId] }).expect(200);
@@ -281,7 +281,7 @@ describe.each(TEST_DBS)('Sharing changes and limits on %s', (kind) => {
       const f = await upload(base, 'doomed.txt', 'x');
       const s = (await t.post(`${base}/Sharing`, { fileId: f.id }).expect(200)).body;
       await t.del(`${base}/File/${f.id}`).expect(200);
-      await request(t.app).get(new URL(s.link).pathname).expect(404);
+      await request(t.server).get(new URL(s.link).pathname).expect(404);
       expect((await t.post(`${base}/Sharing`, { fileId: 'nope' }).expect(400)).body.error).toMatchObject({ code: 'CORE_INVALID_LINK', details: { entity: 'File', field: 'fileId', ids: ['nope'] } });
       expect((await t.post(`${base}/Sharing`, {}).expect(400)).body.error.code).toBe('CORE_VALIDATION_FAILED');
       expect((await t.post(`${base}/Sharing`, [{ fileId: f.id }]).expect(400)).body.error.code).toBe('CORE_VALIDATION_FAILED');
@@ -291,8 +291,8 @@ describe.each(TEST_DBS)('Sharing changes and limits on %s', (kind) => {
       const f = await upload(base, 'locked.txt', 'locked');
       const s = (await t.post(`${base}/Sharing`, { fileId: f.id, password: 'right' }).expect(200)).body;
       const path = new URL(s.link).pathname;
-      for (let i = 0; i < 3; i++) await request(t.app).get(path).set('Sharing-Password', `wrong ${i}`).expect(401);
-      const blocked = await request(t.app).get(path).set('Sharing-Password', 'right').expect(429);
+      for (let i = 0; i < 3; i++) await request(t.server).get(path).set('Sharing-Password', `wrong ${i}`).expect(401);
+      const blocked = await request(t.server).get(path).set('Sharing-Password', 'right').expect(429);
       expect(blocked.body.error.code).toBe('CORE_TOO_MANY_REQUESTS');
       expect(Number(blocked.headers['retry-after'])).toBeGreaterThan(0);
       expect((await t.get(`${base}/Sharing/${s.id}`).expect(200)).body.used).toBe(0);

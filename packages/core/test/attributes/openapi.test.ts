@@ -14,7 +14,7 @@ const BASES = ['/api', '/api/v1'];
 const METHODS = ['get', 'put', 'post', 'delete', 'patch'];
 
 async function fetchDocument(t: TestApi): Promise<Doc> {
-  return (await request(t.app).get('/apidocs/openapi.json').expect(200)).body as Doc;
+  return (await request(t.server).get('/apidocs/openapi.json').expect(200)).body as Doc;
 }
 
 const params = (doc: Doc, op: Operation) => (op.parameters ?? []).map((p) => (p.$ref ? doc.components.parameters[p.$ref.split('/').pop() as string] : p));
@@ -123,11 +123,11 @@ describe.each(TEST_DBS)('attributes in the OpenAPI document on %s', (kind) => {
       const category = (await t.post(`${base}/Category`, { name: 'Versioned', code: `versioned-${base.length}` }).expect(200)).body.id;
       const stale = (test: request.Test) => test.set('Authorization-Token', t.token).set('If-Match', '"999"');
       const writes: [string, string, request.Test][] = [
-        ['/Product/{id}/addAttributes', 'post', stale(request(t.app).post(`${base}/Product/${id}/addAttributes`)).send({ attributeIds: [attribute] })],
-        ['/Product/{id}/upsertAttributeValues', 'post', stale(request(t.app).post(`${base}/Product/${id}/upsertAttributeValues`)).send([{ attributeId: attribute, value: 'x' }])],
-        ['/Product/{id}/attributeValues', 'delete', stale(request(t.app).delete(`${base}/Product/${id}/attributeValues`)).send({ attributeIds: [attribute] })],
-        ['/Product/{id}/categories', 'post', stale(request(t.app).post(`${base}/Product/${id}/categories`)).send({ id: category })],
-        ['/Product/{id}/categories', 'delete', stale(request(t.app).delete(`${base}/Product/${id}/categories`)).send({ id: category })],
+        ['/Product/{id}/addAttributes', 'post', stale(request(t.server).post(`${base}/Product/${id}/addAttributes`)).send({ attributeIds: [attribute] })],
+        ['/Product/{id}/upsertAttributeValues', 'post', stale(request(t.server).post(`${base}/Product/${id}/upsertAttributeValues`)).send([{ attributeId: attribute, value: 'x' }])],
+        ['/Product/{id}/attributeValues', 'delete', stale(request(t.server).delete(`${base}/Product/${id}/attributeValues`)).send({ attributeIds: [attribute] })],
+        ['/Product/{id}/categories', 'post', stale(request(t.server).post(`${base}/Product/${id}/categories`)).send({ id: category })],
+        ['/Product/{id}/categories', 'delete', stale(request(t.server).delete(`${base}/Product/${id}/categories`)).send({ id: category })],
       ];
       for (const [path, method, send] of writes) {
         const res = await send;

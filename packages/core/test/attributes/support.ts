@@ -38,14 +38,14 @@ export async function userWith(t: TestApi, scopes: Record<string, Record<string,
   const name = unique('user');
   const roleId = (await t.post('/api/Role', { name: `role ${name}`, scopes }).expect(200)).body.id;
   await t.post('/api/User', { userName: name, password: 'pw-123456', rolesIds: [roleId] }).expect(200);
-  const token = (await request(t.app).get('/api/userSession').auth(name, 'pw-123456').set('Authorization-Token-Only', 'true').expect(200)).body
+  const token = (await request(t.server).get('/api/userSession').auth(name, 'pw-123456').set('Authorization-Token-Only', 'true').expect(200)).body
     .authorizationToken as string;
   const withToken = (test: request.Test) => test.set('Authorization-Token', token);
   return {
-    get: (path: string) => withToken(request(t.app).get(path)),
-    post: (path: string, body?: unknown) => withToken(request(t.app).post(path)).send(body as object),
-    patch: (path: string, body?: unknown) => withToken(request(t.app).patch(path)).send(body as object),
-    del: (path: string, body?: unknown) => withToken(request(t.app).delete(path)).send(body as object),
+    get: (path: string) => withToken(request(t.server).get(path)),
+    post: (path: string, body?: unknown) => withToken(request(t.server).post(path)).send(body as object),
+    patch: (path: string, body?: unknown) => withToken(request(t.server).patch(path)).send(body as object),
+    del: (path: string, body?: unknown) => withToken(request(t.server).delete(path)).send(body as object),
   };
 }
 

@@ -19,22 +19,22 @@ describe.each(TEST_DBS)('authentication at the edges on %s', (kind) => {
 
   it.each(SIGN_IN)('generation %s: a very long or NUL-holding user name is a wrong sign-in (401), by Basic and by cookie', async (_g, path) => {
     for (const userName of ['x'.repeat(330), 'ad\u0000min']) {
-      const basic = await request(t.app).get(path).auth(userName, 'bad').expect(401);
+      const basic = await request(t.server).get(path).auth(userName, 'bad').expect(401);
       expect(basic.body.error).toEqual({ code: 'CORE_UNAUTHORIZED', message: 'Wrong user name or password', details: {} });
     }
-    await request(t.app).post(`${path}/cookie`).send({ userName: 'x'.repeat(330), password: 'bad' }).expect(401);
+    await request(t.server).post(`${path}/cookie`).send({ userName: 'x'.repeat(330), password: 'bad' }).expect(401);
   });
 
   it.each(SIGN_IN)('generation %s: takes a malformed session cookie for no cookie: 401, and Basic sign-in still works', async (_g, path) => {
     const bad = 'er_session=%ZZ';
-    for (const [, base] of GENERATIONS) await request(t.app).get(`${base}/Brand`).set('Cookie', bad).expect(401);
-    await request(t.app).get(path).set('Cookie', bad).auth('admin', 'admin-test-password').set('Authorization-Token-Only', 'TRUE').expect(200);
-    await request(t.app).delete(`${path}/cookie`).set('Cookie', bad).expect(200);
+    for (const [, base] of GENERATIONS) await request(t.server).get(`${base}/Brand`).set('Cookie', bad).expect(401);
+    await request(t.server).get(path).set('Cookie', bad).auth('admin', 'admin-test-password').set('Authorization-Token-Only', 'TRUE').expect(200);
+    await request(t.server).delete(`${path}/cookie`).set('Cookie', bad).expect(200);
   });
 
   it.each(SIGN_IN)('generation %s: answers the token alone for Authorization-Token-Only true in any case, or 1', async (_g, path) => {
     for (const value of ['true', 'TRUE', '1']) {
-      const res = await request(t.app).get(path).auth('admin', 'admin-test-password').set('Authorization-Token-Only', value).expect(200);
+      const res = await request(t.server).get(path).auth('admin', 'admin-test-password').set('Authorization-Token-Only', value).expect(200);
       expect(Object.keys(res.body)).toEqual(['authorizationToken']);
     }
   });

@@ -27,16 +27,16 @@ describe.each(TEST_DBS)('Authorization-Delegate with a name that is not ASCII on
 
   describe.each(SESSION_PATHS)('generation %s', (_g, path, base) => {
     it.each(['jürgen', '山田'])('acts for %s named in UTF-8', async (userName) => {
-      const res = await request(t.app).get(path).auth(ADMIN.userName, ADMIN.password).set('Authorization-Delegate', utf8Bytes(userName)).expect(200);
+      const res = await request(t.server).get(path).auth(ADMIN.userName, ADMIN.password).set('Authorization-Delegate', utf8Bytes(userName)).expect(200);
       expect([res.body.user.userName, res.body.actor.userName]).toEqual([userName, ADMIN.userName]);
-      await request(t.app).get(`${base}/Brand`).set('Authorization-Token', res.body.authorizationToken).expect(200);
+      await request(t.server).get(`${base}/Brand`).set('Authorization-Token', res.body.authorizationToken).expect(200);
     });
 
     it('names an unknown user as sent (404), and still reads a name sent one byte a character', async () => {
-      const unknown = await request(t.app).get(path).auth(ADMIN.userName, ADMIN.password).set('Authorization-Delegate', utf8Bytes('jörg'));
+      const unknown = await request(t.server).get(path).auth(ADMIN.userName, ADMIN.password).set('Authorization-Delegate', utf8Bytes('jörg'));
       expect([unknown.status, unknown.body.error?.details]).toEqual([404, { entity: 'User', userName: 'jörg' }]);
       // Bytes that are no UTF-8 are read as before: one a character (ISO-8859-1).
-      const latin1 = await request(t.app).get(path).auth(ADMIN.userName, ADMIN.password).set('Authorization-Delegate', 'j\u00fcrgen').expect(200);
+      const latin1 = await request(t.server).get(path).auth(ADMIN.userName, ADMIN.password).set('Authorization-Delegate', 'j\u00fcrgen').expect(200);
       expect(latin1.body.user.userName).toBe('jürgen');
     });
   });

@@ -8,7 +8,7 @@ type Scopes = Record<string, Record<string, unknown>>;
 describe.each(TEST_DBS)('roles and permissions on %s', (kind) => {
   let t: TestApi;
   let n = 0;
-  const as = (token: string) => requestsTo(t.app, (r) => r.set('Authorization-Token', token));
+  const as = (token: string) => requestsTo(t.server, (r) => r.set('Authorization-Token', token));
   /** A user holding new roles with these scopes/fields; returns a client acting as them. */
   async function userWith(...roles: { scopes: Scopes; fields?: Scopes }[]) {
     n += 1;
@@ -16,7 +16,7 @@ describe.each(TEST_DBS)('roles and permissions on %s', (kind) => {
     for (const [i, r] of roles.entries()) rolesIds.push((await t.post('/api/Role', { name: `role ${n}.${i}`, ...r }).expect(200)).body.id);
     const userName = `user${n}`;
     const user = (await t.post('/api/User', { userName, password: 'pw-123456', rolesIds }).expect(200)).body;
-    const token = (await request(t.app).get('/api/userSession').auth(userName, 'pw-123456').set('Authorization-Token-Only', 'true').expect(200)).body
+    const token = (await request(t.server).get('/api/userSession').auth(userName, 'pw-123456').set('Authorization-Token-Only', 'true').expect(200)).body
       .authorizationToken;
     return { ...as(token), user, rolesIds, token };
   }
@@ -117,7 +117,7 @@ describe.each(TEST_DBS)('roles and permissions on %s', (kind) => {
 
     it('shows rights in the session answer and filters metadata by them', async () => {
       const u = await userWith({ scopes: { Brand: { read: 'all', create: true } }, fields: { Brand: { code: { read: false } } } });
-      const session = (await request(t.app).get(base === '/api' ? '/api/userSession' : '/api/v1/App/user').set('Authorization-Token', u.token).expect(200)).body;
+      const session = (await request(t.server).get(base === '/api' ? '/api/userSession' : '/api/v1/App/user').set('Authorization-Token', u.token).expect(200)).body;
       expect(session.user.rolesIds).toEqual(u.rolesIds);
       expect(session.acl.Brand).toEqual({ create: true, read: 'all', edit: 'no', delete: 'no', stream: false });
       expect(session.acl.Product.read).toBe('no');

@@ -18,8 +18,8 @@ describe.each(TEST_DBS)('a refused password change on %s', (kind) => {
   afterAll(() => t.close());
 
   const signIn = async (userName: string, password: string) =>
-    (await request(t.app).get('/api/userSession').auth(userName, password).set('Authorization-Token-Only', 'true').expect(200)).body.authorizationToken as string;
-  const works = async (token: string) => (await request(t.app).get('/api/Brand').set('Authorization-Token', token)).status;
+    (await request(t.server).get('/api/userSession').auth(userName, password).set('Authorization-Token-Only', 'true').expect(200)).body.authorizationToken as string;
+  const works = async (token: string) => (await request(t.server).get('/api/Brand').set('Authorization-Token', token)).status;
 
   describe.each(GENERATIONS)('generation %s', (_g, base) => {
     const update = (id: string, body: object) => (base === '/api' ? t.patch(`${base}/User/${id}`, body) : t.put(`${base}/User/${id}`, body));
@@ -45,7 +45,7 @@ describe.each(TEST_DBS)('a refused password change on %s', (kind) => {
 
       await update(user.id, { password: 'dora-pass-2' }).expect(200);
       expect(await works(token)).toBe(401);
-      await request(t.app).get('/api/userSession').auth(userName, 'dora-pass-1').expect(401);
+      await request(t.server).get('/api/userSession').auth(userName, 'dora-pass-1').expect(401);
       // The other writes of a password revoke as well, once stored.
       const second = await signIn(userName, 'dora-pass-2');
       await t.post(`${base}/entityMassUpdate`, { entityName: 'User', ids: [user.id], values: { password: 'dora-pass-3' } }).expect(200);

@@ -327,7 +327,7 @@ describe.each(TEST_DBS)('row rules on %s', (kind) => {
     const other = await startTestApi(kind, { entities: [Broken] });
     try {
       const user = await userWithRole(other, { scopes: { Broken: FULL } });
-      const res = await request(other.app).get('/api/Broken').set('Authorization-Token', user.token).expect(500);
+      const res = await request(other.server).get('/api/Broken').set('Authorization-Token', user.token).expect(500);
       expect(res.body.error.code).toBe('CORE_INTERNAL');
     } finally {
       await other.close();

@@ -22,7 +22,7 @@ describe.each(TEST_DBS)('sign-ins under load on %s', (kind) => {
   afterAll(() => t.close());
 
   const signIn = (base: string, userName: string, password: string) =>
-    request(t.app).get(`${base}/userSession`).auth(userName, password).set('Authorization-Token-Only', 'true');
+    request(t.server).get(`${base}/userSession`).auth(userName, password).set('Authorization-Token-Only', 'true');
 
   it.each(GENERATIONS)('hashes CPUs at a time, queues one more, and refuses the rest with 503 CORE_BUSY and Retry-After (generation %s)', async (_g, base) => {
     const parallel = CPUS + 1 + 4;
@@ -63,7 +63,7 @@ describe.each(TEST_DBS)('sign-ins of one user under load on %s', (kind) => {
     const t = await startTestApi(kind, { entities: testEntities });
     try {
       const answers = await Promise.all(
-        Array.from({ length: 100 }, () => request(t.app).get('/api/userSession').auth(ADMIN.userName, ADMIN.password).set('Authorization-Token-Only', 'true')),
+        Array.from({ length: 100 }, () => request(t.server).get('/api/userSession').auth(ADMIN.userName, ADMIN.password).set('Authorization-Token-Only', 'true')),
       );
       const statuses = answers.map((res) => res.status);
       expect(statuses.filter((s) => s !== 200 && s !== 503)).toEqual([]);
@@ -71,7 +71,7 @@ describe.each(TEST_DBS)('sign-ins of one user under load on %s', (kind) => {
       // 10 admitted and 64 waiting at most: the others are refused at once.
       expect(busy.length).toBeGreaterThanOrEqual(100 - 10 - 64);
       for (const res of busy) expect([res.body.error.code, res.headers['retry-after']]).toEqual(['CORE_BUSY', '1']);
-      await request(t.app).get('/api/userSession').auth(ADMIN.userName, ADMIN.password).expect(200);
+      await request(t.server).get('/api/userSession').auth(ADMIN.userName, ADMIN.password).expect(200);
     } finally {
       await t.close();
     }

@@ -17,7 +17,7 @@ describe.each(TEST_DBS)('listening on %s', (kind) => {
   afterAll(() => t.close());
 
   /** The endpoint read without any token. */
-  const publicGet = (endpoint: string) => request(t.app).get(`/${endpoint}`);
+  const publicGet = (endpoint: string) => request(t.server).get(`/${endpoint}`);
   /** Makes the record's logged changes and its last modification look old, so that a new write shows as a new timestamp. */
   const backdateChanges = async (id: string) => {
     await t.api.database.knex('record_change').where({ record_id: id }).update({ created_at: LONG_AGO });
@@ -102,7 +102,7 @@ describe.each(TEST_DBS)('listening on %s', (kind) => {
       for (const bad of [{ entityName: 'Product' }, { entityName: 'Product', entityId: 5 }, { entityId: id }, { ...body, extra: 1 }]) {
         expect((await t.post(`${base}/startEntityListening`, bad).expect(400)).body.error.code).toMatch(/^CORE_(VALIDATION_FAILED|UNKNOWN_FIELD)$/);
       }
-      await request(t.app).post(`${base}/startEntityListening`).send(body).expect(401);
+      await request(t.server).post(`${base}/startEntityListening`).send(body).expect(401);
     });
   });
 });

@@ -21,7 +21,7 @@ describe.each(TEST_DBS)('public data on %s', (kind) => {
   });
   afterAll(() => t.close());
 
-  const publicData = async () => (await request(t.app).get('/data/publicData.json').expect(200).expect('Content-Type', /json/)).body;
+  const publicData = async () => (await request(t.server).get('/data/publicData.json').expect(200).expect('Content-Type', /json/)).body;
 
   it('needs no token and answers dataTimestamp, Unix seconds of the last change of anything, moving with each write', async () => {
     await t.post('/api/Product', { name: 'Public' }).expect(200);
@@ -46,7 +46,7 @@ describe.each(TEST_DBS)('public data on %s', (kind) => {
     expect(anonymous.announcements).toEqual({ text: 'Maintenance on Sunday', served: expect.any(Number) });
     expect(Object.keys(anonymous).sort()).toEqual(['announcements', 'dataTimestamp']);
     for (const token of [t.token, user.token, 'not-a-token']) {
-      const res = await request(t.app).get('/data/publicData.json').set('Authorization-Token', token).expect(200);
+      const res = await request(t.server).get('/data/publicData.json').set('Authorization-Token', token).expect(200);
       expect({ ...res.body, announcements: { ...res.body.announcements, served: 0 } }).toEqual({ ...anonymous, announcements: { ...anonymous.announcements, served: 0 } });
     }
     expect((await publicData()).announcements.served).toBeGreaterThan(anonymous.announcements.served);
@@ -56,7 +56,7 @@ describe.each(TEST_DBS)('public data on %s', (kind) => {
     const fresh = await startTestApi(kind, { entities: testEntities });
     try {
       await fresh.api.database.knex('record_change').delete();
-      expect((await request(fresh.app).get('/data/publicData.json').expect(200)).body).toEqual({ dataTimestamp: 0 });
+      expect((await request(fresh.server).get('/data/publicData.json').expect(200)).body).toEqual({ dataTimestamp: 0 });
     } finally {
       await fresh.close();
     }

@@ -170,12 +170,12 @@ describe.each(TEST_DBS)('server-sent events on %s', (kind) => {
     });
     it('answers 400 for a Last-Event-ID (or lastEventId) that is no event id, before the stream opens; an empty one is none', async () => {
       for (const bad of ['abc', '-1', '1.5', '1e3', '0x10', '12abc']) {
-        const res = await request(t.app).get(`${base}/events?entityName=Brand`).set({ 'Authorization-Token': t.token, 'Last-Event-ID': bad }).expect(400);
+        const res = await request(t.server).get(`${base}/events?entityName=Brand`).set({ 'Authorization-Token': t.token, 'Last-Event-ID': bad }).expect(400);
         expect(res.body.error.code).toBe('CORE_INVALID_QUERY');
-        await request(t.app).head(`${base}/events`).set({ 'Authorization-Token': t.token, 'Last-Event-ID': bad }).expect(400);
-        expect((await request(t.app).get(`${base}/events?lastEventId=${encodeURIComponent(bad)}`).set('Authorization-Token', t.token).expect(400)).body.error.code).toBe('CORE_INVALID_QUERY');
+        await request(t.server).head(`${base}/events`).set({ 'Authorization-Token': t.token, 'Last-Event-ID': bad }).expect(400);
+        expect((await request(t.server).get(`${base}/events?lastEventId=${encodeURIComponent(bad)}`).set('Authorization-Token', t.token).expect(400)).body.error.code).toBe('CORE_INVALID_QUERY');
       }
-      await request(t.app).get(`${base}/events?lastEventId[x]=1`).set('Authorization-Token', t.token).expect(400);
+      await request(t.server).get(`${base}/events?lastEventId[x]=1`).set('Authorization-Token', t.token).expect(400);
       // an empty id, and one with spaces around, are read as an event stream reads them
       const first = await open(`${base}/events?entityName=Brand`);
       const b = await brand();
@@ -198,11 +198,11 @@ describe.each(TEST_DBS)('server-sent events on %s', (kind) => {
   it('authenticates by token header or session cookie; 401 without either or with a bad token', async () => {
     for (const base of ['/api', '/api/v1']) {
       for (const headers of [{}, { 'Authorization-Token': 'not-a-token' }, { Cookie: 'er_session=not-a-token' }]) {
-        const res = await request(t.app).get(`${base}/events`).set(headers).expect(401);
+        const res = await request(t.server).get(`${base}/events`).set(headers).expect(401);
         expect(res.body.error.code).toBe('CORE_UNAUTHORIZED');
       }
     }
-    const cookie = await request(t.app).post('/api/userSession/cookie').send(ADMIN).expect(200);
+    const cookie = await request(t.server).post('/api/userSession/cookie').send(ADMIN).expect(200);
     const session = (cookie.headers['set-cookie'] as unknown as string[])[0].split(';')[0];
     const es = await open('/api/v1/events?entityName=Brand', { Cookie: session });
     expect(es.status).toBe(200);
@@ -298,7 +298,7 @@ describe.each(TEST_DBS)('server-sent event heartbeats on %s', (kind) => {
         await sleep(1100);
         expect(es.comments.filter((c) => c === 'keep-alive').length).toBeGreaterThanOrEqual(3);
         expect(es.ended()).toBe(false);
-        await request(s.t.app).delete('/api/userSession').set('Authorization-Token', user.token).expect(200);
+        await request(s.t.server).delete('/api/userSession').set('Authorization-Token', user.token).expect(200);
         for (let i = 0; i < 50 && !es.ended(); i++) await sleep(50);
         expect(es.ended()).toBe(true);
       } finally {
@@ -337,7 +337,7 @@ describe.each(TEST_DBS)('server-sent events after a change of rights on %s', (ki
     const es = await open(user.token, base);
     await s.t.post('/api/Brand', { name: `Seen ${base}` }).expect(200);
     await es.next((e) => e.event === 'Create');
-    await request(s.t.app).delete(`${base === '/api' ? '/api/userSession' : '/api/v1/App/user'}`).set('Authorization-Token', user.token).expect(200);
+    await request(s.t.server).delete(`${base === '/api' ? '/api/userSession' : '/api/v1/App/user'}`).set('Authorization-Token', user.token).expect(200);
     expect(await endsWithin(es, 1000)).toBe(true);
   });
 
@@ -371,7 +371,7 @@ describe.each(TEST_DBS)('server-sent events after a change of rights on %s', (ki
       try {
         const user = await userWithRole(s.t, { scopes: { Brand: { read: 'all', stream: true } } });
         const es = await open(user.token);
-        await request(other.app).delete('/api/userSession').set('Authorization-Token', user.token).expect(200);
+        await request(other.server).delete('/api/userSession').set('Authorization-Token', user.token).expect(200);
         expect(await endsWithin(es, 1000)).toBe(true);
       } finally {
         await other.close();

@@ -11,7 +11,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe.each(TEST_DBS)('authentication on %s', (kind) => {
   let t: TestApi;
-  const http = () => request(t.app);
+  const http = () => request(t.server);
   const login = (path = '/api/userSession', headers: Record<string, string> = {}) =>
     http().get(path).auth(ADMIN.userName, ADMIN.password).set({ 'Authorization-Token-Only': 'true', ...headers });
 
@@ -99,10 +99,10 @@ describe.each(TEST_DBS)('authentication on %s', (kind) => {
         await sleep(300);
       }
       // Another process judges it by the use this one stored.
-      if (other) await request(other.app).get('/api/Brand').set('Authorization-Token', token).expect(200);
+      if (other) await request(other.server).get('/api/Brand').set('Authorization-Token', token).expect(200);
       await sleep(3500);
       await http().get('/api/Brand').set('Authorization-Token', token).expect(401);
-      if (other) await request(other.app).get('/api/Brand').set('Authorization-Token', token).expect(401);
+      if (other) await request(other.server).get('/api/Brand').set('Authorization-Token', token).expect(401);
     } finally {
       await other?.close();
     }
@@ -120,10 +120,10 @@ describe.each(TEST_DBS)('authentication on %s', (kind) => {
     const a = await startTestApi(kind, options, db);
     const b = await startTestApi(kind, options, db);
     try {
-      const signIn = request(a.app).get('/api/userSession').auth(ADMIN.userName, ADMIN.password);
+      const signIn = request(a.server).get('/api/userSession').auth(ADMIN.userName, ADMIN.password);
       const idle15s = { 'Authorization-Token-Only': 'true', 'Authorization-Token-Idletime': String(1.5 / 3600) };
       const token = (await signIn.set(idle15s).expect(200)).body.authorizationToken;
-      const use = (instance: TestApi) => request(instance.app).get(`${base}/Brand`).set('Authorization-Token', token);
+      const use = (instance: TestApi) => request(instance.server).get(`${base}/Brand`).set('Authorization-Token', token);
       await use(a).expect(200);
       await sleep(900);
       await use(b).expect(200);

@@ -23,7 +23,7 @@ describe.each(TEST_DBS)('bodies in UTF-16 on %s', (kind) => {
 
   const brands = async () => (await t.get('/api/Brand?select=name&maxSize=1000').expect(200)).body.list.map((b: { name: string }) => b.name);
   const send = (path: string, text: string) =>
-    request(t.app)
+    request(t.server)
       .post(path)
       .set('Authorization-Token', t.token)
       .set('Content-Type', 'application/json; charset=utf-16')

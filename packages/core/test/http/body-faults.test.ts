@@ -52,7 +52,7 @@ describe.each(TEST_DBS)('bodies that lie on %s', (kind) => {
     it('refuses charset=bogus and an unknown Content-Encoding with 415', async () => {
       const before = await brands();
       const send = (contentType: string, encoding?: string) => {
-        const req = request(t.app).post(`${base}/Brand`).set('Authorization-Token', t.token).set('Content-Type', contentType);
+        const req = request(t.server).post(`${base}/Brand`).set('Authorization-Token', t.token).set('Content-Type', contentType);
         return (encoding ? req.set('Content-Encoding', encoding) : req).send(`{"name":"bogus ${base}"}`);
       };
       for (const res of [await send('application/json; charset=bogus'), await send('application/json; charset=latin-1'), await send('application/json', 'bogus'), await send('application/json', 'compress')]) {
@@ -65,7 +65,7 @@ describe.each(TEST_DBS)('bodies that lie on %s', (kind) => {
       // 100 MB of spaces inside a string: about 100 KB compressed, three times the 32 MB limit inflated.
       const bomb = gzipSync(Buffer.concat([Buffer.from('{"name":"'), Buffer.alloc(100 * 1024 * 1024, 0x20), Buffer.from('"}')]));
       expect(bomb.length).toBeLessThan(200 * 1024);
-      const res = await request(t.app)
+      const res = await request(t.server)
         .post(`${base}/Brand`)
         .set('Authorization-Token', t.token)
         .set('Content-Type', 'application/json')

@@ -17,7 +17,7 @@ describe.each(TEST_DBS)('Idempotency-Key and numbers JSON cannot hold on %s', (k
 
   let keys = 0;
   const postText = (path: string, { key, text }: { key: string; text: string }) =>
-    request(t.app).post(path).set('Authorization-Token', t.token).set('Idempotency-Key', key).set('Content-Type', 'application/json').send(text);
+    request(t.server).post(path).set('Authorization-Token', t.token).set('Idempotency-Key', key).set('Content-Type', 'application/json').send(text);
 
   describe.each(GENERATIONS)('generation %s', (_g, base) => {
     it('answers 422 to a repeat whose body has null where the first had 1e400, and the other way round', async () => {

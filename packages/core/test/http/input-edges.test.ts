@@ -60,11 +60,11 @@ describe.each(TEST_DBS)('input at the edges on %s', (kind) => {
     it('refuses a body whose bytes are not UTF-8 (400 CORE_INVALID_JSON), instead of storing U+FFFD', async () => {
       const brands = await total(`${base}/Brand`);
       for (const bytes of [Buffer.from('{"name": "\xff"}', 'latin1'), Buffer.from([...Buffer.from('{"name": "'), 0xc0, 0xaf, 0xed, 0xa0, 0x80, ...Buffer.from('"}')])]) {
-        const res = await request(t.app).post(`${base}/Brand`).set('Authorization-Token', t.token).set('Content-Type', 'application/json').serialize((raw: Buffer) => raw as never).send(bytes).expect(400);
+        const res = await request(t.server).post(`${base}/Brand`).set('Authorization-Token', t.token).set('Content-Type', 'application/json').serialize((raw: Buffer) => raw as never).send(bytes).expect(400);
         expect(res.body.error.code).toBe('CORE_INVALID_JSON');
       }
       expect(await total(`${base}/Brand`)).toBe(brands);
-      const fine = await request(t.app).post(`${base}/Brand`).set('Authorization-Token', t.token).set('Content-Type', 'application/json; charset=utf-8').serialize((raw: Buffer) => raw as never).send(Buffer.from(`{"name": "Grüße ${base}"}`)).expect(200);
+      const fine = await request(t.server).post(`${base}/Brand`).set('Authorization-Token', t.token).set('Content-Type', 'application/json; charset=utf-8').serialize((raw: Buffer) => raw as never).send(Buffer.from(`{"name": "Grüße ${base}"}`)).expect(200);
       expect(fine.body.name).toBe(`Grüße ${base}`);
     });
 
@@ -160,7 +160,7 @@ describe.each(TEST_DBS)('input at the edges on %s', (kind) => {
   it.each(GENERATIONS)('refuses a number too large for any column (1e400 parses to Infinity) and keeps the stored value (generation %s)', async (_g, base) => {
     const id = (await t.post(`${base}/Product`, { name: 'finite', price: 1.5 }).expect(200)).body.id;
     for (const raw of ['{"price":1e400}', '{"price":-1e400}']) {
-      const res = await request(t.app).patch(`${base}/Product/${id}`).set('Authorization-Token', t.token).set('Content-Type', 'application/json').send(raw).expect(400);
+      const res = await request(t.server).patch(`${base}/Product/${id}`).set('Authorization-Token', t.token).set('Content-Type', 'application/json').send(raw).expect(400);
       expect(res.body.error.details.issues).toEqual(expect.arrayContaining([expect.objectContaining({ path: ['price'], code: 'too_big' })]));
     }
     expect((await t.get(`${base}/Product/${id}`).expect(200)).body.price).toBe(1.5);
@@ -191,7 +191,7 @@ describe.each(TEST_DBS)('bodies at the edges on %s', (kind) => {
 
   it.each(GENERATIONS)('answers a body that does not match its Content-Encoding with 400 (generation %s)', async (_g, base) => {
     for (const encoding of ['gzip', 'deflate', 'br']) {
-      const res = await request(t.app)
+      const res = await request(t.server)
         .post(`${base}/Brand`)
         .set('Authorization-Token', t.token)
         .set('Content-Type', 'application/json')
@@ -201,7 +201,7 @@ describe.each(TEST_DBS)('bodies at the edges on %s', (kind) => {
       expect(res.body.error.code).toBe('CORE_INVALID_JSON');
     }
     const gzipped = await new Promise<Buffer>((resolve, reject) => gzip(`{"name":"compressed ${base}"}`, (error, out) => (error ? reject(error) : resolve(out))));
-    const compressed = request(t.app).post(`${base}/Brand`).set('Authorization-Token', t.token).set('Content-Type', 'application/json').set('Content-Encoding', 'gzip');
+    const compressed = request(t.server).post(`${base}/Brand`).set('Authorization-Token', t.token).set('Content-Type', 'application/json').set('Content-Encoding', 'gzip');
     // Sent as the bytes they are, not serialized as JSON.
     await compressed.serialize((body: Buffer) => body as never).send(gzipped).expect(200);
   });
@@ -211,7 +211,7 @@ describe.each(TEST_DBS)('bodies at the edges on %s', (kind) => {
     const refused = [
       await t.post(`${base}/entityMassUpdate`, { entityName: 'Product', ids: [id], values: { mpn: 'm' }, bogus: 1 }),
       await t.post(`${base}/entityRestore`, { entityName: 'Product', ids: [id], bogus: 1 }),
-      await request(t.app).post(`${base}/userSession/cookie`).send({ userName: 'admin', password: 'admin-test-password', remember: true }),
+      await request(t.server).post(`${base}/userSession/cookie`).send({ userName: 'admin', password: 'admin-test-password', remember: true }),
     ];
     for (const res of refused) {
       expect(res.status).toBe(400);
@@ -223,7 +223,7 @@ describe.each(TEST_DBS)('bodies at the edges on %s', (kind) => {
   });
 
   it.each(GENERATIONS)('always answers details in an error body, empty when there is nothing to point at (generation %s)', async (_g, base) => {
-    const res = await request(t.app).get(`${base}/Brand`).expect(401);
+    const res = await request(t.server).get(`${base}/Brand`).expect(401);
     expect(res.body).toEqual({ error: { code: 'CORE_UNAUTHORIZED', message: 'Authentication required', details: {} } });
   });
 });

@@ -22,7 +22,7 @@ describe.each(TEST_DBS)('the paths of validation issues on %s', (kind) => {
 
   /** A body sent as it is, with the admin's token (or none). */
   const send = (method: 'post' | 'patch' | 'put' | 'delete', path: string, body: string, token = true) => {
-    const test = request(t.app)[method](path).set('Content-Type', 'application/json');
+    const test = request(t.server)[method](path).set('Content-Type', 'application/json');
     return (token ? test.set('Authorization-Token', t.token) : test).send(body);
   };
   const issuesOf = (res: request.Response) => {

@@ -28,7 +28,7 @@ describe.each(TEST_DBS)('limits of input on %s', (kind) => {
 
   const total = async (path: string) => (await t.get(`${path}?totalOnly=true`).expect(200)).body.total as number;
   const raw = (path: string, text: string, method: 'post' | 'patch' = 'post') =>
-    request(t.app)[method](path).set('Authorization-Token', t.token).set('Content-Type', 'application/json').send(text);
+    request(t.server)[method](path).set('Authorization-Token', t.token).set('Content-Type', 'application/json').send(text);
 
   describe.each(GENERATIONS)('generation %s', (_g, base) => {
     it('answers a body of many unknown keys with 100 issues and a short message, the others counted, and stores nothing', async () => {
@@ -61,7 +61,7 @@ describe.each(TEST_DBS)('limits of input on %s', (kind) => {
         await raw(`${base}/upsertAsync`, `[{"entity":"Product","payload":{"name":"x","specs":${nestedObject(5000)}}}]`),
         await raw(`${base}/upsertAsync`, nestedArray(5000)),
         await raw(`${base}/entityMassUpdate`, `{"entityName":"Product","where":${nestedArray(3000)},"values":{"mpn":"x"}}`),
-        await request(t.app).post(`${base}/userSession/cookie`).set('Content-Type', 'application/json').send(`{"userName":${nestedArray(100)}}`),
+        await request(t.server).post(`${base}/userSession/cookie`).set('Content-Type', 'application/json').send(`{"userName":${nestedArray(100)}}`),
       ];
       for (const res of refused) {
         expect(res.status).toBe(400);

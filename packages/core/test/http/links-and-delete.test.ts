@@ -80,7 +80,7 @@ describe.each(TEST_DBS)('links, delete and restore on %s', (kind) => {
       expect(restored.body.errors).toEqual([expect.objectContaining({ id: 'unknown-id', code: 'CORE_NOT_FOUND' })]);
       expect((await t.get(`${base}/Product/${p.id}`)).body.brandName).toBe(uniq('Deletable'));
 
-      await request(t.app).delete(`${base}/Brand/${brand.id}`).set('Authorization-Token', t.token).set('permanently', 'true').expect(200);
+      await request(t.server).delete(`${base}/Brand/${brand.id}`).set('Authorization-Token', t.token).set('permanently', 'true').expect(200);
       expect(await t.api.database.knex('brand').where('id', brand.id).first()).toBeUndefined();
       expect((await t.get(`${base}/Product/${p.id}`)).body.brandId).toBeNull();
       const gone = await t.post(`${base}/entityRestore`, { entityName: 'Brand', ids: [brand.id] }).expect(200);

@@ -14,12 +14,12 @@ describe.each(TEST_DBS)('bad input on %s', (kind) => {
 
   it('answers 415 in generation A for a body that is not JSON, and reads it as JSON in B', async () => {
     const before = await count('Brand');
-    const a = await request(t.app).post('/api/Brand').set('Authorization-Token', t.token).set('Content-Type', 'text/plain').send('{"name":"Plain A"}');
+    const a = await request(t.server).post('/api/Brand').set('Authorization-Token', t.token).set('Content-Type', 'text/plain').send('{"name":"Plain A"}');
     expect(a.status).toBe(415);
     expect(a.body.error.code).toBe('CORE_UNSUPPORTED_MEDIA_TYPE');
     expect(a.headers['x-status-reason']).toBeTruthy();
-    await request(t.app).patch('/api/Brand/x').set('Authorization-Token', t.token).set('Content-Type', 'application/xml').send('<a/>').expect(415);
-    const b = await request(t.app).post('/api/v1/Brand').set('Authorization-Token', t.token).set('Content-Type', 'text/plain').send('{"name":"Plain B"}');
+    await request(t.server).patch('/api/Brand/x').set('Authorization-Token', t.token).set('Content-Type', 'application/xml').send('<a/>').expect(415);
+    const b = await request(t.server).post('/api/v1/Brand').set('Authorization-Token', t.token).set('Content-Type', 'text/plain').send('{"name":"Plain B"}');
     expect(b.status).toBe(200);
     expect(await count('Brand')).toBe(before + 1);
   });
@@ -27,11 +27,11 @@ describe.each(TEST_DBS)('bad input on %s', (kind) => {
   describe.each(GENERATIONS)('generation %s', (_gen, base) => {
     it('answers 400 for malformed JSON and changes nothing', async () => {
       const before = await count('Brand');
-      const res = await request(t.app).post(`${base}/Brand`).set('Authorization-Token', t.token).set('Content-Type', 'application/json').send('{"name": ');
+      const res = await request(t.server).post(`${base}/Brand`).set('Authorization-Token', t.token).set('Content-Type', 'application/json').send('{"name": ');
       expect(res.status).toBe(400);
       expect(res.body.error).toEqual({ code: 'CORE_INVALID_JSON', message: 'The body is not valid JSON', details: {} });
       for (const single of ['null', '"Brand"', '42', 'true']) {
-        const value = await request(t.app).post(`${base}/Brand`).set('Authorization-Token', t.token).set('Content-Type', 'application/json').send(single).expect(400);
+        const value = await request(t.server).post(`${base}/Brand`).set('Authorization-Token', t.token).set('Content-Type', 'application/json').send(single).expect(400);
         expect(value.body.error).toEqual({ code: 'CORE_INVALID_JSON', message: 'The body must be a JSON object or array, not a single value', details: {} });
       }
       expect(await count('Brand')).toBe(before);

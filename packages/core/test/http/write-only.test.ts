@@ -74,9 +74,9 @@ describe.each(TEST_DBS)('write-only fields on %s', (kind) => {
 
     it('clears a user password set to null: the old one no longer signs in', async () => {
       const user = (await t.post(`${base}/User`, { userName: `pw-null-${gen}`, password: 'old-password-1' }).expect(200)).body;
-      await request(t.app).get('/api/userSession').auth(`pw-null-${gen}`, 'old-password-1').expect(200);
+      await request(t.server).get('/api/userSession').auth(`pw-null-${gen}`, 'old-password-1').expect(200);
       await t.patch(`${base}/User/${user.id}`, { password: null }).expect(200);
-      await request(t.app).get('/api/userSession').auth(`pw-null-${gen}`, 'old-password-1').expect(401);
+      await request(t.server).get('/api/userSession').auth(`pw-null-${gen}`, 'old-password-1').expect(401);
     });
 
     it('refuses a write-only field the role may not edit, whatever the value (403)', async () => {
@@ -135,8 +135,8 @@ describe.each(TEST_DBS)('write-only fields on %s', (kind) => {
       bodies.push(job);
       for (const body of bodies) expect(leaks(body)).toEqual([]);
       expect(await storedSecret('safe', upserted[2].entity.id)).toBe('v');
-      await request(t.app).get('/api/userSession').auth(`u-leak-${gen}`, 'pw-123456').expect(200);
-      await request(t.app).get('/api/userSession').auth(ADMIN.userName, ADMIN.password).expect(200);
+      await request(t.server).get('/api/userSession').auth(`u-leak-${gen}`, 'pw-123456').expect(200);
+      await request(t.server).get('/api/userSession').auth(ADMIN.userName, ADMIN.password).expect(200);
     });
   });
 });

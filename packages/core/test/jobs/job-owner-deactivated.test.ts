@@ -33,9 +33,9 @@ describe.each(TEST_DBS)('a job whose user was deactivated before it ran, on %s',
     const role = (await t.post(`${base}/Role`, { name: `importer ${gen}`, scopes: { Brand: { create: true, read: 'all', edit: 'all' } } }).expect(200)).body;
     const user = (await t.post(`${base}/User`, { userName: `importer-${gen}`, password: 'pw-importer-1', isActive: true, rolesIds: [role.id] }).expect(200)).body;
     const kept = (await t.post(`${base}/Brand`, { name: `kept ${gen}`, code: 'before' }).expect(200)).body;
-    const token = (await request(t.app).get('/api/userSession').auth(`importer-${gen}`, 'pw-importer-1').set('Authorization-Token-Only', 'true').expect(200)).body
+    const token = (await request(t.server).get('/api/userSession').auth(`importer-${gen}`, 'pw-importer-1').set('Authorization-Token-Only', 'true').expect(200)).body
       .authorizationToken;
-    const send = (url: string, body: unknown) => request(t.app).post(url).set('Authorization-Token', token).send(body as object).expect(200);
+    const send = (url: string, body: unknown) => request(t.server).post(url).set('Authorization-Token', token).send(body as object).expect(200);
     const upsert = (await send(`${base}/upsertAsync`, [{ entity: 'Brand', payload: { name: `queued ${gen}` } }])).body.jobId;
     const mass = (await send(`${base}/entityMassUpdate`, { entityName: 'Brand', where: [{ type: 'equals', attribute: 'id', value: kept.id }], values: { code: 'after' } })).body
       .jobId;
@@ -52,9 +52,9 @@ describe.each(TEST_DBS)('a job whose user was deactivated before it ran, on %s',
       expect((await t.get(`${base}/Brand/${kept.id}`).expect(200)).body.code).toBe('before');
       // Active again: a job queued now runs.
       await t.patch(`${base}/User/${user.id}`, { isActive: true }).expect(200);
-      const again = (await request(t.app).get('/api/userSession').auth(`importer-${gen}`, 'pw-importer-1').set('Authorization-Token-Only', 'true').expect(200)).body
+      const again = (await request(t.server).get('/api/userSession').auth(`importer-${gen}`, 'pw-importer-1').set('Authorization-Token-Only', 'true').expect(200)).body
         .authorizationToken;
-      const next = (await request(t.app).post(`${base}/upsertAsync`).set('Authorization-Token', again).send([{ entity: 'Brand', payload: { name: `queued ${gen}` } }]).expect(200)).body.jobId;
+      const next = (await request(t.server).post(`${base}/upsertAsync`).set('Authorization-Token', again).send([{ entity: 'Brand', payload: { name: `queued ${gen}` } }]).expect(200)).body.jobId;
       expect((await finishedJob(t, { base, id: next })).status).toBe('Success');
     } finally {
       await t.close();

@@ -18,7 +18,7 @@ describe.each(TEST_DBS)('numbers JSON cannot hold in the input of a job on %s', 
   afterAll(() => t.close());
 
   /** A POST of JSON text as written, numbers beyond a double's range included. */
-  const postText = (path: string, text: string) => request(t.app).post(path).set('Authorization-Token', t.token).set('Content-Type', 'application/json').send(text);
+  const postText = (path: string, text: string) => request(t.server).post(path).set('Authorization-Token', t.token).set('Content-Type', 'application/json').send(text);
   const product = async () => (await t.post('/api/Product', { name: 'Stored', price: 5, quantity: 1 }).expect(200)).body.id as string;
   const state = async (id: string) => {
     const read = await t.get(`/api/Product/${id}`).expect(200);
@@ -46,7 +46,7 @@ describe.each(TEST_DBS)('numbers JSON cannot hold in the input of a job on %s', 
       const before = await t.get(`/api/Product/${id}`).expect(200);
       const specs = '{"weight": 1e400, "list": [1, -1e400]}';
       const send = (method: 'post' | 'patch' | 'put', path: string, text: string) =>
-        request(t.app)[method](path).set('Authorization-Token', t.token).set('Content-Type', 'application/json').send(text);
+        request(t.server)[method](path).set('Authorization-Token', t.token).set('Content-Type', 'application/json').send(text);
       for (const res of [
         await send('post', `${base}/Product`, `{"name": "New", "specs": ${specs}}`),
         await send('patch', `${base}/Product/${id}`, `{"specs": ${specs}}`),

@@ -66,22 +66,22 @@ describe.each(TEST_DBS)('jobs on %s', (kind) => {
   it('shows a job only to the user who started it, and refuses mass updates without edit rights', async () => {
     const role = (await t.post('/api/Role', { name: 'job reader', scopes: { Brand: { read: 'all', create: true } } }).expect(200)).body;
     await t.post('/api/User', { userName: 'jobber', password: 'pw-jobber', rolesIds: [role.id] }).expect(200);
-    const token = (await request(t.app).get('/api/userSession').auth('jobber', 'pw-jobber').set('Authorization-Token-Only', 'true')).body.authorizationToken;
-    const mine = (await request(t.app).post('/api/upsertAsync').set('Authorization-Token', token).send([{ entity: 'Brand', payload: { name: 'Job brand' } }]).expect(200)).body.jobId;
-    const job = await finishedJob(requestsTo(t.app, (test) => test.set('Authorization-Token', token)), { base: '/api', id: mine });
+    const token = (await request(t.server).get('/api/userSession').auth('jobber', 'pw-jobber').set('Authorization-Token-Only', 'true')).body.authorizationToken;
+    const mine = (await request(t.server).post('/api/upsertAsync').set('Authorization-Token', token).send([{ entity: 'Brand', payload: { name: 'Job brand' } }]).expect(200)).body.jobId;
+    const job = await finishedJob(requestsTo(t.server, (test) => test.set('Authorization-Token', token)), { base: '/api', id: mine });
     expect(job.result[0].status).toBe('Created');
     const adminJob = (await t.post('/api/upsertAsync', [{ entity: 'Brand', payload: { name: 'Admin job brand' } }]).expect(200)).body.jobId;
-    await request(t.app).get(`/api/Job/${adminJob}`).set('Authorization-Token', token).expect(404);
-    await request(t.app).post('/api/entityMassUpdate').set('Authorization-Token', token).send({ entityName: 'Brand', ids: [], values: {} }).expect(403);
-    await request(t.app).post('/api/Job').set('Authorization-Token', token).send({ type: 'x' }).expect(403);
+    await request(t.server).get(`/api/Job/${adminJob}`).set('Authorization-Token', token).expect(404);
+    await request(t.server).post('/api/entityMassUpdate').set('Authorization-Token', token).send({ entityName: 'Brand', ids: [], values: {} }).expect(403);
+    await request(t.server).post('/api/Job').set('Authorization-Token', token).send({ type: 'x' }).expect(403);
   });
 
   it.each(GENERATIONS)('shows a role that reads every job their progress, but a result only to the user who started the job (generation %s)', async (_g, base) => {
     const role = (await t.post('/api/Role', { name: `job watcher ${base}`, scopes: { Job: { read: 'all' } } }).expect(200)).body;
     const userName = `watcher${base.replace(/\W/g, '')}`;
     await t.post('/api/User', { userName, password: 'pw-watcher', rolesIds: [role.id] }).expect(200);
-    const token = (await request(t.app).get('/api/userSession').auth(userName, 'pw-watcher').set('Authorization-Token-Only', 'true')).body.authorizationToken;
-    const watcher = requestsTo(t.app, (test) => test.set('Authorization-Token', token));
+    const token = (await request(t.server).get('/api/userSession').auth(userName, 'pw-watcher').set('Authorization-Token-Only', 'true')).body.authorizationToken;
+    const watcher = requestsTo(t.server, (test) => test.set('Authorization-Token', token));
     const jobId = (await t.post(`${base}/upsertAsync`, [{ entity: 'Product', payload: { name: `Watched ${base}`, price: 9 } }]).expect(200)).body.jobId;
     const done = await finishedJob(t, { base, id: jobId });
     expect(done.result[0]).toMatchObject({ status: 'Created', entity: { price: 9 } });

@@ -50,7 +50,7 @@ describe.each(TEST_DBS)('api.close() on %s', (kind) => {
       const model = t.api.schema.entity('Product');
       for (let i = 0; i < 400 && Number((await t.api.database.knex(model?.table as string).count({ n: '*' }))[0].n) === 0; i++) await new Promise((r) => setTimeout(r, 5));
       const closing = t.api.close().then(() => (closed = true));
-      const refused = await request(t.app).get(`${base}/Brand`).set('Authorization-Token', t.token);
+      const refused = await request(t.server).get(`${base}/Brand`).set('Authorization-Token', t.token);
       expect(refused.status).toBe(503);
       expect(refused.body.error).toEqual({ code: 'CORE_SHUTTING_DOWN', message: 'The server is shutting down; try again shortly', details: {} });
       expect(refused.headers['retry-after']).toBe('5');

@@ -61,11 +61,11 @@ describe('OpenAPI document', () => {
   });
 
   it('serves Swagger UI at /apidocs/, also to a client that asks for JSON (CONTRACT §12)', async () => {
-    const res = await request(t.app).get('/apidocs/').expect(200).expect('Content-Type', /text\/html/);
+    const res = await request(t.server).get('/apidocs/').expect(200).expect('Content-Type', /text\/html/);
     expect(res.text).toMatch(/swagger-ui/i);
-    const asked = await request(t.app).get('/apidocs/').set('Accept', 'application/json').expect(200).expect('Content-Type', /text\/html/);
+    const asked = await request(t.server).get('/apidocs/').set('Accept', 'application/json').expect(200).expect('Content-Type', /text\/html/);
     expect(asked.text).toMatch(/swagger-ui/i);
-    const init = await request(t.app).get('/apidocs/swagger-ui-init.js').expect(200);
+    const init = await request(t.server).get('/apidocs/swagger-ui-init.js').expect(200);
     expect(init.text).toContain('openapi.json');
   });
 });
@@ -80,14 +80,14 @@ describe.each(TEST_DBS)('API docs on %s', (kind) => {
   it('serves Swagger UI and the document to GET and HEAD only: other methods get no page (404 of the host), not the page with 200', async () => {
     for (const path of ['/apidocs/', '/apidocs/openapi.json', '/apidocs/swagger-ui-init.js', '/apidocs/anything']) {
       for (const method of ['post', 'put', 'patch', 'delete', 'trace'] as const) {
-        const res = await request(t.app)[method](path).set('Content-Type', 'application/json').send('{}');
+        const res = await request(t.server)[method](path).set('Content-Type', 'application/json').send('{}');
         expect([method, path, res.status, PAGE.test(res.text ?? '')]).toEqual([method, path, 404, false]);
       }
       // OPTIONS gets Express's list of the methods a path takes, never the page.
-      expect(PAGE.test((await request(t.app).options(path)).text ?? '')).toBe(false);
+      expect(PAGE.test((await request(t.server).options(path)).text ?? '')).toBe(false);
     }
-    await request(t.app).head('/apidocs/').expect(200).expect('Content-Type', /text\/html/);
-    await request(t.app).head('/apidocs/openapi.json').expect(200).expect('Content-Type', /application\/json/);
-    await request(t.app).get('/apidocs/openapi.json').expect(200).expect('Content-Type', /application\/json/);
+    await request(t.server).head('/apidocs/').expect(200).expect('Content-Type', /text\/html/);
+    await request(t.server).head('/apidocs/openapi.json').expect(200).expect('Content-Type', /application\/json/);
+    await request(t.server).get('/apidocs/openapi.json').expect(200).expect('Content-Type', /application\/json/);
   });
 });

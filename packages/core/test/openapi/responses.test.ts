@@ -146,13 +146,13 @@ describe.each(TEST_DBS)('responses on %s match the document', (kind) => {
 
   it('for generation B names and sign-in', async () => {
     checker.response('/api/v1/Metadata', 'get', await t.get('/api/v1/Metadata').expect(200));
-    const session = await request(t.app).get('/api/v1/App/user').auth('admin', 'admin-test-password').expect(200);
+    const session = await request(t.server).get('/api/v1/App/user').auth('admin', 'admin-test-password').expect(200);
     checker.response('/api/v1/App/user', 'get', session);
-    checker.response('/api/userSession', 'get', await request(t.app).get('/api/userSession').expect(401));
-    const cookie = await request(t.app).post('/api/v1/App/user/cookie').send({ userName: 'admin', password: 'admin-test-password' }).expect(200);
+    checker.response('/api/userSession', 'get', await request(t.server).get('/api/userSession').expect(401));
+    const cookie = await request(t.server).post('/api/v1/App/user/cookie').send({ userName: 'admin', password: 'admin-test-password' }).expect(200);
     checker.response('/api/v1/App/user/cookie', 'post', cookie);
-    checker.response('/api/userSession/cookie', 'delete', await request(t.app).delete('/api/userSession/cookie').expect(200));
-    const delegated = await request(t.app).get('/api/userSession').auth('admin', 'admin-test-password').set('Authorization-Delegate', 'nobody');
+    checker.response('/api/userSession/cookie', 'delete', await request(t.server).delete('/api/userSession/cookie').expect(200));
+    const delegated = await request(t.server).get('/api/userSession').auth('admin', 'admin-test-password').set('Authorization-Delegate', 'nobody');
     checker.response('/api/userSession', 'get', delegated);
   });
 
@@ -164,7 +164,7 @@ describe.each(TEST_DBS)('responses on %s match the document', (kind) => {
     for (const { path, method, op } of withBody) {
       // Path parameters need no real record: the body is read (and refused) before any route runs.
       const url = path.replace(/\{[^}]+\}/g, 'x');
-      const res = await request(t.app)[method as 'post'](url).set('Authorization-Token', t.token).set('Content-Type', 'application/json; charset=iso-8859-1').send('{"name":"caf\u00e9"}');
+      const res = await request(t.server)[method as 'post'](url).set('Authorization-Token', t.token).set('Content-Type', 'application/json; charset=iso-8859-1').send('{"name":"caf\u00e9"}');
       expect({ method, path, status: res.status, code: res.body.error?.code, documented: Object.keys(op.responses ?? {}).includes('415') }).toEqual({
         method,
         path,
@@ -183,22 +183,22 @@ describe.each(TEST_DBS)('responses on %s match the document', (kind) => {
       expect(headerNames(doc, doc.paths[path].post as Operation)).toContain(header);
       expect(headerNames(doc, doc.paths[session].get as Operation)).toContain(header);
       // The server reads the header: a value out of the documented range is 400 naming it.
-      const refused = await request(t.app).post(path).set(header, '-1').send({ userName: 'admin', password: 'admin-test-password' }).expect(400);
+      const refused = await request(t.server).post(path).set(header, '-1').send({ userName: 'admin', password: 'admin-test-password' }).expect(400);
       expect(refused.body.error.details.issues[0].path).toEqual([header]);
       checker.response(path, 'post', refused);
     }
     // A lifetime of 0.0005 hours (1.8 s) ends the cookie's session.
-    const signedIn = await request(t.app).post(path).set('Authorization-Token-Lifetime', '0.0005').send({ userName: 'admin', password: 'admin-test-password' }).expect(200);
+    const signedIn = await request(t.server).post(path).set('Authorization-Token-Lifetime', '0.0005').send({ userName: 'admin', password: 'admin-test-password' }).expect(200);
     const cookie = String(signedIn.headers['set-cookie']).split(';')[0];
-    await request(t.app).get('/api/Brand').set('Cookie', cookie).expect(200);
+    await request(t.server).get('/api/Brand').set('Cookie', cookie).expect(200);
     await new Promise((resolve) => setTimeout(resolve, 2000));
-    await request(t.app).get('/api/Brand').set('Cookie', cookie).expect(401);
+    await request(t.server).get('/api/Brand').set('Cookie', cookie).expect(401);
   });
 
   it('for throttled sign-ins', async () => {
     let last: request.Response | undefined;
     for (let i = 0; i < 12 && last?.status !== 429; i++) {
-      last = await request(t.app).get('/api/v1/App/user').auth('ghost', 'wrong-password');
+      last = await request(t.server).get('/api/v1/App/user').auth('ghost', 'wrong-password');
       checker.response('/api/v1/App/user', 'get', last);
     }
     expect(last?.status).toBe(429);
@@ -208,10 +208,10 @@ describe.each(TEST_DBS)('responses on %s match the document', (kind) => {
   it('for a role that may not read', async () => {
     const role = await t.post('/api/Role', { name: 'Brands only', scopes: { Brand: { read: 'all' } } }).expect(200);
     await t.post('/api/User', { userName: 'reader', password: 'reader-password', rolesIds: [role.body.id] }).expect(200);
-    const session = await request(t.app).get('/api/userSession').auth('reader', 'reader-password').set('Authorization-Token-Only', 'true');
+    const session = await request(t.server).get('/api/userSession').auth('reader', 'reader-password').set('Authorization-Token-Only', 'true');
     const token = session.body.authorizationToken as string;
-    const res = await request(t.app).get('/api/Product').set('Authorization-Token', token).expect(403);
+    const res = await request(t.server).get('/api/Product').set('Authorization-Token', token).expect(403);
     checker.response('/api/Product', 'get', res);
-    checker.response('/api/v1/Brand', 'get', await request(t.app).get('/api/v1/Brand').set('Authorization-Token', token).expect(200));
+    checker.response('/api/v1/Brand', 'get', await request(t.server).get('/api/v1/Brand').set('Authorization-Token', token).expect(200));
   });
 });

@@ -41,7 +41,7 @@ export function headerNames(doc: Doc, op: Operation): string[] {
 }
 
 export async function fetchDocument(t: TestApi): Promise<Doc> {
-  const res = await request(t.app).get('/apidocs/openapi.json').expect(200).expect('Content-Type', /application\/json/);
+  const res = await request(t.server).get('/apidocs/openapi.json').expect(200).expect('Content-Type', /application\/json/);
   return res.body as Doc;
 }
 

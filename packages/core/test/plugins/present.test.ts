@@ -167,7 +167,7 @@ describe.each(TEST_DBS)('the present stage on %s', (kind) => {
   it('does not read the language header on an instance without languages', async () => {
     const bare = await startTestApi(kind, { entities: testEntities });
     try {
-      await request(bare.app).get('/api/Brand').set('Authorization-Token', bare.token).set('language', 'xx_YY').expect(200);
+      await request(bare.server).get('/api/Brand').set('Authorization-Token', bare.token).set('language', 'xx_YY').expect(200);
     } finally {
       await bare.close();
     }

@@ -60,7 +60,7 @@ describe.each(TEST_DBS)('entityMassUpdate addLinks and removeLinks on %s', (kind
       const job = await t.post(`${base}/entityMassUpdate`, { entityName: 'Product', where: [{ type: 'equals', attribute: 'mpn', value: `where-${base}` }], addLinks: { categories: [cats[2]] } }).expect(200);
       expect(job.body.jobId).toEqual(expect.any(String));
       for (let i = 0; i < 100; i++) {
-        const state = (await request(t.app).get(`${base}/Job/${job.body.jobId}`).set('Authorization-Token', t.token).expect(200)).body;
+        const state = (await request(t.server).get(`${base}/Job/${job.body.jobId}`).set('Authorization-Token', t.token).expect(200)).body;
         if (state.status === 'Success') break;
         expect(['Pending', 'Running']).toContain(state.status);
         await new Promise((r) => setTimeout(r, 50));

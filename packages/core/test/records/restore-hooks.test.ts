@@ -60,13 +60,13 @@ describe.each(TEST_DBS)('restoring records, on %s', (kind) => {
     it('gives a restored role its rights back at once', async () => {
       const role = (await t.post(`${base}/Role`, { name: `Restored readers ${gen}`, scopes: { Brand: { read: 'all' } } }).expect(200)).body.id;
       await t.post(`${base}/User`, { userName: `restored-reader-${gen}`, password: 'reader-pass-1', rolesIds: [role] }).expect(200);
-      const signIn = await request(t.app).get('/api/userSession').auth(`restored-reader-${gen}`, 'reader-pass-1').set('Authorization-Token-Only', 'true').expect(200);
+      const signIn = await request(t.server).get('/api/userSession').auth(`restored-reader-${gen}`, 'reader-pass-1').set('Authorization-Token-Only', 'true').expect(200);
       const token = signIn.body.authorizationToken as string;
-      await request(t.app).get(`${base}/Brand`).set('Authorization-Token', token).expect(200);
+      await request(t.server).get(`${base}/Brand`).set('Authorization-Token', token).expect(200);
       await t.del(`${base}/Role/${role}`).expect(200);
-      await request(t.app).get(`${base}/Brand`).set('Authorization-Token', token).expect(403);
+      await request(t.server).get(`${base}/Brand`).set('Authorization-Token', token).expect(403);
       await t.post(`${base}/entityRestore`, { entityName: 'Role', ids: [role] }).expect(200);
-      await request(t.app).get(`${base}/Brand`).set('Authorization-Token', token).expect(200);
+      await request(t.server).get(`${base}/Brand`).set('Authorization-Token', token).expect(200);
     });
   });
 });

@@ -111,7 +111,7 @@ describe.each(TEST_DBS)('upsert on %s', (kind) => {
       const res = await t.post(path, [{ entity: 'User', payload: { userName: `up-${tag}`, password: 'up-secret-1' } }]).expect(200);
       expect(res.body[0].status).toBe('Created');
       expect(res.body[0].entity.password).toBeUndefined();
-      await request(t.app).get('/api/userSession').auth(`up-${tag}`, 'up-secret-1').expect(200);
+      await request(t.server).get('/api/userSession').auth(`up-${tag}`, 'up-secret-1').expect(200);
     });
   });
 
@@ -198,9 +198,9 @@ describe.each(TEST_DBS)('upsert on %s', (kind) => {
   it('respects roles item by item', async () => {
     const role = (await t.post('/api/Role', { name: 'upsert reader', scopes: { Brand: { read: 'all', create: true, edit: 'no' } } }).expect(200)).body;
     await t.post('/api/User', { userName: 'upserter', password: 'pw-upsert', rolesIds: [role.id] }).expect(200);
-    const token = (await request(t.app).get('/api/userSession').auth('upserter', 'pw-upsert').set('Authorization-Token-Only', 'true')).body.authorizationToken;
+    const token = (await request(t.server).get('/api/userSession').auth('upserter', 'pw-upsert').set('Authorization-Token-Only', 'true')).body.authorizationToken;
     await t.post('/api/Brand', { name: 'Existing for role' }).expect(200);
-    const res = await request(t.app)
+    const res = await request(t.server)
       .post('/api/upsert')
       .set('Authorization-Token', token)
       .send([
