@@ -29,7 +29,7 @@ describeLinux.each(TEST_DBS)('memory under bursts on %s', (kind) => {
 
   it('stays flat under 100 parallel sign-ins: hashes run CPUs at a time, a bounded queue waits, the rest get 503 with Retry-After', async () => {
     // Each hash takes 128 MiB (scrypt N=2^17, the default cost) for a fraction of a second.
-    const server = await startPim(scope, { db, storageDir: path.join(scope.dir, `files-${kind}-signin`), env: { PASSWORD_HASH_QUEUE: '4' } });
+    const server = await startPim(scope, { db, storageDir: path.join(scope.dir, `files-${kind}-signin`), env: { PASSWORD_HASH_QUEUE: '4', PASSWORD_COST: '17' } });
     await settle();
     resetPeakMemory(server.child.pid as number);
     const before = memoryOf(server.child.pid as number);

@@ -26,11 +26,14 @@ export function pimScope(prefix: string): ChildServerScope {
   return childServerScope(PIM_SERVER, prefix);
 }
 
-/** Starts the example on `db` with the storage `storageDir` and more environment, and signs the admin in. */
+/**
+ * Starts the example on `db` with the storage `storageDir` and more environment, and signs the admin
+ * in. Passwords are hashed at the lowest cost (PASSWORD_COST 14) unless `env` says otherwise.
+ */
 export async function startPim(scope: ChildServerScope, options: { db: TestDatabase; storageDir: string; env?: Record<string, string>; nodeArgs?: string[] }): Promise<PimChild> {
   const server = await scope.start({
     nodeArgs: options.nodeArgs,
-    env: (port) => ({ PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: options.db.url, STORAGE_DIR: options.storageDir, ADMIN_PASSWORD: PIM_PASSWORD, ...options.env }),
+    env: (port) => ({ PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: options.db.url, STORAGE_DIR: options.storageDir, ADMIN_PASSWORD: PIM_PASSWORD, PASSWORD_COST: '14', ...options.env }),
     listening: (port) => new RegExp(`PIM example listening on http://127\\.0\\.0\\.1:${port} `),
     probePath: '/health',
   });

@@ -17,6 +17,8 @@ export interface PimConfig {
   logLevel: string;
   /** Limits (CONTRACT §17), each from its variable when set; unset ones keep the library's defaults. */
   limits: PimLimits;
+  /** log2 of scrypt's N for new password hashes (PASSWORD_COST); unset keeps the library's 17. */
+  passwordCost?: number;
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -96,5 +98,6 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): PimConfig {
     demoData: flag('DEMO_DATA', env.DEMO_DATA, !env.DATABASE_URL),
     logLevel: logLevel(env.LOG_LEVEL),
     limits: readLimits(env),
+    passwordCost: whole(env, 'PASSWORD_COST'),
   };
 }

@@ -22,7 +22,7 @@ export function pimOptions(config: PimConfig): EntityApiOptions {
     poolTimeoutMs: limits.poolTimeoutMs,
     maxConcurrentLargeBodies: limits.maxConcurrentLargeBodies,
     largeBodyQueue: limits.largeBodyQueue,
-    auth: { passwordHashQueue: limits.passwordHashQueue },
+    auth: { passwordHashQueue: limits.passwordHashQueue, passwordCost: config.passwordCost },
     entities: pimEntities,
     // JSON lines on stdout: start-up, schema steps, jobs and client errors at info, SQL at debug.
     logger: pino({ level: config.logLevel }),

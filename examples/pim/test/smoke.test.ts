@@ -13,7 +13,7 @@ const scope = childServerScope(SERVER, 'er-pim-');
 
 function startPim(env: Record<string, string>): Promise<ChildServer> {
   return scope.start({
-    env: (port) => ({ PORT: String(port), HOST: '127.0.0.1', STORAGE_DIR: path.join(scope.dir, 'files'), ADMIN_USERNAME: 'admin', ...env }),
+    env: (port) => ({ PORT: String(port), HOST: '127.0.0.1', STORAGE_DIR: path.join(scope.dir, 'files'), ADMIN_USERNAME: 'admin', PASSWORD_COST: '14', ...env }),
     listening: (port) => new RegExp(`PIM example listening on http://127\\.0\\.0\\.1:${port} `),
   });
 }

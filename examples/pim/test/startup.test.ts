@@ -1,3 +1,4 @@
+import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import { spawn } from 'node:child_process';
 import net from 'node:net';
@@ -15,7 +16,7 @@ const scope = childServerScope(SERVER, 'er-pim-start-');
 
 function startPim(env: Record<string, string>): Promise<ChildServer> {
   return scope.start({
-    env: (port) => ({ PORT: String(port), HOST: '127.0.0.1', STORAGE_DIR: path.join(scope.dir, 'files'), ...env }),
+    env: (port) => ({ PORT: String(port), HOST: '127.0.0.1', STORAGE_DIR: path.join(scope.dir, 'files'), PASSWORD_COST: '14', ...env }),
     listening: (port) => new RegExp(`PIM example listening on http://127\\.0\\.0\\.1:${port} `),
   });
 }
@@ -148,6 +149,26 @@ describe('examples/pim start-up', () => {
     const { code, output } = await started.ended;
     expect(code).toBe(1);
     expect(output).toContain("The PIM example could not start: MAX_UPSERT_ITEMS must be a whole number, not 'lots'");
+  });
+
+  it('hashes passwords at the cost PASSWORD_COST names, and refuses a cost out of range', async () => {
+    const file = path.join(scope.dir, 'cost.sqlite');
+    const server = await startPim({ DATABASE_URL: `sqlite:${file}`, ADMIN_PASSWORD: 'pim-cost-password', PASSWORD_COST: '15' });
+    expect((await signIn(server.url, 'admin', 'pim-cost-password')).status).toBe(200);
+    await scope.stop(server);
+    const db = new Database(file, { readonly: true });
+    try {
+      const { password } = db.prepare(`select password from "user" where user_name = 'admin'`).get() as { password: string };
+      expect(password.split('$').slice(0, 4)).toEqual(['scrypt', String(2 ** 15), '8', '1']);
+    } finally {
+      db.close();
+    }
+    for (const cost of ['13', '21', 'high']) {
+      const started = run('node', [SERVER], { DATABASE_URL: sqlite(`cost-${cost}.sqlite`), PORT: String(await freePort()), PASSWORD_COST: cost });
+      const { code, output } = await started.ended;
+      expect({ cost, code }).toEqual({ cost, code: 1 });
+      expect(output).toMatch(cost === 'high' ? /could not start: PASSWORD_COST must be a whole number, not 'high'/ : /could not start: .*passwordCost/);
+    }
   });
 
   it('answers paths outside the API, and URLs over its header limit, with the JSON error body', async () => {
