@@ -3,6 +3,7 @@ import { FIELD_TYPES } from '../declarations';
 import { BootError } from '../errors';
 import { RECORD_HOOKS } from '../hooks';
 import { isValidDate, normalizeDateTime } from '../time';
+import { compileOnce } from '../util/compile-once';
 
 /** The JSON Schema of an entity definition, with the options plugins add (`DefinitionAttributes`). */
 
@@ -73,7 +74,7 @@ ajv.addFormat('date-time', { type: 'string', validate: (v: string) => normalizeD
 const validateShape = ajv.compile(entitySchema);
 
 /** A JSON Schema compiled with the formats of definitions (`date`, `date-time`). */
-export const compileSchema = (schema: Record<string, unknown>) => ajv.compile(schema);
+export const compileSchema = compileOnce(ajv);
 
 /**
  * Options plugins add to field and entity definitions, each with the JSON Schema of its value.
@@ -102,7 +103,7 @@ export function shapeValidator(attributes: DefinitionAttributes | undefined) {
     ...entitySchema,
     properties: { ...entitySchema.properties, ...attributes.entity, fields: { ...entitySchema.properties.fields, additionalProperties: field } },
   };
-  validate = ajv.compile(entity);
+  validate = compileSchema(entity);
   shapeValidators.set(attributes, validate);
   return validate;
 }

@@ -2,6 +2,7 @@ import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import type { FieldDefinition } from '../declarations';
 import { ApiError, unknownKeys, validationFailed, type ValidationIssue } from '../errors';
 import { isValidDate, normalizeDateTime } from '../time';
+import { compileOnce } from '../util/compile-once';
 import type { EntityModel, FieldModel } from './normalize';
 
 export const ID_PATTERN = '^[A-Za-z0-9_-]{1,64}$';
@@ -59,6 +60,7 @@ export function valueSchema(field: FieldModel): Record<string, unknown> {
 const ajv = new Ajv({ allErrors: true, strict: false });
 ajv.addFormat('date', { type: 'string', validate: isValidDate });
 ajv.addFormat('date-time', { type: 'string', validate: (v: string) => normalizeDateTime(v) !== undefined });
+const compile = compileOnce(ajv);
 
 const ISSUE_CODES: Record<string, string> = {
   type: 'invalid_type',
@@ -148,7 +150,7 @@ export interface RecordValidator {
 export function compileRecordValidator(model: EntityModel, extraKeys: ReadonlySet<string> = new Set()): RecordValidator {
   const writable = model.fields.filter((f) => !f.system);
   const properties = Object.fromEntries(writable.map((f) => [f.key, valueSchema(f)]));
-  const validate: ValidateFunction = ajv.compile({ type: 'object', properties });
+  const validate: ValidateFunction = compile({ type: 'object', properties });
 
   return (body, mode) => {
     if (typeof body !== 'object' || body === null || Array.isArray(body)) {
