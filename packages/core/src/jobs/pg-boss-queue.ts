@@ -139,14 +139,17 @@ export class PgBossQueue implements JobQueue {
   }
 
   /**
-   * Hands a job out; this process's own worker, when idle, looks for it after the start delay
-   * instead of at its next poll (up to a polling interval later). Workers of other processes find
-   * it at their next poll.
+   * Hands a job out once the start delay has passed by the database's clock (`startAfter`, in
+   * seconds): no worker of any process takes it sooner, so a job canceled within the delay never
+   * starts. This process's own worker, when idle, looks for it then instead of at its next poll
+   * (up to a polling interval later); workers of other processes find it at their next poll.
    */
   async send(jobId: string): Promise<void> {
-    await this.boss.send(QUEUE, { jobId }, { expireInSeconds: this.options.expireInSeconds ?? 900, retryLimit: 5 });
+    const delayMs = this.options.startDelayMs ?? JOB_START_DELAY_MS;
+    const startAfter = delayMs > 0 ? { startAfter: delayMs / 1000 } : {};
+    await this.boss.send(QUEUE, { jobId }, { expireInSeconds: this.options.expireInSeconds ?? 900, retryLimit: 5, ...startAfter });
     const workerId = this.workerId;
-    if (workerId !== undefined) setTimeout(() => this.boss.notifyWorker(workerId), this.options.startDelayMs ?? JOB_START_DELAY_MS).unref();
+    if (workerId !== undefined) setTimeout(() => this.boss.notifyWorker(workerId), delayMs).unref();
   }
 
   /** Waits for the running job to hand back (the job service interrupts it at its next chunk). */

@@ -38,6 +38,36 @@ describe.each(TEST_DBS)('the start delay of jobs on %s', (kind) => {
   });
 });
 
+// pg-boss hands a job to the worker of any process sharing the database: none may take it within the delay.
+const describeOnPostgres = TEST_DBS.includes('postgres') ? describe : describe.skip;
+
+describeOnPostgres('the start delay of jobs on pg-boss, with the workers of two processes', () => {
+  let sender: TestApi;
+  let other: TestApi;
+  beforeAll(async () => {
+    sender = await startTestApi('postgres', { entities: testEntities, jobs: { startDelayMs: 3_000 } });
+    // Another process on the database: its idle worker polls every second for jobs sent elsewhere.
+    other = await startTestApi('postgres', { entities: testEntities, jobs: { startDelayMs: 3_000 } }, sender.db);
+  });
+  afterAll(async () => {
+    await other.close();
+    await sender.close();
+  });
+
+  it('keeps a job pending for the delay in every process, where it can still be canceled', async () => {
+    const { jobId } = (await sender.post('/api/upsertAsync', [{ entity: 'Brand', payload: { name: 'Delayed on pg-boss' } }]).expect(200)).body;
+    // Past two polls of the other process's worker.
+    await sleep(2_200);
+    expect((await sender.get(`/api/Job/${jobId}`).expect(200)).body.status).toBe('Pending');
+    await sender.patch(`/api/Job/${jobId}`, { status: 'Canceled' }).expect(200);
+    const second = (await sender.post('/api/v1/upsertAsync', [{ entity: 'Brand', payload: { name: 'Delayed on pg-boss 2' } }]).expect(200)).body.jobId;
+    expect(await finishedJob(sender, { base: '/api/v1', id: second }, { withinMs: 20_000 })).toMatchObject({ status: 'Success', created: 1 });
+    await sleep(1_500);
+    expect((await sender.get(`/api/Job/${jobId}`).expect(200)).body.status).toBe('Canceled');
+    expect((await sender.get('/api/Brand?where[0][type]=equals&where[0][attribute]=name&where[0][value]=Delayed on pg-boss&totalOnly=true').expect(200)).body.total).toBe(0);
+  });
+});
+
 describe('jobs.startDelayMs', () => {
   it('is refused at start-up unless a whole number of milliseconds from 0 to 60,000', () => {
     for (const startDelayMs of [-1, 1.5, 60_001, '250']) {
