@@ -40,6 +40,13 @@ function hasLinkName(model: EntityModel, body: Record<string, unknown>): boolean
 }
 
 /**
+ * The most link objects one record's body may carry, over all its links. Each is looked up, and
+ * perhaps created, in the write's one transaction (CONTRACT §7): on SQLite, which serves every
+ * request on one connection, 1,000 of them hold the others for about 200 ms.
+ */
+export const MAX_LINK_OBJECTS = 1000;
+
+/**
  * Takes link objects out of a body. A single link accepts one object (`brand: {name: 'Acme'}`),
  * a multiple link an array whose items are objects or ids. The rest of the body is returned (the
  * body itself when it has no link objects: callers only read it).
@@ -49,6 +56,7 @@ export function splitLinkObjects(model: EntityModel, body: Record<string, unknow
   if (!hasLinkName(model, body)) return { data: body, objects: new Map() };
   const data: Record<string, unknown> = {};
   const objects: LinkObjects = new Map();
+  let count = 0;
   for (const [key, value] of Object.entries(body)) {
     const field = model.field.get(key);
     if (!field || field.system || (field.type !== 'link' && field.type !== 'linkMultiple') || field.key === key) {
@@ -66,6 +74,8 @@ export function splitLinkObjects(model: EntityModel, body: Record<string, unknow
       }
       objects.set(field, value);
     }
+    for (const item of objects.get(field) ?? []) if (isPlainObject(item)) count += 1;
+    if (count > MAX_LINK_OBJECTS) throw invalid(field, `a record's body takes at most ${MAX_LINK_OBJECTS} link objects`);
   }
   return { data, objects };
 }
