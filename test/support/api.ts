@@ -24,7 +24,7 @@ export interface Requests {
 export type Target = Parameters<typeof request>[0];
 
 /** Listens on a free port of 127.0.0.1. */
-export async function listening(app: http.RequestListener): Promise<http.Server> {
+async function listening(app: http.RequestListener): Promise<http.Server> {
   const server = http.createServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return server;
