@@ -84,7 +84,7 @@ async function insertValues(repo: Repository, write: LinkObjectWrite, record: { 
   const writer = { ctx: write.ctx, access: await repo.guard.access(write.ctx), rows: rowRulesOf(repo, write.ctx) };
   for (const [field, ids] of links) {
     await assertOtherSide(sql, writer, { field, ids });
-    await insertChanges(sql, movedLinkChanges(write.ctx, await writeMultipleLink(sql, field, { ownerId: record.id, ids, previous: [] })));
+    await insertChanges(sql, movedLinkChanges(write.ctx, await writeMultipleLink(sql, field, { ownerId: record.id, ids, previous: [], change: rowChange(write.ctx) })));
   }
 }
 

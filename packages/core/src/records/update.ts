@@ -175,7 +175,7 @@ async function writeChangedRow(repo: Repository, write: LinkObjectWrite, change:
     const previous = await currentLinkIds(sql, field, id);
     const ids = await withHiddenLinked(sql, writer, { field, previous, sent });
     await assertOtherSide(sql, writer, { field, previous, ids });
-    await insertChanges(sql, movedLinkChanges(write.ctx, await writeMultipleLink(sql, field, { ownerId: id, ids, previous })));
+    await insertChanges(sql, movedLinkChanges(write.ctx, await writeMultipleLink(sql, field, { ownerId: id, ids, previous, change: rowChange(write.ctx) })));
   }
 }
 

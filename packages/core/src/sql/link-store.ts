@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { isStoredField, type EntityModel, type FieldModel, type ManyToManyField, type MultipleLinkField, type SingleLinkField } from '../definition/model';
 import { chunks } from '../util/chunks';
-import { ownedBy, withNextVersion, type Owner, type RowFilter } from './record-columns';
+import { modifiedColumns, ownedBy, withNextVersion, type Owner, type RowChange, type RowFilter } from './record-columns';
 import { liveIds, relinkOtherSide } from './join-other-side';
 import { prepareStatement, runPrepared } from './prepared';
 import type { SqlContext } from './sql-context';
@@ -127,13 +127,14 @@ export interface MovedLinks {
 
 /**
  * Makes the multiple link `field` of the record `ownerId` hold exactly `ids` (it holds `previous`);
- * answers the other records it changed: of a one-to-many link, those whose link column it moved; of
- * a many-to-many link, those of the other side whose list changed.
+ * answers the other records it changed: of a one-to-many link, those whose link column it moved
+ * (they record `change` as their modification, as an update of that column would); of a
+ * many-to-many link, those of the other side whose list changed.
  */
 export async function writeMultipleLink(
   sql: SqlContext,
   field: MultipleLinkField,
-  { ownerId, ids, previous }: { ownerId: string; ids: readonly string[]; previous: readonly string[] },
+  { ownerId, ids, previous, change }: { ownerId: string; ids: readonly string[]; previous: readonly string[]; change: RowChange },
 ): Promise<MovedLinks | undefined> {
   const { db } = sql;
   const next = new Set(ids);
@@ -160,8 +161,9 @@ export async function writeMultipleLink(
     const moving = rows.filter((row) => (adding.has(row.id as string) ? row[fk] !== ownerId : row[fk] === ownerId));
     const movingIds = (adds: boolean) => moving.filter((row) => adding.has(row.id as string) === adds).map((row) => row.id as string);
     // The listed records change too: their link points elsewhere, so their version moves on.
-    for (const part of chunks(movingIds(false), 1000)) await db(target.table).update(withNextVersion(sql, { [fk]: null })).whereIn('id', part);
-    for (const part of chunks(movingIds(true), 1000)) await db(target.table).update(withNextVersion(sql, { [fk]: ownerId })).whereIn('id', part);
+    const modified = modifiedColumns(change);
+    for (const part of chunks(movingIds(false), 1000)) await db(target.table).update(withNextVersion(sql, { [fk]: null, ...modified })).whereIn('id', part);
+    for (const part of chunks(movingIds(true), 1000)) await db(target.table).update(withNextVersion(sql, { [fk]: ownerId, ...modified })).whereIn('id', part);
     const moved = moving.map((row) => ({ id: row.id as string, was: row[fk] ?? null, became: adding.has(row.id as string) ? ownerId : null, ownerId: row.created_by_id ?? null, assigneeId: assigned?.type === 'link' ? (row[assigned.column] ?? null) : null }));
     return { entityType: target.name, key, moved };
   }

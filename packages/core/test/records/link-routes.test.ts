@@ -124,6 +124,36 @@ describe.each(TEST_DBS)('link routes on %s', (kind) => {
       ]);
     });
 
+    it('records who moved a one-to-many link, and when, on each record whose link column it moved, by every route of the listing side', async () => {
+      const full = { create: true, read: 'all', edit: 'all', delete: 'all' };
+      const editor: UserClient = await userWithRole(t, { scopes: { Brand: full, Product: full } });
+      const brand = (await t.post('/api/Brand', { name: `Modified by ${base}` }).expect(200)).body.id;
+      const [p1, p2, p3, p4] = [await product(), await product(), await product(), await product()];
+      await t.post(`${base}/Brand/${brand}/products`, { id: p4 }).expect(200, 'true');
+      const stamp = async (id: string) => {
+        const { modifiedAt, modifiedById, createdAt, createdById } = await read(id);
+        return { modifiedAt, modifiedById, createdAt, createdById };
+      };
+      // The admin made (and linked) them; each route of the brand's side, sent by the editor, moves one.
+      const moves: [string, () => PromiseLike<unknown>][] = [
+        [p1, () => editor.post(`${base}/Brand/${brand}/products`, { id: p1 }).expect(200, 'true')],
+        [p2, () => editor.patch(`${base}/Brand/${brand}`, { productsIds: [p1, p2, p4] }).expect(200)],
+        [p3, () => editor.post(`${base}/entityMassUpdate`, { entityName: 'Brand', ids: [brand], addLinks: { products: [p3] } }).expect(200)],
+        [p4, () => editor.del(`${base}/Brand/${brand}/products?id=${p4}`).expect(200, 'true')],
+      ];
+      for (const [id, move] of moves) {
+        const before = await stamp(id);
+        expect(before.modifiedById).toBe(before.createdById);
+        await move();
+        const after = await stamp(id);
+        expect(after).toEqual({ ...before, modifiedById: editor.user.id, modifiedAt: expect.any(String) });
+        // The write that changed the brand changed the product: one time (to the second).
+        const brandModified = (await t.get(`/api/Brand/${brand}`).expect(200)).body.modifiedAt as string;
+        expect(Math.abs(Date.parse(after.modifiedAt) - Date.parse(brandModified))).toBeLessThanOrEqual(1000);
+      }
+      expect((await t.get(`/api/Brand/${brand}`).expect(200)).body.productsIds.sort()).toEqual([p1, p2, p3].sort());
+    });
+
     it('answers 404 for an unknown entity, record or link, and for a field that is no link', async () => {
       const id = await product();
       for (const path of [`${base}/Product/${id}/nope`, `${base}/Product/${id}/name`, `${base}/Product/no-such/categories`, `${base}/Nope/${id}/categories`]) {

@@ -16,6 +16,7 @@ import { linkAction, type LinkDelta } from '../link-delta';
 import { assertOtherSide, withHiddenLinked } from '../link-rules';
 import { editsAll, judgedOnOtherSide } from '../counterparts';
 import { rowRulesOf } from '../row-rules';
+import { rowChange } from '../write-values';
 import type { Repository } from '../repository';
 import { applyValues, ChangedMeanwhile, recordKeys, uniqueViolation, type Prepared, type RecordState } from './plan';
 
@@ -167,7 +168,7 @@ export async function writeDecided(write: DecidedWrite, decided: Prepared[]) {
         const previous = (await fetchMultipleLinks(sql, field, { ownerIds: [s.id] })).get(s.id) ?? [];
         const ids = await withHiddenLinked(sql, writer, { field, previous, sent: s.record[field.key] as string[] });
         await assertOtherSide(sql, writer, { field, previous, ids });
-        moves.push(...movedLinkChanges(write.ctx, await writeMultipleLink(sql, field, { ownerId: s.id, ids, previous })));
+        moves.push(...movedLinkChanges(write.ctx, await writeMultipleLink(sql, field, { ownerId: s.id, ids, previous, change: rowChange(write.ctx) })));
       }
     }
   }
