@@ -45,9 +45,10 @@ describeOnPostgres('the start delay of jobs on pg-boss, with the workers of two 
   let sender: TestApi;
   let other: TestApi;
   beforeAll(async () => {
-    sender = await startTestApi('postgres', { entities: testEntities, jobs: { startDelayMs: 3_000 } });
+    // 5 s: room for the requests below on a loaded machine, well past two polls of 1 s.
+    sender = await startTestApi('postgres', { entities: testEntities, jobs: { startDelayMs: 5_000 } });
     // Another process on the database: its idle worker polls every second for jobs sent elsewhere.
-    other = await startTestApi('postgres', { entities: testEntities, jobs: { startDelayMs: 3_000 } }, sender.db);
+    other = await startTestApi('postgres', { entities: testEntities, jobs: { startDelayMs: 5_000 } }, sender.db);
   });
   afterAll(async () => {
     await other.close();
