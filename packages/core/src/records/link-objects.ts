@@ -44,7 +44,7 @@ function hasLinkName(model: EntityModel, body: Record<string, unknown>): boolean
  * perhaps created, in the write's one transaction (CONTRACT §7): on SQLite, which serves every
  * request on one connection, 1,000 of them hold the others for about 200 ms.
  */
-export const MAX_LINK_OBJECTS = 1000;
+const MAX_LINK_OBJECTS = 1000;
 
 /**
  * Takes link objects out of a body. A single link accepts one object (`brand: {name: 'Acme'}`),
