@@ -79,12 +79,14 @@ function newRecordId(input: Record<string, unknown>): string {
 async function insertValues(repo: Repository, write: LinkObjectWrite, record: { id: string; values: Map<FieldModel, unknown> }): Promise<void> {
   const sql = sqlContext(repo.env, write.trx);
   const { row, links } = toRow(sql.dialect, record.values);
-  Object.assign(row, { id: record.id, ...createdColumns(rowChange(write.ctx)) });
+  // One time for the record and for those whose link column its links move.
+  const creation = rowChange(write.ctx);
+  Object.assign(row, { id: record.id, ...createdColumns(creation) });
   await repo.translated(() => insertRow(sql, repo.model, row));
   const writer = { ctx: write.ctx, access: await repo.guard.access(write.ctx), rows: rowRulesOf(repo, write.ctx) };
   for (const [field, ids] of links) {
     await assertOtherSide(sql, writer, { field, ids });
-    await insertChanges(sql, movedLinkChanges(write.ctx, await writeMultipleLink(sql, field, { ownerId: record.id, ids, previous: [], change: rowChange(write.ctx) })));
+    await insertChanges(sql, movedLinkChanges(write.ctx, await writeMultipleLink(sql, field, { ownerId: record.id, ids, previous: [], change: creation })));
   }
 }
 

@@ -9,7 +9,7 @@ import type { RecordHookEvent } from '../hooks';
 import { currentLinkIds, lockLinkedRows, writeMultipleLink } from '../sql/link-store';
 import { insertChanges, updateLogged, type ChangeAction, type ReadBack, type RowWritten } from '../sql/change-store';
 import { updateCompared } from '../sql/compared-update';
-import { isLive, keyColumns, modifiedColumns, toRow, updateRow } from '../sql/record-store';
+import { isLive, keyColumns, modifiedColumns, toRow, updateRow, type RowChange } from '../sql/record-store';
 import { VERSION_COLUMN } from '../sql/schema-sync';
 import { sqlContext, type SqlContext } from '../sql/sql-context';
 import { inTransaction } from '../sql/transaction';
@@ -129,9 +129,9 @@ export function assertVersion(repo: Repository, { existing, id, ifMatch, ifNoneM
 }
 
 /** Writes the changed columns of a record's row (and who changed it, and when). */
-async function writeRow(repo: Repository, sql: SqlContext, change: Pick<RecordChange, 'id' | 'expected' | 'ifMatch'> & { ctx: RequestContext; row: Record<string, unknown> }): Promise<void> {
-  const { id, expected, ctx, row } = change;
-  Object.assign(row, modifiedColumns(rowChange(ctx)));
+async function writeRow(repo: Repository, sql: SqlContext, change: Pick<RecordChange, 'id' | 'expected' | 'ifMatch'> & { modification: RowChange; row: Record<string, unknown> }): Promise<void> {
+  const { id, expected, modification, row } = change;
+  Object.assign(row, modifiedColumns(modification));
   if (!(await updateRow(sql, repo.model, { id, row, expected }))) throw await unmatchedUpdate(repo, sql, change);
 }
 
@@ -169,13 +169,15 @@ async function writeChangedRow(repo: Repository, write: LinkObjectWrite, change:
   const { id, changed, expected, ifMatch } = change;
   const sql = sqlContext(repo.env, write.trx);
   const { row, links } = toRow(sql.dialect, changed);
-  await writeRow(repo, sql, { id, expected, ifMatch, ctx: write.ctx, row });
+  // One modification for the record and for those whose link column its links move.
+  const modification = rowChange(write.ctx);
+  await writeRow(repo, sql, { id, expected, ifMatch, modification, row });
   const writer = { ctx: write.ctx, access: change.access, rows: rowRulesOf(repo, write.ctx) };
   for (const [field, sent] of links) {
     const previous = await currentLinkIds(sql, field, id);
     const ids = await withHiddenLinked(sql, writer, { field, previous, sent });
     await assertOtherSide(sql, writer, { field, previous, ids });
-    await insertChanges(sql, movedLinkChanges(write.ctx, await writeMultipleLink(sql, field, { ownerId: id, ids, previous, change: rowChange(write.ctx) })));
+    await insertChanges(sql, movedLinkChanges(write.ctx, await writeMultipleLink(sql, field, { ownerId: id, ids, previous, change: modification })));
   }
 }
 

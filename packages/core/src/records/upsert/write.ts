@@ -168,7 +168,7 @@ export async function writeDecided(write: DecidedWrite, decided: Prepared[]) {
         const previous = (await fetchMultipleLinks(sql, field, { ownerIds: [s.id] })).get(s.id) ?? [];
         const ids = await withHiddenLinked(sql, writer, { field, previous, sent: s.record[field.key] as string[] });
         await assertOtherSide(sql, writer, { field, previous, ids });
-        moves.push(...movedLinkChanges(write.ctx, await writeMultipleLink(sql, field, { ownerId: s.id, ids, previous, change: rowChange(write.ctx) })));
+        moves.push(...movedLinkChanges(write.ctx, await writeMultipleLink(sql, field, { ownerId: s.id, ids, previous, change: rowChange(write.ctx, s.record.modifiedAt as string) })));
       }
     }
   }
