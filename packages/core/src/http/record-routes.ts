@@ -50,7 +50,29 @@ export function sendRecord(res: Response, record: object): void {
     res.json(record);
     return;
   }
-  const text = JSON.stringify(record);
+  writeJson(res, JSON.stringify(record));
+}
+
+/**
+ * Sends a list as `res.json` would, with the ETag of the app's `etag fn` (Express's weak hash of
+ * the text, by default), without copying the text into a Buffer first: a page of records is the
+ * largest answer there is, and the copy costs more than the hash.
+ */
+export function sendList(res: Response, list: object): void {
+  if (!answersAsExpressWould(res)) {
+    res.json(list);
+    return;
+  }
+  const text = JSON.stringify(list);
+  const etagFn: unknown = res.app.get('etag fn');
+  if (typeof etagFn === 'function' && !res.hasHeader('ETag')) {
+    const tag: unknown = etagFn(text, 'utf8');
+    if (typeof tag === 'string') res.setHeader('ETag', tag);
+  }
+  writeJson(res, text);
+}
+
+function writeJson(res: Response, text: string): void {
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
   res.setHeader('Content-Length', Buffer.byteLength(text));
   res.end(res.req.method === 'HEAD' ? undefined : text);
@@ -123,14 +145,14 @@ export function mountRecordRoutes(router: Router, lookup: RepositoryLookup, gene
         if (typeof value !== 'string' || value === '') throw new ApiError('CORE_INVALID_QUERY', `${name} is required`);
       }
       const repository = repositoryFor(lookup, entityName);
-      res.json(await repository.findLinked(requestContext(req), { id: id as string, link: link as string }, parseListParams(query)));
+      sendList(res, await repository.findLinked(requestContext(req), { id: id as string, link: link as string }, parseListParams(query)));
     }),
   );
   router.get(
     '/:entity',
     toHandler(async (req, res) => {
       const repository = repositoryFor(lookup, req.params.entity);
-      res.json(await repository.find(requestContext(req), parseListParams(queryOf(req))));
+      sendList(res, await repository.find(requestContext(req), parseListParams(queryOf(req))));
     }),
   );
   router.get(
@@ -148,7 +170,7 @@ export function mountRecordRoutes(router: Router, lookup: RepositoryLookup, gene
       toHandler(async (req, res) => {
         const repository = repositoryFor(lookup, req.params.entity);
         const params = parseListParams(queryOf(req));
-        res.json(await repository.findLinked(requestContext(req), { id: req.params.id as string, link: req.params.link as string }, params));
+        sendList(res, await repository.findLinked(requestContext(req), { id: req.params.id as string, link: req.params.link as string }, params));
       }),
     );
   }

@@ -1,8 +1,13 @@
+import { createHash } from 'node:crypto';
 import express from 'express';
 import request from 'supertest';
 import { startTestApi, type TestApi } from '../../../../test/support/api';
 import { TEST_DBS } from '../../../../test/support/databases';
 import { testEntities } from '../../../../test/support/fixtures';
+
+/** Express's ETag of a text (its `etag` module): length in hex and the SHA-1 in base64, weak unless asked. */
+const etag = (text: string, { weak = false } = {}) =>
+  `${weak ? 'W/' : ''}"${Buffer.byteLength(text).toString(16)}-${createHash('sha1').update(text).digest('base64').slice(0, 27)}"`;
 
 describe.each(TEST_DBS)('the answer of a record: the bytes res.json would send, on %s', (kind) => {
   let t: TestApi;
@@ -58,6 +63,26 @@ describe.each(TEST_DBS)('the answer of a record: the bytes res.json would send, 
     const other = await t.get(`/api/Brand/${id}`).set('If-None-Match', '"999"').expect(200);
     expect(other.body.id).toBe(id);
     expect(other.headers.etag).toBe(current);
+  });
+
+  it("sends a list with the app's ETag of its text, and answers a matching If-None-Match with 304", async () => {
+    for (const path of ['/api/Brand?maxSize=5', '/api/v1/Brand?maxSize=5&select=name', `/api/entityRelation?entityName=Brand&id=${id}&link=products`]) {
+      const got = await t.get(path).expect(200);
+      expect(got.headers['content-type']).toBe('application/json; charset=utf-8');
+      expect(Number(got.headers['content-length'])).toBe(Buffer.byteLength(got.text));
+      expect(got.headers.etag).toBe(etag(got.text, { weak: true }));
+      await t.get(path).set('If-None-Match', got.headers.etag as string).expect(304);
+      const head = await to(t.app).head(path).expect(200);
+      expect(head.headers.etag).toBe(got.headers.etag);
+      expect(head.headers['content-length']).toBe(got.headers['content-length']);
+    }
+    const strong = await to(express().set('etag', 'strong').use(t.api.router)).get('/api/Brand?maxSize=5').expect(200);
+    expect(strong.headers.etag).toBe(etag(strong.text));
+    const none = await to(express().set('etag', false).use(t.api.router)).get('/api/Brand?maxSize=5').expect(200);
+    expect(none.headers.etag).toBeUndefined();
+    const spaced = await to(express().set('json spaces', 2).use(t.api.router)).get('/api/Brand?maxSize=5').expect(200);
+    expect(spaced.text).toContain('\n  "');
+    expect(spaced.headers.etag).toBe(etag(spaced.text, { weak: true }));
   });
 
   it('replays the same bytes for a repeated Idempotency-Key', async () => {
