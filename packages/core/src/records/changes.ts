@@ -91,6 +91,6 @@ export function movedLinkChanges(ctx: RequestContext, moves: MovedLinks | undefi
  * each, of every link field and link value that named it (a single link cleared, a multiple
  * link's id set without it).
  */
-export function detachedChanges(ctx: RequestContext, detached: readonly DetachedRecord[]): NewChange[] {
-  return detached.map(({ entityType, id, action, diff, ownerId, assigneeId }) => changeOf(ctx, { entityType, recordId: id, action, diff, owner: { ownerId, assigneeId } }));
+export function detachedChanges(ctx: RequestContext, detached: readonly DetachedRecord[], at?: string): NewChange[] {
+  return detached.map(({ entityType, id, action, diff, ownerId, assigneeId }) => changeOf(ctx, { entityType, recordId: id, action, diff, owner: { ownerId, assigneeId }, at }));
 }

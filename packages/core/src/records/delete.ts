@@ -87,13 +87,14 @@ export async function deleteRecord(repo: Repository, ctx: RequestContext, { id, 
       const sql = sqlContext(repo.env, trx);
       if (permanently) await assertNotRequired(sql, repo.model, id);
       const values = permanently ? await repo.env.attributes?.purging(sql, repo.model, id) : undefined;
-      const purged = permanently ? await purgeRow(sql, repo.model, { id, version, values }) : undefined;
-      const done = permanently ? purged !== undefined : await softDeleteRow(sql, repo.model, { id, row: modifiedColumns(rowChange(ctx)), version });
+      const modification = rowChange(ctx, change.createdAt);
+      const purged = permanently ? await purgeRow(sql, repo.model, { id, version, values, change: modification }) : undefined;
+      const done = permanently ? purged !== undefined : await softDeleteRow(sql, repo.model, { id, row: modifiedColumns(modification), version });
       if (!done) throw await notDeleted(sql, { repo, id, permanently, version });
       if (permanently) await repo.env.attributes?.onPermanentDelete(trx, repo.model, id);
       // A permanent delete of a record deleted before is logged too: the row is gone now. Each
       // record whose links (or link values) named it logs their loss.
-      await insertChanges(sql, [change, ...detachedChanges(ctx, purged ?? [])]);
+      await insertChanges(sql, [change, ...detachedChanges(ctx, purged ?? [], change.createdAt)]);
     }),
   );
   await repo.env.hooks.run('afterDelete', { ctx, model: repo.model, id, existing });

@@ -336,8 +336,8 @@ export interface DetachedRecord {
 /**
  * After a permanent delete: no link anywhere keeps pointing at the removed record, nor do the
  * attribute values `values` names. Each live record that linked it or held such a value (`linking`,
- * read and locked by `lockLinking`) gets a new version, once however many of its links and values
- * named it, and answers what changed of them. Records in the bin lose the link too,
+ * read and locked by `lockLinking`) gets a new version and the delete's modification (`change`),
+ * once however many of its links and values named it, and answers what changed of them. Records in the bin lose the link too,
  * with neither a new version nor a change, as link writes leave records in the bin alone (their
  * restore is logged, and a client reads them again then); so does a record a write linked to the
  * removed one after `lockLinking` read (a link does not lock its target). Set-based: one statement
@@ -346,7 +346,7 @@ export interface DetachedRecord {
 export async function detachEverywhere(
   sql: SqlContext<Knex.Transaction>,
   model: EntityModel,
-  { id, linking, values }: { id: string; linking: readonly Linking[]; values?: PurgedValues },
+  { id, linking, values, change }: { id: string; linking: readonly Linking[]; values?: PurgedValues; change: RowChange },
 ): Promise<DetachedRecord[]> {
   const { db } = sql;
   const detached: DetachedRecord[] = [];
@@ -373,7 +373,7 @@ export async function detachEverywhere(
       changed.push(row.id as string);
       detached.push({ entityType: other.name, id: row.id as string, action, diff, ownerId: row.created_by_id ?? null, assigneeId });
     }
-    for (const part of chunks(changed, 1000)) await db(other.table).update(withNextVersion(sql, {})).whereIn('id', part);
+    for (const part of chunks(changed, 1000)) await db(other.table).update(withNextVersion(sql, modifiedColumns(change))).whereIn('id', part);
   }
   const joins = new Set<string>();
   const unpair = async (table: string, column: string) => {

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { EntityModel, FieldModel } from '../definition/model';
 import { detachEverywhere, lockLinking, type DetachedRecord, type PurgedValues } from './link-store';
-import { ownedBy, withNextVersion, type Owner, type RowFilter } from './record-columns';
+import { ownedBy, withNextVersion, type Owner, type RowChange, type RowFilter } from './record-columns';
 import { prepareStatement, runPrepared, type Param } from './prepared';
 import { VERSION_COLUMN } from './schema-sync';
 import type { SqlContext } from './sql-context';
@@ -159,13 +159,13 @@ export async function softDeleteRow(sql: SqlContext, model: EntityModel, { id, r
 export async function purgeRow(
   sql: SqlContext<Knex.Transaction>,
   model: EntityModel,
-  { id, version, values }: { id: string; version?: number; values?: PurgedValues },
+  { id, version, values, change }: { id: string; version?: number; values?: PurgedValues; change: RowChange },
 ): Promise<DetachedRecord[] | undefined> {
   const where = { id, ...(version !== undefined && { [VERSION_COLUMN]: version }) };
   const linking = await lockLinking(sql, model, { id, values });
   const found = sql.db(model.table).select('id').where(where);
   if ((await (sql.dialect.locksRows ? found.forUpdate() : found)).length === 0) return undefined;
-  const detached = await detachEverywhere(sql, model, { id, linking, values });
+  const detached = await detachEverywhere(sql, model, { id, linking, values, change });
   return (await sql.db(model.table).delete().where(where)) > 0 ? detached : undefined;
 }
 

@@ -3,6 +3,7 @@ import { countQueries, GENERATIONS, startTestApi, type TestApi } from '../../../
 import { TEST_DBS } from '../../../../test/support/databases';
 import { testEntities } from '../../../../test/support/fixtures';
 import { changeReaders, type ChangeReaders } from '../../../../test/support/change-readers';
+import { userWithRole } from '../../../../test/support/users';
 
 jest.setTimeout(60_000);
 
@@ -121,6 +122,25 @@ describe.each(TEST_DBS)('records that linked one deleted permanently on %s', (ki
       // Brand.products is read from the products' brandId: nothing stored of the brand changed.
       expect(await etagOf('Brand', b)).toBe(etags[2]);
       expect((await readers.changesOf(base, 'Brand', b)).map((c) => c.action)).toEqual(['Create']);
+    });
+
+    it('records who changed the records that linked the purged one, and when: the delete, at its time', async () => {
+      const full = { create: true, read: 'all', edit: 'all', delete: 'all' };
+      const purger = await userWithRole(t, { scopes: { Brand: full, Category: full, Product: full } });
+      const [b, c] = [await brand(), await category()];
+      const [single, multiple] = [await product({ brandId: b }), await product({ categoriesIds: [c] })];
+      const stamp = async (id: string) => {
+        const { modifiedAt, modifiedById, createdAt, createdById } = (await t.get(`/api/Product/${id}`).expect(200)).body;
+        return { modifiedAt, modifiedById, createdAt, createdById };
+      };
+      for (const [id, entity, target] of [[single, 'Brand', b], [multiple, 'Category', c]]) {
+        const before = await stamp(id);
+        expect(before.modifiedById).toBe(before.createdById);
+        await purger.del(`${base}/${entity}/${target}`).set('permanently', 'true').expect(200);
+        const after = await stamp(id);
+        expect(after).toEqual({ ...before, modifiedById: purger.user.id, modifiedAt: expect.any(String) });
+        expect(after.modifiedAt >= before.modifiedAt).toBe(true);
+      }
     });
 
     it("purging the 'one' side of a one-to-many link (a parent category) clears the link of each child, with one Unrelate each", async () => {
