@@ -1,4 +1,4 @@
-import { changesAfter, lastSeq, type StoredChange } from '../sql/change-store';
+import { changesAfter, changeWriters, lastSeq, type StoredChange } from '../sql/change-store';
 import type { Database } from '../sql/database';
 import type { Notifications } from '../sql/notifications';
 import { sqlContext } from '../sql/sql-context';
@@ -9,12 +9,25 @@ const CHANNEL = 'entity_records_changes';
 /** Changes read per query. */
 const BATCH = 1000;
 /**
- * How long a gap in `seq` may stay open before it counts as a rolled-back write: a seq is taken
- * when a change is written and becomes visible when its transaction commits, a moment later.
+ * How long a gap in `seq` may stay open before it counts as a rolled-back write where the database
+ * cannot tell who is writing (see `changeWriters`): a seq is taken when a change is written and
+ * becomes visible when its transaction commits, a moment later.
  */
 const GAP_MS = 2000;
+/** How long a gap stays open before the feed asks who is writing changes (most fill within milliseconds; the question takes the lock table's locks). */
+const GAP_LOOK_MS = 100;
+/** How long a gap waits at most for a transaction that still writes changes (one left open, say). */
+const GAP_MAX_MS = 60_000;
 /** How often the feed looks for changes without being told (a lost notification, a reset). */
 const POLL_MS = 1000;
+
+/** A seq missing at the mark: since when, who was writing changes once it was seen, and whether they have all ended. */
+interface Gap {
+  seq: number;
+  since: number;
+  writers?: Set<string>;
+  ended: boolean;
+}
 
 /** Someone who gets every change, in `seq` order, once it is final. */
 export type ChangeListener = (change: StoredChange) => void;
@@ -23,12 +36,16 @@ export type ChangeListener = (change: StoredChange) => void;
  * The changes of every process sharing the database, in `seq` order, to the listeners of this
  * process (server-sent events). Each process keeps a high-water mark: every change up to it is
  * committed and delivered. A gap (a change whose transaction has not committed yet) holds back the
- * changes after it until it fills, or until `GAP_MS` shows it was rolled back. Processes tell each
- * other of commits through the dialect's notifications (NOTIFY) and look every second anyway.
+ * changes after it until it fills, or until the write that took it has ended without it (rolled
+ * back): on PostgreSQL, once every transaction that was writing changes when the gap was seen has
+ * ended and a read after that still misses it; elsewhere after `GAP_MS`. Passing a gap sooner
+ * would lose a change that commits late: a client that saw a later seq reconnects after it.
+ * Processes tell each other of commits through the dialect's notifications (NOTIFY) and look
+ * every second anyway.
  */
 export class ChangeFeed {
   private hwm = 0;
-  private gapSince?: number;
+  private gap?: Gap;
   private readonly listeners = new Set<ChangeListener>();
   private timer?: NodeJS.Timeout;
   private polling?: Promise<void>;
@@ -90,7 +107,7 @@ export class ChangeFeed {
     if (this.listeners.size === 0) {
       await this.polling;
       this.hwm = await lastSeq(this.sql);
-      this.gapSince = undefined;
+      this.gap = undefined;
     }
     this.listeners.add(listener);
     return () => void this.listeners.delete(listener);
@@ -129,22 +146,45 @@ export class ChangeFeed {
     for (;;) {
       const changes = await changesAfter(this.sql, { seq: this.hwm, limit: BATCH });
       let moved = false;
+      let reread = false;
       for (const change of changes) {
-        if (change.seq !== this.hwm + 1 && !this.gapClosed()) break;
-        this.gapSince = undefined;
+        if (change.seq !== this.hwm + 1) {
+          const gap = await this.atGap(this.hwm + 1);
+          reread = gap === 'read';
+          if (gap !== 'pass') break;
+        }
+        this.gap = undefined;
         this.hwm = change.seq;
         moved = true;
         for (const listener of this.listeners) listener(change);
       }
+      if (reread) continue;
       if (!moved || changes.length < BATCH) return;
     }
   }
 
-  /** Whether the gap at the mark has stayed open long enough to count as a rolled-back write. */
-  private gapClosed(): boolean {
+  /**
+   * What to do at the gap at `seq`, which the last read missed: `pass` it (its write ended without
+   * it), `read` again (every write seen with it has ended since that read: it may have committed),
+   * or `wait` (for the next poll, which a commit anywhere brings).
+   */
+  private async atGap(seq: number): Promise<'pass' | 'read' | 'wait'> {
     const now = Date.now();
-    this.gapSince ??= now;
-    return now - this.gapSince >= GAP_MS;
+    if (this.gap?.seq !== seq) {
+      this.gap = { seq, since: now, ended: false };
+      return 'wait';
+    }
+    const gap = this.gap;
+    if (gap.ended || now - gap.since >= GAP_MAX_MS) return 'pass';
+    if (now - gap.since < GAP_LOOK_MS) return 'wait';
+    // Where the lock table cannot be read, the rule of time holds (as where the database cannot tell).
+    const writing = await changeWriters(this.sql).catch(() => undefined);
+    if (!writing) return now - gap.since >= GAP_MS ? 'pass' : 'wait';
+    // The first look: whoever took `seq` is among those writing now, or has ended (the read after
+    // this one tells whether it committed).
+    gap.writers ??= writing;
+    gap.ended = ![...gap.writers].some((w) => writing.has(w));
+    return gap.ended ? 'read' : 'wait';
   }
 
   async close(): Promise<void> {

@@ -448,6 +448,21 @@ export async function changesAfter(sql: SqlContext, { seq, limit }: { seq: numbe
 /** Marks the reads of the change feed, which run beside the requests (seen in the database's activity). */
 export const FEED_COMMENT = 'entity-records change feed';
 
+/**
+ * The transactions writing changes now, by virtual transaction id: on PostgreSQL those holding
+ * the row-exclusive lock on the log, which an insert takes before it numbers its rows and keeps
+ * until its transaction ends. Undefined where the database cannot tell (SQLite, whose writes go
+ * one at a time, in `seq` order).
+ */
+export async function changeWriters(sql: SqlContext): Promise<Set<string> | undefined> {
+  if (sql.dialect.name !== 'postgres') return undefined;
+  const result = (await sql.db.raw(
+    `/* ${FEED_COMMENT} */ select virtualtransaction as vxid from pg_locks where locktype = 'relation' and relation = to_regclass(?) and mode = 'RowExclusiveLock' and granted`,
+    [CHANGE_TABLE.name],
+  )) as { rows: { vxid: string }[] };
+  return new Set(result.rows.map((r) => r.vxid));
+}
+
 /** The highest seq written so far (0 without changes). */
 export async function lastSeq(sql: SqlContext): Promise<number> {
   const row = await sql.db(CHANGE_TABLE.name).comment(FEED_COMMENT).max({ seq: 'seq' }).first();
