@@ -9,6 +9,7 @@ import { runText } from './prepared';
 import { insertSelect } from './insert-select';
 import { liveIds, otherSideOf, relinkOtherSide } from './join-other-side';
 import type { MovedLinks } from './link-store';
+import type { RowChange } from './record-columns';
 import type { InsertLogging } from './dialects/dialect';
 
 const q = quoteName;
@@ -81,9 +82,10 @@ export async function updateRows(
 
 /**
  * Replaces the join rows of many owners at once: one delete and one insert per chunk. Answers the
- * records of the other side whose list changed (their pairs are read first, when there is one).
+ * records of the other side whose list changed (their pairs are read first, when there is one),
+ * which record `change` as their modification.
  */
-export async function replaceJoinRows(sql: SqlContext<Knex.Transaction>, field: ManyToManyField, sets: Map<string, string[]>): Promise<MovedLinks | undefined> {
+export async function replaceJoinRows(sql: SqlContext<Knex.Transaction>, field: ManyToManyField, { sets, change }: { sets: Map<string, string[]>; change: RowChange }): Promise<MovedLinks | undefined> {
   const { db: trx, dialect } = sql;
   const { table, ownColumn, targetColumn } = field.join;
   const before = otherSideOf(sql.schema, field) ? new Set<string>() : undefined;
@@ -106,5 +108,5 @@ export async function replaceJoinRows(sql: SqlContext<Knex.Transaction>, field: 
   if (!before) return undefined;
   const after = new Set(pairs.map((p) => JSON.stringify([p[ownColumn], p[targetColumn]])));
   const pairsIn = (keys: Set<string>, without: Set<string>) => [...keys].filter((k) => !without.has(k)).map((k) => JSON.parse(k) as [string, string]);
-  return relinkOtherSide(sql, field, { added: pairsIn(after, before), removed: pairsIn(before, after), skip: new Set(sets.keys()) });
+  return relinkOtherSide(sql, field, { added: pairsIn(after, before), removed: pairsIn(before, after), skip: new Set(sets.keys()), change });
 }

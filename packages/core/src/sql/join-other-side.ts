@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import type { EntityModel, ManyToManyField, SchemaModel } from '../definition/model';
 import { chunks } from '../util/chunks';
 import type { MovedLinks } from './link-store';
-import { withNextVersion } from './record-columns';
+import { modifiedColumns, withNextVersion, type RowChange } from './record-columns';
 import type { SqlContext } from './sql-context';
 
 /** Pairs `[owner, target]` that a write added to and removed from the join table of a many-to-many link. */
@@ -38,12 +38,16 @@ function byTarget(pairs: JoinDelta['added']): Map<string, string[]> {
 
 /**
  * After a write changed the pairs of a many-to-many link: a pair is stored for both of its
- * records, so each live record of the other side whose list changed gets a new version, and the
- * answer says its list before and after (its change: `Relate` when it only gained, `Unrelate` when
+ * records, so each live record of the other side whose list changed gets a new version and the
+ * write's modification (`change`), and the answer says its list before and after (its change: `Relate` when it only gained, `Unrelate` when
  * it only lost, else `Update`). Records in `skip` are logged by the write itself (a record linked
  * to itself). Nothing is read when the target declares no other side.
  */
-export async function relinkOtherSide(sql: SqlContext, field: ManyToManyField, { skip, ...delta }: JoinDelta & { skip: ReadonlySet<string> }): Promise<MovedLinks | undefined> {
+export async function relinkOtherSide(
+  sql: SqlContext,
+  field: ManyToManyField,
+  { skip, change, ...delta }: JoinDelta & { skip: ReadonlySet<string>; change: RowChange },
+): Promise<MovedLinks | undefined> {
   const other = otherSideOf(sql.schema, field);
   if (!other) return undefined;
   const gained = byTarget(delta.added);
@@ -66,7 +70,7 @@ export async function relinkOtherSide(sql: SqlContext, field: ManyToManyField, {
     if (!found.length) continue;
     const live = found.map((r) => r.id as string);
     rows.push(...found);
-    await db(target.table).update(withNextVersion(sql, {})).whereIn('id', live);
+    await db(target.table).update(withNextVersion(sql, modifiedColumns(change))).whereIn('id', live);
     const pairs = db(table).select({ o: targetColumn, id: ownColumn }).whereIn(targetColumn, live).whereIn(ownColumn, liveIds(sql, other.target));
     for (const pair of (await pairs) as { o: string; id: string }[]) {
       lists.set(pair.o, [...(lists.get(pair.o) ?? []), pair.id]);

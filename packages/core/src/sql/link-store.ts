@@ -129,7 +129,7 @@ export interface MovedLinks {
  * Makes the multiple link `field` of the record `ownerId` hold exactly `ids` (it holds `previous`);
  * answers the other records it changed: of a one-to-many link, those whose link column it moved
  * (they record `change` as their modification, as an update of that column would); of a
- * many-to-many link, those of the other side whose list changed.
+ * many-to-many link, those of the other side whose list changed (they record it too).
  */
 export async function writeMultipleLink(
   sql: SqlContext,
@@ -171,7 +171,7 @@ export async function writeMultipleLink(
   for (const part of chunks(removed, 1000)) await db(join.table).delete().where(join.ownColumn, ownerId).whereIn(join.targetColumn, part);
   for (const part of chunks(added, JOIN_ROWS_PER_INSERT)) await db(join.table).insert(part.map((id) => ({ [join.ownColumn]: ownerId, [join.targetColumn]: id })));
   const pairs = (ids: string[]) => ids.map((id) => [ownerId, id] as const);
-  return relinkOtherSide(sql, field, { added: pairs(added), removed: pairs(removed), skip: new Set([ownerId]) });
+  return relinkOtherSide(sql, field, { added: pairs(added), removed: pairs(removed), skip: new Set([ownerId]), change });
 }
 
 /**

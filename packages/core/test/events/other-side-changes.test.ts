@@ -1,6 +1,7 @@
 import { GENERATIONS, startTestApi, type TestApi } from '../../../../test/support/api';
 import { TEST_DBS } from '../../../../test/support/databases';
 import { testEntities } from '../../../../test/support/fixtures';
+import { userWithRole, type UserClient } from '../../../../test/support/users';
 
 type Change = { action: string; diff: Record<string, { was: unknown; became: unknown }> };
 
@@ -77,6 +78,34 @@ describe.each(TEST_DBS)('the other side of a many-to-many link on %s', (kind) =>
       expect(of1.at(-1)).toMatchObject({ action: 'Unrelate', diff: { productsIds: { was: [moving], became: [] } } });
       expect(of2.map((x) => x.action)).toEqual(['Create', 'Relate']);
       expect(sorted(of2[1].diff.productsIds.became)).toEqual(sorted(ids));
+    });
+
+    it('records who changed the list of the other side, and when: the write, by every route', async () => {
+      const full = { create: true, read: 'all', edit: 'all', delete: 'all' };
+      const editor: UserClient = await userWithRole(t, { scopes: { Category: full, Product: full } });
+      const stamp = async (id: string) => {
+        const { modifiedAt, modifiedById, createdAt, createdById } = (await t.get(`/api/Category/${id}`).expect(200)).body;
+        return { modifiedAt, modifiedById, createdAt, createdById };
+      };
+      const [c1, c2, c3, c4] = [await category(), await category(), await category(), await category()];
+      const p = await product();
+      // Each write, sent by the editor from the product's side, changes the list of one category.
+      const writes: [string, () => PromiseLike<{ body: unknown }>][] = [
+        [c1, () => editor.post(`${base}/Product/${p}/categories`, { id: c1 }).expect(200, 'true')],
+        [c2, () => editor.patch(`${base}/Product/${p}`, { categoriesIds: [c1, c2] }).expect(200)],
+        [c3, () => editor.post(`${base}/upsert`, [{ entity: 'Product', payload: { id: p, categoriesIds: [c1, c2, c3] } }]).expect(200)],
+        [c4, () => editor.post(`${base}/entityMassUpdate`, { entityName: 'Product', ids: [p], addLinks: { categories: [c4] } }).expect(200)],
+      ];
+      for (const [c, write] of writes) {
+        const before = await stamp(c);
+        expect(before.modifiedById).toBe(before.createdById);
+        await write();
+        const after = await stamp(c);
+        expect(after).toEqual({ ...before, modifiedById: editor.user.id, modifiedAt: expect.any(String) });
+        // The write that changed the product changed the category, at the same time.
+        expect(after.modifiedAt).toBe((await t.get(`/api/Product/${p}`).expect(200)).body.modifiedAt);
+      }
+      expect(sorted((await t.get(`/api/Product/${p}`).expect(200)).body.categoriesIds)).toEqual(sorted([c1, c2, c3, c4]));
     });
 
     it('entityMassUpdate with addLinks relates the record of the other side once, with every record it gained', async () => {

@@ -161,7 +161,8 @@ export async function writeDecided(write: DecidedWrite, decided: Prepared[]) {
           await assertOtherSide(sql, writer, { field, previous: stored.get(s.id), ids: s.record[field.key] as string[] });
         }
       }
-      moves.push(...movedLinkChanges(write.ctx, await replaceJoinRows(sql, field, new Map(touched.map((s) => [s.id, s.record[field.key] as string[]])))));
+      const sets = new Map(touched.map((s) => [s.id, s.record[field.key] as string[]]));
+      moves.push(...movedLinkChanges(write.ctx, await replaceJoinRows(sql, field, { sets, change: rowChange(write.ctx, touched[0].record.modifiedAt as string) })));
     } else {
       // Items writing such a link take the single-record path (upsert.ts); judged here too, so that no path writes one unjudged.
       for (const s of touched) {
