@@ -39,9 +39,10 @@ function byTarget(pairs: JoinDelta['added']): Map<string, string[]> {
 /**
  * After a write changed the pairs of a many-to-many link: a pair is stored for both of its
  * records, so each live record of the other side whose list changed gets a new version and the
- * write's modification (`change`), and the answer says its list before and after (its change: `Relate` when it only gained, `Unrelate` when
- * it only lost, else `Update`). Records in `skip` are logged by the write itself (a record linked
- * to itself). Nothing is read when the target declares no other side.
+ * write's modification (`change`), and the answer says its list before and after (its change:
+ * `Relate` when it only gained, `Unrelate` when it only lost, else `Update`). Records in `skip`
+ * are logged by the write itself (a record linked to itself). Nothing is read when the target
+ * declares no other side.
  */
 export async function relinkOtherSide(
   sql: SqlContext,

@@ -337,11 +337,11 @@ export interface DetachedRecord {
  * After a permanent delete: no link anywhere keeps pointing at the removed record, nor do the
  * attribute values `values` names. Each live record that linked it or held such a value (`linking`,
  * read and locked by `lockLinking`) gets a new version and the delete's modification (`change`),
- * once however many of its links and values named it, and answers what changed of them. Records in the bin lose the link too,
- * with neither a new version nor a change, as link writes leave records in the bin alone (their
- * restore is logged, and a client reads them again then); so does a record a write linked to the
- * removed one after `lockLinking` read (a link does not lock its target). Set-based: one statement
- * per link field and per 1,000 records.
+ * once however many of its links and values named it, and answers what changed of them. Records
+ * in the bin lose the link too, with neither a new version nor a change, as link writes leave
+ * records in the bin alone (their restore is logged, and a client reads them again then); so does
+ * a record a write linked to the removed one after `lockLinking` read (a link does not lock its
+ * target). Set-based: one statement per link field and per 1,000 records.
  */
 export async function detachEverywhere(
   sql: SqlContext<Knex.Transaction>,
