@@ -457,7 +457,7 @@ export const FEED_COMMENT = 'entity-records change feed';
 export async function changeWriters(sql: SqlContext): Promise<Set<string> | undefined> {
   if (sql.dialect.name !== 'postgres') return undefined;
   const result = (await sql.db.raw(
-    `/* ${FEED_COMMENT} */ select virtualtransaction as vxid from pg_locks where locktype = 'relation' and relation = to_regclass(?) and mode = 'RowExclusiveLock' and granted`,
+    `/* ${FEED_COMMENT} */ select virtualtransaction as vxid from pg_locks where locktype = 'relation' and database = (select oid from pg_database where datname = current_database()) and relation = to_regclass(?) and mode = 'RowExclusiveLock' and granted`,
     [CHANGE_TABLE.name],
   )) as { rows: { vxid: string }[] };
   return new Set(result.rows.map((r) => r.vxid));
