@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import express, { type Request, type Response, type Router } from 'express';
 import type { ApiRecord } from '../declarations';
 import { ApiError, assertKnownKeys, assertStringList, objectBody } from '../errors';
@@ -54,9 +55,9 @@ export function sendRecord(res: Response, record: object): void {
 }
 
 /**
- * Sends a list as `res.json` would, with the ETag of the app's `etag fn` (Express's weak hash of
- * the text, by default), without copying the text into a Buffer first: a page of records is the
- * largest answer there is, and the copy costs more than the hash.
+ * Sends a list as `res.json` would, with the ETag the app's `etag` setting makes (Express's weak
+ * hash of the text, by default), the text made bytes once, for the hash and the socket: a page of
+ * records is the largest answer there is.
  */
 export function sendList(res: Response, list: object): void {
   if (!answersAsExpressWould(res)) {
@@ -64,18 +65,28 @@ export function sendList(res: Response, list: object): void {
     return;
   }
   const text = JSON.stringify(list);
-  const etagFn: unknown = res.app.get('etag fn');
-  if (typeof etagFn === 'function' && !res.hasHeader('ETag')) {
-    const tag: unknown = etagFn(text, 'utf8');
+  const setting: unknown = res.app.get('etag');
+  const expressTag = setting === true || setting === 'weak' || setting === 'strong';
+  if (res.hasHeader('ETag') || !expressTag) {
+    // One set before stays; else the app's own function, or none (`false`).
+    const fn: unknown = res.hasHeader('ETag') ? undefined : res.app.get('etag fn');
+    const tag: unknown = typeof fn === 'function' ? fn(text, 'utf8') : undefined;
     if (typeof tag === 'string') res.setHeader('ETag', tag);
+    writeJson(res, text);
+    return;
   }
-  writeJson(res, text);
+  // Express's own ETag (`true` or `'weak'`, the default, or `'strong'`): the length in hex and the
+  // SHA-1 of the UTF-8 bytes.
+  const bytes = Buffer.from(text, 'utf8');
+  const tag = `"${bytes.length.toString(16)}-${createHash('sha1').update(bytes).digest('base64').substring(0, 27)}"`;
+  res.setHeader('ETag', setting === 'strong' ? tag : `W/${tag}`);
+  writeJson(res, bytes);
 }
 
-function writeJson(res: Response, text: string): void {
+function writeJson(res: Response, body: string | Buffer): void {
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
-  res.setHeader('Content-Length', Buffer.byteLength(text));
-  res.end(res.req.method === 'HEAD' ? undefined : text);
+  res.setHeader('Content-Length', typeof body === 'string' ? Buffer.byteLength(body) : body.length);
+  res.end(res.req.method === 'HEAD' ? undefined : body);
 }
 
 /**

@@ -80,6 +80,8 @@ describe.each(TEST_DBS)('the answer of a record: the bytes res.json would send, 
     expect(strong.headers.etag).toBe(etag(strong.text));
     const none = await to(express().set('etag', false).use(t.api.router)).get('/api/Brand?maxSize=5').expect(200);
     expect(none.headers.etag).toBeUndefined();
+    const own = await to(express().set('etag', (body: Buffer | string) => `"own-${Buffer.byteLength(body)}"`).use(t.api.router)).get('/api/Brand?maxSize=5').expect(200);
+    expect(own.headers.etag).toBe(`"own-${Buffer.byteLength(own.text)}"`);
     const spaced = await to(express().set('json spaces', 2).use(t.api.router)).get('/api/Brand?maxSize=5').expect(200);
     expect(spaced.text).toContain('\n  "');
     expect(spaced.headers.etag).toBe(etag(spaced.text, { weak: true }));
