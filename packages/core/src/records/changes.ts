@@ -82,7 +82,7 @@ export function changeOf(ctx: RequestContext, change: { entityType: string; reco
 export function movedLinkChanges(ctx: RequestContext, moves: MovedLinks | undefined): NewChange[] {
   if (!moves) return [];
   return moves.moved.map(({ id, was, became, action, ownerId, assigneeId }) =>
-    changeOf(ctx, { entityType: moves.entityType, recordId: id, action: action ?? (became === null ? 'Unrelate' : 'Relate'), diff: { [moves.key]: { was, became } }, owner: { ownerId, assigneeId } }),
+    changeOf(ctx, { entityType: moves.entityType, recordId: id, action: action ?? (became === null ? 'Unrelate' : 'Relate'), diff: { [moves.key]: { was, became } }, owner: { ownerId, assigneeId }, at: moves.at }),
   );
 }
 

@@ -85,5 +85,5 @@ export async function relinkOtherSide(
     const action = added.length && removed.length ? ('Update' as const) : added.length ? ('Relate' as const) : ('Unrelate' as const);
     return { id, was, became, action, ownerId: row.created_by_id ?? null, assigneeId: assigned?.type === 'link' ? (row[assigned.column] ?? null) : null };
   });
-  return moved.length ? { entityType: target.name, key: other.key, moved } : undefined;
+  return moved.length ? { entityType: target.name, key: other.key, moved, at: change.at } : undefined;
 }

@@ -122,6 +122,8 @@ export async function currentLinkIds(sql: SqlContext, field: MultipleLinkField, 
 export interface MovedLinks {
   entityType: string;
   key: string;
+  /** When they changed: the time of the modification they recorded. */
+  at: string;
   moved: { id: string; was: unknown; became: unknown; action?: 'Relate' | 'Unrelate' | 'Update'; ownerId: string | null; assigneeId: string | null }[];
 }
 
@@ -165,7 +167,7 @@ export async function writeMultipleLink(
     for (const part of chunks(movingIds(false), 1000)) await db(target.table).update(withNextVersion(sql, { [fk]: null, ...modified })).whereIn('id', part);
     for (const part of chunks(movingIds(true), 1000)) await db(target.table).update(withNextVersion(sql, { [fk]: ownerId, ...modified })).whereIn('id', part);
     const moved = moving.map((row) => ({ id: row.id as string, was: row[fk] ?? null, became: adding.has(row.id as string) ? ownerId : null, ownerId: row.created_by_id ?? null, assigneeId: assigned?.type === 'link' ? (row[assigned.column] ?? null) : null }));
-    return { entityType: target.name, key, moved };
+    return { entityType: target.name, key, moved, at: change.at };
   }
   const { join } = field;
   for (const part of chunks(removed, 1000)) await db(join.table).delete().where(join.ownColumn, ownerId).whereIn(join.targetColumn, part);

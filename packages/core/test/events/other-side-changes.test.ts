@@ -102,8 +102,9 @@ describe.each(TEST_DBS)('the other side of a many-to-many link on %s', (kind) =>
         await write();
         const after = await stamp(c);
         expect(after).toEqual({ ...before, modifiedById: editor.user.id, modifiedAt: expect.any(String) });
-        // The write that changed the product changed the category, at the same time.
+        // The write that changed the product changed the category, at the same time, which its change tells too.
         expect(after.modifiedAt).toBe((await t.get(`/api/Product/${p}`).expect(200)).body.modifiedAt);
+        expect((await t.get(`/api/v1/Category/${c}/stream?maxSize=1`).expect(200)).body.list[0]).toMatchObject({ action: 'Relate', createdAt: after.modifiedAt });
       }
       expect(sorted((await t.get(`/api/Product/${p}`).expect(200)).body.categoriesIds)).toEqual(sorted([c1, c2, c3, c4]));
     });
