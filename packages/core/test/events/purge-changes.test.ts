@@ -140,6 +140,8 @@ describe.each(TEST_DBS)('records that linked one deleted permanently on %s', (ki
         const after = await stamp(id);
         expect(after).toEqual({ ...before, modifiedById: purger.user.id, modifiedAt: expect.any(String) });
         expect(after.modifiedAt >= before.modifiedAt).toBe(true);
+        // The change it logged tells the same time.
+        expect((await t.get(`/api/v1/Product/${id}/stream?maxSize=1`).expect(200)).body.list[0]).toMatchObject({ action: 'Unrelate', createdAt: after.modifiedAt });
       }
     });
 
