@@ -89,8 +89,8 @@ export function movedLinkChanges(ctx: RequestContext, moves: MovedLinks | undefi
 /**
  * The changes of the records a permanent delete detached from the removed record: one `Unrelate`
  * each, of every link field and link value that named it (a single link cleared, a multiple
- * link's id set without it).
+ * link's id set without it), at the time of the delete (`at`, the modification they recorded).
  */
-export function detachedChanges(ctx: RequestContext, detached: readonly DetachedRecord[], at?: string): NewChange[] {
+export function detachedChanges(ctx: RequestContext, detached: readonly DetachedRecord[], at: string): NewChange[] {
   return detached.map(({ entityType, id, action, diff, ownerId, assigneeId }) => changeOf(ctx, { entityType, recordId: id, action, diff, owner: { ownerId, assigneeId }, at }));
 }

@@ -1,6 +1,7 @@
 import { GENERATIONS, startTestApi, type TestApi } from '../../../../test/support/api';
 import { TEST_DBS } from '../../../../test/support/databases';
 import { testEntities } from '../../../../test/support/fixtures';
+import { stampAfter } from '../../../../test/support/stamps';
 import { userWithRole, type UserClient } from '../../../../test/support/users';
 
 type Change = { action: string; diff: Record<string, { was: unknown; became: unknown }> };
@@ -83,10 +84,6 @@ describe.each(TEST_DBS)('the other side of a many-to-many link on %s', (kind) =>
     it('records who changed the list of the other side, and when: the write, by every route', async () => {
       const full = { create: true, read: 'all', edit: 'all', delete: 'all' };
       const editor: UserClient = await userWithRole(t, { scopes: { Category: full, Product: full } });
-      const stamp = async (id: string) => {
-        const { modifiedAt, modifiedById, createdAt, createdById } = (await t.get(`/api/Category/${id}`).expect(200)).body;
-        return { modifiedAt, modifiedById, createdAt, createdById };
-      };
       const [c1, c2, c3, c4] = [await category(), await category(), await category(), await category()];
       const p = await product();
       // Each write, sent by the editor from the product's side, changes the list of one category.
@@ -97,11 +94,7 @@ describe.each(TEST_DBS)('the other side of a many-to-many link on %s', (kind) =>
         [c4, () => editor.post(`${base}/entityMassUpdate`, { entityName: 'Product', ids: [p], addLinks: { categories: [c4] } }).expect(200)],
       ];
       for (const [c, write] of writes) {
-        const before = await stamp(c);
-        expect(before.modifiedById).toBe(before.createdById);
-        await write();
-        const after = await stamp(c);
-        expect(after).toEqual({ ...before, modifiedById: editor.user.id, modifiedAt: expect.any(String) });
+        const after = await stampAfter(t, 'Category', c, { by: editor.user.id, write });
         // The write that changed the product changed the category, at the same time, which its change tells too.
         expect(after.modifiedAt).toBe((await t.get(`/api/Product/${p}`).expect(200)).body.modifiedAt);
         expect((await t.get(`/api/v1/Category/${c}/stream?maxSize=1`).expect(200)).body.list[0]).toMatchObject({ action: 'Relate', createdAt: after.modifiedAt });

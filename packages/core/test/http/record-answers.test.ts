@@ -66,7 +66,8 @@ describe.each(TEST_DBS)('the answer of a record: the bytes res.json would send, 
   });
 
   it("sends a list with the app's ETag of its text, and answers a matching If-None-Match with 304", async () => {
-    for (const path of ['/api/Brand?maxSize=5', '/api/v1/Brand?maxSize=5&select=name', `/api/entityRelation?entityName=Brand&id=${id}&link=products`]) {
+    const lists = ['/api/Brand?maxSize=5', '/api/v1/Brand?maxSize=5&select=name', `/api/entityRelation?entityName=Brand&id=${id}&link=products`, `/api/v1/Brand/${id}/products`];
+    for (const path of lists) {
       const got = await t.get(path).expect(200);
       expect(got.headers['content-type']).toBe('application/json; charset=utf-8');
       expect(Number(got.headers['content-length'])).toBe(Buffer.byteLength(got.text));

@@ -2,6 +2,7 @@ import { GENERATIONS, startTestApi, type TestApi } from '../../../../test/suppor
 import { TEST_DBS } from '../../../../test/support/databases';
 import { testEntities } from '../../../../test/support/fixtures';
 import { linkTargets, streamOf } from '../../../../test/support/link-targets';
+import { stampAfter } from '../../../../test/support/stamps';
 import { userWithRole, type UserClient } from '../../../../test/support/users';
 
 /** `POST` and `DELETE /{Entity}/{id}/{link}` (CONTRACT §16, following the rules of §15). */
@@ -130,10 +131,6 @@ describe.each(TEST_DBS)('link routes on %s', (kind) => {
       const brand = (await t.post('/api/Brand', { name: `Modified by ${base}` }).expect(200)).body.id;
       const [p1, p2, p3, p4] = [await product(), await product(), await product(), await product()];
       await t.post(`${base}/Brand/${brand}/products`, { id: p4 }).expect(200, 'true');
-      const stamp = async (id: string) => {
-        const { modifiedAt, modifiedById, createdAt, createdById } = await read(id);
-        return { modifiedAt, modifiedById, createdAt, createdById };
-      };
       // The admin made (and linked) them; each route of the brand's side, sent by the editor, moves one.
       const moves: [string, () => PromiseLike<unknown>][] = [
         [p1, () => editor.post(`${base}/Brand/${brand}/products`, { id: p1 }).expect(200, 'true')],
@@ -142,11 +139,7 @@ describe.each(TEST_DBS)('link routes on %s', (kind) => {
         [p4, () => editor.del(`${base}/Brand/${brand}/products?id=${p4}`).expect(200, 'true')],
       ];
       for (const [id, move] of moves) {
-        const before = await stamp(id);
-        expect(before.modifiedById).toBe(before.createdById);
-        await move();
-        const after = await stamp(id);
-        expect(after).toEqual({ ...before, modifiedById: editor.user.id, modifiedAt: expect.any(String) });
+        const after = await stampAfter(t, 'Product', id, { by: editor.user.id, write: move });
         // The write that changed the brand changed the product, at the same time.
         expect(after.modifiedAt).toBe((await t.get(`/api/Brand/${brand}`).expect(200)).body.modifiedAt);
       }
