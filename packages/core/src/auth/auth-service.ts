@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, hash, randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { ContextUser } from '../context';
 import { ApiError } from '../errors';
@@ -68,7 +68,8 @@ interface CachedToken extends Session {
 const TOUCH_INTERVAL_MS = 60_000;
 const touchInterval = (idleMs: number | null) => (idleMs === null ? TOUCH_INTERVAL_MS : Math.min(TOUCH_INTERVAL_MS, idleMs / 10));
 
-export const hashToken = (token: string): string => createHash('sha256').update(token).digest('hex');
+/** The SHA-256 of a token, as stored (once per request: the one-shot `hash` costs less than half of what a `Hash` object does). */
+export const hashToken = (token: string): string => hash('sha256', token, 'hex');
 
 export const unauthorized = (message = 'Authentication required'): ApiError => new ApiError('CORE_UNAUTHORIZED', message);
 
