@@ -9,7 +9,7 @@ import type { JobService } from '../jobs/job-service';
 import { publicResult, upsertItems } from '../records/upsert/upsert';
 import type { Repository } from '../records/repository';
 import type { RepositoryLookup } from './record-routes';
-import { repositoryFor } from './record-routes';
+import { repositoryFor, sendResults } from './record-routes';
 import { idempotent } from './idempotency';
 import { requestContext } from './request-context';
 import { toHandler } from './to-handler';
@@ -92,7 +92,7 @@ export function mountBulkRoutes(router: Router, { lookup, jobs, generation, maxU
   const upsert = toHandler(async (req, res) => {
     const items = upsertBody(req);
     assertUpsertSize(items, maxUpsertItems);
-    res.json((await upsertItems({ lookup, ctx: bulkContext(req) }, items)).map(publicResult));
+    sendResults(res, (await upsertItems({ lookup, ctx: bulkContext(req) }, items)).map(publicResult));
   });
   for (const { path } of generation.upsertPaths) router.post(path, idempotent, upsert);
 

@@ -57,7 +57,7 @@ export function sendRecord(res: Response, record: object): void {
 /**
  * Sends a list as `res.json` would, with the ETag the app's `etag` setting makes (Express's weak
  * hash of the text, by default), the text made bytes once, for the hash and the socket: a page of
- * records is the largest answer there is.
+ * records is the largest answer a read has.
  */
 export function sendList(res: Response, list: object): void {
   if (!answersAsExpressWould(res)) {
@@ -81,6 +81,21 @@ export function sendList(res: Response, list: object): void {
   const tag = `"${bytes.length.toString(16)}-${createHash('sha1').update(bytes).digest('base64').substring(0, 27)}"`;
   res.setHeader('ETag', setting === 'strong' ? tag : `W/${tag}`);
   writeJson(res, bytes);
+}
+
+/**
+ * Sends the results of a bulk write (an upsert's) as `res.json` would, but without Express's
+ * `ETag`: no request is made conditional on the answer of a POST, and hashing the largest answer
+ * a write has (a copy of its text into bytes, then SHA-1 over them) cost a batch of 1,000 new
+ * records about 5 % of the server's time. The text goes to the socket as it is, encoded once.
+ * Where the answer must go through `res.json` (see `answersAsExpressWould`), it does, with its ETag.
+ */
+export function sendResults(res: Response, results: readonly object[]): void {
+  if (!answersAsExpressWould(res)) {
+    res.json(results);
+    return;
+  }
+  writeJson(res, JSON.stringify(results));
 }
 
 function writeJson(res: Response, body: string | Buffer): void {

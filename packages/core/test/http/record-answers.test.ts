@@ -88,6 +88,22 @@ describe.each(TEST_DBS)('the answer of a record: the bytes res.json would send, 
     expect(spaced.headers.etag).toBe(etag(spaced.text, { weak: true }));
   });
 
+  it("sends an upsert's results as res.json would, without an ETag, in both generations", async () => {
+    for (const path of ['/api/upsert', '/api/v1/MassActions/action/upsert']) {
+      const items = [{ entity: 'Brand', payload: { name: `Upserted ${path} ${kind} ü` } }, { entity: 'Brand', payload: { name: 'Ünïcode <&> "quoted"', code: 'u2' } }];
+      const got = await t.post(path, items).expect(200);
+      expect(got.body.map((r: { status: string }) => r.status)).toEqual(['Created', path === '/api/upsert' ? 'Updated' : 'NotModified']);
+      expect(got.headers['content-type']).toBe('application/json; charset=utf-8');
+      expect(got.text).toBe(JSON.stringify(got.body));
+      expect(Number(got.headers['content-length'])).toBe(Buffer.byteLength(got.text));
+      expect(got.headers.etag).toBeUndefined();
+    }
+    const spaced = await request(express().set('json spaces', 2).use(t.api.router)).post('/api/upsert').set('Authorization-Token', t.token).send([{ entity: 'Brand', payload: { name: `Spaced ${kind}` } }]).expect(200);
+    // The host's JSON settings hold: the answer goes through res.json then.
+    expect(spaced.text).toContain('\n  {');
+    expect(Number(spaced.headers['content-length'])).toBe(Buffer.byteLength(spaced.text));
+  });
+
   it('replays the same bytes for a repeated Idempotency-Key', async () => {
     const send = () => t.post('/api/Brand', { name: `Kept ${kind}` }).set('Idempotency-Key', `answers-${kind}`).expect(200);
     const first = await send();
@@ -95,5 +111,11 @@ describe.each(TEST_DBS)('the answer of a record: the bytes res.json would send, 
     expect(again.text).toBe(first.text);
     expect(again.headers.etag).toBe(first.headers.etag);
     expect(again.headers['content-type']).toBe(first.headers['content-type']);
+    const upsert = () => t.post('/api/upsert', [{ entity: 'Brand', payload: { name: `Kept upsert ${kind}` } }]).set('Idempotency-Key', `answers-upsert-${kind}`).expect(200);
+    const once = await upsert();
+    const twice = await upsert();
+    expect(twice.headers['idempotent-replayed']).toBe('true');
+    expect(twice.text).toBe(once.text);
+    expect(twice.headers.etag).toBe(once.headers.etag);
   });
 });
