@@ -9,7 +9,7 @@ import type { JobService } from '../jobs/job-service';
 import { publicResult, upsertItems } from '../records/upsert/upsert';
 import type { Repository } from '../records/repository';
 import type { RepositoryLookup } from './record-routes';
-import { repositoryFor, sendResults } from './record-routes';
+import { repositoryFor, sendBulkAnswer } from './record-routes';
 import { idempotent } from './idempotency';
 import { requestContext } from './request-context';
 import { toHandler } from './to-handler';
@@ -92,7 +92,7 @@ export function mountBulkRoutes(router: Router, { lookup, jobs, generation, maxU
   const upsert = toHandler(async (req, res) => {
     const items = upsertBody(req);
     assertUpsertSize(items, maxUpsertItems);
-    sendResults(res, (await upsertItems({ lookup, ctx: bulkContext(req) }, items)).map(publicResult));
+    sendBulkAnswer(res, (await upsertItems({ lookup, ctx: bulkContext(req) }, items)).map(publicResult));
   });
   for (const { path } of generation.upsertPaths) router.post(path, idempotent, upsert);
 
@@ -101,7 +101,7 @@ export function mountBulkRoutes(router: Router, { lookup, jobs, generation, maxU
     idempotent,
     toHandler(async (req, res) => {
       const items = upsertBody(req);
-      res.json({ jobId: await jobs.enqueue('upsert', { items }, requestContext(req)) });
+      sendBulkAnswer(res, { jobId: await jobs.enqueue('upsert', { items }, requestContext(req)) });
     }),
   );
 
@@ -118,10 +118,10 @@ export function mountBulkRoutes(router: Router, { lookup, jobs, generation, maxU
     // A bad condition is 400 now, not a failed job later: reading one id checks it.
     if (where !== undefined) await repo.find(ctx, { where, select: ['id'], maxSize: 1, collectionOnly: true });
     if (ids === undefined || ids.length > MASS_UPDATE_SYNC_LIMIT) {
-      res.json({ jobId: await jobs.enqueue('massUpdate', { entityName: repo.model.name, ids, where, ...change }, ctx) });
+      sendBulkAnswer(res, { jobId: await jobs.enqueue('massUpdate', { entityName: repo.model.name, ids, where, ...change }, ctx) });
       return;
     }
-    res.json(await massUpdate(repo, ctx, { ids, ...change }));
+    sendBulkAnswer(res, await massUpdate(repo, ctx, { ids, ...change }));
   });
   router.post('/entityMassUpdate', idempotent, mass);
   router.patch('/entityMassUpdate', idempotent, mass);

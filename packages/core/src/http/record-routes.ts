@@ -84,18 +84,20 @@ export function sendList(res: Response, list: object): void {
 }
 
 /**
- * Sends the results of a bulk write (an upsert's) as `res.json` would, but without Express's
- * `ETag`: no request is made conditional on the answer of a POST, and hashing the largest answer
- * a write has (a copy of its text into bytes, then SHA-1 over them) cost a batch of 1,000 new
- * records 2–3 % of the server's time. The text goes to the socket as it is, encoded once.
- * Where the answer must go through `res.json` (see `answersAsExpressWould`), it does, with its ETag.
+ * Sends the answer of a bulk write (upsert, upsertAsync, entityMassUpdate) as `res.json` would,
+ * but without Express's `ETag`: no request is made conditional on the answer of a write, and
+ * hashing the largest answer a write has (a 1,000-item upsert's: a copy of its text into bytes,
+ * then SHA-1 over them) cost that batch 2–3 % of the server's time. The text goes to the socket
+ * as it is, encoded once. Where the answer must go through `res.json` (see
+ * `answersAsExpressWould`: an idempotency key's wrapper, the app's JSON settings), it does, and
+ * Express adds its ETag.
  */
-export function sendResults(res: Response, results: readonly object[]): void {
+export function sendBulkAnswer(res: Response, answer: object): void {
   if (!answersAsExpressWould(res)) {
-    res.json(results);
+    res.json(answer);
     return;
   }
-  writeJson(res, JSON.stringify(results));
+  writeJson(res, JSON.stringify(answer));
 }
 
 function writeJson(res: Response, body: string | Buffer): void {

@@ -88,11 +88,23 @@ describe.each(TEST_DBS)('the answer of a record: the bytes res.json would send, 
     expect(spaced.headers.etag).toBe(etag(spaced.text, { weak: true }));
   });
 
-  it("sends an upsert's results as res.json would, without an ETag, in both generations", async () => {
-    for (const path of ['/api/upsert', '/api/v1/MassActions/action/upsert']) {
-      const items = [{ entity: 'Brand', payload: { name: `Upserted ${path} ${kind} ü` } }, { entity: 'Brand', payload: { name: 'Ünïcode <&> "quoted"', code: 'u2' } }];
-      const got = await t.post(path, items).expect(200);
-      expect(got.body.map((r: { status: string }) => r.status)).toEqual(['Created', path === '/api/upsert' ? 'Updated' : 'NotModified']);
+  it('sends the answers of bulk writes as res.json would, without an ETag, in both generations', async () => {
+    const bulk = [
+      ...['/api/upsert', '/api/v1/MassActions/action/upsert'].map((path) => ({
+        path,
+        body: [{ entity: 'Brand', payload: { name: `Upserted ${path} ${kind} ü` } }, { entity: 'Brand', payload: { name: 'Ünïcode <&> "quoted"', code: 'u2' } }],
+        shows: (body: { status: string }[]) => expect(body.map((r) => r.status)).toEqual(['Created', path === '/api/upsert' ? 'Updated' : 'NotModified']),
+      })),
+      ...['/api/upsertAsync', '/api/v1/upsertAsync'].map((path) => ({ path, body: [{ entity: 'Brand', payload: { name: `Queued ${path} ${kind}` } }], shows: (body: { jobId: string }) => expect(typeof body.jobId).toBe('string') })),
+      ...['/api/entityMassUpdate', '/api/v1/entityMassUpdate'].map((path, i) => ({
+        path,
+        body: { entityName: 'Brand', ids: [id], values: { code: `mass ${i}` } },
+        shows: (body: { updated: number }) => expect(body).toEqual({ updated: 1, errors: [] }),
+      })),
+    ];
+    for (const { path, body, shows } of bulk) {
+      const got = await t.post(path, body).expect(200);
+      shows(got.body);
       expect(got.headers['content-type']).toBe('application/json; charset=utf-8');
       expect(got.text).toBe(JSON.stringify(got.body));
       expect(Number(got.headers['content-length'])).toBe(Buffer.byteLength(got.text));
