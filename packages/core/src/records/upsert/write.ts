@@ -8,7 +8,7 @@ import { createsLoggedByInsert, insertChanges, readyChanges, type ChangeAction, 
 import { insertRow } from '../../sql/record-store';
 import { sqlContext } from '../../sql/sql-context';
 import { savepoint } from '../../sql/transaction';
-import { fetchByKeys, fetchMultipleLinks, keyLookups, loadLinkIds, storedVersion, toStoredRow } from '../../sql/upsert-io';
+import { fetchByKeys, fetchMultipleLinks, keyLookups, storedVersion, toStoredRow } from '../../sql/upsert-io';
 import { VERSION_COLUMN } from '../../sql/schema-sync';
 import { nowDateTime } from '../../time';
 import { changeOf, isLogged, itemDiff, mergedDiff, movedLinkChanges, ownershipOf, type Diff } from '../changes';
@@ -18,7 +18,7 @@ import { editsAll, judgedOnOtherSide } from '../counterparts';
 import { rowRulesOf } from '../row-rules';
 import { rowChange } from '../write-values';
 import type { Repository } from '../repository';
-import { applyValues, ChangedMeanwhile, recordKeys, uniqueViolation, type Prepared, type RecordState } from './plan';
+import { ChangedMeanwhile, type Prepared, type RecordState } from './plan';
 
 /** The row a record of the batch is stored as. */
 const storedRow = (repo: Repository, state: RecordState) => toStoredRow(repo.env.database.dialect, { model: repo.model, record: state.record });
@@ -32,8 +32,6 @@ interface DecidedWrite {
   repo: Repository;
   ctx: RequestContext;
   failures: Map<RecordState, ApiError>;
-  /** Ids of the stored records the items change. */
-  changing?: ReadonlySet<string>;
   /** Links every item changes by delta (mass updates): a change of links only is a `Relate` or `Unrelate`. */
   deltas: readonly LinkDelta[];
 }
@@ -48,39 +46,22 @@ function lookupsOf(model: EntityModel, record: Record<string, unknown>, byId: bo
 }
 
 /**
- * A new record whose insert was ignored: another request stored the same key first. Its items
- * are replayed, in order, as updates of that record; when no record holds its keys, the insert
- * failed for another reason, which is found out by inserting it alone. When the record holding
- * the key is one the items change too (another request gave it the key meanwhile), the items of
- * the new record fail: one record cannot be written from two states.
+ * A new record whose insert was ignored. When another request stored a record with its key
+ * first, the segment is decided again (`ChangedMeanwhile`, on locked records): its items then
+ * find that record and are judged as the updates they are (the right to edit it, its `own` level,
+ * its field rules, who modified it and when), in item order with the rest of the segment. When no
+ * record holds its keys, the insert failed for another reason, which is found out by inserting
+ * it alone (the record's items fail with it).
  */
-async function recoverLostInsert(write: DecidedWrite, state: RecordState, items: Prepared[]) {
+async function recoverLostInsert(write: DecidedWrite, state: RecordState, items: readonly Prepared[]): Promise<void> {
   const { trx, repo, failures } = write;
   const sql = sqlContext(repo.env, trx);
   const [existing] = await fetchByKeys(sql, repo.model, lookupsOf(repo.model, state.record, items[0]?.id !== undefined));
-  if (existing && write.changing?.has(existing.id as string)) {
-    const held = recordKeys(repo.model, existing);
-    failures.set(state, uniqueViolation(repo.model, recordKeys(repo.model, state.record).find((k) => held.includes(k)) ?? 'id:'));
-    return undefined;
-  }
-  if (existing) {
-    const next: RecordState = { id: existing.id as string, record: existing, isNew: false, dirty: new Set() };
-    await loadLinkIds(sql, repo.model, { records: [existing] });
-    for (const p of items) {
-      const { changed, diff } = applyValues(next, p.values);
-      p.status = changed ? 'Updated' : 'NotModified';
-      p.diff = diff;
-      p.state = next;
-      p.snapshot = { ...next.record };
-    }
-    return next;
-  }
+  if (existing) throw new ChangedMeanwhile();
   try {
     await savepoint(trx, (sp) => insertRow(sqlContext(repo.env, sp), repo.model, storedRow(repo, state)));
-    return state;
   } catch (error) {
     failures.set(state, failureOf(await repo.translated(() => Promise.reject(error)).catch((e) => e)));
-    return undefined;
   }
 }
 
@@ -123,7 +104,7 @@ export async function writeDecided(write: DecidedWrite, decided: Prepared[]) {
   const { repo, failures } = write;
   const { model } = repo;
   const sql = sqlContext(repo.env, write.trx);
-  let states = [...new Set(decided.map((p) => p.state as RecordState))];
+  const states = [...new Set(decided.map((p) => p.state as RecordState))];
   const fresh = states.filter((s) => s.isNew);
   const logging = await createsLogging(write, decided, states.length);
   const inserting = await startInsertRows(sql, model, { rows: fresh.map((s) => storedRow(repo, s)), logging });
@@ -131,15 +112,8 @@ export async function writeDecided(write: DecidedWrite, decided: Prepared[]) {
   // a write fails or links move below.
   const ready = logging ? undefined : readyChanges(sql.dialect, decidedChanges(write, decided));
   const { ids: stored, logged } = await inserting.stored;
-  const changing = new Set(states.filter((s) => !s.isNew).map((s) => s.id));
   const lostInserts = fresh.filter((x) => !stored.has(x.id));
-  for (const lost of lostInserts) {
-    const next = await recoverLostInsert({ ...write, changing }, lost, decided.filter((p) => p.state === lost));
-    if (next && next !== lost) {
-      changing.add(next.id);
-      states = states.map((s) => (s === lost ? next : s));
-    }
-  }
+  for (const lost of lostInserts) await recoverLostInsert(write, lost, decided.filter((p) => p.state === lost));
   const changed = states.filter((s) => !s.isNew && s.dirty.size > 0 && !failures.has(s));
   if (changed.length) await updateChanged(write, changed);
   const ok = states.filter((s) => !failures.has(s));
