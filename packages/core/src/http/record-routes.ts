@@ -47,11 +47,8 @@ export function sendRecord(res: Response, record: object): void {
     return;
   }
   versioned(res, version);
-  if (!answersAsExpressWould(res)) {
-    res.json(record);
-    return;
-  }
-  writeJson(res, JSON.stringify(record));
+  // With the ETag set, `res.json` (where it must be used) adds none of its own either.
+  sendUnhashed(res, record);
 }
 
 /**
@@ -92,12 +89,18 @@ export function sendList(res: Response, list: object): void {
  * `answersAsExpressWould`: an idempotency key's wrapper, the app's JSON settings), it does, and
  * Express adds its ETag.
  */
-export function sendBulkAnswer(res: Response, answer: object): void {
+export const sendBulkAnswer = (res: Response, answer: object): void => sendUnhashed(res, answer);
+
+/**
+ * Sends `value` as `res.json` would; written directly where that gives the same bytes, it gets no
+ * ETag of Express's hash (`res.json` adds one where none is set).
+ */
+function sendUnhashed(res: Response, value: object): void {
   if (!answersAsExpressWould(res)) {
-    res.json(answer);
+    res.json(value);
     return;
   }
-  writeJson(res, JSON.stringify(answer));
+  writeJson(res, JSON.stringify(value));
 }
 
 function writeJson(res: Response, body: string | Buffer): void {
