@@ -39,7 +39,7 @@ const wider = (a: AccessLevel, b: AccessLevel | undefined): AccessLevel => (b &&
 export const forbidden = (message: string): ApiError => new ApiError('CORE_FORBIDDEN', message);
 
 /** The rights a derived decision reads. */
-export type Rights = Pick<RoleRights, 'scope' | 'field'>;
+export type Rights = Pick<RoleRights, 'scope' | 'field' | 'fieldRule'>;
 
 /** A decision derived from rights and a list only (see `RoleRights.derived`). */
 export type Derive<TList, TValue> = (list: TList, rights: Rights) => TValue;
@@ -168,15 +168,13 @@ export class UserAccess {
   }
 
   /**
-   * Whether a field of a record the caller sees through a link may show (the language variant of
-   * a linked record's name, `nameDeDE`): the caller's field rights where the caller reads the
+   * Whether a field of a record the caller sees through a link may show (the name, code or user
+   * name that names a linked record in `<link>Name`, the language variant of its name, `nameDeDE`): the caller's field rights where the caller reads the
    * entity type; where it does not (a link shows its records' names whatever the caller may read
    * of them), unless the roles that name the type hide the field (`fieldRule`).
    */
   readsThroughLink(entity: string, field: string): boolean {
-    if (this.unrestricted) return true;
-    if (ADMIN_ONLY.has(entity)) return false;
-    return this.scope(entity).read !== 'no' ? this.field(entity, field).read : this.fieldRule(entity, field).read;
+    return this.unrestricted || readsThroughLink(this, entity, field);
   }
 
   /**
@@ -192,4 +190,10 @@ export class UserAccess {
   acl(entities: Iterable<string>): Record<string, ScopeAccess> {
     return Object.fromEntries([...entities].map((name) => [name, { ...this.scope(name) }]));
   }
+}
+
+/** `UserAccess.readsThroughLink` for rights: a field of a record seen through a link may show. */
+export function readsThroughLink(rights: Rights, entity: string, field: string): boolean {
+  if (ADMIN_ONLY.has(entity)) return false;
+  return rights.scope(entity).read !== 'no' ? rights.field(entity, field).read : rights.fieldRule(entity, field).read;
 }

@@ -1,16 +1,18 @@
 import type { Derive, Rights, ScopeAccess, UserAccess } from '../auth/access-control';
-import { forbidden } from '../auth/access-control';
+import { forbidden, readsThroughLink } from '../auth/access-control';
 import type { RequestContext } from '../context';
 import type { ApiRecord } from '../declarations';
 import type { EntityModel, FieldModel, SchemaModel } from '../definition/normalize';
 import type { QueryBuilder } from '../sql/database';
-import { outputKeys } from '../sql/read-query';
+import { NAME_FIELDS, outputKeys } from '../sql/read-query';
 import { ownedBy } from '../sql/record-store';
 import { counterpartOf, knowSchema, oneToManyReach } from './counterparts';
 import { assertMay, type WriteAction } from './write-rules';
 import { versionOf, withRecordVersion } from './version';
 
 export type Action = WriteAction | 'read';
+
+const NO_LINKS: ReadonlyMap<FieldModel, EntityModel> = new Map();
 
 /** The read-side permission checks of one entity type: entity scopes, `own` records, readable fields. */
 export class RecordGuard {
@@ -22,6 +24,9 @@ export class RecordGuard {
   /** Whether the rights let read a field (see `mayReadField`). */
   private readonly readRight: (rights: Rights, field: FieldModel) => boolean;
 
+  /** The links whose targets the rights do not let name by every name field, with their targets (see `linksNamedOtherwise`). */
+  private readonly namedOtherwise: Derive<EntityModel, ReadonlyMap<FieldModel, EntityModel>>;
+
   constructor(
     private readonly model: EntityModel,
     private readonly accessFor: (user: RequestContext['user']) => Promise<UserAccess>,
@@ -31,6 +36,24 @@ export class RecordGuard {
     this.readRight = (rights, field) => mayReadField(rights, { schema, model, field });
     this.readableFields = (fields, rights) => fields.filter((f) => this.readRight(rights, f));
     this.hiddenKeys = (fields, rights) => new Set(outputKeys(fields.filter((f) => !this.readRight(rights, f))));
+    this.namedOtherwise = (entity, rights) => {
+      const links = new Map<FieldModel, EntityModel>();
+      for (const field of entity.fields) {
+        const target = (field.type === 'link' || field.type === 'linkMultiple') && field.target ? schema.entity(field.target) : undefined;
+        const hides = (name: string) => !!target?.field.get(name)?.column && !readsThroughLink(rights, target.name, name);
+        if (target && NAME_FIELDS.some(hides)) links.set(field, target);
+      }
+      return links;
+    };
+  }
+
+  /**
+   * The links of this entity type whose records the caller may not name by every field that names
+   * a record (`<link>Name`: name, code, userName; `UserAccess.readsThroughLink`), with their
+   * target types: none for most callers (decided once per role set).
+   */
+  linksNamedOtherwise(access: UserAccess): ReadonlyMap<FieldModel, EntityModel> {
+    return access.unrestricted ? NO_LINKS : access.derived(this.model, this.namedOtherwise);
   }
 
   /** The caller's rights, resolved once per context. */

@@ -14,6 +14,7 @@ import { linkNamed } from './link-delta';
 import type { LinkScopes } from '../sql/link-rows';
 import { linkScopes } from './link-scopes';
 import { hydrate, visibleRecord } from './read';
+import { nameLinksFor } from './link-names';
 import type { Repository } from './repository';
 import { rowFilter, type RowFilter } from './row-rules';
 import type { FieldModel } from '../definition/normalize';
@@ -89,13 +90,15 @@ function listFilter(
 }
 
 /** How a page is ordered: by its sort field (or attribute), then by id. */
-function pageOrder(repo: Repository, { sort, attributes, asc }: Pick<PageRead, 'sort' | 'attributes' | 'asc'>): RowOrder {
+function pageOrder(repo: Repository, { access, sort, attributes, asc }: Pick<PageRead, 'access' | 'sort' | 'attributes' | 'asc'>): RowOrder {
   const direction = asc === false ? 'desc' : 'asc';
   // NULL sorts as the smallest value on both databases.
   // (knex's own nulls option drops the column on SQLite; both databases know NULLS FIRST/LAST.)
   // Columns that are never NULL get no NULLS clause, so PostgreSQL can page along their index.
   const nulls = sort && NEVER_NULL.has(sort.name) ? '' : ` nulls ${direction === 'asc' ? 'first' : 'last'}`;
-  const by = sort ? sortColumn(repo.sql, repo.model, sort) : (attributes?.sort as SqlExpression);
+  // A link sorts by its records' names as the caller sees them (see `nameLinksFor`).
+  const shows = access.unrestricted ? undefined : (entity: string, field: string) => access.readsThroughLink(entity, field);
+  const by = sort ? sortColumn(repo.sql, { model: repo.model, field: sort, shows }) : (attributes?.sort as SqlExpression);
   return { by, direction, nulls, byId: sort?.name === 'id' };
 }
 
@@ -127,6 +130,7 @@ async function readPage(repo: Repository, ctx: RequestContext, page: PageRead): 
   }
   const total = withTotal && rows.length > 0 ? Number(rows[0][PAGE_TOTAL]) : undefined;
   const records = await hydrate(repo, rows, { fields, extra, scopes: await linkScopes(repo, ctx, fields) });
+  await nameLinksFor(repo, ctx.shownTo ?? page.access, records);
   await repo.env.attributes?.present(ctx, { model: repo.model, records }, { mode: 'list', query: page.attributes });
   await plan?.run(records, { access: page.access, link: page.link });
   return { records, total };

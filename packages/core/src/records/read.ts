@@ -15,6 +15,7 @@ import type { Repository } from './repository';
 import { rowFilter, type RowFilter } from './row-rules';
 import { isOwn } from './write-rules';
 import { linkScopes } from './link-scopes';
+import { nameLinksFor } from './link-names';
 
 /** The fields a read returns, and `extra` ones read for the present stage (kept under hidden keys). */
 interface ReadFields extends ReadShape {
@@ -106,6 +107,7 @@ export async function getRecord<TRecord extends ApiRecord>(
   const fields = repo.guard.readable(access, selectFields(repo, select), !!select?.length);
   const plan = repo.env.presenter.plan({ ctx, model: repo.model, kind: 'read', fields });
   const record = await visibleRecord(repo, ctx, { id, fields, present: plan?.extra });
+  await nameLinksFor(repo, ctx.shownTo ?? access, [record]);
   await repo.env.hooks.run('afterRead', { ctx, model: repo.model, id, record });
   await repo.env.attributes?.present(ctx, { model: repo.model, records: [record] }, { mode: 'single' });
   await plan?.run([record], { access });
@@ -166,6 +168,7 @@ export async function answerWrite<TRecord extends ApiRecord>(repo: Repository<TR
   }
   // Fields read for the present stage stay until it has run.
   const presented = await repo.guard.present(ctx, record, present ? repo.readable.filter((f) => !present.extra.includes(f)) : repo.readable);
+  await nameLinksFor(repo, ctx.shownTo ?? access, [presented]);
   // As its fields, a write's answer keeps every language variant of its attributes: a `language`
   // header localizes reads only (a client that writes the answer back must not move a German
   // value into the main one).

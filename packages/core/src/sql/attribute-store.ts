@@ -40,7 +40,7 @@ export interface ValueWrite {
 /** Who link names are read for: the language asked for (a non-main one), and which variants the reader may see. */
 export interface LinkNameReader {
   language?: string;
-  /** Whether the reader may see `field`, a variant of `name`, of a record of `entity` it sees through a link. */
+  /** Whether the reader may see `field` (one that names a record, a variant of `name`) of a record of `entity` it sees through a link. */
   shows(entity: string, field: string): boolean;
 }
 
@@ -147,7 +147,7 @@ export class AttributeStore {
   ): Promise<LoadedValue[]> {
     if (recordIds.length === 0 || attributeIds?.length === 0) return [];
     const table = valueTableName(model);
-    const unitName = nameSql(db, this.unit, 'u') as unknown as string;
+    const unitName = nameSql(db, this.unit, { alias: 'u' }) as unknown as string;
     const qb = db({ v: table })
       .join({ a: this.attribute.table }, (j) => j.on('a.id', '=', 'v.attribute_id').andOn('a.deleted', '=', db.raw('?', [this.dialect.live])))
       .leftJoin({ u: this.unit.table }, (j) => j.on('u.id', '=', 'v.unit_id').andOn('u.deleted', '=', db.raw('?', [this.dialect.live])))
@@ -211,10 +211,11 @@ export class AttributeStore {
 
   /**
    * The name of a record of `target` (its own table): the language variant of `name` (`nameDeDE`,
-   * as multilingual fields name them) when set and the reader may see it, else its name.
+   * as multilingual fields name them) when set and the reader may see it, else its name (by the
+   * fields the reader may see: `nameColumns`).
    */
   private nameIn(db: Knex | Knex.Transaction, target: EntityModel, { language, shows }: LinkNameReader): Knex.Raw {
-    const name = nameSql(db, target, target.table);
+    const name = nameSql(db, target, { alias: target.table, shows });
     const variant = language && target.field.has('name') ? target.field.get(`name${languageSuffix(language)}`) : undefined;
     if (!variant?.column || !shows(target.name, variant.name)) return name;
     return db.raw(`coalesce(nullif(??, ''), ?)`, [`${target.table}.${variant.column}`, name]);

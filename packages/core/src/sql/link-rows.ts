@@ -25,7 +25,7 @@ function linkRowsQuery(sql: SqlContext, field: MultipleLinkField, { ownerIds, wi
   const { db, schema, dialect } = sql;
   const target = schema.entity(field.target) as EntityModel;
   const aggregate = (owner: string, alias: string) =>
-    db.raw(`${dialect.jsonArrayRows(3)} as ??`, [db.ref(owner), db.ref(`${alias}.id`), nameSql(db, target, alias), db.ref(`${alias}.id`), 'l']);
+    db.raw(`${dialect.jsonArrayRows(3)} as ??`, [db.ref(owner), db.ref(`${alias}.id`), nameSql(db, target, { alias }), db.ref(`${alias}.id`), 'l']);
   if (field.linkKind === 'hasMany') {
     const owner = `${target.table}.${field.foreignColumn}`;
     const qb = db(target.table).select(aggregate(owner, target.table)).whereIn(owner, ownerIds).andWhere(`${target.table}.deleted`, dialect.live as never);

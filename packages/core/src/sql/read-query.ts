@@ -7,19 +7,48 @@ import type { SqlContext } from './sql-context';
 import { quoteName as q } from './dialects/shared';
 import { prepareStatement, runNative, type PreparedStatement } from './prepared';
 import { ShapeCache } from '../util/shape-cache';
+import { chunks } from '../util/chunks';
 
-/** The columns whose first non-empty value names a record in `<link>Name`: name, code, userName, id. */
-export function nameColumns(model: EntityModel): string[] {
-  const cols = ['name', 'code', 'userName'].map((n) => model.field.get(n)?.column).filter((c): c is string => !!c);
+/** The fields whose first non-empty value names a record in `<link>Name`, before its id. */
+export const NAME_FIELDS: readonly string[] = ['name', 'code', 'userName'];
+
+/** Whether a field of an entity type may name a linked record to a reader (`UserAccess.readsThroughLink`). */
+export type ShowsField = (entity: string, field: string) => boolean;
+
+/**
+ * The columns whose first non-empty value names a record in `<link>Name`: name, code, userName
+ * (those `shows` lets name it, when given), id.
+ */
+export function nameColumns(model: EntityModel, shows?: ShowsField): string[] {
+  const cols: string[] = [];
+  for (const name of NAME_FIELDS) {
+    const column = model.field.get(name)?.column;
+    if (column && (!shows || shows(model.name, name))) cols.push(column);
+  }
   return [...cols, 'id'];
 }
 
-/** SQL naming a record of `model` found under `alias`: the first of its name columns that is set. */
-export function nameSql(db: Knex | Knex.Transaction, model: EntityModel, alias: string): Knex.Raw {
-  const cols = nameColumns(model).map((c) => `${alias}.${c}`);
+/** SQL naming a record of `model` found under `alias`: the first of its name columns (see `nameColumns`) that is set. */
+export function nameSql(db: Knex | Knex.Transaction, model: EntityModel, { alias, shows }: { alias: string; shows?: ShowsField }): Knex.Raw {
+  const cols = nameColumns(model, shows).map((c) => `${alias}.${c}`);
   return db.raw(`coalesce(${cols.map(() => `nullif(??, '')`).join(', ')})`, cols);
 }
 
+
+/** The names of the live records of `model` with these ids (see `nameSql`), by id. */
+export async function namesOf(sql: SqlContext, model: EntityModel, { ids, shows }: { ids: readonly string[]; shows?: ShowsField }): Promise<Map<string, string>> {
+  const { db, dialect } = sql;
+  const names = new Map<string, string>();
+  for (const part of chunks(ids, 1000)) {
+    const rows = (await db(model.table)
+      .select({ id: `${model.table}.id` })
+      .select(db.raw('? as ??', [nameSql(db, model, { alias: model.table, shows }), 'n']))
+      .whereIn(`${model.table}.id`, part)
+      .andWhere(`${model.table}.deleted`, dialect.live as never)) as { id: string; n: string }[];
+    for (const row of rows) names.set(row.id, row.n);
+  }
+  return names;
+}
 
 /** Alias of the joined table that names a belongsTo link. */
 const linkAlias = (field: FieldModel) => `l_${field.name}`;
@@ -33,7 +62,7 @@ function joinLinkName(sql: SqlContext, qb: Knex.QueryBuilder, link: { model: Ent
   qb.leftJoin({ [alias]: target.table }, (j) =>
     j.on(`${alias}.id`, '=', `${model.table}.${field.column}`).andOn(`${alias}.deleted`, '=', db.raw('?', [dialect.live])),
   );
-  return nameSql(db, target, alias);
+  return nameSql(db, target, { alias });
 }
 
 /** The subquery a page's rows are picked by (pageKeys), and its columns. */
@@ -195,13 +224,13 @@ export function selectStoredColumns(sql: SqlContext, model: EntityModel, fields:
 const TEXT_TYPES: ReadonlySet<string> = new Set(['varchar', 'text', 'enum']);
 
 /**
- * The expression to order by for a field (a link sorts by its target's name), text in code point
- * order. Not `id`: ids sort along the primary key's index (server-made ids are in the same order
- * in every collation).
+ * The expression to order by for a field (a link sorts by its target's name, as `shows` lets
+ * it name the record), text in code point order. Not `id`: ids sort along the primary key's
+ * index (server-made ids are in the same order in every collation).
  */
-export function sortColumn(sql: SqlContext, model: EntityModel, field: FieldModel): Knex.Raw {
+export function sortColumn(sql: SqlContext, { model, field, shows }: { model: EntityModel; field: FieldModel; shows?: ShowsField }): Knex.Raw {
   const { db, schema, dialect } = sql;
-  if (field.type === 'link') return db.raw(dialect.codePointOrder('?'), [nameSql(db, schema.entity(field.target) as EntityModel, linkAlias(field))]);
+  if (field.type === 'link') return db.raw(dialect.codePointOrder('?'), [nameSql(db, schema.entity(field.target) as EntityModel, { alias: linkAlias(field), shows })]);
   const column = `${model.table}.${field.column}`;
   return TEXT_TYPES.has(field.type) && field.name !== 'id' ? db.raw(dialect.codePointOrder('??'), [column]) : db.raw('??', [column]);
 }
