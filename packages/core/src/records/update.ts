@@ -25,7 +25,7 @@ import { assertWithinRules, prepareRowRules, rowRulesOf } from './row-rules';
 import { sameValue } from './values';
 import { matchesVersion, preconditionFailed, stillMatches, versionOf } from './version';
 import { keysSetByHooks, rowChange } from './write-values';
-import { assertFieldsEditable, assertOtherSidesEditable, assertRecordLevel, assertSentBody, checkFields, sentFields } from './write-rules';
+import { assertFieldsEditable, assertRecordLevel, assertSentBody, checkFields, sentFields } from './write-rules';
 
 /** A checked update of one record, ready to be written inside its transaction. */
 interface RecordChange {
@@ -265,10 +265,11 @@ function expectedColumns(repo: Repository, expect: Record<string, unknown> | und
  * What no update could take, whatever record it is sent to, as an update of one record answers
  * it: 400 for the body (its shape, types, unknown keys, link objects and flattened attribute
  * keys), then 403 for a field the role may not edit among those it sends and the links it
- * changes (`links`, by name), and for a multiple link among them that would change records of a
- * type the role may not edit at all; then 400 for what is inside its link objects (an update
- * finds or creates their records after the field rules). What a mass update checks before it
- * starts.
+ * changes (`links`, by name); then 400 for what is inside its link objects (an update finds or
+ * creates their records after the field rules). What a mass update checks before it starts. A
+ * multiple link that would change records of a type the role may not edit is judged on each
+ * record, as an update of it judges it: sent back as stored, or adding a record already linked,
+ * it changes no other record (`checkFields`).
  */
 export async function assertUpdateBody(repo: Repository, ctx: RequestContext, { body, links = [] }: { body: Record<string, unknown>; links?: readonly string[] }): Promise<void> {
   const attributes = await repo.env.attributes?.prepareWrite(ctx, repo.model, body);
@@ -278,7 +279,6 @@ export async function assertUpdateBody(repo: Repository, ctx: RequestContext, { 
   const fields = [...sentFields(values, { sent, objects: objects.keys() }), ...links.map((link) => linkNamed(repo.model, link))];
   const access = await repo.guard.access(ctx);
   assertFieldsEditable(repo.model, access, fields);
-  assertOtherSidesEditable(repo.model, access, { fields });
   assertLinkObjectsValid(repo, { objects, attributes: attributes?.linkObjects });
 }
 

@@ -83,11 +83,11 @@ function lockedOtherSide(model: EntityModel, access: UserAccess, field: FieldMod
  * (`Not allowed to edit Product`): `Brand.products` writes the `brand` of the products it adds and
  * removes, and a pair of `Category.products` is in each product's `categories` too. Judged with
  * the field rights, before any link target is read, on the lists the write changes (`changes`: a
- * list sent back as stored changes no other record); a mass update, which reads no record first,
- * judges every such link it names. Which records the role may change under `own` is judged on the
- * records themselves (`assertOtherSide`).
+ * list sent back as stored changes no other record; a mass update judges each record so, as an
+ * update of it does). Which records the role may change under `own` is judged on the records
+ * themselves (`assertOtherSide`).
  */
-export function assertOtherSidesEditable(model: EntityModel, access: UserAccess, { fields, changes }: { fields: Iterable<FieldModel>; changes?: (field: FieldModel) => boolean }): void {
+function assertOtherSidesEditable(model: EntityModel, access: UserAccess, { fields, changes }: { fields: Iterable<FieldModel>; changes: (field: FieldModel) => boolean }): void {
   for (const field of fields) {
     const other = otherSideType(model, field);
     if (!other) continue;
@@ -95,7 +95,7 @@ export function assertOtherSidesEditable(model: EntityModel, access: UserAccess,
       assertMay(other, access, 'edit');
     } catch (error) {
       // Compared only when refused: a write the type allows costs no comparison.
-      if (!changes || changes(field)) throw error;
+      if (changes(field)) throw error;
     }
   }
 }
