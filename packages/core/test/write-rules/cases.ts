@@ -211,6 +211,13 @@ export const RULE_CASES: RuleCase[] = [
     expect: refused(409, 'CORE_UNIQUE_VIOLATION', 'Product with the same sku already exists'),
   },
   {
+    rule: 'a create naming the id of a record of a type the caller may not read at all collides with it, as one under own does',
+    role: withRole({ scopes: { Product: { read: 'no', edit: 'no' } } }),
+    modes: ['create'],
+    body: (w) => ({ id: w.target, name: 'Guess' }),
+    expect: refused(409, 'CORE_UNIQUE_VIOLATION', 'Product with the same id already exists'),
+  },
+  {
     rule: 'a create that collides with a record the caller cannot see is judged by its rules first: a field it may not edit is 403',
     role: withRole({ scopes: { Product: { read: 'own', edit: 'own' } }, fields: { Product: { price: { edit: false } } } }),
     modes: ['create'],

@@ -60,6 +60,8 @@ export interface World {
   option: Record<string, string>;
   /** A link attribute of Product to Brand. */
   maker: { id: string; code: string };
+  /** The id of the product the upsert lookup cases name by its key (sku `TARGET-SKU`). */
+  target: string;
   /** A client acting as a user of this role (one user per role). */
   as(role: Role): Promise<UserClient>;
 }
@@ -86,14 +88,14 @@ export async function startWorld(kind: 'sqlite' | 'postgres', { singlePath }: { 
   const category = await created(t, '/api/Category', { name: 'Admin category' });
   const maker = { id: await created(t, '/api/Attribute', { entityType: 'Product', code: 'maker', name: 'Maker', type: 'link', linkEntity: 'Brand' }), code: 'maker' };
   // The record the upsert lookup cases name by its key.
-  await created(t, '/api/Product', { name: 'Target', sku: 'TARGET-SKU' });
+  const target = await created(t, '/api/Product', { name: 'Target', sku: 'TARGET-SKU' });
   const users = new Map<string, Promise<UserClient>>();
   const as = (role: Role) => {
     const key = JSON.stringify(role);
     if (!users.has(key)) users.set(key, userWithRole(t, role));
     return users.get(key) as Promise<UserClient>;
   };
-  return { t, brand, category, option, maker, as };
+  return { t, brand, category, option, maker, target, as };
 }
 
 export { finishedJob } from '../../../../test/support/jobs';

@@ -17,19 +17,24 @@ export function assertLookup(model: EntityModel, access: UserAccess, item: { id?
 }
 
 /**
- * Whether the caller can see the record an item found: a record outside its read level (`own`) is
- * not found. The item is then judged as the create it would be, whose rules come first, and
+ * Whether the caller can see the record an item found: a record outside its read level (`own`,
+ * `no`) is not found. The item is then judged as the create it would be, whose rules come first, and
  * collides with the hidden record as a create with the same key would (in update mode, a mass
  * update: 404, as an update of it would be). No answer tells more than a create would.
  */
 export function seesHit(model: EntityModel, writer: Writer, hit: Hit): boolean {
-  const scope = assertMay(model, writer.access, 'read');
-  return scope.read !== 'own' || isOwn(writer.ctx, hit.state.record);
+  const { read } = writer.access.scope(model.name);
+  return read === 'all' || (read === 'own' && isOwn(writer.ctx, hit.state.record));
 }
 
-/** 404 for a mass update's item naming a record the caller cannot see; else nothing (the item is judged as a create). */
-export function assertHiddenHit(model: EntityModel, { hit, mode }: { hit: Hit; mode: UpsertMode }): void {
-  if (mode === 'update') throw notFound(model.name, hit.state.id);
+/**
+ * For a mass update's item naming a record the caller cannot see, what an update of it answers:
+ * 403 without read on the type, else 404. Nothing for an upsert's item (judged as a create).
+ */
+export function assertHiddenHit(model: EntityModel, access: UserAccess, { hit, mode }: { hit: Hit; mode: UpsertMode }): void {
+  if (mode !== 'update') return;
+  assertMay(model, access, 'read');
+  throw notFound(model.name, hit.state.id);
 }
 
 /** The record an item found and sees, as the caller may change it: 403 without the right to edit it. */

@@ -165,7 +165,7 @@ function decide(run: Run, p: Prepared): Placement {
   const hit = run.index.find(lookupOf(run.repo.model, p.id, p.values));
   if (hit === 'ambiguous') throw ambiguousLookup();
   if (hit && !seesHit(run.repo.model, run.writer, hit)) {
-    assertHiddenHit(run.repo.model, { hit, mode: run.mode });
+    assertHiddenHit(run.repo.model, run.writer.access, { hit, mode: run.mode });
     assertCreate(run, p);
     throw hiddenCollision(run.repo.model, hit);
   }

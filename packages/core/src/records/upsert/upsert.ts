@@ -66,7 +66,7 @@ async function lookUpSingle(repo: Repository, { ctx, mode }: { ctx: RequestConte
   });
   if (hit === 'ambiguous') throw ambiguousLookup();
   if (hit && 'hidden' in hit) {
-    assertHiddenHit(repo.model, { hit: hit.hidden, mode });
+    assertHiddenHit(repo.model, access, { hit: hit.hidden, mode });
     return hit;
   }
   if (hit) assertMayChange(repo.model, { ctx, access }, hit);
