@@ -178,11 +178,12 @@ export function resolveField(ctx: WhereContext, attribute: unknown, operator: st
   if (!field || field.def.writeOnly) {
     throw invalidQuery(`Unknown field '${attribute}' for ${model.name}`, { field: attribute });
   }
+  // A field the caller may not read is refused before anything is said of it (its type).
+  ctx.onField?.(field);
   if (field.def.computed) throw invalidQuery(`Field '${field.name}' is computed for each answer; it cannot be filtered`, { field: attribute });
   if (!field.column && !LINK_OPERATORS.has(operator)) {
     throw invalidQuery(`Operator '${operator}' does not apply to field '${field.name}' (${field.type})`, { field: attribute });
   }
-  ctx.onField?.(field);
   return field;
 }
 

@@ -46,6 +46,8 @@ describe.each(TEST_DBS)('a hidden relation seen from the other side on %s', (kin
       await user.get(`${base}/Brand/${brand}?select=products`).expect(403);
       await user.get(`${base}/Brand?${where([{ type: 'linkedWith', attribute: 'products', value: [product] }])}`).expect(403);
       await user.get(`${base}/Category?${where([{ type: 'isLinked', attribute: 'products' }])}`).expect(403);
+      // Refused before anything is said of the field: an operator its type does not take is 403 too, not 400.
+      await user.get(`${base}/Brand?${where([{ type: 'greaterThan', attribute: 'products', value: 1 }])}`).expect(403);
       // The product itself shows neither.
       const p = (await user.get(`${base}/Product/${product}`).expect(200)).body;
       expect(p).not.toHaveProperty('brandId');
