@@ -130,7 +130,7 @@ export class AttributeEndpoints {
     for (const name of new Set(ids)) {
       const a = found.find((x) => x.id === name || (generationOf(ctx).attributes.byCode && x.code === name));
       if (!a) result.errors.push({ attributeId: name, code: 'CORE_NOT_FOUND', message: `Attribute '${name}' of ${repo.model.name} not found` });
-      else if (a.isProtected && stored.has(a.id)) result.errors.push({ attributeId: name, code: 'CORE_VALIDATION_FAILED', message: `Attribute '${attributeKey(a)}' is protected and cannot be removed` });
+      else if (a.isProtected && stored.has(a.id)) result.errors.push({ attributeId: name, code: 'CORE_VALIDATION_FAILED', message: `attribute '${attributeKey(a)}' is protected and cannot be removed` });
       else if (stored.has(a.id)) plan.remove.set(a.id, a);
     }
     // A removal of nothing still checks the versions the client named, as an update that changes nothing does.

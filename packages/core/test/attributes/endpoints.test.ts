@@ -99,6 +99,8 @@ describe.each(TEST_DBS)('simple attribute endpoints on %s', (kind) => {
         { attributeId: 'nope', code: 'CORE_NOT_FOUND', message: expect.stringContaining('nope') },
         { attributeId: a.kept, code: 'CORE_VALIDATION_FAILED', message: expect.stringContaining('protected') },
       ]);
+      // The message of a flattened update's refusal (`__attributesToRemove`).
+      expect(res.body.errors[1].message).toMatch(/^attribute '.+' is protected and cannot be removed$/);
       const left = (await t.get(`${base}/Product/${id}/attributeValues`).expect(200)).body.map((v: { attributeId: string }) => v.attributeId);
       expect(left.sort()).toEqual([a.kept, a.title].sort());
       // the query form, for clients that send no DELETE body

@@ -131,6 +131,7 @@ describe.each(TEST_DBS)('writing attributes with records on %s', (kind) => {
       if (gen === 'B') {
         const res = await t.patch(`${base}/Product/${id}`, { __attributesToRemove: [a.kept] }).set(FLAT).expect(400);
         expect(res.body.error.details.issues[0].code).toBe('protected');
+        expect(res.body.error.message).toMatch(/^attribute '.+' is protected and cannot be removed$/);
       }
       expect(await valuesOf(id)).toMatchObject({ locked: null, needed: 'yes', kept: null });
     });
