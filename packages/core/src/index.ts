@@ -70,6 +70,7 @@ export { toHandler } from './http/to-handler';
 export { headerText } from './http/header-text';
 export { idempotent, claimIdempotency, idempotencyKeyOf } from './http/idempotency';
 export { uuidv7 } from './util/uuid';
+export { MAX_JSON_DEPTH, nestsDeeper } from './util/json-depth';
 export { ConcurrencyLimit } from './util/concurrency-limit';
 export type { ConcurrencyLimitOptions } from './util/concurrency-limit';
 export { nowDateTime, formatDateTime } from './time';

@@ -1,5 +1,5 @@
 import type { ErrorRequestHandler, Request, RequestHandler, Response, Router } from 'express';
-import { ApiError, headerText, nowDateTime, systemContext, toHandler, verifyPassword, type EntityApi } from '@entity-records/core';
+import { ApiError, headerText, MAX_JSON_DEPTH, nestsDeeper, nowDateTime, systemContext, toHandler, verifyPassword, type EntityApi } from '@entity-records/core';
 import { readStored, requestedRange, sendContent, type ByteRange, type FileService } from '@entity-records/files';
 import type { SharingStore, ShareState } from './sharing-store';
 
@@ -7,7 +7,11 @@ const FORM_LIMIT = 16 * 1024;
 
 const notFound = (id: string) => new ApiError('CORE_NOT_FOUND', `Sharing '${id}' not found`, { details: { entity: 'Sharing', id } });
 
-/** `password` from a small urlencoded or JSON body (a browser form posting the password). */
+/**
+ * `password` from a small urlencoded or JSON body (a browser form posting the password). Read
+ * whenever a `POST` sends one, with or without a password to check: a body the API's routes
+ * refuse (not JSON, nested deeper than they take) is refused here too (400).
+ */
 async function postedPassword(req: Request): Promise<string | undefined> {
   if (req.method !== 'POST') return undefined;
   const form = req.is('application/x-www-form-urlencoded');
@@ -19,13 +23,17 @@ async function postedPassword(req: Request): Promise<string | undefined> {
     if (text.length > FORM_LIMIT) throw new ApiError('CORE_PAYLOAD_TOO_LARGE', 'The form is larger than allowed');
   }
   if (form) return new URLSearchParams(text).get('password') ?? undefined;
+  let body: unknown;
   try {
-    const body: unknown = JSON.parse(text);
-    const value = (body as { password?: unknown } | null)?.password;
-    return typeof value === 'string' ? value : undefined;
+    body = JSON.parse(text);
   } catch {
     throw new ApiError('CORE_INVALID_JSON', 'The body is not valid JSON');
   }
+  if (nestsDeeper(body, MAX_JSON_DEPTH)) {
+    throw new ApiError('CORE_INVALID_JSON', `The body must not nest objects and arrays deeper than ${MAX_JSON_DEPTH} levels`, { details: { maxDepth: MAX_JSON_DEPTH } });
+  }
+  const value = (body as { password?: unknown } | null)?.password;
+  return typeof value === 'string' ? value : undefined;
 }
 
 /** 404 (unknown, deleted, inactive, file gone), 410 (expired, used up), else the state. */
@@ -61,10 +69,10 @@ const publicHeadersOnError: ErrorRequestHandler = (error, _req, res, next) => {
 };
 
 /** The password check, throttled like sign-ins (per sharing and per address, across processes). */
-async function checkPassword(instance: EntityApi, req: Request, state: ShareState): Promise<void> {
+async function checkPassword(instance: EntityApi, req: Request, { state, posted }: { state: ShareState; posted?: string }): Promise<void> {
   if (!state.passwordHash) return;
   // The password was set in JSON (UTF-8): the header is read as UTF-8 too.
-  const given = headerText(req, 'sharing-password') ?? (await postedPassword(req));
+  const given = headerText(req, 'sharing-password') ?? posted;
   if (given === undefined || given === '') {
     throw new ApiError('SHARING_PASSWORD_REQUIRED', 'This link needs a password: send it in the Sharing-Password header or post it as the form field password');
   }
@@ -93,12 +101,13 @@ function countsAsUse(req: Request, state: ShareState, range: ByteRange | undefin
  */
 export function publicLinkRoutes(parts: { store: SharingStore; files: FileService; instance: () => EntityApi }) {
   const serve = toHandler(async (req: Request, res: Response) => {
+    const posted = await postedPassword(req);
     const id = String(req.params.file).split('.')[0];
     if (!/^[A-Za-z0-9_-]{1,64}$/.test(id)) throw notFound(id);
     const state = await parts.store.state(id);
     assertUsable(state, id);
     await assertCreatorActive(parts.instance(), state);
-    await checkPassword(parts.instance(), req, state);
+    await checkPassword(parts.instance(), req, { state, posted });
     const { file } = state;
     const etag = `"${file.hash}"`;
     const range = file.size === null ? undefined : requestedRange(res, file.size, etag);

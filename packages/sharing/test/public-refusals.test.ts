@@ -36,3 +36,38 @@ describe.each(TEST_DBS)('share link refusals before the route on %s', (kind) => 
     expect(api.headers['referrer-policy']).toBeUndefined();
   });
 });
+
+/**
+ * CONTRACT §17: JSON nested deeper than 64 levels is 400 in any body. A share link's `POST` reads
+ * its body for the password: whether or not the link has one, and whether or not the password
+ * comes in the header, a body no API route would take is refused, and nothing is used up.
+ */
+describe.each(TEST_DBS)('bodies a share link refuses on %s', (kind) => {
+  let t: FilesTestApi;
+  beforeAll(async () => {
+    t = await startFilesApi(kind, {}, { plugins: [sharing] });
+  });
+  afterAll(() => t.close());
+
+  const nested = (depth: number) => `{"password":"secret-pw","x":${'['.repeat(depth - 1)}${']'.repeat(depth - 1)}}`;
+
+  it('is 400 for JSON nested deeper than 64 levels, or not JSON, and takes 64 levels', async () => {
+    const file = (await t.post('/api/File', { name: 'deep.txt', fileContents: dataUrl('deep', 'text/plain') }).expect(200)).body;
+    for (const password of [undefined, 'secret-pw']) {
+      const share = (await t.post('/api/Sharing', { fileId: file.id, allowedUsage: 5, ...(password && { password }) }).expect(200)).body;
+      const path = new URL(share.link).pathname;
+      const post = (body: string, header?: string) => {
+        const req = request(t.server).post(path).set('Content-Type', 'application/json');
+        if (header) req.set('Sharing-Password', header);
+        return req.send(body).buffer(true).parse(binary);
+      };
+      for (const [body, header] of [[nested(65)], [nested(65), 'secret-pw'], ['{"password":'], ['{"password":', 'secret-pw']] as const) {
+        const res = await post(body, header);
+        expect([password, body.length, header, res.status, JSON.parse(res.body.toString()).error.code]).toEqual([password, body.length, header, 400, 'CORE_INVALID_JSON']);
+      }
+      expect((await t.get(`/api/Sharing/${share.id}`).expect(200)).body.used).toBe(0);
+      const taken = await post(nested(64));
+      expect([password, taken.status, taken.body.toString()]).toEqual([password, 200, 'deep']);
+    }
+  });
+});
