@@ -66,6 +66,11 @@ describePg('PostgreSQL faults', () => {
       try {
         expect503(await t.get(`${base}/Product`), 'CORE_TIMEOUT');
         expect503(await t.post(`${base}/Product`, { name: `timed out ${base}` }), 'CORE_TIMEOUT');
+        // The request times out, not its items: an upsert (set-based, and one-at-a-time for a link object) and a mass update are 503 too.
+        const upsertPath = base === '/api' ? '/api/upsert' : '/api/v1/MassActions/action/upsert';
+        expect503(await t.post(upsertPath, [{ entity: 'Product', payload: { name: `timed out ${base}` } }]), 'CORE_TIMEOUT');
+        expect503(await t.post(upsertPath, [{ entity: 'Product', payload: { name: `timed out ${base}`, brand: { name: `timed out ${base}` } } }]), 'CORE_TIMEOUT');
+        expect503(await t.post(`${base}/entityMassUpdate`, { entityName: 'Product', ids: ['some-id'], values: { name: 'x' } }), 'CORE_TIMEOUT');
       } finally {
         await lock.release();
       }

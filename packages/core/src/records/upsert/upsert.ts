@@ -148,8 +148,15 @@ function itemParts(lookup: (entity: string) => Repository | undefined, item: unk
   return { repo, body: payload as Record<string, unknown> };
 }
 
+/**
+ * What fails the whole request, not an item: the database's state (a statement past its timeout,
+ * the database out of reach, the instance closing). A timed-out request is 503 (CONTRACT §17),
+ * with `Retry-After`, as on every other route; the items decided before it stay stored.
+ */
+const REQUEST_FAULTS: ReadonlySet<string> = new Set(['CORE_TIMEOUT', 'CORE_DATABASE_UNAVAILABLE', 'CORE_SHUTTING_DOWN']);
+
 const failedWith = (error: unknown): UpsertResult => {
-  if (error instanceof ApiError) return failed(error);
+  if (error instanceof ApiError && !REQUEST_FAULTS.has(error.code)) return failed(error);
   throw error;
 };
 
