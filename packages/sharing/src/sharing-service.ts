@@ -8,7 +8,7 @@ function millis(value: string): number {
 
 /** Whether a sharing can be used now: active, not past `validTill`, not used up. */
 export function isAvailable(record: Record<string, unknown>, now = Date.now()): boolean {
-  if (record.active === false) return false;
+  if (record.active !== true) return false;
   if (typeof record.validTill === 'string' && millis(record.validTill) <= now) return false;
   if (typeof record.allowedUsage === 'number' && Number(record.used ?? 0) >= record.allowedUsage) return false;
   return true;

@@ -57,6 +57,16 @@ describe.each(TEST_DBS)('Sharing on %s', (kind) => {
       expect(documented.deleted).toMatchObject({ type: 'boolean', readOnly: true });
     });
 
+    it('reads a sharing whose `active` is null as the link answers it: not available, 404', async () => {
+      const f = await upload(base, 'null-active.txt', 'x');
+      const s = (await t.post(`${base}/Sharing`, { fileId: f.id, active: null }).expect(200)).body;
+      expect(s).toMatchObject({ active: null, available: false });
+      await request(t.server).get(`/sharings/${s.id}.txt`).expect(404);
+      await t.patch(`${base}/Sharing/${s.id}`, { active: true }).expect(200);
+      expect((await t.get(`${base}/Sharing/${s.id}`).expect(200)).body.available).toBe(true);
+      await request(t.server).get(`/sharings/${s.id}.txt`).expect(200);
+    });
+
     it('takes `available` sent back unchanged (as read), never set to another value', async () => {
       const f = await upload(base, 'roundtrip.txt', 'x');
       const s = (await t.post(`${base}/Sharing`, { fileId: f.id }).expect(200)).body;
