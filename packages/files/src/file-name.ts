@@ -16,7 +16,7 @@ export function assertFileName(name: unknown): asserts name is string {
   if (/[\\/]/.test(name)) throw refuse('name must not contain a path separator');
   if (name === '..' || name === '.') throw refuse('name must not be a relative path segment');
   // eslint-disable-next-line no-control-regex
-  if (/[\u0000-\u001f\u007f]/.test(name)) throw refuse('name must not contain NUL, CR, LF or other control characters');
+  if (/[\u0000-\u001f\u007f-\u009f]/.test(name)) throw refuse('name must not contain NUL, CR, LF or other control characters');
 }
 
 const MIME = /^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}\/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}$/;

@@ -99,6 +99,13 @@ describe.each(TEST_DBS)('File records on %s', (kind) => {
       expect((await t.patch(`${base}/File/${f.id}`, { hash: 'f'.repeat(64) }).expect(400)).body.error.code).toBe('CORE_READ_ONLY_FIELD');
       expect((await t.patch(`${base}/File/${f.id}`, { storageKey: 'files/x' }).expect(400)).body.error.code).toBe('CORE_READ_ONLY_FIELD');
       expect((await t.patch(`${base}/File/${f.id}`, { name: 'a/b.txt' }).expect(400)).body.error.code).toBe('FILES_NAME_INVALID');
+      // Control characters of both ranges (C0 with DEL, and C1: U+0080-U+009F), on create and rename.
+      for (const name of ['tab\there.txt', 'del\u007f.txt', 'next\u0085line.txt', 'csi\u009b.txt']) {
+        expect([name, (await t.patch(`${base}/File/${f.id}`, { name }).expect(400)).body.error.code]).toEqual([name, 'FILES_NAME_INVALID']);
+        expect([name, (await create({ name, fileContents: dataUrl('x') }).expect(400)).body.error.code]).toEqual([name, 'FILES_NAME_INVALID']);
+      }
+      expect((await t.patch(`${base}/File/${f.id}`, { name: 'caf\u00e9 \u00a0.txt' }).expect(200)).body.name).toBe('caf\u00e9 \u00a0.txt');
+      await t.patch(`${base}/File/${f.id}`, { name: 'round trip.txt' }).expect(200);
       const upsert = await t.post(`${base}/upsert`, [{ entity: 'File', payload: { name: 'u.txt' } }]).expect(200);
       expect(upsert.body[0]).toMatchObject({ status: 'Failed', stored: false });
       const upsertHash = await t.post(`${base}/upsert`, [{ entity: 'File', payload: { id: f.id, hash: 'f'.repeat(64) } }]).expect(200);
