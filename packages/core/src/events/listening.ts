@@ -18,13 +18,15 @@ export const unixSeconds = (dateTime: string): number => Math.floor(Date.parse(`
  * version, also those the server makes without logging a change (a job's worker, a share link's
  * count of uses), so the timestamp moves after every write (CONTRACT §16), also after several
  * within one second, and stays within the second of the last change. A record removed for good
- * answers the time of its last logged change.
+ * has no version: it answers the time of its last logged change (its removal) plus 500 to 999 ms
+ * by that change's `seq`, so that neither its removal nor a new record with its id within the
+ * same second (version 1: 0 ms) leaves the timestamp where it was.
  */
 async function changedAt(repo: Repository, id: string): Promise<number | undefined> {
   const of = { entityType: repo.model.name, recordId: id };
   const [logged, written] = await repo.translated(() => Promise.all([lastRecordChange(repo.sql, of), lastWriteOf(repo.sql, { model: repo.model, id })]));
   const seconds = Math.max(logged ? unixSeconds(logged.at) : 0, written?.modifiedAt ? unixSeconds(written.modifiedAt) : 0);
-  if (!written) return logged && seconds;
+  if (!written) return logged && seconds + (500 + (logged.seq % 500)) / 1000;
   return seconds + ((written.version - 1) % 1000) / 1000;
 }
 

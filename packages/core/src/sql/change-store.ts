@@ -470,11 +470,11 @@ export async function lastSeq(sql: SqlContext): Promise<number> {
 }
 
 /** When a record last changed (`YYYY-MM-DD HH:MM:SS`), or undefined when none is logged. */
-export async function lastRecordChange(sql: SqlContext, of: { entityType: string; recordId: string }): Promise<{ at: string } | undefined> {
-  const row = (await sql.db(CHANGE_TABLE.name).select('created_at').where({ entity_type: of.entityType, record_id: of.recordId }).orderBy('seq', 'desc').limit(1))[0] as
-    | { created_at: string }
+export async function lastRecordChange(sql: SqlContext, of: { entityType: string; recordId: string }): Promise<{ at: string; seq: number } | undefined> {
+  const row = (await sql.db(CHANGE_TABLE.name).select('created_at', 'seq').where({ entity_type: of.entityType, record_id: of.recordId }).orderBy('seq', 'desc').limit(1))[0] as
+    | { created_at: string; seq: number | string }
     | undefined;
-  return row && { at: row.created_at };
+  return row && { at: row.created_at, seq: Number(row.seq) };
 }
 
 /** When the last change of anything was made; undefined without one. */

@@ -67,6 +67,23 @@ describe.each(TEST_DBS)('listening on %s', (kind) => {
       expect(Math.floor(last)).toBe(Date.parse(`${logged.created_at.replace(' ', 'T')}Z`) / 1000);
     });
 
+    it('moves when the record is removed for good, and again when a new record takes its id, within one second', async () => {
+      const id = `removed-${base.length}-${Date.now()}`;
+      const seen: number[] = [];
+      const read = async () => seen.push((await publicGet(`listening/entity/Brand/${id}.json`).expect(200)).body.timestamp as number);
+      await t.post(`${base}/Brand`, { id, name: `Removed ${base}` }).expect(200);
+      await t.post(`${base}/startEntityListening`, { entityName: 'Brand', entityId: id }).expect(200);
+      await read();
+      await t.del(`${base}/Brand/${id}`).set('permanently', 'true').expect(200);
+      await read();
+      await t.post(`${base}/Brand`, { id, name: `Again ${base}` }).expect(200);
+      await read();
+      await t.patch(`${base}/Brand/${id}`, { code: 'x' }).expect(200);
+      await read();
+      for (let i = 1; i < seen.length; i++) expect([i, seen[i]]).not.toEqual([i, seen[i - 1]]);
+      for (const timestamp of seen) expect(Math.abs(timestamp - Date.now() / 1000)).toBeLessThan(5);
+    });
+
     it('answers 404 for a record nobody listens to, and once the last listening is older than eight hours', async () => {
       const id = await product();
       const endpoint = `listening/entity/Product/${id}.json`;
