@@ -70,8 +70,11 @@ function readLimits(env: NodeJS.ProcessEnv): PimLimits {
   };
 }
 
-const list = (value: string | undefined, fallback: string[]) =>
-  value === undefined ? fallback : value.split(',').map((s) => s.trim()).filter(Boolean);
+/** A comma list; unset, empty or only commas and spaces, the fallback (an empty value is no value). */
+function list(value: string | undefined, fallback: string[]): string[] {
+  const items = (value ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  return items.length ? items : fallback;
+}
 
 function logLevel(value: string | undefined): string {
   if (!value) return 'info';

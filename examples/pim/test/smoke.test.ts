@@ -184,6 +184,15 @@ describe('examples/pim server', () => {
     expect((await send('GET', `/api/Product/${created.body.id}`, undefined, 'en_US')).body.name).toBe('Stool');
     expect((await send('GET', '/api/metadata')).body.app.languages).toEqual(['de_DE', 'en_US', 'fr_FR']);
     await stopPim(server);
+    // An empty value is no value: the default languages.
+    for (const LANGUAGES of ['', ' , ']) {
+      const fallback = await startPim({ DATABASE_URL: 'sqlite::memory:', ADMIN_PASSWORD: 'pim-smoke-password', LANGUAGES });
+      const headers = { 'Authorization-Token': await tokenFor(fallback.url, 'pim-smoke-password') };
+      const metadata = (await (await fetch(`${fallback.url}/api/metadata`, { headers })).json()) as Record<string, any>;
+      expect([LANGUAGES, metadata.app.languages]).toEqual([LANGUAGES, ['en_US', 'de_DE']]);
+      expect([LANGUAGES, (await fetch(`${fallback.url}/api/Product`, { headers: { ...headers, language: 'xx_YY' } })).status]).toEqual([LANGUAGES, 400]);
+      await stopPim(fallback);
+    }
   });
 
   if (TEST_DBS.includes('postgres')) {
