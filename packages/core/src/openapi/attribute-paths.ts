@@ -1,6 +1,6 @@
 import type { EntityModel } from '../definition/normalize';
 import { bodyResponses, errorResponses, responseRef } from './error-responses';
-import { jsonBody, ok, param, ref, type GenerationContext, type Operation } from './refs';
+import { json, jsonBody, ok, param, ref, type GenerationContext, type Operation } from './refs';
 
 /** The four simple attribute endpoints of an entity type with attributes. */
 export function attributePaths(model: EntityModel, { op, generation, extra }: GenerationContext): Record<string, Record<string, Operation>> {
@@ -24,9 +24,22 @@ export function attributePaths(model: EntityModel, { op, generation, extra }: Ge
         operationId: op(`delete${name}AttributeValues`),
         tags,
         summary: `Remove attributes (and their values) from a ${name}`,
-        description: 'Needs the edit right. Attributes that are unknown, or protected, are reported in `errors`; the others are removed.',
-        parameters: [id, param('IfMatch'), param('IfNoneMatchWrite')],
-        requestBody: jsonBody(ref('AttributeIds')),
+        description:
+          'Needs the edit right. Attributes that are unknown, or protected, are reported in `errors`; the others are removed. The attributes go in the body, or, for clients that send no body with DELETE, in the query (`attributeIds`).',
+        parameters: [
+          id,
+          {
+            name: 'attributeIds',
+            in: 'query',
+            required: false,
+            description: 'The attributes to remove, as a comma list (instead of the body).',
+            schema: { type: 'string' },
+            example: 'weight,color',
+          },
+          param('IfMatch'),
+          param('IfNoneMatchWrite'),
+        ],
+        requestBody: { required: false, ...json(ref('AttributeIds')) },
         responses: written('How many were removed, and why others were not', ref('AttributeDeleteResult')),
       },
     },

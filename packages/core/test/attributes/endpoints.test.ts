@@ -107,6 +107,10 @@ describe.each(TEST_DBS)('simple attribute endpoints on %s', (kind) => {
       const byQuery = await t.del(`${base}/Product/${id}/attributeValues?attributeIds=${a.title}`).expect(200);
       expect(byQuery.body).toEqual({ count: 1, errors: [] });
       await t.del(`${base}/Product/${id}/attributeValues`).send({ attributeIds: 'x' }).expect(400);
+      // The OpenAPI document offers both forms: the body is optional, the query names attributeIds.
+      const removal = (await t.get('/apidocs/openapi.json').expect(200)).body.paths[`${base}/Product/{id}/attributeValues`].delete;
+      expect(removal.requestBody).toMatchObject({ required: false });
+      expect(removal.parameters.filter((p: { name?: string }) => p.name === 'attributeIds')).toEqual([expect.objectContaining({ in: 'query', required: false, schema: { type: 'string' } })]);
     });
 
     it('logs what a removal took: the value, each language variant and the unit', async () => {
