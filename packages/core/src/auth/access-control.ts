@@ -169,9 +169,10 @@ export class UserAccess {
 
   /**
    * Whether a field of a record the caller sees through a link may show (the name, code or user
-   * name that names a linked record in `<link>Name`, the language variant of its name, `nameDeDE`): the caller's field rights where the caller reads the
-   * entity type; where it does not (a link shows its records' names whatever the caller may read
-   * of them), unless the roles that name the type hide the field (`fieldRule`).
+   * name that names a linked record in `<link>Name`, the language variant of its name,
+   * `nameDeDE`): the caller's field rights where the caller reads the entity type; where it does
+   * not (a link shows its records' names whatever the caller may read of them), unless the roles
+   * that name the type hide the field (`fieldRule`).
    */
   readsThroughLink(entity: string, field: string): boolean {
     return this.unrestricted || readsThroughLink(this, entity, field);

@@ -18,9 +18,10 @@ export function assertLookup(model: EntityModel, access: UserAccess, item: { id?
 
 /**
  * Whether the caller can see the record an item found: a record outside its read level (`own`,
- * `no`) is not found. The item is then judged as the create it would be, whose rules come first, and
- * collides with the hidden record as a create with the same key would (in update mode, a mass
- * update: 404, as an update of it would be). No answer tells more than a create would.
+ * `no`) is not found. The item is then judged as the create it would be, whose rules come first,
+ * and collides with the hidden record as a create with the same key would (in update mode, a mass
+ * update: what an update of it answers, `assertHiddenHit`). No answer tells more than a create
+ * would.
  */
 export function seesHit(model: EntityModel, writer: Writer, hit: Hit): boolean {
   const { read } = writer.access.scope(model.name);
