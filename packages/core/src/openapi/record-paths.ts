@@ -26,11 +26,13 @@ const versioned = (description: string, schema: unknown) => ({ ...ok(description
 
 /**
  * The body of a create: the entity type's create schema, and for an attribute created through a
- * generation that requires its `code` (A), that one too (one schema serves both generations).
+ * generation that requires its `code` (A), that one too, as a string (one schema serves both
+ * generations; null is the absent code of B).
  */
 function createBody(model: EntityModel, generation: GenerationContext['generation']): unknown {
   const body = ref(`${model.name}Create`);
-  return model.name === AttributeEntity.name && generation.attributes.codeRequired ? { allOf: [body, { required: ['code'] }] } : body;
+  const coded = { required: ['code'], properties: { code: { type: 'string' } } };
+  return model.name === AttributeEntity.name && generation.attributes.codeRequired ? { allOf: [body, coded] } : body;
 }
 
 /** List, create, read, update (PATCH and PUT) and delete of one entity type. */
