@@ -186,16 +186,19 @@ async function createInOneStep(
   if (objects.size > 0 || links.length > 0) return undefined;
   const writer = { ctx, access, rows: rowRulesOf(repo, ctx) };
   const linked = new Map(named.map((f) => [f, values.get(f)]));
-  // Links the insert judges itself cost no statement before it.
-  const guards = await linkGuards(sql, writer, linked);
-  if (!guards) await assertLinks(sql, writer, linked);
   Object.assign(row, { id, ...createdColumns(rowChange(ctx)) });
   const change = createChange(repo, ctx, { id, values });
-  let done = await insertLogged(sql, repo.model, { row, change, readBack, guards });
-  if (!done.written) {
-    // A guarded link named no live record: its 400, or (linked meanwhile) the insert after the check.
-    await assertLinks(sql, writer, linked);
-    done = await insertLogged(sql, repo.model, { row, change, readBack });
-  }
+  // Links the insert judges itself (holding them, as every check of links does) cost no statement before it.
+  const guards = await linkGuards(sql, writer, linked);
+  const guarded = guards && (await insertLogged(sql, repo.model, { row, change, readBack, guards }));
+  if (guarded?.written) return { id, read: guarded.read };
+  // Other links, or a guarded one that named no live record (its 400, or the insert once linked
+  // meanwhile): checked in the insert's transaction, which holds the records they name until it
+  // commits (`Hold` in link-store.ts): no permanent delete of one leaves the record linked to nothing.
+  const done = await inTransactionAgain(repo.env.database, async (trx) => {
+    const held = sqlContext(repo.env, trx);
+    await assertLinks(held, writer, linked);
+    return insertLogged(held, repo.model, { row, change, readBack });
+  });
   return { id, read: done.read };
 }

@@ -2,7 +2,7 @@ import { forbidden, type UserAccess } from '../auth/access-control';
 import type { EntityModel, FieldModel, LinkEnd, MultipleLinkField } from '../definition/model';
 import { invalidRecord, requiredIssue } from '../definition/validate-record';
 import { ApiError } from '../errors';
-import { liveIdsOf, OPTION_ENTITY, optionIdsInList, optionListId } from '../sql/link-store';
+import { liveIdsOf, OPTION_ENTITY, optionIdsInList, optionListId, type Hold } from '../sql/link-store';
 import type { Owner } from '../sql/record-columns';
 import type { LinkGuard } from '../sql/record-store';
 import type { SqlContext } from '../sql/sql-context';
@@ -69,8 +69,15 @@ async function linkableOf(writer: LinkWriter, field: LinkEnd): Promise<Linkable>
 }
 
 /**
- * The ids of each group the caller may link to (`linkableOf`). One query per group, whatever the
- * number of writes.
+ * How a check holds the records a link names until its write commits (`Hold`): as a foreign key
+ * does, or, for the records on the other side of a multiple link, which the write changes and
+ * locks too (`judgedOnOtherSide`), as that write does.
+ */
+const holdOf = (sql: SqlContext, field: LinkEnd): Hold => (field.type === 'linkMultiple' && 'linkKind' in field && judgedOnOtherSide(sql.schema, field as MultipleLinkField) ? 'update' : 'share');
+
+/**
+ * The ids of each group the caller may link to (`linkableOf`), held until the write commits (see
+ * `holdOf`). One query per group, whatever the number of writes.
  */
 async function findValid(sql: SqlContext, writer: LinkWriter, wanted: Map<string, { field: LinkEnd; ids: Set<string> }>): Promise<Found> {
   const found: Found = new Map();
@@ -79,7 +86,7 @@ async function findValid(sql: SqlContext, writer: LinkWriter, wanted: Map<string
     if ('list' in linkable) {
       const listId = await optionListId(sql, linkable.list);
       found.set(group, listId ? await optionIdsInList(sql, { listId, ids }) : missingList(field, linkable.list));
-    } else found.set(group, 'none' in linkable ? new Set() : await liveIdsOf(sql, field.target, { ids, ...linkable }));
+    } else found.set(group, 'none' in linkable ? new Set() : await liveIdsOf(sql, field.target, { ids, ...linkable, hold: holdOf(sql, field) }));
   }
   return found;
 }

@@ -216,9 +216,11 @@ async function writeChange(repo: Repository, write: LinkObjectWrite, change: Rec
   const { trx, ctx, after } = write;
   const sql = sqlContext(repo.env, trx);
   await resolveLinkObjects<LinkField>(repo, write, { objects: change.objects, values: change.values });
-  await assertLinks(sql, { ctx, access: change.access, rows: rowRulesOf(repo, ctx) }, judgedLinks(change));
   const changed = changedValues(change);
   await lockWritten(repo, sql, { change, changed });
+  // After the rows are locked in their one order: the check holds the records the links name
+  // (`Hold` in link-store.ts), and two link writes of one pair from both sides would deadlock otherwise.
+  await assertLinks(sql, { ctx, access: change.access, rows: rowRulesOf(repo, ctx) }, judgedLinks(change));
   const attributes = await change.attributes?.apply?.(trx, change.id, attributeWriteRules(repo, ctx, after));
   if (changed.size === 0 && !attributes?.changed) return false;
   await writeChangedRow(repo, write, { id: change.id, changed, expected: change.expected, ifMatch: change.ifMatch, access: change.access });

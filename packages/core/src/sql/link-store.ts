@@ -15,30 +15,51 @@ const LIST_ENTITY = 'ExtensibleEnum';
 
 const entity = (sql: SqlContext, name: string) => sql.schema.entity(name) as EntityModel;
 
-/** The select of those of `ids` that name live records of `model` (only `owner`'s when given). */
-function liveIdsQuery(sql: SqlContext, model: EntityModel, { ids, owner }: { ids: readonly string[]; owner?: Owner }): Knex.QueryBuilder {
+/**
+ * How a check that records are live holds them until the transaction it runs in ends, so that a
+ * write linking to them commits before a permanent delete of one of them (which locks its row
+ * first, `purgeRow`) and that delete detaches the new link, or the write finds the record gone
+ * once the delete committed. `share` as a foreign key's check (`for key share`: writes that link
+ * the same records do not wait for each other); `update` for records the write changes too and
+ * locks anyway (the other side of a multiple link: taking the weaker lock first would deadlock two
+ * such writes), in id order.
+ */
+export type Hold = 'share' | 'update';
+
+/** Whether a check can hold what it reads: in a transaction (else nothing to hold), where writers lock rows (not SQLite, one writer at a time). */
+const canHold = (sql: SqlContext): boolean => sql.dialect.locksRows && (sql.db as Knex.Transaction).isTransaction === true;
+
+/** The select of those of `ids` that name live records of `model` (only `owner`'s when given), held so when given (`Hold`). */
+function liveIdsQuery(sql: SqlContext, model: EntityModel, { ids, owner, hold }: { ids: readonly string[]; owner?: Owner; hold?: Hold }): Knex.QueryBuilder {
   const qb = sql.db(model.table).select(`${model.table}.id`).whereIn(`${model.table}.id`, ids).andWhere(`${model.table}.deleted`, sql.dialect.live as never);
   if (owner) ownedBy(model, owner)(qb);
+  if (hold === 'share') qb.forKeyShare(model.table);
+  if (hold === 'update') qb.orderBy(`${model.table}.id`).forUpdate(model.table);
   return qb;
 }
 
 /**
  * Of `ids`, those naming live records of `target` (only `owner`'s, and those `within` keeps, when
- * given): one query per 1,000 ids; that of one id without row rules (a link of a single write) is
- * compiled once.
+ * given), held until the transaction ends with `hold` (see `Hold`): one query per 1,000 ids; that
+ * of one id without row rules (a link of a single write) is compiled once.
  */
-export async function liveIdsOf(sql: SqlContext, target: string, { ids, owner, within }: { ids: Iterable<string>; owner?: Owner; within?: RowFilter }): Promise<Set<string>> {
+export async function liveIdsOf(
+  sql: SqlContext,
+  target: string,
+  { ids, owner, within, hold }: { ids: Iterable<string>; owner?: Owner; within?: RowFilter; hold?: Hold },
+): Promise<Set<string>> {
   const model = entity(sql, target);
   const found = new Set<string>();
-  for (const part of chunks([...new Set(ids)], 1000)) {
+  const held = hold && canHold(sql) ? hold : undefined;
+  for (const part of chunks([...new Set(ids)].sort(), 1000)) {
     let rows: { id: string }[];
     if (part.length === 1 && !within) {
-      const statement = sql.statements.get(`live:${model.table}:${owner ? 'own' : 'all'}`, () =>
-        prepareStatement('rows', (param) => liveIdsQuery(sql, model, { ids: [param('id')], owner: owner && { userId: param('user') } })),
+      const statement = sql.statements.get(`live:${model.table}:${owner ? 'own' : 'all'}:${held ?? ''}`, () =>
+        prepareStatement('rows', (param) => liveIdsQuery(sql, model, { ids: [param('id')], owner: owner && { userId: param('user') }, hold: held })),
       );
       rows = await runPrepared(sql, statement, { id: part[0], user: owner?.userId });
     } else {
-      const qb = liveIdsQuery(sql, model, { ids: part, owner });
+      const qb = liveIdsQuery(sql, model, { ids: part, owner, hold: held });
       within?.(qb);
       rows = await qb;
     }
@@ -53,13 +74,14 @@ export async function optionListId(sql: SqlContext, code: string): Promise<strin
   return row?.id as string | undefined;
 }
 
-/** Of `ids`, those naming live options of the list `listId`. */
+/** Of `ids`, those naming live options of the list `listId`, held until the transaction ends (`Hold` share). */
 export async function optionIdsInList(sql: SqlContext, { listId, ids }: { listId: string; ids: Iterable<string> }): Promise<Set<string>> {
   const options = entity(sql, OPTION_ENTITY);
   const found = new Set<string>();
   for (const part of chunks([...new Set(ids)], 1000)) {
-    const rows = await sql.db(options.table).select('id').whereIn('id', part).andWhere({ extensible_enum_id: listId, deleted: sql.dialect.live });
-    for (const r of rows as { id: string }[]) found.add(r.id);
+    const qb = sql.db(options.table).select('id').whereIn('id', part).andWhere({ extensible_enum_id: listId, deleted: sql.dialect.live });
+    if (canHold(sql)) qb.forKeyShare(options.table);
+    for (const r of (await qb) as { id: string }[]) found.add(r.id);
   }
   return found;
 }

@@ -37,7 +37,8 @@ export interface LinkGuard {
 /**
  * The insert of `insertWithMarkers`, made only when every guarded link names a live record when
  * the statement runs (`insert … select <values> where exists (…) and …`): it inserts no row
- * otherwise. A link whose value is null is not guarded.
+ * otherwise. A link whose value is null is not guarded. Where writers lock rows, the linked
+ * records are held until the statement's transaction ends (`Hold` in link-store.ts: `share`).
  */
 export function guardedInsertWithMarkers(
   sql: SqlContext,
@@ -46,7 +47,8 @@ export function guardedInsertWithMarkers(
 ): Knex.Raw {
   const q = (name: string) => sql.db.raw('??', [name]).toQuery();
   const live = sql.dialect.live;
-  const exists = guards.map((g) => `exists (select 1 from ${q(g.table)} where ${q('id')} = ? and ${q('deleted')} = ?)`);
+  const held = sql.dialect.locksRows ? ' for key share' : '';
+  const exists = guards.map((g) => `exists (select 1 from ${q(g.table)} where ${q('id')} = ? and ${q('deleted')} = ?${held})`);
   return sql.db.raw(`insert into ${q(model.table)} (${columns.map(q).join(', ')}) select ${columns.map(() => '?').join(', ')} where ${exists.join(' and ')}`, [
     ...columns.map((c) => param(c)),
     ...guards.flatMap((g) => [param(g.column), live]),
@@ -151,7 +153,7 @@ export async function softDeleteRow(sql: SqlContext, model: EntityModel, { id, r
 /**
  * Removes a record's row, live or deleted, and every link to it (the attribute values `values`
  * names too); answers the records whose links or values it changed (undefined when it removed
- * nothing). The row is locked first, with those of the records that link it or hold such values
+ * nothing). The row is locked first, then those of the records that link it or hold such values
  * (where the database locks rows): of two requests that remove it at once, the second waits, then
  * finds it gone and removes (and logs) nothing. With `version`, only the row at that version
  * (`If-Match`).
@@ -162,9 +164,11 @@ export async function purgeRow(
   { id, version, values, change }: { id: string; version?: number; values?: PurgedValues; change: RowChange },
 ): Promise<DetachedRecord[] | undefined> {
   const where = { id, ...(version !== undefined && { [VERSION_COLUMN]: version }) };
-  const linking = await lockLinking(sql, model, { id, values });
+  // The record's own row first: a write that linked to it holds it (`Hold` in link-store.ts) and commits
+  // before the links to it are read below, and a later one finds it gone.
   const found = sql.db(model.table).select('id').where(where);
   if ((await (sql.dialect.locksRows ? found.forUpdate() : found)).length === 0) return undefined;
+  const linking = await lockLinking(sql, model, { id, values });
   const detached = await detachEverywhere(sql, model, { id, linking, values, change });
   return (await sql.db(model.table).delete().where(where)) > 0 ? detached : undefined;
 }

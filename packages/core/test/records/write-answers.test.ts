@@ -96,7 +96,7 @@ describe.each(TEST_DBS)('the single links of a create on %s', (kind) => {
     expect((await t.get(`/api/Product/${id}`).expect(200)).body).toMatchObject({ name: 'Linked', brandId, brandName: 'Guarded' });
     if (kind === 'postgres') {
       // The insert is the first statement; only the multiple links of the answer are read after it.
-      expect(sql[0]).toMatch(/^with w as \(insert into "product" .* where exists \(select 1 from "brand" where "id" = \$\d+ and "deleted" = \$\d+\) returning \*\)/is);
+      expect(sql[0]).toMatch(/^with w as \(insert into "product" .* where exists \(select 1 from "brand" where "id" = \$\d+ and "deleted" = \$\d+ for key share\) returning \*\)/is);
       expect(sql.slice(1).filter((s) => !/ from "category_products__product_categories" /.test(s))).toEqual([]);
     } else {
       expect(sql.findIndex((s) => /from `brand`/.test(s))).toBeLessThan(sql.findIndex((s) => /^insert into `product`/i.test(s)));
