@@ -10,6 +10,7 @@ import { ApiError } from './errors';
 import type { Registry } from './registry';
 import type { JobService } from './jobs/job-service';
 import type { CacheEvent } from './sql/cache-events';
+import { ENDED_PAYLOAD } from './sql/job-store';
 import { nowDateTime } from './time';
 
 /**
@@ -30,10 +31,11 @@ export function installJobHooks(registry: Registry, jobs: JobService): void {
       throw new ApiError('CORE_CONFLICT', `Only a pending job can be canceled; this one is ${String(existing?.status)}`);
     }
     // A worker may take the job between this check and the write: the write checks again. A
-    // canceled job has ended, as one that ran to its end has.
+    // canceled job has ended, as one that ran to its end has, and keeps no input either.
     if (keys.includes('status') && data) {
       event.expect = { ...event.expect, status: 'Pending' };
       data.endedAt = nowDateTime();
+      data.payload = { ...ENDED_PAYLOAD };
     }
   });
   // A running job goes on writing whether its record is there or not: deleting it would hide work

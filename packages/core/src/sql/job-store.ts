@@ -38,6 +38,9 @@ function jobContext(value: unknown): JobContext {
 const NO_COUNTS: JobCounts = { created: 0, updated: 0, notModified: 0, failed: 0 };
 const countColumns = (counts: JobCounts) => ({ created: counts.created, updated: counts.updated, not_modified: counts.notModified, failed: counts.failed });
 
+/** The input an ended job keeps: none (see `JobStore.finish`). */
+export const ENDED_PAYLOAD: Readonly<Record<string, never>> = Object.freeze({});
+
 /** The SQL of the job table: rows are the truth; queues only carry job ids. */
 export class JobStore {
   constructor(
@@ -134,10 +137,15 @@ export class JobStore {
     await this.table.update(this.changed({ processed, progress, result: this.json(result), ...countColumns(counts) })).where({ id, status: 'Running' });
   }
 
+  /**
+   * Ends a running job. Its input goes with it (`ENDED_PAYLOAD`): nothing runs it again, and it may
+   * hold what no row keeps in clear (a user's password, a webhook's secret).
+   */
   async finish(id: string, { status, result, message, counts }: { status: JobStatus; result: unknown; message: string | null; counts: JobCounts }): Promise<void> {
     const now = nowDateTime();
+    const ended = { status, result: this.json(result), payload: this.json(ENDED_PAYLOAD), ...countColumns(counts), message, ended_at: now };
     await this.table
-      .update(this.changed({ status, result: this.json(result), ...countColumns(counts), message, ended_at: now, ...(status === 'Success' && { progress: 100 }) }, now))
+      .update(this.changed({ ...ended, ...(status === 'Success' && { progress: 100 }) }, now))
       .where({ id, status: 'Running' });
   }
 
