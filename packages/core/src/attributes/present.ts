@@ -54,9 +54,14 @@ function variants(entry: RecordAttribute, view: ValueView): [string, unknown][] 
 
 const linkName = (view: ValueView, entity: string | null, id: string) => view.linkNames.get(`${entity}:${id}`) ?? null;
 
-function linkedIds(entry: RecordAttribute): string[] {
+/**
+ * The linked records of a multiple link attribute that are live (those `linkNames` found): one in
+ * the bin is not shown, as in a multiple link field's list, and is listed again once restored.
+ */
+function linkedIds(entry: RecordAttribute, view: ValueView): string[] {
   const value = entry.main?.value;
-  return Array.isArray(value) ? (value as string[]) : [];
+  const { linkEntity } = entry.attribute;
+  return Array.isArray(value) ? (value as string[]).filter((id) => view.linkNames.has(`${linkEntity}:${id}`)) : [];
 }
 
 /** Label of an attribute in the asked language where the caller may read it (its name, else code, else id). */
@@ -76,7 +81,7 @@ function addVirtualFields(record: Record<string, unknown>, entry: RecordAttribut
     return;
   }
   if (a.type === 'linkMultiple') {
-    const ids = linkedIds(entry);
+    const ids = linkedIds(entry, view);
     record[`${key}Ids`] = ids;
     record[`${key}Names`] = Object.fromEntries(ids.map((id) => [id, linkName(view, a.linkEntity, id)]));
     return;
@@ -138,7 +143,7 @@ export function valueItem(entry: RecordAttribute, view: ValueView): Record<strin
   const a = entry.attribute;
   const item: Record<string, unknown> = { attributeId: a.id, attributeValueId: entry.main?.id ?? null };
   if (a.type === 'linkMultiple') {
-    const ids = linkedIds(entry);
+    const ids = linkedIds(entry, view);
     item.value = ids;
     item.valueNames = Object.fromEntries(ids.map((id) => [id, linkName(view, a.linkEntity, id)]));
   } else {

@@ -40,6 +40,22 @@ describe.each(TEST_DBS)('reading attributes on %s', (kind) => {
   afterAll(() => t.close());
 
   describe.each(GENERATIONS)('generation %s', (_gen, base) => {
+    it('leaves a linked record in the bin out of a multiple link attribute, and shows it again once restored', async () => {
+      const gone = (await t.post(`${base}/Brand`, { name: unique('Binned') }).expect(200)).body.id as string;
+      const kept = (await t.post(`${base}/Brand`, { name: unique('Kept') }).expect(200)).body;
+      const id = (await t.post(`${base}/Product`, { name: 'Sold by a binned brand' }).expect(200)).body.id as string;
+      await t.post(`${base}/Product/${id}/upsertAttributeValues`, [{ attributeId: a.sellers, value: [gone, kept.id] }]).expect(200);
+      await t.del(`${base}/Brand/${gone}`).expect(200);
+      const flat = (await t.get(`${base}/Product/${id}`).set(FLAT).expect(200)).body;
+      expect([flat.sellersIds, flat.sellersNames]).toEqual([[kept.id], { [kept.id]: kept.name }]);
+      const listed = (await t.get(`${base}/Product?where[0][type]=equals&where[0][attribute]=id&where[0][value]=${id}&attributes=sellers`).set(FLAT).expect(200)).body.list[0];
+      expect(listed.sellersIds).toEqual([kept.id]);
+      const values = (await t.get(`${base}/Product/${id}/attributeValues`).expect(200)).body as { attributeId: string; value: unknown; valueNames: unknown }[];
+      expect(values.find((v) => v.attributeId === a.sellers)).toMatchObject({ value: [kept.id], valueNames: { [kept.id]: kept.name } });
+      await t.post('/api/entityRestore', { entityName: 'Brand', ids: [gone] }).expect(200);
+      expect((await t.get(`${base}/Product/${id}`).set(FLAT).expect(200)).body.sellersIds).toEqual([gone, kept.id]);
+    });
+
     it('shows every attribute of a single record as virtual fields with full definitions', async () => {
       const res = (await t.get(`${base}/Product/${product}`).set(FLAT).expect(200)).body;
       const other = (a as Record<string, unknown>).other as { id: string };
