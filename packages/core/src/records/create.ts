@@ -188,7 +188,8 @@ async function createInOneStep(
   const linked = new Map(named.map((f) => [f, values.get(f)]));
   Object.assign(row, { id, ...createdColumns(rowChange(ctx)) });
   const change = createChange(repo, ctx, { id, values });
-  // Links the insert judges itself (holding them, as every check of links does) cost no statement before it.
+  // Links the insert judges itself (holding them, as every check of links does) cost no statement
+  // before it.
   const guards = await linkGuards(sql, writer, linked);
   const guarded = guards && (await insertLogged(sql, repo.model, { row, change, readBack, guards }));
   if (guarded?.written) return { id, read: guarded.read };

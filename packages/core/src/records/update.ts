@@ -219,7 +219,8 @@ async function writeChange(repo: Repository, write: LinkObjectWrite, change: Rec
   const changed = changedValues(change);
   await lockWritten(repo, sql, { change, changed });
   // After the rows are locked in their one order: the check holds the records the links name
-  // (`Hold` in link-store.ts), and two link writes of one pair from both sides would deadlock otherwise.
+  // (`Hold` in link-store.ts), and two link writes of one pair from both sides would deadlock
+  // otherwise.
   await assertLinks(sql, { ctx, access: change.access, rows: rowRulesOf(repo, ctx) }, judgedLinks(change));
   const attributes = await change.attributes?.apply?.(trx, change.id, attributeWriteRules(repo, ctx, after));
   if (changed.size === 0 && !attributes?.changed) return false;

@@ -26,7 +26,10 @@ const entity = (sql: SqlContext, name: string) => sql.schema.entity(name) as Ent
  */
 export type Hold = 'share' | 'update';
 
-/** Whether a check can hold what it reads: in a transaction (else nothing to hold), where writers lock rows (not SQLite, one writer at a time). */
+/**
+ * Whether a check can hold what it reads: in a transaction (else there is nothing to hold it for),
+ * where writers lock rows (not SQLite, which writes one transaction at a time).
+ */
 const canHold = (sql: SqlContext): boolean => sql.dialect.locksRows && (sql.db as Knex.Transaction).isTransaction === true;
 
 /** The select of those of `ids` that name live records of `model` (only `owner`'s when given), held so when given (`Hold`). */

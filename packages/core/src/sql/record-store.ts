@@ -164,8 +164,8 @@ export async function purgeRow(
   { id, version, values, change }: { id: string; version?: number; values?: PurgedValues; change: RowChange },
 ): Promise<DetachedRecord[] | undefined> {
   const where = { id, ...(version !== undefined && { [VERSION_COLUMN]: version }) };
-  // The record's own row first: a write that linked to it holds it (`Hold` in link-store.ts) and commits
-  // before the links to it are read below, and a later one finds it gone.
+  // The record's own row first: a write that linked to it holds it (`Hold` in link-store.ts) and
+  // commits before the links to it are read below, and a later one finds it gone.
   const found = sql.db(model.table).select('id').where(where);
   if ((await (sql.dialect.locksRows ? found.forUpdate() : found)).length === 0) return undefined;
   const linking = await lockLinking(sql, model, { id, values });
