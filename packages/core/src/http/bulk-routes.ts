@@ -92,7 +92,7 @@ export function mountBulkRoutes(router: Router, { lookup, jobs, generation, maxU
   const upsert = toHandler(async (req, res) => {
     const items = upsertBody(req);
     assertUpsertSize(items, maxUpsertItems);
-    sendBulkAnswer(res, (await upsertItems({ lookup, ctx: bulkContext(req) }, items)).map(publicResult));
+    sendBulkAnswer(res, (await upsertItems({ lookup, ctx: bulkContext(req), faultsFailCall: true }, items)).map(publicResult));
   });
   for (const { path } of generation.upsertPaths) router.post(path, idempotent, upsert);
 
@@ -121,7 +121,7 @@ export function mountBulkRoutes(router: Router, { lookup, jobs, generation, maxU
       sendBulkAnswer(res, { jobId: await jobs.enqueue('massUpdate', { entityName: repo.model.name, ids, where, ...change }, ctx) });
       return;
     }
-    sendBulkAnswer(res, await massUpdate(repo, ctx, { ids, ...change }));
+    sendBulkAnswer(res, await massUpdate(repo, ctx, { ids, ...change, faultsFailCall: true }));
   });
   router.post('/entityMassUpdate', idempotent, mass);
   router.patch('/entityMassUpdate', idempotent, mass);

@@ -2,7 +2,7 @@ import type { RequestContext } from '../context';
 import { ApiError } from '../errors';
 import { linkNamed, type LinkDelta } from '../records/link-delta';
 import type { Repository } from '../records/repository';
-import { publicResult, upsertItems } from '../records/upsert/upsert';
+import { publicResult, upsertItems, type UpsertCall } from '../records/upsert/upsert';
 import { derivedUuidv7 } from '../util/uuid';
 import { JobInterrupted, type JobHandler, type JobRun } from './job-service';
 
@@ -84,13 +84,17 @@ function linkDeltas(repo: Repository, { addLinks = {}, removeLinks = {} }: Pick<
  * Updates the listed records with the same values and the same links added and removed,
  * set-based: the batch path of upsert with its rules, in update mode (an id that names no record
  * fails), each record's change logged once (`Relate` or `Unrelate` when only links change). Each
- * failure is reported by id.
+ * failure is reported by id. `faultsFailCall`: a request's (see `UpsertCall`).
  */
-export async function massUpdate(repo: Repository, ctx: RequestContext, { ids, values, ...links }: MassUpdate): Promise<MassUpdateResult> {
+export async function massUpdate(
+  repo: Repository,
+  ctx: RequestContext,
+  { ids, values, faultsFailCall, ...links }: MassUpdate & Pick<UpsertCall, 'faultsFailCall'>,
+): Promise<MassUpdateResult> {
   // An id listed twice is one record, updated once.
   const targets = [...new Set(ids)];
   const items = targets.map((id) => ({ entity: repo.model.name, payload: { ...values, id } }));
-  const results = await upsertItems({ lookup: () => repo, ctx, mode: 'update', links: linkDeltas(repo, links) }, items);
+  const results = await upsertItems({ lookup: () => repo, ctx, mode: 'update', links: linkDeltas(repo, links), faultsFailCall }, items);
   const errors: MassUpdateResult['errors'] = [];
   results.forEach((r, i) => r.status === 'Failed' && errors.push({ id: targets[i], code: r.code ?? 'CORE_INTERNAL', message: r.message ?? '' }));
   return { updated: targets.length - errors.length, errors };

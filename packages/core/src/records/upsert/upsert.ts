@@ -149,16 +149,18 @@ function itemParts(lookup: (entity: string) => Repository | undefined, item: unk
 }
 
 /**
- * What fails the whole request, not an item: the database's state (a statement past its timeout,
- * the database out of reach, the instance closing). A timed-out request is 503 (CONTRACT §17),
- * with `Retry-After`, as on every other route; the items decided before it stay stored.
+ * The database's faults (a statement past its timeout, the database out of reach, the instance
+ * closing): with `UpsertCall.faultsFailCall`, they fail the whole call, not the item they hit.
  */
-const REQUEST_FAULTS: ReadonlySet<string> = new Set(['CORE_TIMEOUT', 'CORE_DATABASE_UNAVAILABLE', 'CORE_SHUTTING_DOWN']);
+const DATABASE_FAULTS: ReadonlySet<string> = new Set(['CORE_TIMEOUT', 'CORE_DATABASE_UNAVAILABLE', 'CORE_SHUTTING_DOWN']);
 
-const failedWith = (error: unknown): UpsertResult => {
-  if (error instanceof ApiError && !REQUEST_FAULTS.has(error.code)) return failed(error);
-  throw error;
-};
+/** The result of an item an error ended: `Failed` with its message, unless the error fails the call (a fault of the server, or `DATABASE_FAULTS` for `faultsFailCall`). */
+const failureOf =
+  ({ faultsFailCall = false }: Pick<UpsertCall, 'faultsFailCall'>) =>
+  (error: unknown): UpsertResult => {
+    if (error instanceof ApiError && !(faultsFailCall && DATABASE_FAULTS.has(error.code))) return failed(error);
+    throw error;
+  };
 
 /** Who upserts, through which repositories, and whether items may create records. */
 export interface UpsertCall {
@@ -168,6 +170,12 @@ export interface UpsertCall {
   mode?: UpsertMode;
   /** Ids every item adds to and removes from links of its record (mass updates' `addLinks` and `removeLinks`). */
   links?: readonly LinkDelta[];
+  /**
+   * A request answers at once: a fault of the database fails it (503 `CORE_TIMEOUT` with
+   * `Retry-After`, CONTRACT §17), and the items decided before stay stored. A job leaves it off:
+   * the item the fault hit is `Failed`, and the job goes on.
+   */
+  faultsFailCall?: boolean;
   /**
    * The ids of the records items create, by position (a job's, so that a run of the same items
    * again creates nothing twice: an item whose record exists under its id updates it, and counts
@@ -184,6 +192,7 @@ export interface UpsertCall {
 export async function upsertItems(call: UpsertCall, items: readonly unknown[]): Promise<UpsertResult[]> {
   const { lookup, ctx } = call;
   const mode = call.mode ?? 'upsert';
+  const failedWith = failureOf(call);
   const results: UpsertResult[] = new Array(items.length);
   const resumed = call.newIds ? await createdBefore(lookup, { items, newIds: call.newIds }) : new Map<number, string>();
   let run: Prepared[] = [];
