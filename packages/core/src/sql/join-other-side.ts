@@ -67,7 +67,7 @@ export async function relinkOtherSide(
   // instead of each locking one of them and waiting for the other, a deadlock.
   for (const part of chunks([...ids].sort(), 1000)) {
     const select = db(target.table).select(columns).whereIn('id', part).andWhere('deleted', dialect.live as never);
-    const found = (await (dialect.locksRows ? select.orderBy('id').forUpdate() : select)) as Record<string, string | null>[];
+    const found = (await (dialect.locksRows ? select.orderBy('id').forNoKeyUpdate() : select)) as Record<string, string | null>[];
     if (!found.length) continue;
     const live = found.map((r) => r.id as string);
     rows.push(...found);

@@ -37,7 +37,7 @@ function liveIdsQuery(sql: SqlContext, model: EntityModel, { ids, owner, hold }:
   const qb = sql.db(model.table).select(`${model.table}.id`).whereIn(`${model.table}.id`, ids).andWhere(`${model.table}.deleted`, sql.dialect.live as never);
   if (owner) ownedBy(model, owner)(qb);
   if (hold === 'share') qb.forKeyShare(model.table);
-  if (hold === 'update') qb.orderBy(`${model.table}.id`).forUpdate(model.table);
+  if (hold === 'update') qb.orderBy(`${model.table}.id`).forNoKeyUpdate(model.table);
   return qb;
 }
 
@@ -182,7 +182,7 @@ export async function writeMultipleLink(
     const rows: Record<string, string | null>[] = [];
     for (const part of chunks([...added, ...removed].sort(), 1000)) {
       const select = db(target.table).select(columns).whereIn('id', part).andWhere('deleted', sql.dialect.live as never);
-      rows.push(...((await (sql.dialect.locksRows ? select.orderBy('id').forUpdate() : select)) as Record<string, string | null>[]));
+      rows.push(...((await (sql.dialect.locksRows ? select.orderBy('id').forNoKeyUpdate() : select)) as Record<string, string | null>[]));
     }
     const adding = new Set(added);
     const moving = rows.filter((row) => (adding.has(row.id as string) ? row[fk] !== ownerId : row[fk] === ownerId));
@@ -228,7 +228,7 @@ export async function lockRowsInOrder(sql: SqlContext, { model, ids, targets }: 
     byTable.set(table, set);
   }
   for (const table of [...byTable.keys()].sort()) {
-    for (const part of chunks([...(byTable.get(table) ?? [])].sort(), 1000)) await db(table).select('id').whereIn('id', part).orderBy('id').forUpdate();
+    for (const part of chunks([...(byTable.get(table) ?? [])].sort(), 1000)) await db(table).select('id').whereIn('id', part).orderBy('id').forNoKeyUpdate();
   }
 }
 
@@ -304,15 +304,28 @@ const ownersOf = (sql: SqlContext, field: ManyToManyField, id: string) => sql.db
 /**
  * Before a permanent delete of `id`: reads the live records that link it (or hold attribute values
  * `values` changes), each entity type in one statement, and locks their rows with the record's own,
- * in the order updates and link routes lock
- * rows (by table name, then id; where the database locks rows): the delete then waits for the
- * writes of those records instead of deadlocking with them.
+ * in the order updates and link routes lock rows (by table name, then id; where the database locks
+ * rows): the delete then waits for the writes of those records instead of deadlocking with them.
+ * The record's own row is locked for the delete (`for update`), so it also waits for the writes
+ * that hold it while they link it (`Hold`), and those may have linked records of tables read
+ * before its turn: the records are read and locked a second time once every lock is held, which
+ * finds those (locked out of order; rare) and waits for nothing else.
  */
 export async function lockLinking(sql: SqlContext<Knex.Transaction>, model: EntityModel, { id, values }: { id: string; values?: PurgedValues }): Promise<Linking[]> {
-  const { db, dialect } = sql;
   const links = linksTo(sql, model);
   for (const other of values?.holders.keys() ?? []) if (!links.has(other)) links.set(other, []);
-  if (dialect.locksRows && !links.has(model)) links.set(model, []);
+  if (!sql.dialect.locksRows) return lockLinkingOnce(sql, { model, id, values, links });
+  links.set(model, links.get(model) ?? []);
+  await lockLinkingOnce(sql, { model, id, values, links });
+  return lockLinkingOnce(sql, { model, id, values, links });
+}
+
+/** One pass of `lockLinking` over the entity types that may link the record (`links`). */
+async function lockLinkingOnce(
+  sql: SqlContext<Knex.Transaction>,
+  { model, id, values, links }: { model: EntityModel; id: string; values?: PurgedValues; links: Map<EntityModel, LinkTo[]> },
+): Promise<Linking[]> {
+  const { db, dialect } = sql;
   const found: Linking[] = [];
   for (const [other, fields] of [...links].sort(([a], [b]) => (a.table < b.table ? -1 : a.table > b.table ? 1 : 0))) {
     const assigned = other.field.get('assignedUser');
@@ -334,7 +347,9 @@ export async function lockLinking(sql: SqlContext<Knex.Transaction>, model: Enti
           }),
         );
       });
-    const rows = ((await (dialect.locksRows ? select.orderBy('id').forUpdate() : select)) as Record<string, string | null>[]).filter((r) => r.id !== id);
+    // The records that link it are written (`for no key update`: no wait for writes that only hold them).
+    const locked = dialect.locksRows ? (other === model ? select.orderBy('id').forUpdate() : select.orderBy('id').forNoKeyUpdate()) : select;
+    const rows = ((await locked) as Record<string, string | null>[]).filter((r) => r.id !== id);
     const lists = new Map<ManyToManyField, Map<string, string[]>>();
     for (const f of fields) {
       if (f.type !== 'linkMultiple' || !rows.length) continue;

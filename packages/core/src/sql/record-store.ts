@@ -153,7 +153,7 @@ export async function softDeleteRow(sql: SqlContext, model: EntityModel, { id, r
 /**
  * Removes a record's row, live or deleted, and every link to it (the attribute values `values`
  * names too); answers the records whose links or values it changed (undefined when it removed
- * nothing). The row is locked first, then those of the records that link it or hold such values
+ * nothing). The row is locked first, with those of the records that link it or hold such values
  * (where the database locks rows): of two requests that remove it at once, the second waits, then
  * finds it gone and removes (and logs) nothing. With `version`, only the row at that version
  * (`If-Match`).
@@ -164,11 +164,11 @@ export async function purgeRow(
   { id, version, values, change }: { id: string; version?: number; values?: PurgedValues; change: RowChange },
 ): Promise<DetachedRecord[] | undefined> {
   const where = { id, ...(version !== undefined && { [VERSION_COLUMN]: version }) };
-  // The record's own row first: a write that linked to it holds it (`Hold` in link-store.ts) and
-  // commits before the links to it are read below, and a later one finds it gone.
+  // A write that linked to it holds it (`Hold` in link-store.ts): it commits before the links to
+  // it are read for good, and a later one finds it gone (see `lockLinking`).
+  const linking = await lockLinking(sql, model, { id, values });
   const found = sql.db(model.table).select('id').where(where);
   if ((await (sql.dialect.locksRows ? found.forUpdate() : found)).length === 0) return undefined;
-  const linking = await lockLinking(sql, model, { id, values });
   const detached = await detachEverywhere(sql, model, { id, linking, values, change });
   return (await sql.db(model.table).delete().where(where)) > 0 ? detached : undefined;
 }

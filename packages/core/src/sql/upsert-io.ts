@@ -112,7 +112,7 @@ export async function lockInOrder(sql: SqlContext, model: EntityModel, records: 
   const ids = records.map((r) => r.id as string).sort();
   const rows: Record<string, unknown>[] = [];
   for (const part of chunks(ids, 1000)) {
-    const qb = db(model.table).select('*').where('deleted', dialect.live as never).orderBy('id').forUpdate();
+    const qb = db(model.table).select('*').where('deleted', dialect.live as never).orderBy('id').forNoKeyUpdate();
     dialect.whereAnyOf(qb, 'id', part);
     rows.push(...(await qb));
   }
