@@ -28,10 +28,13 @@ export function nameColumns(model: EntityModel, shows?: ShowsField): string[] {
   return [...cols, 'id'];
 }
 
+/** The first of some SQL values that is not NULL (SQLite's `coalesce` takes two or more). */
+const firstSet = (values: readonly string[]): string => (values.length === 1 ? values[0] : `coalesce(${values.join(', ')})`);
+
 /** SQL naming a record of `model` found under `alias`: the first of its name columns (see `nameColumns`) that is set. */
 export function nameSql(db: Knex | Knex.Transaction, model: EntityModel, { alias, shows }: { alias: string; shows?: ShowsField }): Knex.Raw {
   const cols = nameColumns(model, shows).map((c) => `${alias}.${c}`);
-  return db.raw(`coalesce(${cols.map(() => `nullif(??, '')`).join(', ')})`, cols);
+  return db.raw(firstSet(cols.map(() => `nullif(??, '')`)), cols);
 }
 
 
@@ -119,7 +122,7 @@ function pageFrame(sql: SqlContext, model: EntityModel, { fields, page }: { fiel
       if (field.type !== 'link') continue;
       const target = sql.schema.entity(field.target) as EntityModel;
       const alias = q(linkAlias(field));
-      columns.push(`coalesce(${nameColumns(target).map((c) => `nullif(${alias}.${q(c)}, '')`).join(', ')}) as ${q(`${field.name}Name`)}`);
+      columns.push(`${firstSet(nameColumns(target).map((c) => `nullif(${alias}.${q(c)}, '')`))} as ${q(`${field.name}Name`)}`);
       joins.push(` left join ${q(target.table)} as ${alias} on ${alias}.${q('id')} = ${t}.${q(field.column)} and ${alias}.${q('deleted')} = ${live}`);
     }
     const by = `${order.direction}${order.nulls}`;

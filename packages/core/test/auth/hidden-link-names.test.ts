@@ -72,4 +72,12 @@ describe.each(TEST_DBS)('names of linked records whose name the reader may not r
     const reader = await userWithRole(t, { scopes: { Category: { read: 'all' } } });
     expect((await reader.get(`/api/Category/${ids.first}`).expect(200)).body.parentName).toBe('Zulu');
   });
+
+  it('names a linked record by its id when the reader may read none of its name fields', async () => {
+    const reader = await userWithRole(t, { scopes: { Category: { read: 'all' } }, fields: { Category: { name: { read: false }, code: { read: false } } } });
+    expect((await reader.get(`/api/Category/${ids.first}`).expect(200)).body.parentName).toBe(ids.zulu);
+    const both = where([{ type: 'in', attribute: 'id', value: [ids.first, ids.second] }]);
+    const sorted = (await reader.get(`/api/Category?${both}&sortBy=parent&select=parentName`).expect(200)).body.list;
+    expect(sorted.map((c: { parentName: string }) => c.parentName)).toEqual([ids.zulu, ids.alpha].sort());
+  });
 });
