@@ -108,6 +108,27 @@ async function defaultUnits(ac: ApplyContext, plan: WritePlan, stored: Map<strin
   }
 }
 
+/**
+ * The value a multiple link attribute is written with: the ids sent, and those it holds of linked
+ * records in the bin, which no read shows (`linkedIds` in present.ts) and no write may lose: they
+ * are listed again once restored, as a multiple link field's pairs are.
+ */
+async function withBinnedLinks(ac: ApplyContext, { attribute, sent, held }: { attribute: AttributeDef; sent: unknown; held: unknown }): Promise<unknown> {
+  if (attribute.type !== 'linkMultiple' || !attribute.linkEntity || !Array.isArray(sent) || !Array.isArray(held) || held.length === 0) return sent;
+  const live = await ac.store.linkNames(ac.trx, new Map([[attribute.linkEntity, new Set(held as string[])]]), { shows: () => false });
+  const binned = (held as string[]).filter((id) => !live.has(`${attribute.linkEntity}:${id}`) && !sent.includes(id));
+  return binned.length ? [...(sent as string[]), ...binned] : sent;
+}
+
+/** The ids of a multiple link attribute's diff without those `kept` holds beyond the ids sent (records in the bin: `withBinnedLinks`). */
+function withoutBinned(diff: AppliedAttributes['diff'], { key, sent, kept }: { key: string; sent: unknown; kept: unknown }): void {
+  const entry = diff[key];
+  if (!entry || sent === kept || !Array.isArray(kept)) return;
+  const binned = new Set((kept as string[]).filter((id) => !(sent as string[]).includes(id)));
+  const shown = (ids: unknown) => (Array.isArray(ids) ? ids.filter((id) => !binned.has(id as string)) : ids);
+  diff[key] = { was: shown(entry.was), became: shown(entry.became) };
+}
+
 /** What a plan wrote: whether anything changed, and `{key: {was, became}}` by the virtual fields' keys. */
 export interface AppliedAttributes {
   changed: boolean;
@@ -143,9 +164,11 @@ export async function applyPlan(ac: ApplyContext, plan: WritePlan): Promise<Appl
   for (const change of plan.changes.values()) {
     const a = change.attribute;
     const main = stored.get(`${a.id}:`);
-    const value = change.value === undefined ? (main?.value ?? null) : change.value;
+    const sent = change.value === undefined ? (main?.value ?? null) : change.value;
+    const value = await withBinnedLinks(ac, { attribute: a, sent, held: main?.value });
     const unitId = change.unitId === undefined ? (main?.unitId ?? null) : change.unitId;
     changed = (await writeRow(ac, { write: { attribute: a, language: '', value, unitId }, row: main, diff })) || changed;
+    withoutBinned(diff, { key: valueKey(a, ''), sent, kept: value });
     for (const [language, v] of change.languages) {
       const row = stored.get(`${a.id}:${language}`);
       if (!row && v === null) continue;
