@@ -28,6 +28,12 @@ export function seesHit(model: EntityModel, writer: Writer, hit: Hit): boolean {
   return read === 'all' || (read === 'own' && isOwn(writer.ctx, hit.state.record));
 }
 
+/** A mass update's item naming no record: what an update of it answers (403 without read on the type, else 404). */
+export function missingRecord(model: EntityModel, access: UserAccess, id: string | undefined): ApiError {
+  assertMay(model, access, 'read');
+  return notFound(model.name, id ?? '');
+}
+
 /**
  * For a mass update's item naming a record the caller cannot see, what an update of it answers:
  * 403 without read on the type, else 404. Nothing for an upsert's item (judged as a create).

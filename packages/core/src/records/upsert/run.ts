@@ -2,7 +2,7 @@ import type { UserAccess } from '../../auth/access-control';
 import type { RequestContext } from '../../context';
 import type { EntityModel, FieldModel, LinkEnd, MultipleLinkField } from '../../definition/model';
 import { completeForCreate } from '../../definition/validate-record';
-import { ApiError, notFound } from '../../errors';
+import { ApiError } from '../../errors';
 import type { Transaction } from '../../sql/database';
 import { sqlContext } from '../../sql/sql-context';
 import { inTransaction } from '../../sql/transaction';
@@ -19,7 +19,7 @@ import { linkScopes } from '../link-scopes';
 import { prepareRowRules, rowRulesOf } from '../row-rules';
 import { assertClientMayChooseId, assertMay, checkFields } from '../write-rules';
 import type { LinkWriter } from '../link-rules';
-import { ambiguousLookup, assertHiddenHit, assertLookup, assertMayChange, hiddenCollision, seesHit } from './item-rules';
+import { ambiguousLookup, assertHiddenHit, assertLookup, assertMayChange, hiddenCollision, missingRecord, seesHit } from './item-rules';
 import { applyValues, BatchIndex, ChangedMeanwhile, failed, type UpsertMode, lookupOf, recordKeys, SegmentHazards, settle, uniqueViolation, type Hit, type Prepared, type RecordState, type UpsertResult } from './plan';
 import { failureOf, writeDecided } from './write';
 import { entityOf, shownKeys } from './results';
@@ -170,7 +170,7 @@ function decide(run: Run, p: Prepared): Placement {
     throw hiddenCollision(run.repo.model, hit);
   }
   if (hit) return applyToExisting(run, p, hit);
-  if (run.mode === 'update') throw notFound(run.repo.model.name, p.id ?? '');
+  if (run.mode === 'update') throw missingRecord(run.repo.model, run.writer.access, p.id);
   return createNew(run, p);
 }
 

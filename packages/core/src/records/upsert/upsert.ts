@@ -1,6 +1,6 @@
 import type { RequestContext } from '../../context';
 import { isValidId } from '../../definition/validate-record';
-import { ApiError, assertKnownKeys, notFound } from '../../errors';
+import { ApiError, assertKnownKeys } from '../../errors';
 import { isLive } from '../../sql/record-store';
 import { sqlContext } from '../../sql/sql-context';
 import { inTransaction } from '../../sql/transaction';
@@ -14,7 +14,7 @@ import type { Repository } from '../repository';
 import type { UserAccess } from '../../auth/access-control';
 import { editsAll, judgedOnOtherSide } from '../counterparts';
 import { prepareRowRules, rowFilter } from '../row-rules';
-import { ambiguousLookup, assertHiddenHit, assertLookup, assertMayChange, hiddenCollision, seesHit } from './item-rules';
+import { ambiguousLookup, assertHiddenHit, assertLookup, assertMayChange, hiddenCollision, missingRecord, seesHit } from './item-rules';
 import { BatchIndex, failed, lookupOf, type Hit, type Prepared, type UpsertMode, type UpsertResult } from './plan';
 import { entityOf, shownKeys } from './results';
 import { createdBefore, newIdOf, type NewIds } from './new-ids';
@@ -85,7 +85,7 @@ async function upsertSingle(repo: Repository, call: UpsertCall, { payload, newId
   const shown = await shownKeys(repo, ctx);
   for (let attempt = 1; ; attempt++) {
     const hit = await lookUpSingle(repo, { ctx, mode: call.mode ?? 'upsert' }, payload);
-    if (!hit && call.mode === 'update') throw notFound(repo.model.name, String(payload.id ?? ''));
+    if (!hit && call.mode === 'update') throw missingRecord(repo.model, await repo.guard.access(call.ctx), String(payload.id ?? ''));
     if (hit && 'hidden' in hit) {
       // Judged as the create it would be: its rules first, then the collision with the record the caller cannot see.
       const created = await repo.create(ctx, payload, { newId }).catch((error: unknown) => Promise.reject(isUniqueViolation(error) ? hiddenCollision(repo.model, hit.hidden) : error));
