@@ -77,7 +77,7 @@ describe.each(TEST_DBS)('queries per list page on %s', (kind) => {
     // statement per table, in one order (no deadlock between link writes from both sides).
     const withLinks = await recordQueries(t, () => t.patch(`/api/Product/${id}`, { categoriesIds: [] }).expect(200));
     const before = readsBefore(withLinks, /^(update|with|delete) /i);
-    const locks = before.filter((s) => / for update$/i.test(s));
+    const locks = before.filter((s) => / for (no key )?update$/i.test(s));
     expect(before.length - locks.length).toBe(2);
     expect(locks.map((s) => /^select "id" from "(\w+)"/.exec(s)?.[1])).toEqual(kind === 'postgres' ? ['category', 'product'] : []);
   });
