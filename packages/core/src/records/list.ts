@@ -90,14 +90,14 @@ function listFilter(
 }
 
 /** How a page is ordered: by its sort field (or attribute), then by id. */
-function pageOrder(repo: Repository, { access, sort, attributes, asc }: Pick<PageRead, 'access' | 'sort' | 'attributes' | 'asc'>): RowOrder {
+function pageOrder(repo: Repository, { reader, sort, attributes, asc }: Pick<PageRead, 'sort' | 'attributes' | 'asc'> & { reader: UserAccess }): RowOrder {
   const direction = asc === false ? 'desc' : 'asc';
   // NULL sorts as the smallest value on both databases.
   // (knex's own nulls option drops the column on SQLite; both databases know NULLS FIRST/LAST.)
   // Columns that are never NULL get no NULLS clause, so PostgreSQL can page along their index.
   const nulls = sort && NEVER_NULL.has(sort.name) ? '' : ` nulls ${direction === 'asc' ? 'first' : 'last'}`;
   // A link sorts by its records' names as the caller sees them (see `nameLinksFor`).
-  const shows = access.unrestricted ? undefined : (entity: string, field: string) => access.readsThroughLink(entity, field);
+  const shows = reader.unrestricted ? undefined : (entity: string, field: string) => reader.readsThroughLink(entity, field);
   const by = sort ? sortColumn(repo.sql, { model: repo.model, field: sort, shows }) : (attributes?.sort as SqlExpression);
   return { by, direction, nulls, byId: sort?.name === 'id' };
 }
@@ -111,7 +111,9 @@ async function readPage(repo: Repository, ctx: RequestContext, page: PageRead): 
   const plan = repo.env.presenter.plan({ ctx, model: repo.model, kind: page.kind, fields });
   const extra = plan?.extra ?? [];
   const read = [...fields, ...extra];
-  const order = pageOrder(repo, page);
+  // Who the names of linked records are shown to: the caller, or the one a read is made for.
+  const reader = ctx.shownTo ?? page.access;
+  const order = pageOrder(repo, { ...page, reader });
   let rows: Record<string, unknown>[];
   if (order.byId && !withTotal && page.bare) {
     const statement = bareIdPageStatement(repo.sql, repo.model, { fields: read, direction: order.direction });
@@ -130,7 +132,7 @@ async function readPage(repo: Repository, ctx: RequestContext, page: PageRead): 
   }
   const total = withTotal && rows.length > 0 ? Number(rows[0][PAGE_TOTAL]) : undefined;
   const records = await hydrate(repo, rows, { fields, extra, scopes: await linkScopes(repo, ctx, fields) });
-  await nameLinksFor(repo, ctx.shownTo ?? page.access, records);
+  await nameLinksFor(repo, reader, records);
   await repo.env.attributes?.present(ctx, { model: repo.model, records }, { mode: 'list', query: page.attributes });
   await plan?.run(records, { access: page.access, link: page.link });
   return { records, total };
