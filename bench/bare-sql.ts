@@ -53,12 +53,13 @@ const LOG_CHANGE = (from: number) =>
 /**
  * A new product when its brand is live, its change, and the product read back from the row
  * inserted, in one statement, as ours sends a create of simple columns and single links on
- * PostgreSQL (no transaction; no row when the brand is not live).
+ * PostgreSQL (no transaction; no row when the brand is not live; the brand held until the insert
+ * commits, as a foreign key's check holds it, so that no permanent delete leaves a dangling link).
  */
 export const INSERT_PRODUCT_LOGGED =
   'with w as (insert into "product" ("brand_id", "created_at", "created_by_actor_id", "created_by_id", "id", "is_active", "modified_at", ' +
   `"modified_by_actor_id", "modified_by_id", "name", "price", "quantity", "sku") select ${marks(1, 13)} ` +
-  'where exists (select 1 from "brand" where "id" = $14 and "deleted" = $15) returning *), ' +
+  'where exists (select 1 from "brand" where "id" = $14 and "deleted" = $15 for key share) returning *), ' +
   `c as (${LOG_CHANGE(16)}) ${WRITTEN_PRODUCT(26)}`;
 /**
  * The update as ours sends it when the database compares (a price, by a caller who edits every
