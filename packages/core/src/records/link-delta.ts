@@ -67,12 +67,32 @@ export function linkValuesAfter(deltas: readonly LinkDelta[], current: Record<st
 export const addedLinks = (deltas: readonly LinkDelta[]): [LinkField, readonly string[]][] => deltas.map((d) => [d.field, d.add ?? []]);
 
 /**
- * The action a write that changes links only is logged as: `Relate` when it only adds, `Unrelate`
- * when it only removes, else `Update` (as is any write that sets other values too).
+ * The action a write is logged as, from what it changed (`diff`, by field key) and the links it
+ * names by delta (link routes, `addLinks`/`removeLinks`): `Relate` when it only linked records
+ * (a single link set to another record, or ids added to a multiple link), `Unrelate` when it only
+ * unlinked them (a single link cleared, ids removed), else `Update`, as is any write that changed
+ * another field too. What the write named but left as it was (a value sent unchanged, an id already
+ * linked) does not count: the action tells what the change did.
  */
-export function linkAction(deltas: readonly LinkDelta[], { otherValues }: { otherValues: boolean }): ChangeAction {
-  if (otherValues || deltas.length === 0) return 'Update';
-  if (deltas.every((d) => (d.add?.length ?? 0) > 0 && !d.remove?.length)) return 'Relate';
-  if (deltas.every((d) => (d.remove?.length ?? 0) > 0 && !d.add?.length)) return 'Unrelate';
+export function changeAction(deltas: readonly LinkDelta[], diff: Readonly<Record<string, { was: unknown; became: unknown }>>): ChangeAction {
+  if (deltas.length === 0) return 'Update';
+  const links = new Map(deltas.map((d) => [d.field.key, d.field]));
+  let related = false;
+  let unrelated = false;
+  for (const [key, { was, became }] of Object.entries(diff)) {
+    const field = links.get(key);
+    if (!field) return 'Update';
+    if (field.type === 'link') {
+      if (became === null || became === undefined) unrelated = true;
+      else related = true;
+      continue;
+    }
+    const before = (was as readonly unknown[] | null) ?? [];
+    const after = (became as readonly unknown[] | null) ?? [];
+    related ||= after.some((id) => !before.includes(id));
+    unrelated ||= before.some((id) => !after.includes(id));
+  }
+  if (related && !unrelated) return 'Relate';
+  if (unrelated && !related) return 'Unrelate';
   return 'Update';
 }

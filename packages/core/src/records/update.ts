@@ -7,7 +7,7 @@ import { isValidId } from '../definition/validate-record';
 import { ApiError, notFound } from '../errors';
 import type { RecordHookEvent } from '../hooks';
 import { currentLinkIds, lockLinkedRows, writeMultipleLink } from '../sql/link-store';
-import { insertChanges, updateLogged, type ChangeAction, type ReadBack, type RowWritten } from '../sql/change-store';
+import { insertChanges, updateLogged, type ReadBack, type RowWritten } from '../sql/change-store';
 import { updateCompared } from '../sql/compared-update';
 import { isLive, keyColumns, modifiedColumns, toRow, updateRow, type RowChange } from '../sql/record-store';
 import { VERSION_COLUMN } from '../sql/schema-sync';
@@ -16,7 +16,7 @@ import { inTransaction } from '../sql/transaction';
 import { changeOf, diffOf, movedLinkChanges, ownershipOf, type Diff } from './changes';
 import { assertLinkObjectsValid, attributeWriteRules, resolveLinkObjects, type LinkObjectWrite } from './find-or-create';
 import { assertLinks, assertOtherSide, linksMade, withHiddenLinked } from './link-rules';
-import { addedLinks, linkAction, linkNamed, linkValuesAfter, type LinkDelta } from './link-delta';
+import { addedLinks, changeAction, linkNamed, linkValuesAfter, type LinkDelta } from './link-delta';
 import { splitLinkObjects, type LinkObjects } from './link-objects';
 import { answerWrite, getRecord, planWriteAnswer, visibleRecord } from './read';
 import type { Repository } from './repository';
@@ -41,8 +41,8 @@ interface RecordChange {
   attributes?: PreparedAttributeWrite;
   /** What the link rules judge: the values of the fields the client named (of a link route: the ids it adds). */
   linkValues: Map<FieldModel, unknown>;
-  /** The action the change is logged as. */
-  action: ChangeAction;
+  /** The links the update names by delta (a link route): what its change is logged as depends on them (`changeAction`). */
+  deltas: readonly LinkDelta[];
   /** Whether the version the write expects is the client's (`If-Match`: 412), or the one read (read again). */
   ifMatch: boolean;
 }
@@ -191,7 +191,7 @@ function updateChange(repo: Repository, ctx: RequestContext, { change, changed, 
   // The creator never changes; the assignee may (no copy of the record: this is every update's path).
   const owner = ownershipOf(change.existing);
   for (const [field, value] of changed) if (field.key === 'assignedUserId') owner.assigneeId = (value as string | null | undefined) ?? null;
-  return changeOf(ctx, { entityType: repo.model.name, recordId: change.id, action: change.action, diff, owner });
+  return changeOf(ctx, { entityType: repo.model.name, recordId: change.id, action: changeAction(change.deltas, diff), diff, owner });
 }
 
 /** The values of the body that differ from the stored record. */
@@ -413,8 +413,7 @@ async function updateOnce<TRecord extends ApiRecord>(repo: Repository<TRecord>, 
   const after: AfterCommit = [];
   const delta = new Set<FieldModel>(links.map((d) => d.field));
   const linkValues = linksMade(existing, [...named.filter((f) => !delta.has(f)).map((f): [FieldModel, unknown] => [f, values.get(f)]), ...addedLinks(links)]);
-  const action: ChangeAction = linkAction(links, { otherValues: named.some((f) => !delta.has(f)) });
-  const change: RecordChange = { id, existing, access, values, named, objects, expected, attributes, linkValues, action, ifMatch: update.ifMatch !== undefined };
+  const change: RecordChange = { id, existing, access, values, named, objects, expected, attributes, linkValues, deltas: links, ifMatch: update.ifMatch !== undefined };
   const hooked = repo.env.hooks.has('afterUpdate', repo.model.name);
   const answer = update.answer === false && !hooked ? undefined : await planWriteAnswer(repo, ctx, 'update');
   const { written, read } = await repo.translated(async (): Promise<RowWritten> =>

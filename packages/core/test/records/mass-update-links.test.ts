@@ -55,6 +55,20 @@ describe.each(TEST_DBS)('entityMassUpdate addLinks and removeLinks on %s', (kind
       expect(await changesOf(b)).toHaveLength(3);
     });
 
+    it('logs what the write changed: values sent as stored beside a removed link are an Unrelate, an id added that was linked beside a new one a Relate', async () => {
+      const [a] = await products(1, { quantity: 5, brandId: brands[0] });
+      await t.post(`/api/Product/${a}/categories`, { ids: [cats[0], cats[1]] }).expect(200);
+      await t.post(`${base}/entityMassUpdate`, { entityName: 'Product', ids: [a], values: { quantity: 5 }, removeLinks: { categories: [cats[0]] } }).expect(200);
+      const [unrelate] = await changesOf(a);
+      expect(unrelate).toEqual(expect.objectContaining({ action: 'Unrelate', diff: { categoriesIds: { was: expect.any(Array), became: [cats[1]] } } }));
+      // cats[1] is linked already, cats[2] is new; brands[0] is removed from another link
+      await t.post(`${base}/entityMassUpdate`, { entityName: 'Product', ids: [a], addLinks: { categories: [cats[1], cats[2]] } }).expect(200);
+      expect((await changesOf(a))[0].action).toBe('Relate');
+      await t.post(`${base}/entityMassUpdate`, { entityName: 'Product', ids: [a], addLinks: { categories: [cats[2]] }, removeLinks: { brand: [brands[0]] } }).expect(200);
+      const [unrelated] = await changesOf(a);
+      expect(unrelated).toEqual(expect.objectContaining({ action: 'Unrelate', diff: { brandId: { was: brands[0], became: null } } }));
+    });
+
     it('runs addLinks of a where as a job', async () => {
       const ids = await products(2, { mpn: `where-${base}` });
       const job = await t.post(`${base}/entityMassUpdate`, { entityName: 'Product', where: [{ type: 'equals', attribute: 'mpn', value: `where-${base}` }], addLinks: { categories: [cats[2]] } }).expect(200);

@@ -12,7 +12,7 @@ import { fetchByKeys, fetchMultipleLinks, keyLookups, storedVersion, toStoredRow
 import { VERSION_COLUMN } from '../../sql/schema-sync';
 import { nowDateTime } from '../../time';
 import { changeOf, isLogged, itemDiff, mergedDiff, movedLinkChanges, ownershipOf, type Diff } from '../changes';
-import { linkAction, type LinkDelta } from '../link-delta';
+import { changeAction, type LinkDelta } from '../link-delta';
 import { assertOtherSide, withHiddenLinked } from '../link-rules';
 import { editsAll, judgedOnOtherSide } from '../counterparts';
 import { rowRulesOf } from '../row-rules';
@@ -196,8 +196,8 @@ function decidedChanges({ repo, ctx, failures, deltas }: DecidedWrite, decided: 
       seen.merged = true;
       continue;
     }
-    const action = p.status === 'Created' ? 'Create' : linkAction(deltas, { otherValues: p.values.size > 0 });
-    byRecord.set(state, { action, diff: itemDiff(p), merged: false });
+    const diff = itemDiff(p);
+    byRecord.set(state, { action: p.status === 'Created' ? 'Create' : changeAction(deltas, diff), diff, merged: false });
   }
   const at = nowDateTime();
   return [...byRecord]
