@@ -26,29 +26,46 @@ export function nowDateTime(): string {
 const DATE_RE = /^(\d{4})-(\d{2})-(\d{2})$/;
 const DATETIME_RE = /^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?$/;
 
+/**
+ * The instant of a UTC date and time, for every year of four digits: `Date.UTC` reads the years 0
+ * to 99 as 1900 to 1999.
+ */
+function utcInstant(year: number, month: number, day: number, h = 0, min = 0, s = 0): Date {
+  const d = new Date(Date.UTC(2000, month - 1, day, h, min, s));
+  d.setUTCFullYear(year, month - 1, day);
+  return d;
+}
+
+/** The first and last instants the API writes: the years 0001 to 9999 (the four digits of `YYYY`; no year 0). */
+const FIRST_INSTANT = utcInstant(1, 1, 1).getTime();
+const LAST_INSTANT = utcInstant(9999, 12, 31, 23, 59, 59).getTime();
+
+/** A `YYYY-MM-DD` date of the years 0001 to 9999 that the calendar has (no 2023-02-29). */
 export function isValidDate(value: string): boolean {
   const m = DATE_RE.exec(value);
-  if (!m) return false;
-  const d = new Date(Date.UTC(+m[1], +m[2] - 1, +m[3]));
+  if (!m || +m[1] === 0) return false;
+  const d = utcInstant(+m[1], +m[2], +m[3]);
   return d.getUTCFullYear() === +m[1] && d.getUTCMonth() === +m[2] - 1 && d.getUTCDate() === +m[3];
 }
 
 /**
  * Accepts `YYYY-MM-DD HH:MM[:SS]` (UTC) and ISO 8601 with an offset; returns the UTC form or
- * undefined when the value is not a valid date-time.
+ * undefined when the value is not a valid date-time, or names an instant whose UTC form would
+ * leave the years 0001 to 9999 (`9999-12-31T23:30:00-01:00`), which could not be written back.
  */
 export function normalizeDateTime(value: string): string | undefined {
   const m = DATETIME_RE.exec(value);
   if (!m || !isValidDate(`${m[1]}-${m[2]}-${m[3]}`)) return undefined;
   const [h, min, s] = [+m[4], +m[5], +(m[6] ?? 0)];
   if (h > 23 || min > 59 || s > 59) return undefined;
-  let ms = Date.UTC(+m[1], +m[2] - 1, +m[3], h, min, s);
+  let ms = utcInstant(+m[1], +m[2], +m[3], h, min, s).getTime();
   const zone = m[7];
   if (zone && zone !== 'Z') {
     const sign = zone.startsWith('-') ? -1 : 1;
     const digits = zone.slice(1).replace(':', '');
     ms -= sign * (+digits.slice(0, 2) * 60 + +digits.slice(2)) * 60_000;
   }
+  if (ms < FIRST_INSTANT || ms > LAST_INSTANT) return undefined;
   return formatDateTime(new Date(ms));
 }
 

@@ -68,6 +68,8 @@ describe.each(TEST_DBS)('writing attributes with records on %s', (kind) => {
         [{ weight: 'heavy' }, 'invalid_type'],
         [{ size: 'XL' }, 'invalid_enum_value'],
         [{ made: '2023-02-29' }, 'invalid_format'],
+        [{ made: '0000-12-31' }, 'invalid_format'],
+        [{ checked: '9999-12-31T23:30:00-01:00' }, 'invalid_format'],
         [{ checked: 'yesterday' }, 'invalid_format'],
         [{ eco: 'yes' }, 'invalid_type'],
         [{ makerId: 'not a valid id!' }, 'invalid_format'],

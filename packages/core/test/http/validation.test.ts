@@ -52,6 +52,10 @@ describe.each(TEST_DBS)('bad input on %s', (kind) => {
       await t.post(`${base}/Product`, { name: 'X', labels: ['new', 'old'] }).expect(400);
       await t.post(`${base}/Product`, { name: 'X', releaseDate: '2024-02-30' }).expect(400);
       await t.post(`${base}/Product`, { name: 'X', availableAt: 'yesterday' }).expect(400);
+      // an instant whose UTC form leaves the years 0001 to 9999 could not be written back as read
+      await t.post(`${base}/Product`, { name: 'X', availableAt: '9999-12-31T23:30:00-01:00' }).expect(400);
+      await t.post(`${base}/Product`, { name: 'X', availableAt: '0001-01-01T00:30:00+01:00' }).expect(400);
+      await t.post(`${base}/Product`, { name: 'X', releaseDate: '0000-01-01' }).expect(400);
       await t.post(`${base}/Product`, { name: 'X', price: -1 }).expect(400);
       await t.post(`${base}/Product`, { name: 'X', quantity: 2 ** 40 }).expect(400);
       await t.post(`${base}/Brand`, { name: 'Long code', code: 'x'.repeat(21) }).expect(400);
@@ -109,6 +113,20 @@ describe.each(TEST_DBS)('bad input on %s', (kind) => {
       const res = await t.post(`${base}/Product`, { name: 'Typed', availableAt: '2024-03-01T12:30:00+02:00', ...storedAsSent }).expect(200);
       const read = await t.get(`${base}/Product/${res.body.id}`).expect(200);
       expect(read.body).toMatchObject({ availableAt: '2024-03-01 10:30:00', ...storedAsSent });
+    });
+
+    it('takes dates and date-times of every year from 0001 to 9999, the first century too, and gives them back as sent', async () => {
+      const edges = [
+        { releaseDate: '0050-01-01', availableAt: '0050-06-01 10:00:00' },
+        { releaseDate: '0001-01-01', availableAt: '0001-01-01 00:00:00' },
+        { releaseDate: '9999-12-31', availableAt: '9999-12-31 23:59:59' },
+      ];
+      for (const values of edges) {
+        const res = await t.post(`${base}/Product`, { name: 'Edge', ...values }).expect(200);
+        expect(res.body).toMatchObject(values);
+        expect((await t.get(`${base}/Product/${res.body.id}`).expect(200)).body).toMatchObject(values);
+        await t.patch(`${base}/Product/${res.body.id}`, values).expect(200);
+      }
     });
   });
 });
