@@ -103,11 +103,14 @@ const earlySessions = new WeakMap<Request, Session>();
 /**
  * For a body the router reads only for a known caller (over 1 MiB, see `jsonBody`): finds the
  * session before a byte of it is read, or answers 401 and closes the connection, so that nobody
- * without credentials has the server read, hold or parse a large body.
+ * without credentials has the server read, hold or parse a large body. A sign-in (`signInPaths`:
+ * the cookie sign-in, which needs no credentials) is 413 instead: no sign-in body is that large,
+ * and the sign-in route has no credentials to ask for.
  */
-export function identifyBeforeBody(auth: AuthService, resolveUser?: AuthOptions['resolveUser']): RequestHandler {
+export function identifyBeforeBody(auth: AuthService, { resolveUser, signInPaths }: { resolveUser?: AuthOptions['resolveUser']; signInPaths: readonly string[] }): RequestHandler {
   return toHandler(async (req, res, next) => {
     try {
+      if (signInPaths.includes(req.path)) throw new ApiError('CORE_PAYLOAD_TOO_LARGE', 'A sign-in body must not be larger than 1 MiB');
       earlySessions.set(req, await requestSession(auth, { req, resolveUser }));
     } catch (error) {
       // The rest of the body is not read: the connection ends with the answer.
@@ -184,6 +187,9 @@ function refuseDelegateWithoutCredentials(req: Request): void {
  * `{authorizationToken}` or, without `Authorization-Token-Only: true`, also `user` and `acl`.
  * `DELETE` revokes the token presented.
  */
+/** The cookie sign-in of a session path (`/userSession/cookie`). */
+export const cookiePath = (sessionPath: string): string => `${sessionPath}/cookie`;
+
 export function mountSessionRoutes(router: Router, paths: string[], parts: SessionParts): void {
   const { auth } = parts;
   const signIn = toHandler(async (req, res) => {
@@ -253,8 +259,8 @@ export function mountSessionRoutes(router: Router, paths: string[], parts: Sessi
   for (const path of paths) {
     router.get(path, signIn);
     router.delete(path, signOut);
-    router.post(`${path}/cookie`, cookieIn);
-    router.delete(`${path}/cookie`, cookieOut);
+    router.post(cookiePath(path), cookieIn);
+    router.delete(cookiePath(path), cookieOut);
   }
 }
 

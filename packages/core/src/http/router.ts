@@ -5,7 +5,7 @@ import type { RequestContext } from '../context';
 import { ApiError } from '../errors';
 import { GENERATIONS, type Generation, type GenerationName } from '../generations';
 import type { RootRouteInstaller, RouteInstaller } from '../plugin';
-import { identifyBeforeBody, mountSessionRoutes, requireToken, type SessionParts } from './auth-routes';
+import { cookiePath, identifyBeforeBody, mountSessionRoutes, requireToken, type SessionParts } from './auth-routes';
 import { jsonBody } from './body';
 import { errorHandler, type Logger } from './error-handler';
 import { guardMount, refuseForeignBody } from './mount-guard';
@@ -85,7 +85,7 @@ function generationRouter(generation: Generation, { parts, largeBodies }: { part
   };
   // A body over 1 MiB is read only for a caller with credentials (401 first otherwise): the public
   // and sign-in routes below take small bodies.
-  const identifyLarge = identifyBeforeBody(parts.auth, parts.resolveUser);
+  const identifyLarge = identifyBeforeBody(parts.auth, { resolveUser: parts.resolveUser, signInPaths: generation.sessionPaths.map((p) => cookiePath(p.path)) });
   router.use(series(setGeneration, refuseForeignBody(parts.rawBodyPaths), jsonBody({ generation, limit: parts.maxBodySize, exempt: parts.rawBodyPaths, largeBodies, identifyLarge })));
   for (const install of parts.publicRoutes) install(router, { generation: generation.name });
   mountSessionRoutes(router, generation.sessionPaths.map((p) => p.path), parts.session);

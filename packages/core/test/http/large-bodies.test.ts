@@ -66,6 +66,16 @@ describe.each(TEST_DBS)('large bodies on %s', (kind) => {
       }
     });
 
+    it('answers 413 to a cookie sign-in body over 1 MiB before reading it (a sign-in has no credentials to ask for), and signs in with a small one', async () => {
+      const sessions = base === '/api' ? ['/api/userSession'] : ['/api/v1/userSession', '/api/v1/App/user'];
+      for (const session of sessions) {
+        const res = await answerBeforeBody(port, { path: `${session}/cookie`, headers: {}, length: 2 * MiB });
+        expect([session, res.status, res.body.error?.code, res.headers.connection]).toEqual([session, 413, 'CORE_PAYLOAD_TOO_LARGE', 'close']);
+        const small = await fetch(`http://127.0.0.1:${port}${session}/cookie`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ userName: 'nobody', password: 'x'.repeat(1000) }) });
+        expect([session, small.status]).toEqual([session, 401]);
+      }
+    });
+
     it('reads a large body of a caller with a valid token as before, and a small one without credentials is still 401', async () => {
       const tag = `large-${kind}-${base.length}-${Date.now()}`;
       const items = Array.from({ length: 40 }, (_, i) => ({ entity: 'Product', payload: { name: `${tag}-${i}`, description: 'x'.repeat(40_000) } }));
