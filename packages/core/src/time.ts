@@ -27,24 +27,26 @@ const DATE_RE = /^(\d{4})-(\d{2})-(\d{2})$/;
 const DATETIME_RE = /^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?$/;
 
 /**
- * The instant of a UTC date and time, for every year of four digits: `Date.UTC` reads the years 0
- * to 99 as 1900 to 1999.
+ * The start of a UTC day, for every year of four digits: `Date.UTC` reads the years 0 to 99 as
+ * 1900 to 1999.
  */
-function utcInstant(year: number, month: number, day: number, h = 0, min = 0, s = 0): Date {
-  const d = new Date(Date.UTC(2000, month - 1, day, h, min, s));
+function utcDay(year: number, month: number, day: number): Date {
+  const d = new Date(0);
   d.setUTCFullYear(year, month - 1, day);
   return d;
 }
 
+const DAY_MS = 86_400_000;
+
 /** The first and last instants the API writes: the years 0001 to 9999 (the four digits of `YYYY`; no year 0). */
-const FIRST_INSTANT = utcInstant(1, 1, 1).getTime();
-const LAST_INSTANT = utcInstant(9999, 12, 31, 23, 59, 59).getTime();
+const FIRST_INSTANT = utcDay(1, 1, 1).getTime();
+const LAST_INSTANT = utcDay(9999, 12, 31).getTime() + DAY_MS - 1000;
 
 /** A `YYYY-MM-DD` date of the years 0001 to 9999 that the calendar has (no 2023-02-29). */
 export function isValidDate(value: string): boolean {
   const m = DATE_RE.exec(value);
   if (!m || +m[1] === 0) return false;
-  const d = utcInstant(+m[1], +m[2], +m[3]);
+  const d = utcDay(+m[1], +m[2], +m[3]);
   return d.getUTCFullYear() === +m[1] && d.getUTCMonth() === +m[2] - 1 && d.getUTCDate() === +m[3];
 }
 
@@ -58,7 +60,7 @@ export function normalizeDateTime(value: string): string | undefined {
   if (!m || !isValidDate(`${m[1]}-${m[2]}-${m[3]}`)) return undefined;
   const [h, min, s] = [+m[4], +m[5], +(m[6] ?? 0)];
   if (h > 23 || min > 59 || s > 59) return undefined;
-  let ms = utcInstant(+m[1], +m[2], +m[3], h, min, s).getTime();
+  let ms = utcDay(+m[1], +m[2], +m[3]).getTime() + ((h * 60 + min) * 60 + s) * 1000;
   const zone = m[7];
   if (zone && zone !== 'Z') {
     const sign = zone.startsWith('-') ? -1 : 1;
