@@ -6,7 +6,6 @@ import { listen, listeningTimestamp } from '../events/listening';
 import { recordStream } from '../events/stream';
 import type { SubscriptionOptions, Subscriptions } from '../events/subscriptions';
 import { ApiError, assertKnownKeys, objectBody } from '../errors';
-import type { Generation } from '../generations';
 import { requestSession, requestToken } from './auth-routes';
 import { hashToken } from '../auth/auth-service';
 import { queryOf } from './list-params';
@@ -105,7 +104,7 @@ function eventStream(parts: EventRouteParts) {
 }
 
 /** The change routes of one generation: the stream of a record, listening, server-sent events. */
-export function mountEventRoutes(router: Router, parts: EventRouteParts, generation: Generation): void {
+export function mountEventRoutes(router: Router, parts: EventRouteParts): void {
   const { lookup } = parts;
   router.get('/events', eventStream(parts));
   router.get(
@@ -118,15 +117,14 @@ export function mountEventRoutes(router: Router, parts: EventRouteParts, generat
       res.json(await recordStream(repositoryFor(lookup, entityName), requestContext(req), { id, offset, maxSize }));
     }),
   );
-  if (generation.linkRoutes) {
-    router.get(
-      '/:entity/:id/stream',
-      toHandler(async (req, res) => {
-        const { offset, maxSize } = queryOf(req);
-        res.json(await recordStream(repositoryFor(lookup, req.params.entity), requestContext(req), { id: req.params.id as string, offset, maxSize }));
-      }),
-    );
-  }
+  // Under both bases, as every route the spec does not name for one generation (CONTRACT §14).
+  router.get(
+    '/:entity/:id/stream',
+    toHandler(async (req, res) => {
+      const { offset, maxSize } = queryOf(req);
+      res.json(await recordStream(repositoryFor(lookup, req.params.entity), requestContext(req), { id: req.params.id as string, offset, maxSize }));
+    }),
+  );
   router.post(
     '/startEntityListening',
     toHandler(async (req, res) => {

@@ -94,7 +94,7 @@ function generationRouter(generation: Generation, { parts, largeBodies }: { part
   for (const { path } of generation.metadataPaths) router.get(path, metadata);
   for (const install of parts.routes) install(router, { generation: generation.name });
   mountBulkRoutes(router, { lookup: parts.repository, jobs: parts.jobs, generation, maxUpsertItems: parts.maxUpsertItems });
-  mountEventRoutes(router, parts.events, generation);
+  mountEventRoutes(router, parts.events);
   mountAttributeRoutes(router, parts.repository, parts.attributes);
   // Before the link routes, which would take `redeliver` for a link.
   mountWebhookRoutes(router, parts.webhooks);

@@ -114,7 +114,7 @@ export function changePaths(op: OperationId, generation: Generation): Record<str
   };
 }
 
-/** Generation B: `GET /{Entity}/{id}/stream`. */
+/** Both generations: `GET /{Entity}/{id}/stream`. */
 export function recordStreamPath(model: EntityModel, { op }: GenerationContext): Record<string, PathItem> {
   return {
     [`/${model.name}/{id}/stream`]: {

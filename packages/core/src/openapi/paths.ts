@@ -43,7 +43,8 @@ export function generationPaths(
   for (const model of schema.entities.values()) {
     Object.assign(paths, entityPaths(model, context));
     if (model.def.hasAttributes) Object.assign(paths, attributePaths(model, context));
-    if (generation.linkRoutes) Object.assign(paths, linkedPaths(schema, model, context), recordStreamPath(model, context));
+    Object.assign(paths, recordStreamPath(model, context));
+    if (generation.linkRoutes) Object.assign(paths, linkedPaths(schema, model, context));
     for (const [path, item] of Object.entries(linkWritePaths(model, context))) paths[path] = { ...paths[path], ...item };
   }
   Object.assign(paths, changePaths(op, generation));
