@@ -34,6 +34,21 @@ function linkChanges(repo: Repository, value: unknown, path: string): Record<str
   return value as Record<string, string[]>;
 }
 
+/**
+ * A link is changed one way per request: by its value in `values` (`categoriesIds`, or link
+ * objects under `categories`) or by `addLinks`/`removeLinks`, not both, as neither could be
+ * honoured whole (400).
+ */
+function assertOneWayPerLink(repo: Repository, values: object, deltas: { addLinks?: Record<string, string[]>; removeLinks?: Record<string, string[]> }) {
+  for (const link of new Set([...Object.keys(deltas.addLinks ?? {}), ...Object.keys(deltas.removeLinks ?? {})])) {
+    const field = repo.model.field.get(link);
+    const key = [field?.key, link].find((k) => k !== undefined && k in values);
+    if (key === undefined) continue;
+    const message = `values.${key} and addLinks/removeLinks.${link} change the same link: give one of them`;
+    throw new ApiError('CORE_VALIDATION_FAILED', message, { details: { issues: [{ path: ['values', key], code: 'conflict', message }] } });
+  }
+}
+
 /** The parts of an entityMassUpdate body, checked (400 otherwise): which records, and what to change. */
 function massUpdateBody(repo: Repository, body: Record<string, unknown>) {
   assertKnownKeys(body, ['entityName', 'ids', 'where', 'values', 'addLinks', 'removeLinks'], 'an entityMassUpdate body');
@@ -46,6 +61,7 @@ function massUpdateBody(repo: Repository, body: Record<string, unknown>) {
   if (ids !== undefined) assertStringList(ids, 'ids', 'ids must be a list of ids');
   if (where !== undefined && !Array.isArray(where)) throw invalid('where must be a list of conditions', 'where');
   if ((ids === undefined) === (where === undefined)) throw invalid('give either ids or where', 'ids');
+  assertOneWayPerLink(repo, values, { addLinks, removeLinks });
   return { ids: ids as string[] | undefined, where: where as unknown[] | undefined, values: values as Record<string, unknown>, addLinks, removeLinks };
 }
 

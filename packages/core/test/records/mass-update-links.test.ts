@@ -93,6 +93,10 @@ describe.each(TEST_DBS)('entityMassUpdate addLinks and removeLinks on %s', (kind
         [{ removeLinks: { categories: null } }, 'CORE_VALIDATION_FAILED'],
         [{ addLinks: { categories: ['bad id!'] } }, 'CORE_VALIDATION_FAILED'],
         [{ addLinks: { brand: brands } }, 'CORE_VALIDATION_FAILED'],
+        // one link changed two ways at once: neither could be honoured whole
+        [{ values: { categoriesIds: [cats[0]] }, addLinks: { categories: [cats[1]] } }, 'CORE_VALIDATION_FAILED'],
+        [{ values: { brandId: brands[0] }, removeLinks: { brand: [brands[1]] } }, 'CORE_VALIDATION_FAILED'],
+        [{ values: { categories: [{ name: 'Made' }] }, removeLinks: { categories: [cats[1]] } }, 'CORE_VALIDATION_FAILED'],
       ];
       for (const [body, code] of bad) {
         const res = await t.post(`${base}/entityMassUpdate`, { entityName: 'Product', ids: [id], ...body });
