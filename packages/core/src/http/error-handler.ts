@@ -2,6 +2,7 @@ import type { ErrorRequestHandler } from 'express';
 import { ApiError, toApiError } from '../errors';
 import { consoleLogger, instanceLogger, type Logger } from '../logger';
 import { requestId } from './request-id';
+import { sendUnhashed } from './send-json';
 
 export { consoleLogger, type Logger };
 
@@ -94,6 +95,7 @@ export function errorHandler(
     for (const [name, value] of Object.entries(error.headers ?? {})) res.setHeader(name, value);
     if (error.status === 503 && !res.hasHeader('Retry-After')) res.setHeader('Retry-After', String(RETRY_AFTER_SECONDS[error.code] ?? DEFAULT_RETRY_AFTER_SECONDS));
     res.setHeader('X-Status-Reason', headerSafe(error.message));
-    res.status(error.status).json(error.toJSON());
+    // No ETag: an error stands for no version of anything (a client retrying a 412 with it would fail again).
+    sendUnhashed(res.status(error.status), error.toJSON());
   };
 }

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import express, { type Request, type Response, type Router } from 'express';
+import type { Request, Response, Router } from 'express';
 import type { ApiRecord } from '../declarations';
 import { ApiError, assertKnownKeys, assertStringList, objectBody } from '../errors';
 import type { Generation } from '../generations';
@@ -8,6 +8,7 @@ import { etagOf, matchesVersion, preconditionFailed, versionOf } from '../record
 import { parseListParams, queryOf } from './list-params';
 import { idempotent } from './idempotency';
 import { requestContext } from './request-context';
+import { answersAsExpressWould, sendUnhashed, writeJson } from './send-json';
 import { toHandler } from './to-handler';
 
 export type RepositoryLookup = (entity: string) => Repository | undefined;
@@ -92,24 +93,6 @@ export function sendList(res: Response, list: object): void {
 export const sendBulkAnswer = (res: Response, answer: object): void => sendUnhashed(res, answer);
 
 /**
- * Sends `value` as `res.json` would; written directly where that gives the same bytes, it gets no
- * ETag of Express's hash (`res.json` adds one where none is set).
- */
-function sendUnhashed(res: Response, value: object): void {
-  if (!answersAsExpressWould(res)) {
-    res.json(value);
-    return;
-  }
-  writeJson(res, JSON.stringify(value));
-}
-
-function writeJson(res: Response, body: string | Buffer): void {
-  res.setHeader('Content-Type', 'application/json; charset=utf-8');
-  res.setHeader('Content-Length', typeof body === 'string' ? Buffer.byteLength(body) : body.length);
-  res.end(res.req.method === 'HEAD' ? undefined : body);
-}
-
-/**
  * The headers of an answer that shows (or, with 304, stands for) a record at `version`: its `ETag`
  * (the `Vary` and `Cache-Control` of every authenticated answer are set before the routes:
  * `privateAnswers`).
@@ -132,27 +115,6 @@ function answeredByPreconditions(req: Request, res: Response, { record, entity }
   versioned(res, version);
   res.status(304).end();
   return true;
-}
-
-const { json: expressJson, send: expressSend } = express.response;
-
-/**
- * Whether writing a record's JSON answer directly gives what `res.json` would: Express's own
- * `json` and `send` (not wrapped for an idempotency key, nor the host's), no JSON setting of the
- * app, no type or transfer coding set, a status with a body, and no `If-None-Match` that Express
- * would answer with 304. `res.json` costs a content-type parse and several header reads.
- */
-function answersAsExpressWould(res: Response): boolean {
-  if (res.json !== expressJson || res.send !== expressSend) return false;
-  const app = res.app;
-  if (app.get('json replacer') || app.get('json spaces') || app.get('json escape')) return false;
-  if (res.getHeader('content-type') !== undefined || res.getHeader('transfer-encoding') !== undefined) return false;
-  const status = res.statusCode;
-  if (status === 204 || status === 205 || status === 304) return false;
-  // Express answers 304 for a matching If-None-Match; If-Modified-Since alone never matches, as
-  // a record's answer has no Last-Modified.
-  const method = res.req.method;
-  return !((method === 'GET' || method === 'HEAD') && res.req.headers['if-none-match'] !== undefined);
 }
 
 /** List, read, create, update (PATCH and PUT), delete and restore of records. */
