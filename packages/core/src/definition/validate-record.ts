@@ -99,17 +99,20 @@ function addDefaults(writable: readonly FieldModel[], values: Map<FieldModel, un
   for (const field of writable) if (!values.has(field) && field.def.default !== undefined) values.set(field, field.def.default);
 }
 
-/** Required fields missing (create) or cleared (both modes). */
 /** The issue of a required field left empty. */
 export const requiredIssue = (field: FieldModel): ValidationIssue => ({ path: [field.key], code: 'required', message: `${field.key} is required` });
 
 /** The 400 of a record's values that break its definition (`Invalid Product: …`). */
 export const invalidRecord = (model: EntityModel, issues: ValidationIssue[]): ApiError => validationFailed(`Invalid ${model.name}: ${issues.map((i) => i.message).join('; ')}`, issues);
 
-function requiredIssues(writable: readonly FieldModel[], values: Map<FieldModel, unknown>, mode: 'create' | 'update'): ValidationIssue[] {
+/**
+ * The issues of required fields missing (create) or cleared (both modes); `linked`: links the body
+ * names by a link object (find-or-create), which give their field a value once resolved.
+ */
+function requiredIssues(writable: readonly FieldModel[], values: Map<FieldModel, unknown>, { mode, linked }: { mode: 'create' | 'update'; linked?: ReadonlySet<FieldModel> }): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
   for (const field of writable) {
-    if (!field.def.required || field.type === 'linkMultiple') continue;
+    if (!field.def.required || field.type === 'linkMultiple' || linked?.has(field)) continue;
     const present = values.has(field);
     const value = values.get(field);
     const empty = value === null || value === '' || (Array.isArray(value) && value.length === 0);
@@ -133,7 +136,7 @@ export function completeForCreate(model: EntityModel, values: Map<FieldModel, un
   const complete = new Map<FieldModel, unknown>();
   values.forEach((value, field) => complete.set(field, value));
   addDefaults(writable, complete);
-  const issues = requiredIssues(writable, complete, 'create');
+  const issues = requiredIssues(writable, complete, { mode: 'create' });
   if (issues.length) throw invalidRecord(model, issues);
   return complete;
 }
@@ -142,9 +145,10 @@ export function completeForCreate(model: EntityModel, values: Map<FieldModel, un
 export interface RecordValidator {
   /**
    * Checks a create or update body and returns the values by field name, normalized
-   * (date-times in UTC). Unknown keys, wrong types and missing required fields are 400.
+   * (date-times in UTC). Unknown keys, wrong types and missing required fields are 400; a
+   * required link the body names by a link object (`linked`) is not missing.
    */
-  (body: unknown, mode: 'create' | 'update'): Map<FieldModel, unknown>;
+  (body: unknown, mode: 'create' | 'update', linked?: ReadonlySet<FieldModel>): Map<FieldModel, unknown>;
 }
 
 export function compileRecordValidator(model: EntityModel, extraKeys: ReadonlySet<string> = new Set()): RecordValidator {
@@ -152,7 +156,7 @@ export function compileRecordValidator(model: EntityModel, extraKeys: ReadonlySe
   const properties = Object.fromEntries(writable.map((f) => [f.key, valueSchema(f)]));
   const validate: ValidateFunction = compile({ type: 'object', properties });
 
-  return (body, mode) => {
+  return (body, mode, linked) => {
     if (typeof body !== 'object' || body === null || Array.isArray(body)) {
       throw new ApiError('CORE_VALIDATION_FAILED', 'The body must be a JSON object', { details: { issues: [{ path: [], code: 'invalid_type', message: 'expected an object' }] } });
     }
@@ -177,7 +181,7 @@ export function compileRecordValidator(model: EntityModel, extraKeys: ReadonlySe
       values.set(field, value);
     }
     if (mode === 'create') addDefaults(writable, values);
-    issues.push(...requiredIssues(writable, values, mode));
+    issues.push(...requiredIssues(writable, values, { mode, linked }));
     if (issues.length) throw invalidRecord(model, issues);
     return values;
   };

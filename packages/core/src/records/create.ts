@@ -143,7 +143,7 @@ async function decideNew(repo: Repository, { ctx, sql, trx }: { ctx: RequestCont
   if (trx) await deriveOptionCode(repo, { sql, trx, body: input });
   const id = newRecordId(input);
   const { data, objects } = splitLinkObjects(repo.model, input);
-  const values = repo.validate(data, 'create');
+  const values = repo.validate(data, 'create', new Set(objects.keys()));
   const named = sentFields(values, { sent, objects: objects.keys() });
   checkFields(repo.model, access, { values, sent: named, fromHooks: keysSetByHooks(sent, input) });
   return { id, access, values, named, objects };

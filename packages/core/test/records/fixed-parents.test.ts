@@ -100,6 +100,21 @@ describe.each(TEST_DBS)('the list of an option and the measure of a unit are fix
       await t[update](`${base}/ExtensibleEnum/${own}`, read).expect(200);
     });
 
+    it('creates an option and a unit that name their list and measure by a link object (a required link), on a create and an upsert', async () => {
+      const code = unique('opt');
+      const option = await t.post(`${base}/ExtensibleEnumOption`, { name: 'By object', code, extensibleEnum: { code: 'fixed_status' } }).expect(200);
+      const list = (await t.get('/api/ExtensibleEnum?where[0][type]=equals&where[0][attribute]=code&where[0][value]=fixed_status').expect(200)).body.list[0].id as string;
+      expect(option.body).toMatchObject({ code, extensibleEnumId: list });
+      const [item] = (await t.post(`${base}/upsert`, [{ entity: 'ExtensibleEnumOption', payload: { name: 'Upserted', code: unique('opt'), extensibleEnum: { code: 'fixed_status' } } }]).expect(200)).body;
+      expect(item).toMatchObject({ status: 'Created', entity: { extensibleEnumId: list } });
+      const measureCode = unique('measure');
+      const measure = (await t.post('/api/Measure', { name: 'Volume', code: measureCode }).expect(200)).body.id as string;
+      const unit = await t.post(`${base}/Unit`, { name: 'l', code: 'l', factor: 1, measure: { code: measureCode } }).expect(200);
+      expect(unit.body).toMatchObject({ measureId: measure });
+      // still required: no object and no id
+      expect(refusal(await t.post(`${base}/Unit`, { name: 'ml', code: 'ml', factor: 0.001 }))).toEqual({ status: 400, code: 'CORE_VALIDATION_FAILED' });
+    });
+
     it('refuses to move a unit to another measure, from either side', async () => {
       const measure = (await t.post('/api/Measure', { name: 'Weight', code: unique('weight') }).expect(200)).body.id as string;
       const otherCode = unique('length');
