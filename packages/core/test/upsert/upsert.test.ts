@@ -59,6 +59,11 @@ describe.each(TEST_DBS)('upsert on %s', (kind) => {
       expect(bySku.body[0]).toMatchObject({ status: 'Updated', entity: { id, name: 'Fourth' } });
       const newId = await t.post(path, [{ entity: 'Product', payload: { id: `client-${tag}`, name: 'New with id' } }]).expect(200);
       expect(newId.body[0]).toMatchObject({ status: 'Created', entity: { id: `client-${tag}` } });
+      // a unique field present is the lookup: naming no record, the item creates one (here colliding
+      // with the unique index's record, which it did not look up by), as an unknown id creates one
+      const newSku = await t.post(path, [{ entity: 'Product', payload: { sku: `SKU-NEW-${tag}`, name: 'Fifth', brandId: brand.id, mpn: 'M1' } }]).expect(200);
+      expect(newSku.body[0]).toMatchObject({ status: 'Failed', stored: false });
+      expect((await t.get(`${base}/Product/${id}`).expect(200)).body).toMatchObject({ name: 'Fourth', sku: `SKU-ID-${tag}` });
     });
 
     it('fails bad items with a message and stores the others', async () => {

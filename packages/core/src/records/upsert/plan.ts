@@ -185,7 +185,9 @@ export class BatchIndex {
       if (hit && first && hit.state !== first.state) return 'ambiguous';
       first ??= hit;
     }
-    if (first) return first;
+    // Only an item without unique fields is looked up by its unique indexes (`lookupFields`): an
+    // item whose unique fields name no record creates one, found by nothing it did not name first.
+    if (lookup.unique.length > 0) return first;
     for (const key of lookup.indexes) {
       const hit = at(key);
       if (hit) return hit;
