@@ -148,7 +148,7 @@ const LINK_OBJECT = {
 
 /** `brand: {…}` or `categories: [{…} | id, …]`, instead of `brandId` / `categoriesIds`. */
 function linkObjectSchema(field: LinkField): Record<string, unknown> {
-  const what = `the ${field.target} whose simple fields equal the given values, created when none does; several matches are 409`;
+  const what = `the ${field.target} whose simple fields equal the given values, created when none does as \`POST /${field.target}\` with those values would create it (by that type's own rules: where a create needs more, such as a File's contents, a record is only found); several matches are 409`;
   if (field.type === 'link') {
     return { ...LINK_OBJECT, description: `Instead of ${field.key}: ${what}.` };
   }
@@ -172,7 +172,11 @@ export function writeSchema(model: EntityModel, mode: 'create' | 'update'): Reco
     properties[f.key] = describe(f, writeValueSchema(f));
     if (f.type === 'link' || f.type === 'linkMultiple') properties[f.name] = linkObjectSchema(f);
     if (mode === 'create' && derivedOnCreate(model, f)) properties[f.key] = { ...(properties[f.key] as object), description: 'Optional on create: derived from `name` when absent (lower case, other characters `_`, made unique in the list with `_2`, `_3`, …).' };
-    else if (mode === 'create' && f.def.required && f.def.default === undefined && f.type !== 'linkMultiple') required.push(f.key);
+    else if (mode === 'create' && f.def.required && f.def.default === undefined && f.type === 'link') {
+      // Either key gives the link: the id, or an object that finds (or creates) the record.
+      const described = properties[f.key] as { description?: string };
+      properties[f.key] = { ...described, description: [described.description, `Required on create, unless \`${f.name}\` names the record by an object instead.`].filter(Boolean).join(' ') };
+    } else if (mode === 'create' && f.def.required && f.def.default === undefined && f.type !== 'linkMultiple') required.push(f.key);
   }
   // With `Flatten-Attributes: true` a body also carries attribute values (not described, as the spec says).
   const closed = model.def.hasAttributes
