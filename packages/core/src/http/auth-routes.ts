@@ -182,14 +182,14 @@ function refuseDelegateWithoutCredentials(req: Request): void {
   });
 }
 
+/** The cookie sign-in of a session path (`/userSession/cookie`). */
+export const cookiePath = (sessionPath: string): string => `${sessionPath}/cookie`;
+
 /**
  * `GET` signs in with Basic credentials (or reads the session of a token) and answers
  * `{authorizationToken}` or, without `Authorization-Token-Only: true`, also `user` and `acl`.
  * `DELETE` revokes the token presented.
  */
-/** The cookie sign-in of a session path (`/userSession/cookie`). */
-export const cookiePath = (sessionPath: string): string => `${sessionPath}/cookie`;
-
 export function mountSessionRoutes(router: Router, paths: string[], parts: SessionParts): void {
   const { auth } = parts;
   const signIn = toHandler(async (req, res) => {
