@@ -21,7 +21,11 @@ async function main(): Promise<void> {
     void api.close().finally(() => process.exit(1));
   });
   server.listen(config.port, config.host, () => {
-    console.log(`PIM example listening on ${config.publicUrl} (API docs: ${config.publicUrl}/apidocs/)`);
+    // The address listened on; the public URL (PUBLIC_URL, e.g. behind a proxy) when it differs.
+    const address = server.address();
+    const bound = address && typeof address === 'object' ? `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}` : `http://${config.host}:${config.port}`;
+    const publicPart = config.publicUrl === bound ? '' : `, public URL ${config.publicUrl}`;
+    console.log(`PIM example listening on ${bound}${publicPart} (API docs: ${config.publicUrl}/apidocs/)`);
   });
   // No new connections; the requests in flight finish (within CLOSE_GRACE_MS), running jobs go
   // back to the queue, uploads in progress leave no temporary files, the pool closes; then exit 0.
