@@ -65,21 +65,39 @@ function objectValues(field: LinkEnd, target: Repository, object: Record<string,
   return [...target.validate(object, 'update')];
 }
 
+/** The link objects of a body (those of its links and of its single-link attributes), with where each is in it. */
+function objectsOf({ objects, attributes = [] }: { objects: LinkObjects<LinkEnd>; attributes?: readonly AttributeLinkObject[] }): AttributeLinkObject[] {
+  const all = [...objects].flatMap(([field, items]) => items.map((object, index) => ({ field, object: object as Record<string, unknown>, path: placeInBody(field, index) })));
+  return [...all, ...attributes].filter(({ object }) => typeof object === 'object' && object !== null);
+}
+
 /**
- * The 400 of what is wrong inside the link objects of a body (those of its links and of its
- * single-link attributes), whatever records they would match, as finding or creating them would
- * answer it: what a mass update checks before it starts, so that such a body is refused once,
- * not once per record (nor by a job).
+ * The 400 of what is wrong inside the link objects of a body, whatever records they would match,
+ * as finding or creating them would answer it: what a mass update checks before it starts, so
+ * that such a body is refused once, not once per record (nor by a job).
  */
-export function assertLinkObjectsValid(repo: Repository, { objects, attributes = [] }: { objects: LinkObjects<LinkEnd>; attributes?: readonly AttributeLinkObject[] }): void {
-  const all = [...objects].flatMap(([field, items]) => items.map((object, index) => ({ field, object, path: placeInBody(field, index) })));
-  for (const { field, object, path } of [...all, ...attributes]) {
-    if (typeof object !== 'object' || object === null) continue;
+export function assertLinkObjectsValid(repo: Repository, body: { objects: LinkObjects<LinkEnd>; attributes?: readonly AttributeLinkObject[] }): void {
+  for (const { field, object, path } of objectsOf(body)) {
     try {
-      objectValues(field, repo.env.repository(field.target), object as Record<string, unknown>);
+      objectValues(field, repo.env.repository(field.target), object);
     } catch (error) {
       throw issuesUnder(error, path);
     }
+  }
+}
+
+/**
+ * The 403 of a link object the caller may not search with, whatever records it would match (no
+ * read right on the target type, a match field it may not read): what a mass update checks
+ * before it starts, as an update refuses it (the right to create, needed only when nothing
+ * matches, is judged per record).
+ */
+export async function assertLinkObjectsSearchable(repo: Repository, ctx: RequestContext, body: { objects: LinkObjects<LinkEnd>; attributes?: readonly AttributeLinkObject[] }): Promise<void> {
+  for (const { field, object } of objectsOf(body)) {
+    const target = repo.env.repository(field.target);
+    const fields = objectValues(field, target, object).map(([f]) => f);
+    if (optionList(field)) await assertOptionFieldsShown(target, ctx, fields);
+    else await searchOwner(target, ctx, fields);
   }
 }
 

@@ -14,7 +14,7 @@ import { VERSION_COLUMN } from '../sql/schema-sync';
 import { sqlContext, type SqlContext } from '../sql/sql-context';
 import { inTransaction } from '../sql/transaction';
 import { changeOf, diffOf, movedLinkChanges, ownershipOf, type Diff } from './changes';
-import { assertLinkObjectsValid, attributeWriteRules, resolveLinkObjects, type LinkObjectWrite } from './find-or-create';
+import { assertLinkObjectsSearchable, assertLinkObjectsValid, attributeWriteRules, resolveLinkObjects, type LinkObjectWrite } from './find-or-create';
 import { assertLinks, assertOtherSide, linksMade, withHiddenLinked } from './link-rules';
 import { addedLinks, changeAction, linkNamed, linkValuesAfter, type LinkDelta } from './link-delta';
 import { splitLinkObjects, type LinkObjects } from './link-objects';
@@ -269,7 +269,9 @@ function expectedColumns(repo: Repository, expect: Record<string, unknown> | und
  * it: 400 for the body (its shape, types, unknown keys, link objects and flattened attribute
  * keys), then 403 for a field the role may not edit among those it sends and the links it
  * changes (`links`, by name); then 400 for what is inside its link objects (an update finds or
- * creates their records after the field rules). What a mass update checks before it starts. A
+ * creates their records after the field rules), and 403 for one the caller may not search with
+ * (the right to create is judged per record: it is needed only when nothing matches). What a
+ * mass update checks before it starts. A
  * multiple link that would change records of a type the role may not edit is judged on each
  * record, as an update of it judges it: sent back as stored, or adding a record already linked,
  * it changes no other record (`checkFields`).
@@ -283,6 +285,7 @@ export async function assertUpdateBody(repo: Repository, ctx: RequestContext, { 
   const access = await repo.guard.access(ctx);
   assertFieldsEditable(repo.model, access, fields);
   assertLinkObjectsValid(repo, { objects, attributes: attributes?.linkObjects });
+  await assertLinkObjectsSearchable(repo, ctx, { objects, attributes: attributes?.linkObjects });
 }
 
 /** An update: the record, the body, and (attribute endpoints) attribute values already planned. */

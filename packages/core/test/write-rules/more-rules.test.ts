@@ -58,6 +58,22 @@ describe.each(TEST_DBS)('write rules on %s', (kind) => {
       expect((await u.post(`${base}/entityMassUpdate`, { entityName: 'Product', ids: [id], values: { quantity: 3 } }).expect(200)).body).toEqual({ updated: 1, errors: [] });
     });
 
+    it('answers a mass update whose link object the role may not search with 403 before any record, as an update of one record', async () => {
+      const blind = await w.as(withRole({ scopes: { Brand: { read: 'no', create: true } } }));
+      const hidden = await w.as(withRole({ fields: { Brand: { name: { read: false } } } }));
+      const id = (await w.t.post(`${base}/Product`, { name: 'Mass link object' }).expect(200)).body.id;
+      const before = (await w.t.get(`${base}/Product/${id}`).expect(200)).body;
+      for (const [u, message] of [[blind, 'Not allowed to read Brand'], [hidden, 'Not allowed to read Brand.name']] as const) {
+        const values = { brand: { name: w.brand.name } };
+        const patch = await u.patch(`${base}/Product/${id}`, values).expect(403);
+        const direct = await u.post(`${base}/entityMassUpdate`, { entityName: 'Product', ids: [id], values }).expect(403);
+        const asJob = await u.post(`${base}/entityMassUpdate`, { entityName: 'Product', where: [{ type: 'equals', attribute: 'id', value: id }], values }).expect(403);
+        expect(patch.body.error).toMatchObject({ code: 'CORE_FORBIDDEN', message });
+        for (const res of [direct, asJob]) expect(res.body.error).toMatchObject({ code: 'CORE_FORBIDDEN', message });
+      }
+      expect((await w.t.get(`${base}/Product/${id}`).expect(200)).body).toEqual(before);
+    });
+
     it('links concurrent find-or-creates of one new record to one record, all succeeding', async () => {
       const u = await w.as(withRole({ scopes: { ExtensibleEnumOption: { create: true } } }));
       const brand = `Parallel brand ${gen}`;
