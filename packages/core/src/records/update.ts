@@ -271,10 +271,9 @@ function expectedColumns(repo: Repository, expect: Record<string, unknown> | und
  * changes (`links`, by name); then 400 for what is inside its link objects (an update finds or
  * creates their records after the field rules), and 403 for one the caller may not search with
  * (the right to create is judged per record: it is needed only when nothing matches). What a
- * mass update checks before it starts. A
- * multiple link that would change records of a type the role may not edit is judged on each
- * record, as an update of it judges it: sent back as stored, or adding a record already linked,
- * it changes no other record (`checkFields`).
+ * mass update checks before it starts. A multiple link that would change records of a type the
+ * role may not edit is judged on each record, as an update of it judges it: sent back as
+ * stored, or adding a record already linked, it changes no other record (`checkFields`).
  */
 export async function assertUpdateBody(repo: Repository, ctx: RequestContext, { body, links = [] }: { body: Record<string, unknown>; links?: readonly string[] }): Promise<void> {
   const attributes = await repo.env.attributes?.prepareWrite(ctx, repo.model, body);
