@@ -144,6 +144,15 @@ describe('examples/pim start-up', () => {
     });
   }
 
+  it('names the address it listens on at start-up, and the public URL beside it when PUBLIC_URL differs', async () => {
+    const server = await scope.start({
+      env: (port) => ({ PORT: String(port), HOST: '127.0.0.1', STORAGE_DIR: path.join(scope.dir, 'files'), DATABASE_URL: 'sqlite::memory:', ADMIN_PASSWORD: 'public-url-admin', PUBLIC_URL: 'https://pim.example.test/sub/' }),
+      listening: (port) => new RegExp(`PIM example listening on http://127\\.0\\.0\\.1:${port}, public URL https://pim\\.example\\.test/sub \\(API docs: https://pim\\.example\\.test/sub/apidocs/\\)`),
+    });
+    expect((await signIn(server.url, 'admin', 'public-url-admin')).status).toBe(200);
+    await scope.stop(server);
+  });
+
   it('refuses a limit in the environment that is not a whole number, naming it', async () => {
     const started = run('node', [SERVER], { DATABASE_URL: sqlite('limits.sqlite'), PORT: String(await freePort()), MAX_UPSERT_ITEMS: 'lots' });
     const { code, output } = await started.ended;
