@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { InstanceBase } from '../app-services';
 import type { RequestContext } from '../context';
 import type { ApiRecord } from '../declarations';
@@ -7,7 +8,7 @@ import { allowedHostSet } from '../net/outgoing-guard';
 import type { Repository } from '../records/repository';
 import type { CacheEvent } from '../sql/cache-events';
 import { routeChanges } from '../sql/change-routing';
-import { purgeDeliveries, redeliver } from '../sql/delivery-store';
+import { purgeDeliveries, redeliver, release } from '../sql/delivery-store';
 import { sqlContext } from '../sql/sql-context';
 import { WebhookDirectory } from './webhook-directory';
 import { WebhookDispatcher, type DispatchOptions } from './webhook-dispatcher';
@@ -28,6 +29,9 @@ export interface InstanceWebhooks {
   changesCommitted(): void;
   stop(): Promise<void>;
 }
+
+/** How long a redelivered delivery waits for its answer to be read before workers may take it. */
+const REDELIVER_HOLD_MS = 30_000;
 
 const invalid = (field: string, message: string) => validationFailed(message, [{ path: [field], code: 'invalid_format', message }]);
 
@@ -85,11 +89,15 @@ export function createWebhooks(base: InstanceBase, { announce }: { announce: (ev
       const deliveries = repositories.get('WebhookDelivery') as Repository;
       // Admins only, and 404 for a delivery that does not exist, as a read of it.
       await deliveries.get(ctx, id, { select: ['id'] });
-      if (!(await redeliver(sql(), id))) throw notFound('WebhookDelivery', id);
-      // Read before the worker is told: the answer shows the delivery as queued.
-      const queued = await deliveries.get(ctx, id);
-      dispatcher.wake();
-      return queued;
+      // Held while it is read, so that the answer shows it queued whatever the workers do.
+      const hold = { lease: `redeliver-${randomUUID()}`, ms: REDELIVER_HOLD_MS };
+      if (!(await redeliver(sql(), id, hold))) throw notFound('WebhookDelivery', id);
+      try {
+        return await deliveries.get(ctx, id);
+      } finally {
+        await release(sql(), id, hold.lease);
+        dispatcher.wake();
+      }
     },
     purge: (before) => purgeDeliveries(sql(), before),
     async start(worker) {

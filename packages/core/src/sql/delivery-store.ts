@@ -189,15 +189,22 @@ export async function finishAttempt(sql: SqlContext, { id, lease, outcome }: { i
 
 /**
  * Queues a delivery again, due now, with a fresh count of attempts; answers whether it exists.
- * A worker holding it meanwhile records nothing (its lease is gone).
+ * A worker holding it meanwhile records nothing (its lease is gone). The delivery stays held
+ * under `hold.lease` for `hold.ms`, so that no worker takes it before the caller has read it as
+ * queued; `release` lets the workers have it (a caller that dies leaves a hold that runs out).
  */
-export async function redeliver(sql: SqlContext, id: string): Promise<boolean> {
+export async function redeliver(sql: SqlContext, id: string, hold: { lease: string; ms: number }): Promise<boolean> {
   const now = Date.now();
   const at = formatDateTime(new Date(now));
   const count = await sql.db(DELIVERY)
-    .update({ status: 'Pending', attempts: 0, due_at: now, next_attempt_at: at, delivered_at: null, locked_until: null, lease: null, modified_at: at, record_version: sql.db.raw('record_version + 1') })
+    .update({ status: 'Pending', attempts: 0, due_at: now, next_attempt_at: at, delivered_at: null, locked_until: now + hold.ms, lease: hold.lease, modified_at: at, record_version: sql.db.raw('record_version + 1') })
     .where({ id, deleted: sql.dialect.live });
   return count > 0;
+}
+
+/** Ends the hold `redeliver` left on a delivery (the record does not change: its version stays). */
+export async function release(sql: SqlContext, id: string, lease: string): Promise<void> {
+  await sql.db(DELIVERY).update({ locked_until: null, lease: null }).where({ id, lease });
 }
 
 /**

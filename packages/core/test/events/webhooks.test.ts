@@ -359,6 +359,32 @@ describe.each(TEST_DBS)('webhook deliveries when an instance closes on %s', (kin
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
+  it('answer a redelivery as queued while a second instance polls the queue every millisecond', async () => {
+    const options = { entities: testEntities, webhooks: { allowedHosts: ['127.0.0.1'], pollMs: 1 } };
+    const server = await startTestApi(kind, options, db);
+    // Another process's worker, taking every due delivery as soon as it can.
+    const worker = await startTestApi(kind, options, db);
+    try {
+      const hook = (await server.post('/api/Webhook', { name: 'eager', url: receiver.url, secret: SECRET, entityTypes: ['Category'] }).expect(200)).body.id;
+      await server.post('/api/Category', { name: 'Eager', code: `eager-${Date.now()}` }).expect(200);
+      const of = async () => (await server.get(`/api/WebhookDelivery?where[0][type]=equals&where[0][attribute]=webhookId&where[0][value]=${hook}`).expect(200)).body.list as Delivery[];
+      const [delivered] = await eventually(of, (list) => list[0]?.status === 'Delivered');
+      for (let round = 0; round < 10; round++) {
+        const answer = await server.post(`/api/WebhookDelivery/${delivered.id}/redeliver`).expect(200);
+        expect(answer.body).toMatchObject({ status: 'Pending', attempts: 0, deliveredAt: null });
+        // The hold ends with the answer: the delivery is made again, once.
+        await eventually(of, (list) => list[0]?.status === 'Delivered');
+        const read = await server.get(`/api/WebhookDelivery/${delivered.id}`).expect(200);
+        expect(read.body.attempts).toBe(1);
+        expect(Number(read.headers.etag.replaceAll('"', ''))).toBeGreaterThan(Number(answer.headers.etag.replaceAll('"', '')));
+      }
+      expect(receiver.received.filter((r) => r.body.webhookId === hook)).toHaveLength(11);
+    } finally {
+      await worker.close();
+      await server.close();
+    }
+  });
+
   it('hands an attempt in flight back (not counted, no lease left): the next instance makes it at once', async () => {
     // A lease far longer than the test: only the hand-back lets the next instance deliver in time.
     const options = { entities: testEntities, webhooks: { allowedHosts: ['127.0.0.1'], leaseMs: 600_000, timeoutMs: 30_000, pollMs: 100 }, closeGraceMs: 1000 };
