@@ -358,6 +358,10 @@ describe.each(TEST_DBS)('webhook deliveries when an instance closes on %s', (kin
     await db.drop();
     fs.rmSync(dir, { recursive: true, force: true });
   });
+  beforeEach(() => {
+    receiver.received.length = 0;
+    receiver.answer = () => 200;
+  });
 
   it('answer a redelivery as queued while a second instance polls the queue every millisecond', async () => {
     const options = { entities: testEntities, webhooks: { allowedHosts: ['127.0.0.1'], pollMs: 1 } };
@@ -379,6 +383,7 @@ describe.each(TEST_DBS)('webhook deliveries when an instance closes on %s', (kin
         expect(Number(read.headers.etag.replaceAll('"', ''))).toBeGreaterThan(Number(answer.headers.etag.replaceAll('"', '')));
       }
       expect(receiver.received.filter((r) => r.body.webhookId === hook)).toHaveLength(11);
+      await server.patch(`/api/Webhook/${hook}`, { isActive: false }).expect(200);
     } finally {
       await worker.close();
       await server.close();
