@@ -20,14 +20,14 @@ const jsonColumnsOf = (model: EntityModel) => storedFields(model).filter((f) => 
  * Starts inserting new records (rows keyed by column, all with the same columns); `stored` answers
  * the ids stored, and whether `logging` logged their changes: rows that fit one statement, all
  * stored by its plain insert (more rows are inserted without it). Rows whose key another request
- * stored meanwhile are skipped: the caller replays them as updates. Answers once the database has
- * the first statement: the caller may work while it inserts, and awaits `stored` before its next
- * statement.
+ * stored meanwhile are skipped: the caller replays them as updates (with `failOnTaken`, they may
+ * fail the transaction instead: see `insertNew`). Answers once the database has the first
+ * statement: the caller may work while it inserts, and awaits `stored` before its next statement.
  */
 export async function startInsertRows(
   sql: SqlContext<Knex.Transaction>,
   model: EntityModel,
-  { rows, logging }: { rows: Record<string, unknown>[]; logging?: InsertLogging },
+  { rows, logging, failOnTaken }: { rows: Record<string, unknown>[]; logging?: InsertLogging; failOnTaken?: boolean },
 ): Promise<{ stored: Promise<{ ids: Set<string>; logged: boolean }> }> {
   const { dialect } = sql;
   if (rows.length === 0) return { stored: Promise.resolve({ ids: new Set(), logged: false }) };
@@ -37,7 +37,7 @@ export async function startInsertRows(
   const [first, ...rest] = chunks(rows, dialect.recordsetRows(columns.length));
   const insert = (part: Record<string, unknown>[]) => {
     const { key, text, bindings } = insertSelect(dialect, part, { shape, shareable });
-    return dialect.insertNew(sql, { key, sql: text, bindings, ids: part.map((r) => r.id as string), logging: rest.length ? undefined : logging });
+    return dialect.insertNew(sql, { key, sql: text, bindings, ids: part.map((r) => r.id as string), logging: rest.length ? undefined : logging, failOnTaken });
   };
   const started = await insert(first);
   const stored = (async () => {

@@ -75,4 +75,17 @@ describePg('an upsert that loses its create to another request, on postgres', ()
     expect(stored.total).toBe(1);
     expect(stored.list[0]).toMatchObject({ name: 'stored by another request', modifiedById: adminId });
   });
+
+  // A segment that changes a multiple link is locked from its first try: its insert skips a key
+  // taken meanwhile inside the transaction (a savepoint) instead of deciding the segment again.
+  it.each(GENERATIONS)('updates the record the other request stored when the item links categories too (generation %s)', async (g) => {
+    const path = g === 'A' ? '/api/upsert' : '/api/v1/MassActions/action/upsert';
+    const sku = `LOST-LINKS-${g}`;
+    const category = (await t.post('/api/Category', { name: `Lost ${g}`, code: `lost-${g}` }).expect(200)).body.id;
+    const item = { entity: 'Product', payload: { sku, name: 'from the upsert', categoriesIds: [category] } };
+    const { result, stored, id } = await racedUpsert(() => t.post(path, [item]).expect(200), { sku, by: creator.user.id });
+    expect(result).toMatchObject({ status: 'Updated', stored: true, entity: { id, sku, name: 'from the upsert', categoriesIds: [category], modifiedById: adminId } });
+    expect(stored.total).toBe(1);
+    expect((await t.get(`/api/Product/${id}`).expect(200)).body.categoriesIds).toEqual([category]);
+  });
 });

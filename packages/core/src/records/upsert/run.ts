@@ -285,7 +285,7 @@ async function upsertSegment(repo: Repository, call: RunCall, { items, lock }: {
         run.decided = decided.length;
         if (placement === 'last') break;
       }
-      await writeDecided({ trx, repo, ctx, failures, deltas: run.deltas }, decided);
+      await writeDecided({ trx, repo, ctx, failures, deltas: run.deltas, optimistic: !lock }, decided);
     }),
   );
   const keys = await shownKeys(repo, ctx);

@@ -3,6 +3,7 @@ import { isStoredField, type EntityModel } from '../../definition/model';
 import { ApiError } from '../../errors';
 import { replaceJoinRows, startInsertRows, updateRows } from '../../sql/bulk-writes';
 import type { Transaction } from '../../sql/database';
+import { KeyTakenMeanwhile } from '../../sql/dialects/dialect';
 import { writeMultipleLink } from '../../sql/link-store';
 import { createsLoggedByInsert, insertChanges, readyChanges, type ChangeAction, type LoggingInsert, type NewChange } from '../../sql/change-store';
 import { insertRow } from '../../sql/record-store';
@@ -34,6 +35,12 @@ interface DecidedWrite {
   failures: Map<RecordState, ApiError>;
   /** Links every item changes by delta (mass updates): a change of links only is a `Relate` or `Unrelate`. */
   deltas: readonly LinkDelta[];
+  /**
+   * A first, unlocked try: a new record whose key another request stored meanwhile fails the
+   * transaction (`ChangedMeanwhile`) instead of being recovered inside it, which costs the insert
+   * a savepoint on PostgreSQL. The try after it is locked and recovers such records.
+   */
+  optimistic: boolean;
 }
 
 /**
@@ -107,11 +114,13 @@ export async function writeDecided(write: DecidedWrite, decided: Prepared[]) {
   const states = [...new Set(decided.map((p) => p.state as RecordState))];
   const fresh = states.filter((s) => s.isNew);
   const logging = await createsLogging(write, decided, states.length);
-  const inserting = await startInsertRows(sql, model, { rows: fresh.map((s) => storedRow(repo, s)), logging });
+  const inserting = await startInsertRows(sql, model, { rows: fresh.map((s) => storedRow(repo, s)), logging, failOnTaken: write.optimistic });
   // While the database inserts, the changes are made ready: they hold unless an insert is lost,
   // a write fails or links move below.
   const ready = logging ? undefined : readyChanges(sql.dialect, decidedChanges(write, decided));
-  const { ids: stored, logged } = await inserting.stored;
+  const { ids: stored, logged } = await inserting.stored.catch((error: unknown) => {
+    throw error instanceof KeyTakenMeanwhile ? new ChangedMeanwhile() : error;
+  });
   const lostInserts = fresh.filter((x) => !stored.has(x.id));
   for (const lost of lostInserts) await recoverLostInsert(write, lost, decided.filter((p) => p.state === lost));
   const changed = states.filter((s) => !s.isNew && s.dirty.size > 0 && !failures.has(s));

@@ -90,6 +90,14 @@ export interface InsertStarted {
   readonly stored: Promise<{ ids: string[]; logged: boolean }>;
 }
 
+/** An insert of new rows met a unique key another request stored meanwhile (see `insertNew`'s `failOnTaken`). */
+export class KeyTakenMeanwhile extends Error {
+  constructor(options?: { cause?: unknown }) {
+    super('A key of a new row was stored meanwhile by another request', options);
+    this.name = 'KeyTakenMeanwhile';
+  }
+}
+
 /** What turns an insert into one that logs its rows' changes (see `createsLoggedByInsert`). */
 export interface InsertLogging {
   /** The statement logging the changes of the rows `insert` stores, with `insert` in it. */
@@ -132,9 +140,12 @@ export interface Dialect {
   /**
    * Starts an `insert … select … from <recordset>`; `stored` answers the ids stored: rows whose
    * unique key another request stored meanwhile are skipped (the caller replays them as updates).
-   * Answers as soon as the database has the insert: the caller may work while it inserts.
+   * With `failOnTaken`, where requests race (PostgreSQL) such a row fails the insert instead, and
+   * the transaction with it (`KeyTakenMeanwhile`): the insert is one statement, not three, and the
+   * caller decides the batch again. Answers as soon as the database has the insert: the caller may
+   * work while it inserts.
    */
-  insertNew(sql: SqlContext<Knex.Transaction>, insert: { key: string; sql: () => string; bindings: readonly unknown[]; ids: readonly string[]; logging?: InsertLogging }): Promise<InsertStarted>;
+  insertNew(sql: SqlContext<Knex.Transaction>, insert: { key: string; sql: () => string; bindings: readonly unknown[]; ids: readonly string[]; logging?: InsertLogging; failOnTaken?: boolean }): Promise<InsertStarted>;
   /** The value of the `deleted` column in live rows, as bound in SQL. */
   readonly live: boolean | number;
   /** A boolean as a SQL literal (`true`, or `1` on SQLite). */

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { FieldType } from '../../declarations';
 import type { Knex } from 'knex';
-import type { Dialect, Introspection } from './dialect';
+import { KeyTakenMeanwhile, type Dialect, type Introspection } from './dialect';
 import { PostgresNotifications } from './postgres-notifications';
 import { isStalePostgresStatement, runPostgresStatement, sendOn } from './postgres-statements';
 import { commonColumnType, databaseUnavailable, quoteName, statementTimedOut, uniqueViolation } from './shared';
@@ -135,13 +135,26 @@ export const postgresDialect: Dialect = {
   // looked up): the plain insert is tried first, in a savepoint, and only after a unique violation
   // are the rows inserted again skipping those whose key is taken. The savepoint and the insert
   // are queued together: pg sends the insert as soon as the savepoint is taken, and the caller
-  // goes on while the database inserts.
+  // goes on while the database inserts. With `failOnTaken` (a caller that can decide its batch
+  // again), the insert goes alone: no savepoint, no subtransaction, two statements fewer.
   // With `logging`, the plain insert also logs the changes of its rows; the insert that skips
   // taken keys does not (the caller logs the changes of the rows it stored).
-  async insertNew({ db: trx }, { sql, bindings, ids, logging }) {
+  async insertNew({ db: trx }, { sql, bindings, ids, logging, failOnTaken }) {
     const send = await sendOn(trx);
     const insert = trx.raw(sql(), bindings as Knex.RawBinding[]).toSQL().toNative();
     const first = logging ? trx.raw(logging.wrap(sql()), [...bindings, ...logging.bindings] as Knex.RawBinding[]).toSQL().toNative() : insert;
+    const keyTaken = (error: unknown) => postgresDialect.translateError(error, {})?.code === 'CORE_UNIQUE_VIOLATION';
+    if (failOnTaken) {
+      const stored = send(first.sql, first.bindings).then(
+        () => ({ ids: [...ids], logged: !!logging }),
+        (error: unknown) => {
+          throw keyTaken(error) ? new KeyTakenMeanwhile({ cause: error }) : error;
+        },
+      );
+      // The caller awaits it after its own work; a failure before that is not unhandled.
+      stored.catch(() => undefined);
+      return { stored };
+    }
     const taken = send(`savepoint ${NEW_ROWS_SAVEPOINT}`);
     const inserted = send(first.sql, first.bindings);
     // Handled below, once the savepoint answers: a failure meanwhile is not left unhandled.
@@ -153,7 +166,7 @@ export const postgresDialect: Dialect = {
         return { ids: [...ids], logged: !!logging };
       },
       async (error: unknown) => {
-        if (postgresDialect.translateError(error, {})?.code !== 'CORE_UNIQUE_VIOLATION') throw error;
+        if (!keyTaken(error)) throw error;
         await send(`rollback to savepoint ${NEW_ROWS_SAVEPOINT}`);
         const { rows } = await send(`${insert.sql} on conflict do nothing returning id`, insert.bindings);
         await send(`release savepoint ${NEW_ROWS_SAVEPOINT}`);
