@@ -178,10 +178,11 @@ function decide(run: Run, p: Prepared): Placement {
  * Puts the stored records the items name into the index, with the ids of all their multiple links
  * (results show every stored field, also those no item sets): one query per link field.
  */
-async function loadNamed(trx: Transaction, run: Run, { items, lock }: { items: readonly Prepared[]; lock: boolean }): Promise<void> {
+async function loadNamed(trx: Transaction, run: Run, { items, attempt }: { items: readonly Prepared[]; attempt: Attempt }): Promise<number> {
   const { repo } = run;
   const sql = sqlContext(repo.env, trx);
-  const named = await fetchByKeys(sql, repo.model, keyLookups(repo.model, items));
+  const lock = attempt === 'lock';
+  const named = attempt === 'guess' ? [] : await fetchByKeys(sql, repo.model, keyLookups(repo.model, items));
   const locked = lock ? await lockLinked(sql, run, { items, records: named }) : undefined;
   const found = lock ? await lockInOrder(sql, repo.model, named) : named;
   // A caller who sees part of a one-to-many list decides on that part (the rest stays as stored).
@@ -196,6 +197,7 @@ async function loadNamed(trx: Transaction, run: Run, { items, lock }: { items: r
     run.index.add(state);
     run.hazards.track(state);
   }
+  return found.length;
 }
 
 /** The multiple links that items or deltas change. */
@@ -244,10 +246,27 @@ interface RunCall {
 }
 
 /**
+ * How a try of a segment reads the records its items name:
+ * - `guess`: not at all, as if every item created a record; the insert fails on a key that is
+ *   stored (the unique indexes on live rows are the lookup), and the segment is tried again (`read`);
+ * - `read`: looked up without locks; a record changed meanwhile tries the segment again (`lock`);
+ * - `lock`: looked up and locked in id order, with the records on the other side of the multiple
+ *   links the items change (see `lockLinked`).
+ */
+type Attempt = 'guess' | 'read' | 'lock';
+
+/**
+ * Of each entity type, whether its last segment found no stored record: a batch of new records is
+ * likely followed by another (an import), and then its next segment is guessed new, which spares
+ * the database a lookup of every key; a segment that finds or meets a stored record stops that.
+ */
+const foundNone = new WeakMap<EntityModel, boolean>();
+
+/**
  * Decides and writes items of a run from the first on, in one transaction, until one must wait for
  * the writes of those before it; answers how many it decided (failed ones included).
  */
-async function upsertSegment(repo: Repository, call: RunCall, { items, lock }: { items: readonly Prepared[]; lock: boolean }): Promise<number> {
+async function upsertSegment(repo: Repository, call: RunCall, { items, attempt }: { items: readonly Prepared[]; attempt: Attempt }): Promise<number> {
   const { model, env } = repo;
   const { ctx, access, results } = call;
   const decided: Prepared[] = [];
@@ -270,7 +289,7 @@ async function upsertSegment(repo: Repository, call: RunCall, { items, lock }: {
   let count = 0;
   await repo.translated(() =>
     inTransaction(env.database, async (trx) => {
-      await loadNamed(trx, run, { items, lock });
+      const found = await loadNamed(trx, run, { items, attempt });
       run.links = await linkCheck(sqlContext(env, trx), run.writer, items.map((p) => linkWrite(run.deltas, p)));
       for (const p of items) {
         let placement: Placement = 'in';
@@ -278,6 +297,8 @@ async function upsertSegment(repo: Repository, call: RunCall, { items, lock }: {
           placement = decide(run, p);
           if (placement !== 'later') decided.push(p);
         } catch (error) {
+          // Judged as the create it may not be: the segment is read and decided again.
+          if (attempt === 'guess') throw new ChangedMeanwhile();
           results[p.index] = failed(failureOf(error));
         }
         if (placement === 'later') break;
@@ -285,7 +306,8 @@ async function upsertSegment(repo: Repository, call: RunCall, { items, lock }: {
         run.decided = decided.length;
         if (placement === 'last') break;
       }
-      await writeDecided({ trx, repo, ctx, failures, deltas: run.deltas, optimistic: !lock }, decided);
+      await writeDecided({ trx, repo, ctx, failures, deltas: run.deltas, optimistic: attempt !== 'lock' }, decided);
+      foundNone.set(model, found === 0);
     }),
   );
   const keys = await shownKeys(repo, ctx);
@@ -315,20 +337,24 @@ export async function upsertRun(repo: Repository, ctx: RequestContext, { items, 
   let size = items.length;
   for (let start = 0; start < items.length; ) {
     const segment = items.slice(start, start + size);
-    // Read without locks first; after a record changed meanwhile or a deadlock, with every named
-    // record locked in id order as it is read (a record the segment finds only while writing, in
-    // place of a new one another request stored first, can still change meanwhile). A segment
-    // that changes multiple links locks from the start, with the records it links (`lockLinked`):
-    // it writes rows of two tables, which other writes lock in the other order otherwise.
-    let lock = multipleLinksChanged(repo.model, { items: segment, deltas: links }).length > 0;
+    // Read without locks first (or not at all, for a segment guessed new: see `foundNone`); after
+    // a record changed meanwhile or a deadlock, with every named record locked in id order as it
+    // is read (a record the segment finds only while writing, in place of a new one another
+    // request stored first, can still change meanwhile). A segment that changes multiple links
+    // locks from the start, with the records it links (`lockLinked`): it writes rows of two
+    // tables, which other writes lock in the other order otherwise.
+    const guess = mode === 'upsert' && !links.length && foundNone.get(repo.model) === true;
+    let attempt: Attempt = multipleLinksChanged(repo.model, { items: segment, deltas: links }).length > 0 ? 'lock' : guess ? 'guess' : 'read';
     const count = await againAfterDeadlock(repo.env.database.dialect, async () => {
-      for (let attempt = 1; ; attempt++) {
+      for (let tries = 1; ; tries++) {
         try {
-          return await upsertSegment(repo, call, { items: segment, lock });
+          return await upsertSegment(repo, call, { items: segment, attempt });
         } catch (error) {
-          lock = true;
+          const guessed = attempt === 'guess';
+          attempt = guessed && error instanceof ChangedMeanwhile ? 'read' : 'lock';
+          if (guessed) foundNone.set(repo.model, false);
           if (!(error instanceof ChangedMeanwhile)) throw error;
-          if (attempt >= CHANGED_ATTEMPTS) throw new ApiError('CORE_CONFLICT', `${repo.model.name} records of the batch were changed by other requests while it was written; send it again`);
+          if (tries >= CHANGED_ATTEMPTS) throw new ApiError('CORE_CONFLICT', `${repo.model.name} records of the batch were changed by other requests while it was written; send it again`);
         }
       }
     });
