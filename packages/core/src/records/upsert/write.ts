@@ -36,9 +36,10 @@ interface DecidedWrite {
   /** Links every item changes by delta (mass updates): a change of links only is a `Relate` or `Unrelate`. */
   deltas: readonly LinkDelta[];
   /**
-   * A first, unlocked try: a new record whose key another request stored meanwhile fails the
-   * transaction (`ChangedMeanwhile`) instead of being recovered inside it, which costs the insert
-   * a savepoint on PostgreSQL. The try after it is locked and recovers such records.
+   * An unlocked try (`guess` or `read`, see run.ts): a new record whose key is stored (by another
+   * request meanwhile, or before a guessed segment began) fails the transaction
+   * (`ChangedMeanwhile`) instead of being recovered inside it, which would cost the insert a
+   * savepoint on PostgreSQL. The segment is then tried again; the locked try recovers such records.
    */
   optimistic: boolean;
 }
