@@ -38,3 +38,38 @@ describe.each(TEST_DBS)('concurrent upserts on %s', (kind) => {
     expect(brands.total).toBe(1);
   });
 });
+
+describe.each(TEST_DBS)('concurrent upsert batches whose new keys overlap, on %s', (kind) => {
+  let t: TestApi;
+  beforeAll(async () => {
+    t = await startTestApi(kind, { entities: testEntities });
+  });
+  afterAll(() => t.close());
+
+  /** 600 of 1,000 keys in an order of their own for each batch `k` (a seeded shuffle). */
+  const keysOf = (k: number) => {
+    const keys = Array.from({ length: 1000 }, (_, i) => i);
+    let seed = k + 1;
+    for (let i = keys.length - 1; i > 0; i--) {
+      seed = (seed * 16807) % 2147483647;
+      const j = seed % (i + 1);
+      [keys[i], keys[j]] = [keys[j], keys[i]];
+    }
+    return keys.slice(0, 600);
+  };
+
+  it('store every item, each key once, however often the batches collide', async () => {
+    for (let round = 0; round < 3; round++) {
+      const prefix = `OVERLAP-${round}`;
+      const responses = await Promise.all(Array.from({ length: 8 }, (_, k) => t.post('/api/upsert', keysOf(k).map((i) => ({ entity: 'Product', payload: { sku: `${prefix}-${i}`, name: 'n', price: k } })))));
+      for (const r of responses) expect(r.status).toBe(200);
+      const results = responses.flatMap((r) => r.body as { status: string; message?: string; entity?: { sku: string } }[]);
+      expect(results.filter((r) => r.status === 'Failed')).toEqual([]);
+      const created = results.filter((r) => r.status === 'Created').map((r) => r.entity?.sku);
+      const stored = (await t.get(`/api/Product?where[0][type]=startsWith&where[0][attribute]=sku&where[0][value]=${prefix}-&totalOnly=true`).expect(200)).body;
+      expect(new Set(created).size).toBe(created.length);
+      expect(stored.total).toBe(created.length);
+      expect(stored.total).toBe(new Set(Array.from({ length: 8 }, (_, k) => keysOf(k)).flat()).size);
+    }
+  });
+});

@@ -266,7 +266,7 @@ const foundNone = new WeakMap<EntityModel, boolean>();
  * Decides and writes items of a run from the first on, in one transaction, until one must wait for
  * the writes of those before it; answers how many it decided (failed ones included).
  */
-async function upsertSegment(repo: Repository, call: RunCall, { items, attempt }: { items: readonly Prepared[]; attempt: Attempt }): Promise<number> {
+async function upsertSegment(repo: Repository, call: RunCall, { items, attempt, turns }: { items: readonly Prepared[]; attempt: Attempt; turns: boolean }): Promise<number> {
   const { model, env } = repo;
   const { ctx, access, results } = call;
   const decided: Prepared[] = [];
@@ -289,6 +289,8 @@ async function upsertSegment(repo: Repository, call: RunCall, { items, attempt }
   let count = 0;
   await repo.translated(() =>
     inTransaction(env.database, async (trx) => {
+      // Segments that lost a race take turns: each then finds what the one before it stored.
+      if (turns) await env.database.dialect.lock(trx, [`upsert-turns:${model.table}`]);
       const found = await loadNamed(trx, run, { items, attempt });
       run.links = await linkCheck(sqlContext(env, trx), run.writer, items.map((p) => linkWrite(run.deltas, p)));
       for (const p of items) {
@@ -345,12 +347,16 @@ export async function upsertRun(repo: Repository, ctx: RequestContext, { items, 
     // tables, which other writes lock in the other order otherwise.
     const guess = mode === 'upsert' && !links.length && foundNone.get(repo.model) === true;
     let attempt: Attempt = multipleLinksChanged(repo.model, { items: segment, deltas: links }).length > 0 ? 'lock' : guess ? 'guess' : 'read';
+    // After a race lost by a try that read its keys (a record changed meanwhile, a key taken, a
+    // deadlock), the locked tries of the entity type take turns (see `upsertSegment`).
+    let turns = false;
     const count = await againAfterDeadlock(repo.env.database.dialect, async () => {
       for (let tries = 1; ; tries++) {
         try {
-          return await upsertSegment(repo, call, { items: segment, attempt });
+          return await upsertSegment(repo, call, { items: segment, attempt, turns });
         } catch (error) {
           const guessed = attempt === 'guess';
+          turns ||= !guessed;
           attempt = guessed && error instanceof ChangedMeanwhile ? 'read' : 'lock';
           if (guessed) foundNone.set(repo.model, false);
           if (!(error instanceof ChangedMeanwhile)) throw error;
