@@ -346,12 +346,16 @@ class HeldStorage extends LocalStorage {
 
 describe.each(TEST_DBS)('a last chunk while the pieces are being joined on %s', (kind) => {
   let t: FilesTestApi;
-  const storage = new HeldStorage(fs.mkdtempSync(path.join(os.tmpdir(), 'er-held-')));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'er-held-'));
+  const storage = new HeldStorage(dir);
   beforeAll(async () => {
     // 0.3 s: a claim this old counts as the claim of a process that died
     t = await startFilesApi(kind, { storage, assemblyTimeoutMinutes: 0.005 });
   });
-  afterAll(() => t.close());
+  afterAll(async () => {
+    await t.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
 
   const send = (u: { id: string; fileUniqueHash: string }, start: number, text: string) =>
     t.post('/api/File', { ...u, name: `${u.id}.txt`, piecesCount: 2, start, piece: dataUrl(text) });
