@@ -186,7 +186,7 @@ async function loadNamed(trx: Transaction, run: Run, { items, attempt }: { items
   const locked = lock ? await lockLinked(sql, run, { items, records: named }) : undefined;
   const found = lock ? await lockInOrder(sql, repo.model, named) : named;
   // A caller who sees part of a one-to-many list decides on that part (the rest stays as stored).
-  await loadLinkIds(sql, repo.model, { records: found, scopes: await linkScopes(repo, run.writer.ctx, repo.model.fields) });
+  if (found.length) await loadLinkIds(sql, repo.model, { records: found, scopes: await linkScopes(repo, run.writer.ctx, repo.model.fields) });
   // Linked meanwhile to a record not locked: its row would be locked out of order; decided again.
   if (locked && [...locked].some(([field, ids]) => found.some((r) => [r[field.key]].flat().some((id) => typeof id === 'string' && !ids.has(id))))) throw new ChangedMeanwhile();
   // Only the many-to-many lists the items change can lose a pair.
