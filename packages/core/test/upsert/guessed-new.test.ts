@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { recordQueries, startTestApi, type TestApi } from '../../../../test/support/api';
+import { GENERATIONS, recordQueries, startTestApi, type TestApi } from '../../../../test/support/api';
 import { TEST_DBS } from '../../../../test/support/databases';
 import { testEntities } from '../../../../test/support/fixtures';
+import { finishedJob } from '../../../../test/support/jobs';
 import { UPSERT_PATHS, type UpsertResult } from './support';
 
 /**
@@ -95,5 +96,22 @@ describe.each(TEST_DBS)('upsert batches guessed new on %s', (kind) => {
     expect(results.map((r) => r.status)).toEqual(['Created', 'Updated']);
     expect(again.filter(looksUpSkus)).not.toEqual([]);
     expect((await bySku(`${tag}-9`)).total).toBe(1);
+  });
+
+  it.each(GENERATIONS)('answer an upsertAsync job guessed new as after a lookup (generation %s)', async (_gen, base) => {
+    const tag = randomUUID().slice(0, 8);
+    await t.post('/api/Product', { name: 'Stored', sku: `${tag}-s`, price: 1 }).expect(200);
+    await guessNext();
+    const { jobId } = (await t.post(`${base}/upsertAsync`, [product({ name: 'N', sku: `${tag}-n` }), product({ sku: `${tag}-s`, price: 2 })]).expect(200)).body;
+    const job = await finishedJob(t, { base, id: jobId });
+    expect(job.status).toBe('Success');
+    const results = job.result as UpsertResult[];
+    expect(results.map((r) => r.status)).toEqual(['Created', 'Updated']);
+    expect((await bySku(`${tag}-s`)).list).toEqual([expect.objectContaining({ price: 2 })]);
+    expect(await changesOf(results[0].entity?.id as string)).toEqual([['Create', ['isActive', 'name', 'sku']]]);
+    expect(await changesOf(results[1].entity?.id as string)).toEqual([
+      ['Update', ['price']],
+      ['Create', ['isActive', 'name', 'price', 'sku']],
+    ]);
   });
 });
